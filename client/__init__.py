@@ -1,0 +1,1 @@
+"""The `procure` command-line client: a thin shell over optimizer.api."""

@@ -1,0 +1,1 @@
+"""One module per command group; client.cli registers them."""

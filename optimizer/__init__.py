@@ -1,0 +1,3 @@
+"""Cluster procurement optimizer: catalog -> performance model -> topology sizing -> MIP -> ranked BOMs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,157 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Workload(_message.Message):
+    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token")
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    LAYERS_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_SIZE_FIELD_NUMBER: _ClassVar[int]
+    FFN_HIDDEN_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ATTENTION_HEADS_FIELD_NUMBER: _ClassVar[int]
+    KV_HEADS_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    VOCAB_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    GLOBAL_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MICRO_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVATION_RECOMPUTE_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_FIELD_NUMBER: _ClassVar[int]
+    EXPERTS_FIELD_NUMBER: _ClassVar[int]
+    EXPERTS_PER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    model: str
+    parameters: float
+    layers: int
+    hidden_size: int
+    ffn_hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    sequence_length: int
+    vocab_size: int
+    training_tokens: float
+    global_batch_size: int
+    micro_batch_size: int
+    activation_recompute: str
+    precision: str
+    experts: int
+    experts_per_token: int
+    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ...) -> None: ...
+
+class Parallelism(_message.Message):
+    __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size")
+    TENSOR_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    EXPERT_FIELD_NUMBER: _ClassVar[int]
+    VIRTUAL_PIPELINE_FIELD_NUMBER: _ClassVar[int]
+    ZERO_STAGE_FIELD_NUMBER: _ClassVar[int]
+    MICRO_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    tensor: int
+    pipeline: int
+    data: int
+    expert: int
+    virtual_pipeline: int
+    zero_stage: int
+    micro_batch_size: int
+    def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ...) -> None: ...
+
+class Cluster(_message.Message):
+    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix")
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    GPU_PEAK_TFLOPS_FIELD_NUMBER: _ClassVar[int]
+    GPU_MEMORY_GB_FIELD_NUMBER: _ClassVar[int]
+    INTRA_NODE_GBYTES_PER_S_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_FIELD_NUMBER: _ClassVar[int]
+    NIC_GBPS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
+    OVERSUBSCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SERVER_SKU_FIELD_NUMBER: _ClassVar[int]
+    GPU_MODEL_FIELD_NUMBER: _ClassVar[int]
+    GPU_PEAK_FP8_TFLOPS_FIELD_NUMBER: _ClassVar[int]
+    NICS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_RADIX_FIELD_NUMBER: _ClassVar[int]
+    gpus: int
+    gpus_per_node: int
+    gpu_peak_tflops: float
+    gpu_memory_gb: float
+    intra_node_gbytes_per_s: float
+    fabric: str
+    nic_gbps_per_node: float
+    topology: str
+    oversubscription: float
+    server_sku: str
+    gpu_model: str
+    gpu_peak_fp8_tflops: float
+    nics_per_node: int
+    switch_radix: int
+    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ...) -> None: ...
+
+class EstimateRequest(_message.Message):
+    __slots__ = ("workload", "parallelism", "cluster", "catalog")
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    PARALLELISM_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    CATALOG_FIELD_NUMBER: _ClassVar[int]
+    workload: Workload
+    parallelism: Parallelism
+    cluster: Cluster
+    catalog: str
+    def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ...) -> None: ...
+
+class StepBreakdown(_message.Message):
+    __slots__ = ("compute_s", "pipeline_bubble_s", "tensor_parallel_s", "data_parallel_s", "pipeline_p2p_s", "all_to_all_s", "exposed_communication_s", "host_cpu_overhead_s")
+    COMPUTE_S_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_BUBBLE_S_FIELD_NUMBER: _ClassVar[int]
+    TENSOR_PARALLEL_S_FIELD_NUMBER: _ClassVar[int]
+    DATA_PARALLEL_S_FIELD_NUMBER: _ClassVar[int]
+    PIPELINE_P2P_S_FIELD_NUMBER: _ClassVar[int]
+    ALL_TO_ALL_S_FIELD_NUMBER: _ClassVar[int]
+    EXPOSED_COMMUNICATION_S_FIELD_NUMBER: _ClassVar[int]
+    HOST_CPU_OVERHEAD_S_FIELD_NUMBER: _ClassVar[int]
+    compute_s: float
+    pipeline_bubble_s: float
+    tensor_parallel_s: float
+    data_parallel_s: float
+    pipeline_p2p_s: float
+    all_to_all_s: float
+    exposed_communication_s: float
+    host_cpu_overhead_s: float
+    def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ...) -> None: ...
+
+class EstimateResponse(_message.Message):
+    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes")
+    STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TIME_HOURS_HIGH_FIELD_NUMBER: _ClassVar[int]
+    MODEL_TFLOPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    HARDWARE_TFLOPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    MFU_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_PER_GPU_GB_FIELD_NUMBER: _ClassVar[int]
+    PARALLELISM_FIELD_NUMBER: _ClassVar[int]
+    BREAKDOWN_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    step_time_s: float
+    training_time_hours: float
+    training_time_hours_low: float
+    training_time_hours_high: float
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    memory_per_gpu_gb: float
+    parallelism: Parallelism
+    breakdown: StepBreakdown
+    steps: float
+    parameters: float
+    tokens_per_s: float
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -1,0 +1,124 @@
+"""Typed, validated catalog records: what every later stage works on.
+
+Prices are integer US cents (exact; the MIP needs integers). A ``Catalog`` is only
+ever built by validation, so code downstream may trust every field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+FABRIC_FAMILIES = ("infiniband", "ethernet")
+PROTOCOLS = ("infiniband", "roce", "ethernet")
+LINK_KINDS = ("dac", "aec", "aoc", "transceiver", "fiber")
+LINK_FABRICS = ("infiniband", "ethernet", "any")
+TABLES = ("servers", "nics", "switches", "links", "price_breaks")
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Optional per-row supply facts shared by every table."""
+
+    stock_units: int | None = None
+    lead_time_days: int | None = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Server:
+    sku: str
+    vendor: str
+    gpu_model: str
+    gpus_per_node: int
+    gpu_peak_bf16_tflops: float
+    gpu_memory_gb: float
+    intra_node_gbytes_per_s: float
+    max_nics: int
+    power_kw: float
+    rack_units: int
+    price_cents: int
+    gpu_peak_fp8_tflops: float | None = None
+    availability: Availability = field(default_factory=Availability)
+
+
+@dataclass(frozen=True)
+class Nic:
+    sku: str
+    vendor: str
+    speed_gbps: int
+    ports: int
+    protocols: frozenset[str]
+    power_w: float
+    price_cents: int
+    availability: Availability = field(default_factory=Availability)
+
+
+@dataclass(frozen=True)
+class Switch:
+    sku: str
+    vendor: str
+    fabric_family: str
+    ports: int
+    port_speed_gbps: int
+    breakout: int
+    lossless: bool
+    latency_ns: float
+    power_w: float
+    rack_units: int
+    price_cents: int
+    availability: Availability = field(default_factory=Availability)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A cable assembly (priced per cable), a transceiver (per module) or fiber (per metre)."""
+
+    sku: str
+    vendor: str
+    kind: str
+    speed_gbps: int
+    fabric_family: str
+    reach_m: float
+    power_w: float
+    price_cents: int
+    availability: Availability = field(default_factory=Availability)
+
+
+@dataclass(frozen=True)
+class PriceBreak:
+    sku: str
+    min_quantity: int
+    unit_price_cents: int
+
+
+@dataclass(frozen=True)
+class CatalogMeta:
+    name: str
+    vendor: str
+    currency: str
+    quote_date: date | None
+    valid_until: date | None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    meta: CatalogMeta
+    servers: tuple[Server, ...]
+    nics: tuple[Nic, ...]
+    switches: tuple[Switch, ...]
+    links: tuple[Link, ...]
+    price_breaks: tuple[PriceBreak, ...] = ()
+
+    def unit_price_cents(self, sku: str, quantity: int, list_price_cents: int) -> int:
+        """Unit price at ``quantity`` after the deepest volume break that applies."""
+        price = list_price_cents
+        best_min = 0
+        for pb in self.price_breaks:
+            if pb.sku == sku and best_min < pb.min_quantity <= quantity:
+                price, best_min = pb.unit_price_cents, pb.min_quantity
+        return price
+
+    def breaks_for(self, sku: str) -> tuple[PriceBreak, ...]:
+        return tuple(sorted((pb for pb in self.price_breaks if pb.sku == sku),
+                            key=lambda pb: pb.min_quantity))

@@ -1,0 +1,49 @@
+"""The one description of a network topology that both the BOM builder and the estimator read.
+
+A topology family's sizing function returns this alongside its switch and link counts, so
+oversubscription and rail optimisation change the bill of materials and the predicted
+training time through the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOPOLOGY_FAMILIES = ("single_switch", "fat_tree", "rail_optimized", "dragonfly", "torus")
+
+
+@dataclass(frozen=True)
+class TopologyProfile:
+    """What a collective sees of the fabric.
+
+    Attributes
+    ----------
+    family:
+        One of ``TOPOLOGY_FAMILIES``.
+    endpoints:
+        Endpoint ports attached (nodes x NIC ports used per node).
+    tiers:
+        Switch tiers an endpoint-to-endpoint path may climb (0 for a direct torus).
+    max_switch_hops:
+        Switches crossed on the longest shortest path (latency term: hops x per-hop latency).
+    oversubscription:
+        Downlink:uplink bandwidth ratio at the most oversubscribed tier (1.0 = non-blocking).
+    bisection_ratio:
+        Bisection bandwidth divided by the non-blocking bisection (E/2 x endpoint line rate),
+        in (0, 1]. All-to-all traffic is bounded by it.
+    endpoints_per_leaf:
+        Endpoints that share the first switch (or, for a torus, a node): traffic among them
+        never crosses an upper tier.
+    rail_optimized:
+        One leaf-spine plane per NIC rail: rank i of every node sits on the same rail, so a
+        per-rail ring stays within a plane and, for up to ``endpoints_per_leaf`` nodes, one hop.
+    """
+
+    family: str
+    endpoints: int
+    tiers: int
+    max_switch_hops: int
+    oversubscription: float
+    bisection_ratio: float
+    endpoints_per_leaf: int
+    rail_optimized: bool = False
