@@ -90,6 +90,7 @@ class PriceBreak:
     sku: str
     min_quantity: int
     unit_price_cents: int
+    source: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Workload(_message.Message):
-    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token")
+    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +24,9 @@ class Workload(_message.Message):
     PRECISION_FIELD_NUMBER: _ClassVar[int]
     EXPERTS_FIELD_NUMBER: _ClassVar[int]
     EXPERTS_PER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    GATED_FFN_FIELD_NUMBER: _ClassVar[int]
+    TIED_EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
+    FLASH_ATTENTION_FIELD_NUMBER: _ClassVar[int]
     model: str
     parameters: float
     layers: int
@@ -40,7 +43,10 @@ class Workload(_message.Message):
     precision: str
     experts: int
     experts_per_token: int
-    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ...) -> None: ...
+    gated_ffn: bool
+    tied_embeddings: bool
+    flash_attention: bool
+    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ...) -> None: ...
 
 class Parallelism(_message.Message):
     __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size")
@@ -61,7 +67,7 @@ class Parallelism(_message.Message):
     def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ...) -> None: ...
 
 class Cluster(_message.Message):
-    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix")
+    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     GPU_PEAK_TFLOPS_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +82,7 @@ class Cluster(_message.Message):
     GPU_PEAK_FP8_TFLOPS_FIELD_NUMBER: _ClassVar[int]
     NICS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     SWITCH_RADIX_FIELD_NUMBER: _ClassVar[int]
+    OVERSUBSCRIBED_TIER_FIELD_NUMBER: _ClassVar[int]
     gpus: int
     gpus_per_node: int
     gpu_peak_tflops: float
@@ -90,19 +97,50 @@ class Cluster(_message.Message):
     gpu_peak_fp8_tflops: float
     nics_per_node: int
     switch_radix: int
-    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ...) -> None: ...
+    oversubscribed_tier: str
+    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ...) -> None: ...
+
+class FabricProfile(_message.Message):
+    __slots__ = ("fabric", "efficiency_low", "efficiency_expected", "efficiency_high", "base_latency_us_low", "base_latency_us_expected", "base_latency_us_high", "per_hop_latency_ns", "host_cpu_cycles_per_byte_low", "host_cpu_cycles_per_byte_expected", "host_cpu_cycles_per_byte_high", "host_network_cpu_ghz_per_node")
+    FABRIC_FIELD_NUMBER: _ClassVar[int]
+    EFFICIENCY_LOW_FIELD_NUMBER: _ClassVar[int]
+    EFFICIENCY_EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    EFFICIENCY_HIGH_FIELD_NUMBER: _ClassVar[int]
+    BASE_LATENCY_US_LOW_FIELD_NUMBER: _ClassVar[int]
+    BASE_LATENCY_US_EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    BASE_LATENCY_US_HIGH_FIELD_NUMBER: _ClassVar[int]
+    PER_HOP_LATENCY_NS_FIELD_NUMBER: _ClassVar[int]
+    HOST_CPU_CYCLES_PER_BYTE_LOW_FIELD_NUMBER: _ClassVar[int]
+    HOST_CPU_CYCLES_PER_BYTE_EXPECTED_FIELD_NUMBER: _ClassVar[int]
+    HOST_CPU_CYCLES_PER_BYTE_HIGH_FIELD_NUMBER: _ClassVar[int]
+    HOST_NETWORK_CPU_GHZ_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    fabric: str
+    efficiency_low: float
+    efficiency_expected: float
+    efficiency_high: float
+    base_latency_us_low: float
+    base_latency_us_expected: float
+    base_latency_us_high: float
+    per_hop_latency_ns: float
+    host_cpu_cycles_per_byte_low: float
+    host_cpu_cycles_per_byte_expected: float
+    host_cpu_cycles_per_byte_high: float
+    host_network_cpu_ghz_per_node: float
+    def __init__(self, fabric: _Optional[str] = ..., efficiency_low: _Optional[float] = ..., efficiency_expected: _Optional[float] = ..., efficiency_high: _Optional[float] = ..., base_latency_us_low: _Optional[float] = ..., base_latency_us_expected: _Optional[float] = ..., base_latency_us_high: _Optional[float] = ..., per_hop_latency_ns: _Optional[float] = ..., host_cpu_cycles_per_byte_low: _Optional[float] = ..., host_cpu_cycles_per_byte_expected: _Optional[float] = ..., host_cpu_cycles_per_byte_high: _Optional[float] = ..., host_network_cpu_ghz_per_node: _Optional[float] = ...) -> None: ...
 
 class EstimateRequest(_message.Message):
-    __slots__ = ("workload", "parallelism", "cluster", "catalog")
+    __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles")
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     PARALLELISM_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     CATALOG_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_PROFILES_FIELD_NUMBER: _ClassVar[int]
     workload: Workload
     parallelism: Parallelism
     cluster: Cluster
     catalog: str
-    def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ...) -> None: ...
+    fabric_profiles: _containers.RepeatedCompositeFieldContainer[FabricProfile]
+    def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ..., fabric_profiles: _Optional[_Iterable[_Union[FabricProfile, _Mapping]]] = ...) -> None: ...
 
 class StepBreakdown(_message.Message):
     __slots__ = ("compute_s", "pipeline_bubble_s", "tensor_parallel_s", "data_parallel_s", "pipeline_p2p_s", "all_to_all_s", "exposed_communication_s", "host_cpu_overhead_s")

@@ -1,0 +1,81 @@
+"""Estimates per second on one core: 10,000 (workload, cluster) pairs, with and without the
+planner (targets: >= 500/s with, >= 20,000/s without; docs/performance-model.md).
+
+The planner pass runs first, on cold caches, and its plans are then re-timed by ``estimate``
+alone. Run: python -m benchmarks.estimator_speed [--pairs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.estimator import Estimate, estimate
+from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.validation import HGX_H100, SELENE, GpuSystem
+from optimizer.topology.sizing import size_network
+from optimizer.workload.model import Workload
+from optimizer.workload.presets import preset
+
+WORKLOADS = ("bert-large", "llama3-8b", "mpt-7b", "megatron-18.4b", "mpt-30b", "llama3-70b",
+             "gpt3-175b", "mixtral-8x7b", "mixtral-8x22b", "llama3-405b")
+GPU_COUNTS = (64, 128, 256, 512, 1024, 2048, 4096)
+FABRICS = ("infiniband", "roce", "ethernet")
+TOPOLOGIES = (("fat_tree", 1.0), ("fat_tree", 3.0), ("rail_optimized", 1.0),
+              ("rail_optimized", 2.0), ("dragonfly", 1.0))
+SYSTEMS = (SELENE, HGX_H100)
+
+
+def _cluster(system: GpuSystem, gpus: int, fabric: str, topology: str,
+             oversubscription: float) -> ClusterSpec:
+    nodes = gpus // 8
+    profile = size_network(topology, nodes * system.nics_per_node, 64,
+                           oversubscription=oversubscription, rails=system.nics_per_node).profile
+    return ClusterSpec(gpus=gpus, gpus_per_node=8, gpu_peak_tflops=system.peak_tflops,
+                       gpu_memory_gb=system.memory_gb,
+                       intra_node_gbytes_per_s=system.nvlink_gbytes_per_s, fabric=fabric,
+                       nic_gbps_per_node=system.nic_gbps_per_node,
+                       nics_per_node=system.nics_per_node, topology=profile,
+                       gpu_model=system.gpu_model, gpu_peak_fp8_tflops=system.peak_fp8_tflops)
+
+
+def pairs(n: int) -> list[tuple[Workload, ClusterSpec]]:
+    """``n`` pairs cycling over workloads x systems x sizes x fabrics x topologies."""
+    workloads = [preset(name) for name in WORKLOADS]
+    clusters = [_cluster(s, g, f, t, o) for s, g, f, (t, o)
+                in itertools.product(SYSTEMS, GPU_COUNTS, FABRICS, TOPOLOGIES)]
+    grid = list(itertools.product(workloads, clusters))
+    return [grid[i % len(grid)] for i in range(n)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=10_000)
+    args = parser.parse_args()
+    work = pairs(args.pairs)
+
+    start = time.perf_counter()
+    planned: list[tuple[Workload, ClusterSpec, Estimate]] = []
+    infeasible = 0
+    for w, c in work:
+        try:
+            planned.append((w, c, plan_and_estimate(w, c)))
+        except PlanInfeasible:
+            infeasible += 1
+    with_planner_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    for w, c, est in planned:
+        estimate(w, c, est.plan)
+    without_planner_s = time.perf_counter() - start
+
+    print(f"{len(work)} pairs ({infeasible} infeasible: the planner proved no plan fits)")
+    print(f"with planner:    {len(work) / with_planner_s:,.0f} estimates/s")
+    print(f"without planner: {len(planned) / without_planner_s:,.0f} estimates/s")
+
+
+if __name__ == "__main__":
+    main()

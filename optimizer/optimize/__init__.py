@@ -1,0 +1,1 @@
+"""Fabric, topology, size and SKU selection as a mixed-integer program."""

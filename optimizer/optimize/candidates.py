@@ -1,0 +1,291 @@
+"""Enumerate and time the structural choices the training time depends on.
+
+A *time key* fixes everything the estimator sees except the node count: server (GPU), fabric,
+NIC speed and NICs per node, topology family, oversubscription and switch radix. For each key
+the node counts worth buying are found by search with the estimator (the smallest count that
+meets the target for ``min_cost``; a ladder up to the largest affordable count for
+``min_time``), and every (NIC SKU, switch SKU) that realises the key becomes a candidate.
+
+Keys are visited best-bound-first and skipped once a valid bound shows they cannot enter the
+top K (branch and bound over keys): the cost bound prices only the servers and NICs a key needs
+at its deepest volume break; the time bound is compute alone at the estimator's optimistic
+kernel efficiency. docs/optimizer.md states both and tests/test_optimizer_bounds.py checks them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from optimizer.catalog.model import Catalog, Nic, Server, Switch
+from optimizer.errors import InvalidInput
+from optimizer.optimize.request import Confidence, OptimizeSpec
+from optimizer.performance.calibration import generation
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.estimator import Estimate
+from optimizer.performance.plan import PartialPlan
+from optimizer.performance.planner import plan_and_estimate
+from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
+from optimizer.topology.design import Design
+from optimizer.topology.layout import Layout
+from optimizer.topology.plan import PhysicalPlan, physical_plan
+from optimizer.topology.profile import TOPOLOGY_FAMILIES, TopologyProfile
+from optimizer.topology.sizing import size_network
+from optimizer.workload.flops import model_flops_per_step
+from optimizer.workload.model import Workload
+
+FABRICS = ("infiniband", "roce", "ethernet")
+# Oversubscription ratios offered where a family has an oversubscribed tier (1:1, 2:1, 3:1 are
+# the ratios vendors' reference designs and Meta's Llama 3 cluster use; domain.md section 3).
+OVERSUBSCRIPTIONS = (1.0, 2.0, 3.0)
+OVERSUBSCRIBABLE = ("fat_tree", "rail_optimized")
+NICS_PER_NODE = (1, 2, 4, 8)
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class TimeKey:
+    server_sku: str
+    fabric: str
+    nic_speed_gbps: int
+    nics_per_node: int
+    topology: str
+    oversubscription: float
+    radix: int  # usable switch ports at the NIC speed; 0 for the switchless torus
+
+    @property
+    def group(self) -> tuple[str, str, str, float]:
+        """What makes two designs distinct for top-K: server, fabric, topology, ratio."""
+        return (self.server_sku, self.fabric, self.topology, self.oversubscription)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    design: Design
+    plan: PhysicalPlan
+    estimate: Estimate
+    time_hours: float  # under the request's confidence level
+    key: TimeKey
+    gpus: int
+
+
+@dataclass
+class SearchSpace:
+    """Catalog parts a request may use, and the time keys they make."""
+
+    catalog: Catalog
+    spec: OptimizeSpec
+    servers: list[Server] = field(init=False)
+    nics: list[Nic] = field(init=False)
+    switches: list[Switch] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.servers = [s for s in self.catalog.servers if self._allowed(s)]
+        self.nics = [n for n in self.catalog.nics if self._allowed(n)]
+        self.switches = [w for w in self.catalog.switches if self._allowed(w)]
+
+    def _allowed(self, part: Server | Nic | Switch) -> bool:
+        spec, avail = self.spec, part.availability
+        if spec.allowed_vendors and part.vendor not in spec.allowed_vendors:
+            return False
+        if part.vendor in spec.excluded_vendors:
+            return False
+        lead = spec.constraints.max_lead_time_days
+        return not (lead is not None and avail.lead_time_days is not None
+                    and avail.lead_time_days > lead)
+
+    @property
+    def fabrics(self) -> tuple[str, ...]:
+        return self.spec.allowed_fabrics or FABRICS
+
+    @property
+    def topologies(self) -> tuple[str, ...]:
+        return self.spec.allowed_topologies or TOPOLOGY_FAMILIES
+
+    def keys(self) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
+        """Every time key with the (NIC, switch) SKU pairs that realise it."""
+        for server in self.servers:
+            for fabric in self.fabrics:
+                nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
+                for speed in sorted({n.speed_gbps for n in nics}):
+                    at_speed = [n for n in nics if n.speed_gbps == speed]
+                    radixes: dict[int, list[Switch]] = {}
+                    for w in self.switches:
+                        k = ports_at_speed(w, speed)
+                        if k and switch_fits_fabric(w, fabric):
+                            radixes.setdefault(k, []).append(w)
+                    for npn in _nics_per_node_options(server):
+                        for topology in self.topologies:
+                            ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
+                            for ratio in ratios:
+                                if topology == "torus":
+                                    key = TimeKey(server.sku, fabric, speed, npn, topology, 1.0, 0)
+                                    yield key, [(n, None) for n in at_speed]
+                                    continue
+                                for k, sws in sorted(radixes.items()):
+                                    key = TimeKey(server.sku, fabric, speed, npn, topology,
+                                                  ratio, k)
+                                    yield key, [(n, w) for n in at_speed for w in sws]
+
+
+def _nics_per_node_options(server: Server) -> list[int]:
+    """One NIC per GPU (rail-optimised) and the cheaper 1, 2, 4 that fit the server."""
+    wanted = {n for n in NICS_PER_NODE if n <= server.gpus_per_node} | {server.gpus_per_node}
+    return sorted(n for n in wanted if n <= server.max_nics)
+
+
+class Timer:
+    """Training times of (time key, node count), each estimated once per request."""
+
+    def __init__(self, workload: Workload, servers: dict[str, Server], confidence: Confidence,
+                 fixed: PartialPlan | None = None) -> None:
+        self.workload = workload
+        self.servers = servers
+        self.confidence = confidence
+        self.fixed = fixed
+        self.evaluations = 0
+        self._cache: dict[tuple[TimeKey, int], Estimate | None] = {}
+        self._flops = model_flops_per_step(workload) * workload.steps
+
+    def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
+        """The planner's estimate, or None where no plan fits or the size cannot be built."""
+        cached = self._cache.get((key, nodes), ...)
+        if cached is not ...:
+            return cached  # type: ignore[return-value]
+        result: Estimate | None
+        try:
+            profile = size_network(key.topology, nodes * key.nics_per_node, key.radix or 64,
+                                   oversubscription=key.oversubscription,
+                                   rails=key.nics_per_node).profile
+            result = self._run(key.server_sku, key.fabric, key.nic_speed_gbps,
+                               key.nics_per_node, nodes, profile)
+        except InvalidInput:
+            result = None
+        self._cache[(key, nodes)] = result
+        return result
+
+    def reestimate(self, design: Design, plan: PhysicalPlan) -> Estimate | None:
+        """The estimate of a built design, from the topology profile its BOM was sized with."""
+        nic_speed = plan.links[0].speed_gbps if plan.links else 0
+        try:
+            return self._run(design.server_sku, design.fabric, nic_speed, design.nics_per_node,
+                             design.nodes, plan.sizing.profile)
+        except InvalidInput:
+            return None
+
+    def _run(self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int,
+             nodes: int, profile: TopologyProfile) -> Estimate:
+        server = self.servers[server_sku]
+        cluster = ClusterSpec(
+            gpus=nodes * server.gpus_per_node, gpus_per_node=server.gpus_per_node,
+            gpu_peak_tflops=server.gpu_peak_bf16_tflops, gpu_memory_gb=server.gpu_memory_gb,
+            intra_node_gbytes_per_s=server.intra_node_gbytes_per_s, fabric=fabric,
+            nic_gbps_per_node=nic_speed_gbps * nics_per_node, nics_per_node=nics_per_node,
+            topology=profile, gpu_model=server.gpu_model,
+            gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops)
+        self.evaluations += 1
+        return plan_and_estimate(self.workload, cluster, self.fixed)
+
+    def fastest(self) -> tuple[TimeKey, int, float] | None:
+        """The fastest (key, nodes, hours) estimated so far, for diagnosing an unmet target."""
+        timed = [(confident_hours(e, self.confidence), k, n)
+                 for (k, n), e in self._cache.items() if e is not None]
+        if not timed:
+            return None
+        hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
+        return key, nodes, hours
+
+    def hours(self, key: TimeKey, nodes: int) -> float:
+        est = self.estimate(key, nodes)
+        if est is None:
+            return math.inf
+        return confident_hours(est, self.confidence)
+
+    def lower_bound_hours(self, server: Server, nodes: int) -> float:
+        """Compute alone at the optimistic kernel efficiency: no estimate is ever faster."""
+        peak = max(server.gpu_peak_bf16_tflops, server.gpu_peak_fp8_tflops or 0.0)
+        eff = generation(server.gpu_model).kernel_efficiency_high
+        rate = nodes * server.gpus_per_node * peak * 1e12 * eff
+        return self._flops / rate / SECONDS_PER_HOUR
+
+    def nodes_lower_bound(self, server: Server, target_hours: float) -> int:
+        """Fewest nodes whose compute alone could meet ``target_hours``."""
+        one = self.lower_bound_hours(server, 1)
+        return max(1, math.ceil(one / target_hours - 1e-9))
+
+
+def confident_hours(est: Estimate, confidence: Confidence) -> float:
+    if confidence is Confidence.PESSIMISTIC:
+        return est.training_time_hours_high
+    return est.training_time_hours
+
+
+def smallest_meeting(timer: Timer, key: TimeKey, target_hours: float, lo: int, hi: int,
+                     guess: int) -> int | None:
+    """Smallest node count in [lo, hi] whose time meets the target.
+
+    Assumes time is non-increasing in the node count (true of the model's compute and, for the
+    planner's best plan, observed in tests/test_optimizer_bounds.py); brackets from ``guess``
+    with perfect-scaling steps, then bisects.
+    """
+    if lo > hi:
+        return None
+    n = min(max(guess, lo), hi)
+    t = timer.hours(key, n)
+    ok_hi: int | None = n if t <= target_hours else None
+    bad_lo = lo - 1 if ok_hi is not None else n
+    # Grow until the target is met (or hi is reached).
+    while ok_hi is None:
+        if n >= hi:
+            return None
+        step = n * (t / target_hours) * 1.02 if math.isfinite(t) else n * 2
+        n = min(hi, max(n + 1, math.ceil(step)))
+        t = timer.hours(key, n)
+        if t <= target_hours:
+            ok_hi = n
+        else:
+            bad_lo = n
+    # Shrink the bracket with a perfect-scaling guess, then bisect.
+    if ok_hi - bad_lo > 1:
+        probe = max(bad_lo + 1, math.floor(ok_hi * timer.hours(key, ok_hi) / target_hours))
+        if probe < ok_hi:
+            if timer.hours(key, probe) <= target_hours:
+                ok_hi = probe
+            else:
+                bad_lo = probe
+    while ok_hi - bad_lo > 1:
+        mid = (ok_hi + bad_lo) // 2
+        if timer.hours(key, mid) <= target_hours:
+            ok_hi = mid
+        else:
+            bad_lo = mid
+    return ok_hi
+
+
+def make_design(key: TimeKey, nodes: int, nic: Nic, switch: Switch | None,
+                layout: Layout) -> Design:
+    return Design(server_sku=key.server_sku, nodes=nodes, nic_sku=nic.sku,
+                  nics_per_node=key.nics_per_node, fabric=key.fabric, topology=key.topology,
+                  oversubscription=key.oversubscription,
+                  switch_skus=(switch.sku,) if switch is not None else (), layout=layout)
+
+
+def build_candidates(timer: Timer, key: TimeKey, nodes: int,
+                     parts: list[tuple[Nic, Switch | None]], catalog: Catalog,
+                     layout: Layout) -> list[Candidate]:
+    """Every buildable (NIC, switch) realisation of ``key`` at ``nodes``."""
+    est = timer.estimate(key, nodes)
+    if est is None:
+        return []
+    hours = confident_hours(est, timer.confidence)
+    out = []
+    for nic, switch in parts:
+        design = make_design(key, nodes, nic, switch, layout)
+        try:
+            plan = physical_plan(design, catalog)
+        except InvalidInput:
+            continue
+        out.append(Candidate(design, plan, est, hours, key,
+                             nodes * timer.servers[key.server_sku].gpus_per_node))
+    return out

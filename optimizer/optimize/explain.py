@@ -1,0 +1,170 @@
+"""Why a design ranks where it does, what binds, and why nothing fits when nothing does."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from optimizer.catalog.model import Catalog
+from optimizer.optimize.backends import Backend, Limits, SolveStatus
+from optimizer.optimize.problem import Problem, bounds_of, cost_of, solve_problem
+from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.result import ParetoEntry, RankedDesign
+
+if TYPE_CHECKING:
+    from optimizer.optimize.candidates import Timer
+    from optimizer.optimize.search import Costed
+
+# A constraint counts as binding when the design uses all but this fraction of it.
+BINDING_SLACK = 0.02
+
+FABRIC_NAMES = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
+TOPOLOGY_NAMES = {"single_switch": "single switch", "fat_tree": "fat-tree",
+                  "rail_optimized": "rail-optimized fat-tree", "dragonfly": "dragonfly",
+                  "torus": "torus"}
+
+
+def usd(cents: int | float) -> str:
+    return f"${cents / 100:,.0f}"
+
+
+def describe(d: RankedDesign) -> str:
+    design = d.design
+    ratio = "" if design.topology in ("single_switch", "dragonfly", "torus") else (
+        f" {design.oversubscription:g}:1")
+    return (f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
+            f"{FABRIC_NAMES[design.fabric]} {TOPOLOGY_NAMES[design.topology]}{ratio}, "
+            f"{design.nics_per_node} x {design.nic_sku} per node")
+
+
+def explain_ranked(ranked: list[RankedDesign], spec: OptimizeSpec,
+                   stock: dict[str, int]) -> list[RankedDesign]:
+    """Fill in binding constraints, slack and a one-paragraph explanation for each rank."""
+    c = spec.constraints
+    out = []
+    for d in ranked:
+        binding: list[str] = []
+        budget_slack = None if c.budget_cents is None else c.budget_cents - d.bom.capex_cents
+        time_slack = (None if c.target_training_hours is None
+                      else c.target_training_hours - d.time_hours)
+        if budget_slack is not None and budget_slack <= BINDING_SLACK * c.budget_cents:
+            binding.append("budget")
+        if time_slack is not None and time_slack <= BINDING_SLACK * c.target_training_hours:
+            binding.append("time")
+        if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
+            binding.append("power")
+        if c.max_racks is not None and d.bom.racks >= c.max_racks:
+            binding.append("racks")
+        if _at_stock_limit(d, stock):
+            binding.append("stock")
+        out.append(replace(d, binding=tuple(binding), budget_slack_cents=budget_slack,
+                           time_slack_hours=time_slack,
+                           explanation=_sentence(d, ranked[0], spec, binding)))
+    return out
+
+
+def _at_stock_limit(d: RankedDesign, stock: dict[str, int]) -> bool:
+    """Some SKU of the BOM uses its whole stock."""
+    used: dict[str, int] = {}
+    for line in d.bom.lines:
+        used[line.sku] = used.get(line.sku, 0) + line.quantity
+    return any(stock.get(sku) == qty for sku, qty in used.items())
+
+
+def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: list[str]) -> str:
+    share = d.cost.network_share
+    goal = ("cheapest design that meets the target" if spec.objective is Objective.MIN_COST
+            else "fastest design within the budget")
+    head = (f"Rank {d.rank}: {describe(d)}. " + (f"The {goal}. " if d.rank == 1 else ""))
+    money = (f"Capex {usd(d.bom.capex_cents)}: servers {usd(d.cost.servers_cents)}, network "
+             f"{usd(d.bom.capex_cents - d.cost.servers_cents)} ({share:.1%}). ")
+    timing = (f"Training takes {d.time_hours:,.0f} h "
+              f"(range {d.estimate.training_time_hours_low:,.0f}-"
+              f"{d.estimate.training_time_hours_high:,.0f} h, MFU {d.estimate.mfu:.1%}). ")
+    if d.rank == 1:
+        rel = ""
+    elif spec.objective is Objective.MIN_COST:
+        extra = d.bom.capex_cents - best.bom.capex_cents
+        rel = f"Costs {usd(extra)} ({extra / best.bom.capex_cents:+.1%}) more than rank 1. "
+    else:
+        rel = (f"Takes {d.time_hours - best.time_hours:,.1f} h longer than rank 1. ")
+    bind = f"At its limit: {', '.join(binding)}." if binding else "No constraint is at its limit."
+    return head + money + timing + rel + bind
+
+
+def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
+    """Cost-time non-dominated designs among those evaluated (greedy BOM prices)."""
+    points = sorted(((c.standalone_cents, c.candidate.time_hours, c.candidate)
+                     for c in costed if c.standalone_cents is not None),
+                    key=lambda p: (p[0], p[1], repr(p[2].design)))
+    front: list[ParetoEntry] = []
+    best_time = math.inf
+    for cents, hours, cand in points:
+        if hours < best_time:
+            front.append(ParetoEntry(cents, hours, cand.gpus, cand.design))
+            best_time = hours
+    return tuple(front)
+
+
+def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
+                spec: OptimizeSpec, backend: Backend, limits: Limits) -> str:
+    """How far each competing fabric's switch prices must fall for it to take rank 1."""
+    if spec.objective is not Objective.MIN_COST:
+        return ""
+    best = ranked[0]
+    lines = []
+    fabrics = sorted({g[1] for g in problem.groups} - {best.design.fabric})
+    for fabric in fabrics:
+        others = [i for i, g in enumerate(problem.groups) if g[1] != fabric]
+        res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)
+        if not res.has_solution:
+            continue
+        chosen = next(i for i, v in enumerate(vm.pick) if res.values[v] == 1)
+        plan = problem.costed[chosen].candidate.plan
+        switch_cents = sum(
+            s.quantity * next(w.price_cents for w in catalog.switches if w.sku == s.sku)
+            for s in plan.switches)
+        gap = cost_of(res, vm) - best.bom.capex_cents
+        name = FABRIC_NAMES[fabric]
+        if switch_cents and gap < switch_cents:
+            lines.append(f"{name} takes rank 1 once its switches are "
+                         f"{gap / switch_cents:.0%} cheaper (its best design costs "
+                         f"{usd(gap)} more; switches {usd(switch_cents)}).")
+        else:
+            lines.append(f"No switch price cut alone makes {name} win: its best design costs "
+                         f"{usd(gap)} more than rank 1, more than its switches "
+                         f"({usd(switch_cents)}).")
+    return " ".join(lines)
+
+
+def diagnose(problem: Problem, timer: Timer, catalog: Catalog, spec: OptimizeSpec,
+             backend: Backend, limits: Limits, status: SolveStatus) -> str:
+    """Say in the user's terms why no design came back."""
+    c = spec.constraints
+    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
+        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
+    if not problem.rows:
+        fastest = timer.fastest()
+        if fastest is None:
+            return ("no design in the catalog can run this workload: no parallel plan fits "
+                    "its memory on any server within the size limits")
+        key, nodes, hours = fastest
+        if c.target_training_hours is not None and hours > c.target_training_hours:
+            return (f"no design meets the {c.target_training_hours:,.0f} h target: the fastest "
+                    f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
+                    f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})")
+        return "no design fits the budget, power, rack and stock limits"
+    relaxed = replace(bounds_of(spec), budget_cents=None)
+    cheapest_spec = replace(spec, objective=Objective.MIN_COST)
+    res, vm = solve_problem(problem, catalog, cheapest_spec, relaxed, [], backend, limits)
+    if res.has_solution and c.budget_cents is not None:
+        cost = cost_of(res, vm)
+        if cost > c.budget_cents:
+            what = ("the cheapest design that meets the target" if spec.objective is
+                    Objective.MIN_COST else "the cheapest design")
+            return (f"{what} costs {usd(cost)}, over the {usd(c.budget_cents)} budget by "
+                    f"{usd(cost - c.budget_cents)}")
+    limits_named = [n for n, v in (("power", c.max_power_kw), ("racks", c.max_racks)) if v]
+    return ("no design satisfies the " + (", ".join(limits_named) or "stock")
+            + " limits together with the others")

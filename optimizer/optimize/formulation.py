@@ -1,0 +1,176 @@
+"""The procurement MIP: pick one candidate design, buy its parts, choose link SKUs per length class.
+
+Decomposition (docs/optimizer.md): the training time is nonlinear in the design, so the
+structural choices it depends on (server, fabric, NIC bandwidth, topology, oversubscription,
+switch radix, node count) are enumerated and timed beforehand (optimizer.optimize.candidates).
+The MIP then chooses exactly one candidate and buys every part it needs, deciding
+
+* which cable or optic SKU serves each link length class (a mix when stock runs out),
+* the volume-price tier of every SKU (exact piecewise pricing, Catalog.price_breaks),
+
+subject to the budget, power, rack and stock limits. All coefficients are integers (cents,
+watts, seconds), as CP-SAT requires.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog
+from optimizer.optimize.mip import MipModel
+
+
+@dataclass(frozen=True)
+class LinkClass:
+    """Links that any of the same cable/optic options can serve."""
+
+    length_m: float
+    speed_gbps: int
+    fabric: str
+
+
+@dataclass(frozen=True)
+class LinkChoice:
+    """One way to build a link of a class: SKU quantities per link (e.g. 2 optics + 30 m fiber)."""
+
+    name: str
+    skus: tuple[tuple[str, int], ...]
+    power_w: float
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """What the MIP needs to know of one candidate design."""
+
+    fixed_qty: Mapping[str, int]  # servers, NICs, switches: SKU -> quantity
+    link_demand: Mapping[LinkClass, int]
+    power_w: int  # servers, NICs and switches
+    racks: int
+    time_s: int  # training time under the request's confidence level
+    group: int  # candidates with the same distinct key share a group (top-K exclusion)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    budget_cents: int | None = None
+    max_power_w: int | None = None
+    max_racks: int | None = None
+    max_time_s: int | None = None
+
+
+@dataclass
+class VarMap:
+    """Indices of the MIP variables, for decoding a solution."""
+
+    pick: list[int]
+    links: dict[tuple[LinkClass, int], int]
+    cost_terms: dict[int, int]
+    time_terms: dict[int, int]
+
+
+def _price_tiers(catalog: Catalog, sku: str, list_cents: int, qty_ub: int
+                 ) -> list[tuple[int, int, int]]:
+    """(min_qty, max_qty, unit_cents) tiers covering 1..qty_ub; the deepest break applies."""
+    tiers: list[tuple[int, int, int]] = []
+    lo, unit = 1, list_cents
+    for pb in catalog.breaks_for(sku):
+        if pb.min_quantity > qty_ub:
+            break
+        if pb.min_quantity > lo:
+            tiers.append((lo, pb.min_quantity - 1, unit))
+        lo, unit = max(lo, pb.min_quantity), pb.unit_price_cents
+    tiers.append((lo, qty_ub, unit))
+    return tiers
+
+
+def list_prices(catalog: Catalog) -> dict[str, int]:
+    rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    return {r.sku: r.price_cents for r in rows}
+
+
+def stock_limits(catalog: Catalog) -> dict[str, int]:
+    rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    return {r.sku: r.availability.stock_units for r in rows
+            if r.availability.stock_units is not None}
+
+
+def build_model(rows: Sequence[CandidateRow], options: Mapping[LinkClass, Sequence[LinkChoice]],
+                catalog: Catalog, bounds: Bounds, *, excluded_groups: Iterable[int] = (),
+                ) -> tuple[MipModel, VarMap]:
+    """The MIP over ``rows``; its objective is left for the caller (cost or time)."""
+    m = MipModel()
+    excluded = set(excluded_groups)
+
+    # Exactly one candidate design is bought; excluded groups (ranks already returned) are not.
+    pick = [m.binary(f"pick[{i}]") for i in range(len(rows))]
+    m.add("one_design", dict.fromkeys(pick, 1), lo=1, hi=1)
+    for i, row in enumerate(rows):
+        if row.group in excluded:
+            m.add(f"exclude[{i}]", {pick[i]: 1}, hi=0)
+
+    # Every link the chosen design needs is built from one of its class's options.
+    sku_terms: dict[str, dict[int, int]] = defaultdict(dict)
+    sku_ub: dict[str, int] = defaultdict(int)
+    link_vars: dict[tuple[LinkClass, int], int] = {}
+    power_terms: dict[int, int] = {}
+    for cls in sorted({c for r in rows for c in r.link_demand},
+                      key=lambda c: (c.fabric, c.speed_gbps, c.length_m)):
+        demand_ub = max(r.link_demand.get(cls, 0) for r in rows)
+        balance: dict[int, int] = {pick[i]: -r.link_demand[cls]
+                                   for i, r in enumerate(rows) if cls in r.link_demand}
+        for j, opt in enumerate(options[cls]):
+            y = m.var(f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{opt.name}]",
+                      0, demand_ub)
+            link_vars[(cls, j)] = y
+            balance[y] = 1
+            power_terms[y] = round(opt.power_w)
+            for sku, per_link in opt.skus:
+                sku_terms[sku][y] = sku_terms[sku].get(y, 0) + per_link
+                sku_ub[sku] += per_link * demand_ub
+        m.add(f"links_built[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric}]", balance, lo=0, hi=0)
+
+    for i, row in enumerate(rows):
+        power_terms[pick[i]] = row.power_w
+        for sku, qty in row.fixed_qty.items():
+            sku_terms[sku][pick[i]] = qty
+    for sku in {s for r in rows for s in r.fixed_qty}:
+        sku_ub[sku] += max(r.fixed_qty.get(sku, 0) for r in rows)
+
+    # Each SKU is paid at the unit price of the volume tier its total quantity falls in.
+    prices, stock = list_prices(catalog), stock_limits(catalog)
+    cost_terms: dict[int, int] = {}
+    for sku in sorted(sku_terms):
+        ub = sku_ub[sku]
+        if sku in stock:
+            m.add(f"stock[{sku}]", sku_terms[sku], hi=stock[sku])
+            ub = min(ub, stock[sku])
+        tiers = _price_tiers(catalog, sku, prices[sku], max(ub, 1))
+        if len(tiers) == 1:
+            for v, q in sku_terms[sku].items():
+                cost_terms[v] = cost_terms.get(v, 0) + q * tiers[0][2]
+            continue
+        split: dict[int, int] = {v: q for v, q in sku_terms[sku].items()}
+        chosen: dict[int, int] = {}
+        for t, (lo, hi, unit) in enumerate(tiers):
+            z = m.binary(f"tier[{sku},{t}]")
+            w = m.var(f"qty[{sku},{t}]", 0, hi)
+            m.add(f"tier_lo[{sku},{t}]", {w: 1, z: -lo}, lo=0)
+            m.add(f"tier_hi[{sku},{t}]", {w: 1, z: -hi}, hi=0)
+            split[w] = -1
+            chosen[z] = 1
+            cost_terms[w] = unit
+        m.add(f"tier_total[{sku}]", split, lo=0, hi=0)
+        m.add(f"one_tier[{sku}]", chosen, hi=1)
+
+    if bounds.budget_cents is not None:
+        m.add("budget", cost_terms, hi=bounds.budget_cents)
+    if bounds.max_power_w is not None:
+        m.add("power", power_terms, hi=bounds.max_power_w)
+    if bounds.max_racks is not None:
+        m.add("racks", {pick[i]: r.racks for i, r in enumerate(rows)}, hi=bounds.max_racks)
+    time_terms = {pick[i]: r.time_s for i, r in enumerate(rows)}
+    if bounds.max_time_s is not None:
+        m.add("target_time", time_terms, hi=bounds.max_time_s)
+    return m, VarMap(pick, link_vars, cost_terms, time_terms)

@@ -1,0 +1,127 @@
+"""The MIP instance of one request: candidate rows, link options, and one solve of it."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, replace
+
+from optimizer.catalog.model import Catalog
+from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
+from optimizer.optimize.formulation import (
+    Bounds,
+    CandidateRow,
+    LinkChoice,
+    LinkClass,
+    VarMap,
+    build_model,
+)
+from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.search import Costed
+from optimizer.topology.layout import LinkOption, link_options
+
+SECONDS_PER_HOUR = 3600
+
+
+@dataclass
+class Problem:
+    """Candidates and link options in the form the MIP and the decoder share."""
+
+    costed: list[Costed]
+    rows: list[CandidateRow]
+    options: dict[LinkClass, list[LinkOption]]
+    groups: list[tuple]
+
+    def choices(self) -> dict[LinkClass, list[LinkChoice]]:
+        return {cls: [LinkChoice(o.label, o.parts, o.power_w) for o in opts]
+                for cls, opts in self.options.items()}
+
+
+def bounds_of(spec: OptimizeSpec) -> Bounds:
+    c = spec.constraints
+    return Bounds(
+        budget_cents=c.budget_cents,
+        max_power_w=None if c.max_power_kw is None else math.floor(c.max_power_kw * 1000),
+        max_racks=c.max_racks,
+    )
+
+
+def build_problem(costed: list[Costed], catalog: Catalog, spec: OptimizeSpec) -> Problem:
+    """Rows for the MIP; candidates whose links no catalog part can build are dropped."""
+    options: dict[LinkClass, list[LinkOption]] = {}
+    keep: list[Costed] = []
+    rows: list[CandidateRow] = []
+    group_ids: dict[tuple, int] = {}
+    allowed = _link_allowed(catalog, spec)
+    for item in costed:
+        plan = item.candidate.plan
+        demand: dict[LinkClass, int] = defaultdict(int)
+        buildable = True
+        for need in plan.links:
+            cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
+            if cls not in options:
+                options[cls] = [o for o in link_options(need.length_m, need.speed_gbps,
+                                                        need.fabric, catalog)
+                                if all(sku in allowed for sku, _ in o.parts)]
+            if not options[cls]:
+                buildable = False
+                break
+            demand[cls] += need.count
+        if not buildable:
+            continue
+        fixed: dict[str, int] = defaultdict(int)
+        fixed[plan.servers.sku] += plan.servers.quantity
+        fixed[plan.nics.sku] += plan.nics.quantity
+        for sw in plan.switches:
+            fixed[sw.sku] += sw.quantity
+        group = group_ids.setdefault(item.candidate.key.group, len(group_ids))
+        keep.append(item)
+        rows.append(CandidateRow(
+            fixed_qty=dict(fixed), link_demand=dict(demand),
+            power_w=math.ceil(plan.power_kw * 1000), racks=plan.racks,
+            time_s=math.ceil(item.candidate.time_hours * SECONDS_PER_HOUR), group=group))
+    used = {cls for r in rows for cls in r.link_demand}
+    return Problem(keep, rows, {c: o for c, o in options.items() if c in used},
+                   list(group_ids))
+
+
+def _link_allowed(catalog: Catalog, spec: OptimizeSpec) -> set[str]:
+    lead = spec.constraints.max_lead_time_days
+    return {lk.sku for lk in catalog.links
+            if (not spec.allowed_vendors or lk.vendor in spec.allowed_vendors)
+            and lk.vendor not in spec.excluded_vendors
+            and not (lead is not None and lk.availability.lead_time_days is not None
+                     and lk.availability.lead_time_days > lead)}
+
+
+def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds: Bounds,
+                  excluded: list[int], backend: Backend, limits: Limits
+                  ) -> tuple[SolveResult, VarMap]:
+    """One MIP solve: min cost, or min time then min cost at that time (lexicographic)."""
+    choices = problem.choices()
+    model, vm = build_model(problem.rows, choices, catalog, bounds, excluded_groups=excluded)
+    if spec.objective is Objective.MIN_COST:
+        model.minimize(vm.cost_terms)
+        return backend.solve(model, limits), vm
+    model.minimize(vm.time_terms)
+    first = backend.solve(model, limits)
+    if not first.has_solution:
+        return first, vm
+    fastest = sum(vm.time_terms[v] * first.values[v] for v in vm.time_terms)
+    model2, vm2 = build_model(problem.rows, choices, catalog,
+                              replace(bounds, max_time_s=fastest), excluded_groups=excluded)
+    model2.minimize(vm2.cost_terms)
+    second = backend.solve(model2, limits)
+    if not second.has_solution:
+        return first, vm
+    status = (SolveStatus.OPTIMAL if first.status is SolveStatus.OPTIMAL
+              and second.status is SolveStatus.OPTIMAL else SolveStatus.FEASIBLE)
+    return replace(second, status=status,
+                   solve_time_s=first.solve_time_s + second.solve_time_s), vm2
+
+
+def cost_of(res: SolveResult, vm: VarMap) -> int:
+    assert res.values is not None
+    return sum(c * res.values[v] for v, c in vm.cost_terms.items())
+
+

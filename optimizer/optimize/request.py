@@ -1,0 +1,46 @@
+"""The typed optimization request the core works on (converted from OptimizeRequest)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from optimizer.workload.model import Workload
+
+
+class Objective(StrEnum):
+    MIN_COST = "min_cost"  # cheapest design meeting the target time (and the budget)
+    MIN_TIME = "min_time"  # fastest design within the budget
+
+
+class Confidence(StrEnum):
+    EXPECTED = "expected"  # meet the target with the expected training time
+    PESSIMISTIC = "pessimistic"  # meet it with the estimator's high (slow) bound
+
+
+@dataclass(frozen=True)
+class Constraints:
+    budget_cents: int | None = None
+    target_training_hours: float | None = None
+    max_power_kw: float | None = None
+    max_racks: int | None = None
+    min_gpus: int | None = None
+    max_gpus: int | None = None
+    max_lead_time_days: float | None = None
+
+
+@dataclass(frozen=True)
+class OptimizeSpec:
+    workload: Workload
+    constraints: Constraints = field(default_factory=Constraints)
+    objective: Objective = Objective.MIN_COST
+    top_k: int = 3
+    allowed_fabrics: tuple[str, ...] = ()
+    allowed_topologies: tuple[str, ...] = ()
+    allowed_vendors: tuple[str, ...] = ()
+    excluded_vendors: tuple[str, ...] = ()
+    backend: str = "cpsat"
+    time_limit_s: float = 30.0
+    seed: int = 0
+    confidence: Confidence = Confidence.EXPECTED
+    rack_power_kw: float | None = None

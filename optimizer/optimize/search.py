@@ -1,0 +1,237 @@
+"""Choose which candidates the MIP sees: best-bound-first over time keys (see candidates.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog, Nic, Server, Switch
+from optimizer.errors import InvalidInput
+from optimizer.optimize.candidates import (
+    Candidate,
+    SearchSpace,
+    TimeKey,
+    Timer,
+    build_candidates,
+    make_design,
+    smallest_meeting,
+)
+from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.topology.bom import build_bom
+from optimizer.topology.layout import Layout
+
+# Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
+MAX_GPUS = 131_072
+
+
+@dataclass(frozen=True)
+class Costed:
+    candidate: Candidate
+    standalone_cents: int | None  # greedy BOM cost when it respects stock, else None
+
+
+def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
+    """The lowest unit price any quantity of ``sku`` can reach."""
+    return min([list_cents, *(pb.unit_price_cents for pb in catalog.breaks_for(sku))])
+
+
+def node_cost_bound(catalog: Catalog, server: Server, key: TimeKey,
+                    parts: list[tuple[Nic, Switch | None]]) -> int:
+    """A lower bound on the cost per node of any design of ``key``: server + its NICs."""
+    nic = min(deepest_unit_cents(catalog, n.sku, n.price_cents) for n, _ in parts)
+    return deepest_unit_cents(catalog, server.sku, server.price_cents) + key.nics_per_node * nic
+
+
+def standalone_cost(c: Candidate, catalog: Catalog, stock: dict[str, int]) -> int | None:
+    """Greedy BOM cost of one candidate alone; None when it needs more than the stock."""
+    try:
+        bom = build_bom(c.design, catalog)
+    except InvalidInput:
+        return None
+    used: dict[str, int] = {}
+    for line in bom.lines:
+        used[line.sku] = used.get(line.sku, 0) + line.quantity
+    if any(q > stock[s] for s, q in used.items() if s in stock):
+        return None
+    return bom.capex_cents
+
+
+class KBest:
+    """The K-th best value over distinct groups: the pruning threshold."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.best: dict[tuple, float] = {}
+
+    def offer(self, group: tuple, value: float) -> None:
+        if value < self.best.get(group, math.inf):
+            self.best[group] = value
+
+    @property
+    def threshold(self) -> float:
+        if len(self.best) < self.k:
+            return math.inf
+        return sorted(self.best.values())[self.k - 1]
+
+
+@dataclass
+class SearchOutcome:
+    candidates: list[Costed]
+    keys_total: int
+    keys_evaluated: int
+
+
+def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int]
+           ) -> SearchOutcome:
+    spec, catalog = space.spec, space.catalog
+    servers = {s.sku: s for s in space.servers}
+    keyed = list(space.keys())
+    if spec.objective is Objective.MIN_COST:
+        found = _search_min_cost(spec, catalog, servers, keyed, timer, layout, stock)
+    else:
+        found = _search_min_time(spec, catalog, servers, keyed, timer, layout, stock)
+    return SearchOutcome(found[0], len(keyed), found[1])
+
+
+def _node_caps(spec: OptimizeSpec, server: Server) -> tuple[int, int]:
+    c = spec.constraints
+    lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
+    hi = (c.max_gpus or MAX_GPUS) // server.gpus_per_node
+    return lo, hi
+
+
+def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], spec: OptimizeSpec,
+               out: list[Costed], kbest: KBest, value_of_time: bool) -> None:
+    c = spec.constraints
+    for cand in cands:
+        if c.max_racks is not None and cand.plan.racks > c.max_racks:
+            continue
+        if c.max_power_kw is not None and cand.plan.power_kw > c.max_power_kw:
+            continue
+        cost = standalone_cost(cand, catalog, stock)
+        out.append(Costed(cand, cost))
+        if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
+            continue
+        kbest.offer(cand.key.group, cand.time_hours if value_of_time else cost)
+
+
+def _search_min_cost(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Server],
+                     keyed: list[tuple[TimeKey, list[tuple[Nic, Switch | None]]]], timer: Timer,
+                     layout: Layout, stock: dict[str, int]) -> tuple[list[Costed], int]:
+    target = spec.constraints.target_training_hours or math.inf
+    budget = spec.constraints.budget_cents
+    ordered = []
+    for key, parts in keyed:
+        server = servers[key.server_sku]
+        lo, hi = _node_caps(spec, server)
+        if math.isfinite(target):
+            lo = max(lo, timer.nodes_lower_bound(server, target))
+        bound = lo * node_cost_bound(catalog, server, key, parts)
+        if lo <= hi and (budget is None or bound <= budget):
+            ordered.append((bound, key, parts, lo, hi))
+    ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
+    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    warm: dict[str, int] = {}
+    for bound, key, parts, lo, hi in ordered:
+        if bound > kbest.threshold:
+            break  # every later key's bound is at least as large
+        evaluated += 1
+        n = smallest_meeting(timer, key, target, lo, hi, warm.get(key.server_sku, lo))
+        if n is None:
+            continue
+        warm[key.server_sku] = n
+        first = len(out)
+        cands = build_candidates(timer, key, n, parts, catalog, layout)
+        _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=False)
+        priced = [c.standalone_cents for c in out[first:] if c.standalone_cents is not None]
+        if not priced:
+            continue
+        per_node = node_cost_bound(catalog, servers[key.server_sku], key, parts)
+        for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
+            cands = build_candidates(timer, key, size, parts, catalog, layout)
+            _offer_all([c for c in cands if c.time_hours <= target], catalog, stock, spec,
+                       out, kbest, value_of_time=False)
+    return out, evaluated
+
+
+def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | None]],
+                nodes: int, most: int) -> list[int]:
+    """Node counts above ``nodes`` (up to ``most``) where a server or NIC volume break starts.
+
+    Between breaks a larger cluster costs more, so only these sizes can undercut the smallest
+    one meeting the target; ``most`` is where the per-node cost bound alone exceeds it.
+    """
+    sizes = set()
+    for pb in catalog.breaks_for(key.server_sku):
+        if nodes < pb.min_quantity <= most:
+            sizes.add(pb.min_quantity)
+    for nic in {n.sku for n, _ in parts}:
+        for pb in catalog.breaks_for(nic):
+            n = math.ceil(pb.min_quantity / key.nics_per_node)
+            if nodes < n <= most:
+                sizes.add(n)
+    return sorted(sizes)
+
+
+def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Server],
+                     keyed: list[tuple[TimeKey, list[tuple[Nic, Switch | None]]]], timer: Timer,
+                     layout: Layout, stock: dict[str, int]) -> tuple[list[Costed], int]:
+    budget = spec.constraints.budget_cents
+    if budget is None:
+        msg = "min_time needs a budget; expected a positive budget_usd"
+        raise InvalidInput(msg, field="constraints.budget_usd")
+    ordered = []
+    for key, parts in keyed:
+        server = servers[key.server_sku]
+        lo, hi = _node_caps(spec, server)
+        hi = min(hi, budget // node_cost_bound(catalog, server, key, parts))
+        if lo <= hi:
+            ordered.append((timer.lower_bound_hours(server, hi), key, parts, lo, hi))
+    ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
+    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    for bound, key, parts, lo, hi in ordered:
+        if bound > kbest.threshold:
+            break
+        evaluated += 1
+        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget)
+        if top is None:
+            continue
+        sizes = sorted({top, hi, *(max(lo, math.floor(top * f)) for f in (0.97, 0.94, 0.5))})
+        for size in sizes:
+            cands = build_candidates(timer, key, size, parts, catalog, layout)
+            _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
+    return out, evaluated
+
+
+def _largest_affordable(key: TimeKey, parts: list[tuple[Nic, Switch | None]], lo: int, hi: int,
+                        catalog: Catalog, layout: Layout, budget: int) -> int | None:
+    """Largest node count whose cheapest greedy build fits the budget (bisection on cost)."""
+    def affordable(n: int) -> bool:
+        for nic, switch in parts:
+            design = make_design(key, n, nic, switch, layout)
+            try:
+                cost = build_bom(design, catalog).capex_cents
+            except InvalidInput:
+                continue
+            if cost <= budget:
+                return True
+        return False
+
+    if not affordable(lo):
+        return None
+    if affordable(hi):
+        return hi
+    good, bad = lo, hi
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if affordable(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _key_order(key: TimeKey) -> tuple:
+    """Deterministic tie-break between keys with equal bounds: by SKU and names."""
+    return (key.server_sku, key.fabric, key.topology, key.oversubscription, key.nics_per_node,
+            key.nic_speed_gbps, key.radix)

@@ -1,0 +1,1 @@
+"""The training-time estimator: collectives, fabrics, clusters, parallel plans and the planner."""

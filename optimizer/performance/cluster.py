@@ -1,0 +1,71 @@
+"""The hardware a workload runs on, as the estimator sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from optimizer.errors import InvalidInput
+from optimizer.topology.profile import TopologyProfile
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """GPUs, their nodes and the scale-out network.
+
+    ``gpu_peak_tflops`` is dense BF16 per GPU; ``intra_node_gbytes_per_s`` is NVLink (or the
+    scale-up fabric) per GPU in one direction; ``nic_gbps_per_node`` is the scale-out line
+    rate of all NICs of a node together.
+    """
+
+    gpus: int
+    gpus_per_node: int
+    gpu_peak_tflops: float
+    gpu_memory_gb: float
+    intra_node_gbytes_per_s: float
+    fabric: str
+    nic_gbps_per_node: float
+    nics_per_node: int
+    topology: TopologyProfile
+    gpu_model: str = ""
+    gpu_peak_fp8_tflops: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("gpus", "gpus_per_node", "nics_per_node"):
+            if getattr(self, name) < 1:
+                raise InvalidInput(f"must be >= 1, got {getattr(self, name)}",
+                                   field=f"cluster.{name}")
+        for name in ("gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s",
+                     "nic_gbps_per_node"):
+            if not getattr(self, name) > 0:
+                raise InvalidInput(f"must be > 0, got {getattr(self, name)}",
+                                   field=f"cluster.{name}")
+        if self.gpu_peak_fp8_tflops is not None and not self.gpu_peak_fp8_tflops > 0:
+            raise InvalidInput(f"must be > 0 when given, got {self.gpu_peak_fp8_tflops}",
+                               field="cluster.gpu_peak_fp8_tflops")
+        if self.gpus > self.gpus_per_node and self.gpus % self.gpus_per_node:
+            raise InvalidInput(f"{self.gpus} GPUs do not fill whole nodes of "
+                               f"{self.gpus_per_node}", field="cluster.gpus")
+
+    @cached_property
+    def nodes(self) -> int:
+        return -(-self.gpus // self.gpus_per_node)
+
+    @cached_property
+    def nic_bytes_per_s_per_gpu(self) -> float:
+        """Scale-out line rate one GPU gets when every GPU of the node sends at once."""
+        return self.nic_gbps_per_node * 1e9 / 8 / min(self.gpus, self.gpus_per_node)
+
+    @cached_property
+    def nodes_per_leaf(self) -> int:
+        """Nodes whose traffic meets at one first-level switch (one node for a torus).
+
+        A rail-optimized leaf serves one rail, so each of its ports is a different node; in a
+        plain fat-tree a node's NICs all land on one leaf.
+        """
+        topo = self.topology
+        if topo.family == "torus":
+            return 1
+        if topo.rail_optimized:
+            return max(1, topo.endpoints_per_leaf)
+        return max(1, topo.endpoints_per_leaf // self.nics_per_node)

@@ -1,0 +1,95 @@
+"""Alpha-beta costs of collectives (Hockney model; Thakur, Rabenseifner & Gropp, "Optimization
+of Collective Communication Operations in MPICH", IJHPCA 2005).
+
+A collective's cost is a pair: the bytes each rank must push through its link (the beta term)
+and the latency steps on its critical path (the alpha term); seconds = bytes / B + steps x
+alpha. Keeping the pair lets the estimator price the same collective under several fabric
+scenarios without recomputing it. ``size_bytes`` is what each rank contributes. NCCL reports
+"bus bandwidth" busbw = algbw x 2(n-1)/n for all-reduce (nccl-tests PERFORMANCE.md), which is
+why the ring's byte term below is the line-rate lower bound for any all-reduce.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+
+class Cost(NamedTuple):
+    """Bytes through each rank's link and latency steps on the critical path."""
+
+    bytes: float
+    steps: float
+
+    def seconds(self, bandwidth_bytes_per_s: float, alpha_s: float) -> float:
+        return self.bytes / bandwidth_bytes_per_s + self.steps * alpha_s
+
+    def times(self, k: float) -> Cost:
+        """The cost of doing this ``k`` times in a row."""
+        return Cost(self.bytes * k, self.steps * k)
+
+
+NO_COST = Cost(0.0, 0.0)
+
+
+def ring_all_reduce(size_bytes: float, n: int) -> Cost:
+    """Ring all-reduce: 2(n-1) steps of S/n bytes: 2(n-1)/n S/B + 2(n-1) alpha (Thakur sec. 4)."""
+    if n <= 1:
+        return NO_COST
+    return Cost(2 * (n - 1) / n * size_bytes, 2 * (n - 1))
+
+
+def tree_all_reduce(size_bytes: float, n: int) -> Cost:
+    """Pipelined double binary tree (NCCL >= 2.4; Sanders, Speck & Traeff 2009): reduce then
+    broadcast, each moving S at full bandwidth, with 2 ceil(log2 n) latency steps."""
+    if n <= 1:
+        return NO_COST
+    return Cost(2 * size_bytes, 2 * math.ceil(math.log2(n)))
+
+
+def reduce_scatter(size_bytes: float, n: int) -> Cost:
+    """Ring reduce-scatter of S bytes into n shards: (n-1)/n S/B + (n-1) alpha. All-gather is
+    its mirror and costs the same."""
+    if n <= 1:
+        return NO_COST
+    return Cost((n - 1) / n * size_bytes, n - 1)
+
+
+all_gather = reduce_scatter
+
+
+def all_to_all(size_bytes: float, n: int) -> Cost:
+    """Pairwise-exchange all-to-all: each rank sends (n-1)/n of its S bytes in n-1 messages
+    (Thakur sec. 3)."""
+    if n <= 1:
+        return NO_COST
+    return Cost((n - 1) / n * size_bytes, n - 1)
+
+
+def p2p(size_bytes: float) -> Cost:
+    """One point-to-point message: alpha + S/B."""
+    return Cost(size_bytes, 1)
+
+
+def all_reduce_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float,
+                 alpha_s: float) -> float:
+    """The faster of ring and tree, as NCCL's tuner picks per message size."""
+    return min(ring_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s),
+               tree_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s))
+
+
+def hierarchical_all_reduce_s(size_bytes: float, local: int, nodes: int,
+                              intra_bytes_per_s: float, intra_alpha_s: float,
+                              inter_bytes_per_s: float, inter_alpha_s: float) -> float:
+    """Reduce-scatter inside the node, all-reduce of each 1/local shard across nodes (one rail
+    per rank), all-gather inside the node (Jia et al., arXiv:1807.11205, sec. 4.2; NCCL's
+    NVLink + network rings). With equal bandwidths its byte term equals the ring's bound."""
+    intra = reduce_scatter(size_bytes, local).times(2)
+    return (intra.seconds(intra_bytes_per_s, intra_alpha_s)
+            + all_reduce_s(size_bytes / local, nodes, inter_bytes_per_s, inter_alpha_s))
+
+
+def line_rate_all_reduce_bound_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float) -> float:
+    """No all-reduce can beat 2(n-1)/n S/B: every rank must send and receive that much
+    (Patarasuk & Yuan, JPDC 2009)."""
+    return 2 * (n - 1) / n * size_bytes / bandwidth_bytes_per_s if n > 1 else 0.0

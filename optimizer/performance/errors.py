@@ -1,0 +1,9 @@
+"""Errors of the estimator and planner."""
+
+from __future__ import annotations
+
+from optimizer.errors import InvalidInput
+
+
+class PlanInfeasible(InvalidInput):
+    """No parallel plan (or not the given one) fits the workload in the cluster's GPU memory."""

@@ -1,0 +1,438 @@
+"""How long one training step, and the whole run, takes for a workload, cluster and plan.
+
+Step time = compute + pipeline bubble + exposed communication + exposed host-CPU time
+(docs/performance-model.md gives every formula and its source). The function is evaluated for
+three scenarios (expected, optimistic, pessimistic efficiency factors) to give a training-time
+range. ``estimate`` takes a complete plan and never searches; ``planner.plan_and_estimate``
+searches plans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from optimizer.errors import InvalidInput
+from optimizer.performance import collectives as coll
+from optimizer.performance.calibration import (
+    ELEMENTWISE_PASSES,
+    NVLINK_ALPHA_S,
+    NVLINK_EFFICIENCY,
+    generation,
+)
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricProfile, FabricTable, fabric_profile
+from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.flops import (
+    forward_flops_per_token,
+    gemm_intensity_flops_per_byte,
+    hardware_flops_per_step,
+    model_flops_per_step,
+)
+from optimizer.workload.memory import materialised_bytes_per_token_layer, memory_per_gpu
+from optimizer.workload.model import Workload
+
+ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
+GRADIENT_BYTES = 2.0    # bf16 gradients reduced across data-parallel ranks
+MEMORY_USABLE_FRACTION = 0.95  # CUDA context (~1 GB) and NCCL buffers take the rest
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    """Seconds per optimizer step in each term (communication terms before overlap)."""
+
+    compute_s: float
+    pipeline_bubble_s: float
+    tensor_parallel_s: float
+    data_parallel_s: float
+    pipeline_p2p_s: float
+    all_to_all_s: float
+    exposed_communication_s: float
+    host_cpu_overhead_s: float
+
+    @property
+    def step_time_s(self) -> float:
+        return (self.compute_s + self.pipeline_bubble_s + self.exposed_communication_s
+                + self.host_cpu_overhead_s)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimator's answer; mirrors ``EstimateResponse``."""
+
+    step_time_s: float
+    training_time_hours: float
+    training_time_hours_low: float
+    training_time_hours_high: float
+    model_tflops_per_gpu: float
+    hardware_tflops_per_gpu: float
+    mfu: float
+    memory_per_gpu_gb: float
+    plan: ParallelPlan
+    breakdown: StepBreakdown
+    steps: float
+    parameters: float
+    tokens_per_s: float
+    notes: tuple[str, ...] = ()
+
+
+def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
+    """Refuse a plan that cannot run, naming the parallelism field at fault."""
+    for name in ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "micro_batch_size"):
+        if getattr(plan, name) < 1:
+            raise InvalidInput(f"must be >= 1, got {getattr(plan, name)}",
+                               field=f"parallelism.{name}")
+    if plan.gpus != c.gpus:
+        raise InvalidInput(f"tensor x pipeline x data = {plan.tensor} x {plan.pipeline} x "
+                           f"{plan.data} = {plan.gpus} does not match the cluster's {c.gpus} GPUs",
+                           field="parallelism")
+    if w.attention_heads % plan.tensor:
+        raise InvalidInput(f"tensor {plan.tensor} does not divide attention_heads "
+                           f"{w.attention_heads}", field="parallelism.tensor")
+    if plan.pipeline * plan.virtual_pipeline > w.layers:
+        raise InvalidInput(f"pipeline x virtual_pipeline = {plan.pipeline * plan.virtual_pipeline}"
+                           f" exceeds the {w.layers} layers", field="parallelism.pipeline")
+    if plan.virtual_pipeline > 1 and w.layers % (plan.pipeline * plan.virtual_pipeline):
+        raise InvalidInput(f"{w.layers} layers do not split into pipeline x virtual_pipeline = "
+                           f"{plan.pipeline * plan.virtual_pipeline} equal chunks",
+                           field="parallelism.virtual_pipeline")
+    if plan.data % plan.expert or w.experts % plan.expert:
+        raise InvalidInput(f"expert {plan.expert} must divide both data {plan.data} and "
+                           f"experts {w.experts}", field="parallelism.expert")
+    if w.global_batch_size % (plan.data * plan.micro_batch_size):
+        raise InvalidInput(f"global_batch_size {w.global_batch_size} is not a multiple of data x "
+                           f"micro_batch_size = {plan.data * plan.micro_batch_size}",
+                           field="parallelism.micro_batch_size")
+    if plan.zero_stage not in (0, 1, 2, 3):
+        raise InvalidInput(f"expected 0, 1, 2 or 3, got {plan.zero_stage}",
+                           field="parallelism.zero_stage")
+    if w.precision == "fp8" and c.gpu_peak_fp8_tflops is None:
+        raise InvalidInput(f"fp8 needs a GPU with FP8 tensor cores; {c.gpu_model or 'this GPU'} "
+                           "has no gpu_peak_fp8_tflops", field="workload.precision")
+
+
+def usable_memory_gb(c: ClusterSpec) -> float:
+    return c.gpu_memory_gb * MEMORY_USABLE_FRACTION
+
+
+def _ring_multiplier(c: ClusterSpec, nodes: int) -> float:
+    """Slow-down of neighbour (ring, p2p) traffic spanning ``nodes`` packed nodes.
+
+    Each ring leaves a leaf once; in a plain fat-tree every rail's ring leaves every leaf
+    (``nics_per_node`` flows), in a rail-optimized one a leaf carries one rail (one flow). The
+    leaf's uplinks carry endpoints_per_leaf / oversubscription line rates, so the ring slows
+    only when the crossing flows exceed that. Rings embed in a torus without crossing its cut.
+    """
+    topo = c.topology
+    if nodes <= c.nodes_per_leaf or topo.family == "torus":
+        return 1.0
+    flows = 1 if topo.rail_optimized else c.nics_per_node
+    uplink_line_rates = topo.endpoints_per_leaf * topo.bisection_ratio
+    return max(1.0, flows / uplink_line_rates)
+
+
+def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
+    """Slow-down of uniform all-to-all traffic spanning ``nodes`` packed nodes.
+
+    A share 1 - 1/L of the traffic leaves its leaf (L leaves spanned) and crosses a tier with
+    bisection_ratio of the non-blocking bandwidth (1/oversubscription in a fat-tree; the global
+    links of a dragonfly; the cut of a torus): time x ((1 - x) + x / bisection_ratio).
+    """
+    leaves = -(-nodes // c.nodes_per_leaf)
+    if leaves <= 1:
+        return 1.0
+    crossing = 1.0 - 1.0 / leaves
+    return (1.0 - crossing) + crossing / c.topology.bisection_ratio
+
+
+def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
+    """Switch hops on the path: one leaf when the group fits under it, else the worst path."""
+    if nodes <= c.nodes_per_leaf:
+        return 0 if c.topology.family == "torus" else 1
+    if neighbour and c.topology.family == "torus":
+        return 1
+    return c.topology.max_switch_hops
+
+
+@dataclass(frozen=True)
+class _Scenario:
+    kernel_efficiency: float
+    fabric_efficiency: float
+    base_latency_s: float
+    host_cpu_s_per_byte: float
+
+
+@lru_cache(maxsize=8192)
+def _compute_s_per_token(w: Workload, micro_batch: int, tensor: int, gpu_model: str,
+                         peak_tflops: float, peak_fp8_tflops: float | None) -> tuple[float, float]:
+    """(tensor-core seconds at 100% kernel efficiency, element-wise seconds) per token.
+
+    Each FLOP class runs at its peak (GEMMs at FP8 peak in fp8 runs) derated by a smooth
+    roofline (Williams et al., CACM 2009): intensity I against the ridge point R = peak / HBM
+    bandwidth gives I / (I + R). Attention scores are batched GEMMs with inner size head_dim
+    unless flash attention fuses them (then they run like the layer GEMMs). Element-wise work
+    (norms, activations, dropout, softmax without flash attention) is memory-bound:
+    ELEMENTWISE_PASSES x the bytes each layer materialises, at HBM speed.
+    """
+    f = forward_flops_per_token(w)
+    full = w.activation_recompute == "full"
+    gemm_flops = 3 * (f.layer_matmul + f.logits) + (f.layer_matmul if full else 0)
+    attn_flops = hardware_flops_per_step(w) / w.tokens_per_step - gemm_flops
+    fp8 = w.precision == "fp8" and peak_fp8_tflops is not None
+    peak_gemm = 1e12 * (peak_fp8_tflops if fp8 and peak_fp8_tflops else peak_tflops)
+    peak_bf16 = 1e12 * peak_tflops
+    hbm = generation(gpu_model).hbm_tbytes_per_s * 1e12
+    gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
+    head_dim = w.hidden_size / w.attention_heads
+    attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
+    tensor_core = (gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm))
+                   + attn_flops / (peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)))
+    passes = ELEMENTWISE_PASSES + (1 if full else 0)
+    per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
+    return tensor_core, passes * per_token * w.layers / hbm
+
+
+def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
+    """Per-layer collectives one GPU runs per step (tensor all-reduces; MoE all-to-alls).
+
+    Megatron: 2 all-reduces forward (attention, MLP) + 2 backward per layer, +2 when the
+    forward is recomputed (Narayanan et al. sec. 3.3). MoE: dispatch + combine, the same count
+    per MoE layer (Lepikhin et al., GShard, 2021).
+    """
+    per_layer = 6 if w.activation_recompute == "full" else 4
+    micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    return micro_batches * w.layers / plan.pipeline * per_layer
+
+
+def tensor_parallel_cost(w: Workload, plan: ParallelPlan) -> coll.Cost:
+    """Ring all-reduces of the micro-batch activations over the tensor group, per step."""
+    size = plan.micro_batch_size * w.sequence_length * w.hidden_size * ACTIVATION_BYTES
+    return coll.ring_all_reduce(size, plan.tensor).times(_layer_collectives_per_step(w, plan))
+
+
+def nvlink_bytes_per_s(c: ClusterSpec) -> float:
+    return c.intra_node_gbytes_per_s * 1e9 * NVLINK_EFFICIENCY
+
+
+class _NetTerm:
+    """A network collective repeated ``calls`` times: its cost, topology slow-down and hops."""
+
+    __slots__ = ("cost", "multiplier", "hops")
+
+    def __init__(self, cost: coll.Cost, multiplier: float, hops: int) -> None:
+        self.cost, self.multiplier, self.hops = cost, multiplier, hops
+
+    def seconds(self, line_bytes_per_s: float, sc: _Scenario, hop_s: float) -> float:
+        return self.cost.seconds(line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
+                                 sc.base_latency_s + self.hops * hop_s)
+
+
+class _Step:
+    """Everything about one (workload, cluster, plan) that no scenario changes.
+
+    Each communication term is either NVLink seconds (fixed) or a network ``_NetTerm`` priced
+    per scenario; bytes a GPU puts on the network are summed for the host-CPU term.
+    """
+
+    def __init__(self, w: Workload, c: ClusterSpec, plan: ParallelPlan,
+                 fabric: FabricProfile) -> None:
+        self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
+        t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+        gpn = min(c.gpus, c.gpus_per_node)
+        m = self.micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
+        self.hardware_flops = hardware_flops_per_step(w)
+        self.model_flops = model_flops_per_step(w)
+        tensor_core_s, elementwise_s = _compute_s_per_token(
+            w, plan.micro_batch_size, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops)
+        tokens_per_gpu = w.tokens_per_step / c.gpus
+        self.tensor_core_s = tensor_core_s * tokens_per_gpu
+        self.elementwise_s = elementwise_s * tokens_per_gpu
+        self.memory_gb = memory_per_gpu(w, plan).total_gb
+        self.line = c.nic_bytes_per_s_per_gpu
+        self.hop_s = fabric.per_hop_latency_ns * 1e-9
+        nv_bw = nvlink_bytes_per_s(c)
+        self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
+        tokens_mb = plan.micro_batch_size * w.sequence_length
+        calls = _layer_collectives_per_step(w, plan)
+        self.tp_nv_s, self.tp_net = self._split(
+            tensor_parallel_cost(w, plan), remote_share=1.0 if t > gpn else 0.0,
+            nodes=-(-t // gpn), pattern="ring", nv_bw=nv_bw)
+
+        # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of
+        # the tokens, k copies each. Ranks of the group on the same node use NVLink.
+        self.a2a_nv_s, self.a2a_net = 0.0, None
+        if w.is_moe and e > 1:
+            ep_local = max(1, min(e, gpn // t))
+            self.a2a_nv_s, self.a2a_net = self._split(
+                coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES
+                                * w.experts_per_token / t, e).times(calls),
+                remote_share=1.0 - ep_local / e, nodes=-(-e // ep_local), pattern="all_to_all",
+                nv_bw=nv_bw)
+
+        # Pipeline: activations forward and gradients backward per micro-batch and chunk,
+        # split over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages
+        # sit on different nodes once one stage (t x d ranks) fills a node.
+        self.p2p_nv_s, self.p2p_net = 0.0, None
+        if p > 1:
+            self.p2p_nv_s, self.p2p_net = self._split(
+                coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
+                .times(2 * m * plan.virtual_pipeline),
+                remote_share=1.0 if t * d >= gpn else 0.0, nodes=2, pattern="ring", nv_bw=nv_bw)
+
+        # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the
+        # node, one rail per rank across nodes); experts over their own d/e replicas.
+        dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
+        expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
+        dp_local = max(1, min(d, gpn // t))
+        groups = [(dense_grad, d, dp_local)]
+        if expert_grad and d // e > 1:
+            groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
+        self.dp_nv_s = 0.0
+        self.dp_ring: list[_NetTerm] = []
+        self.dp_tree: list[_NetTerm] = []
+        # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter
+        # gradients, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one
+        # all-reduce per step (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
+        fsdp = plan.zero_stage == 3
+        for size, ranks, local in groups if d > 1 else []:
+            nodes = -(-ranks // local)
+            shard = size / local
+            if fsdp:
+                self.dp_nv_s += coll.reduce_scatter(size, local).times(3 * m).seconds(
+                    nv_bw, NVLINK_ALPHA_S)
+                ring = coll.reduce_scatter(shard, nodes).times(3 * m)
+                tree = ring
+            else:
+                self.dp_nv_s += coll.reduce_scatter(size, local).times(2).seconds(
+                    nv_bw, NVLINK_ALPHA_S)
+                ring = coll.ring_all_reduce(shard, nodes)
+                tree = coll.tree_all_reduce(shard, nodes)
+            if nodes > 1:
+                mult, hops = _ring_multiplier(c, nodes), _hops(c, nodes, neighbour=True)
+                self.dp_ring.append(_NetTerm(ring, mult, hops))
+                self.dp_tree.append(_NetTerm(tree, mult, hops))
+                self.net_bytes += ring.bytes
+        self.fsdp = fsdp
+
+    def _split(self, cost: coll.Cost, remote_share: float, nodes: int, pattern: str,
+               nv_bw: float) -> tuple[float, _NetTerm | None]:
+        """NVLink seconds of the node-local share, and the network term of the rest."""
+        nv_s = cost.times(1.0 - remote_share).seconds(nv_bw, NVLINK_ALPHA_S)
+        if remote_share <= 0:
+            return nv_s, None
+        remote = cost.times(remote_share)
+        self.net_bytes += remote.bytes
+        if pattern == "ring":
+            term = _NetTerm(remote, _ring_multiplier(self.c, nodes),
+                            _hops(self.c, nodes, neighbour=True))
+        else:
+            term = _NetTerm(remote, _all_to_all_multiplier(self.c, nodes),
+                            _hops(self.c, nodes, neighbour=False))
+        return nv_s, term
+
+    def step_time_s(self, sc: _Scenario) -> float:
+        compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
+        return compute + bubble + exposed + host_cpu
+
+    def breakdown(self, sc: _Scenario) -> StepBreakdown:
+        return StepBreakdown(*self._terms(sc))
+
+    def _terms(self, sc: _Scenario) -> tuple[float, float, float, float, float, float, float,
+                                             float]:
+        """The StepBreakdown fields, in order."""
+        line, hop_s, plan = self.line, self.hop_s, self.plan
+        m = self.micro_batches
+        compute = self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s
+        tp = self.tp_nv_s + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
+        a2a = max(self.a2a_nv_s, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0)
+        p2p = self.p2p_nv_s + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
+        dp = self.dp_nv_s + sum(min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
+                                for r, t in zip(self.dp_ring, self.dp_tree))
+        if self.fsdp:  # prefetched under each micro-batch's compute
+            dp_exposed = max(0.0, dp - compute)
+        else:
+            # Overlap with the backward pass of the last micro-batch (PyTorch DDP buckets,
+            # Li et al., VLDB 2020; Megatron overlap_grad_reduce): 2/3 of its model FLOPs.
+            window = compute / m * (2.0 / 3.0) * self.model_flops / self.hardware_flops
+            dp_exposed = max(0.0, dp - window)
+        bubble = ((plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
+                  if plan.pipeline > 1 else 0.0)
+        # TCP: the host stack handles every byte of the node; only what outlasts the wire
+        # time is exposed (Foong et al., ISPASS 2003).
+        node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
+        wire_s = self.net_bytes / (line * sc.fabric_efficiency)
+        host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
+        return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
+
+
+def _scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> _Scenario:
+    return _scenario_for(c.gpu_model, fabric, name)
+
+
+@lru_cache(maxsize=1024)
+def _scenario_for(gpu_model: str, fabric: FabricProfile, name: str) -> _Scenario:
+    return _Scenario(kernel_efficiency=generation(gpu_model).efficiency(name),
+                     fabric_efficiency=fabric.efficiency(name),
+                     base_latency_s=fabric.base_latency_s(name),
+                     host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name))
+
+
+def step_breakdown(w: Workload, c: ClusterSpec, plan: ParallelPlan,
+                   fabrics: FabricTable = DEFAULT_FABRICS,
+                   scenario: str = "expected") -> StepBreakdown:
+    """The per-step breakdown alone (no feasibility checks): the planner's inner loop."""
+    fabric = fabric_profile(fabrics, c.fabric)
+    return _Step(w, c, plan, fabric).breakdown(_scenario(c, fabric, scenario))
+
+
+def estimate(w: Workload, c: ClusterSpec, plan: ParallelPlan,
+             fabrics: FabricTable = DEFAULT_FABRICS) -> Estimate:
+    """Training time of ``w`` on ``c`` under ``plan``, with a low/expected/high range.
+
+    Raises
+    ------
+    InvalidInput
+        The plan does not fit the cluster or the model (the field is named).
+    PlanInfeasible
+        The plan does not fit in GPU memory.
+    """
+    check_plan(w, c, plan)
+    fabric = fabric_profile(fabrics, c.fabric)
+    step = _Step(w, c, plan, fabric)
+    if step.memory_gb > usable_memory_gb(c):
+        raise PlanInfeasible(
+            f"needs {step.memory_gb:.1f} GB per GPU, more than {usable_memory_gb(c):.1f} GB "
+            f"usable of {c.gpu_memory_gb:g} GB", field="parallelism")
+    return _finish(step, fabric)
+
+
+def _finish(step: _Step, fabric: FabricProfile) -> Estimate:
+    w, c = step.w, step.c
+    expected = step.breakdown(_scenario(c, fabric, "expected"))
+    low = step.step_time_s(_scenario(c, fabric, "optimistic"))
+    high = step.step_time_s(_scenario(c, fabric, "pessimistic"))
+    step_s = expected.step_time_s
+    steps = w.steps
+    model_tflops = step.model_flops / step_s / c.gpus / 1e12
+    notes: list[str] = []
+    if generation(c.gpu_model).name == "default":
+        notes.append(f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; "
+                     "used the default generation")
+    return Estimate(
+        step_time_s=step_s,
+        training_time_hours=steps * step_s / SECONDS_PER_HOUR,
+        training_time_hours_low=steps * low / SECONDS_PER_HOUR,
+        training_time_hours_high=steps * high / SECONDS_PER_HOUR,
+        model_tflops_per_gpu=model_tflops,
+        hardware_tflops_per_gpu=step.hardware_flops / step_s / c.gpus / 1e12,
+        mfu=model_tflops / c.gpu_peak_tflops,
+        memory_per_gpu_gb=step.memory_gb,
+        plan=step.plan,
+        breakdown=expected,
+        steps=steps,
+        parameters=w.parameters,
+        tokens_per_s=w.tokens_per_step / step_s,
+        notes=tuple(notes),
+    )

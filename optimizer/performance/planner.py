@@ -1,0 +1,141 @@
+"""Choose the fastest parallel plan that fits in memory, then estimate it.
+
+The search is small on purpose (the optimizer calls it for thousands of candidate clusters):
+tensor degrees are divisors of the node size (tensor parallelism stays on NVLink, Narayanan et
+al. SC'21 sec. 3.3 takeaway #1), pipeline degrees are divisors of what remains, memory is
+checked before any time is computed, only the smallest ZeRO stage that fits is kept, with the
+deepest interleaving the layer count allows. Candidates are then timed in order of a lower
+bound (compute plus pipeline bubble, which no communication can shorten) and the search stops
+once that bound exceeds the best full estimate: branch and bound over a few dozen plans.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.calibration import NVLINK_ALPHA_S
+from optimizer.performance.estimator import (
+    Estimate,
+    _compute_s_per_token,
+    _finish,
+    _scenario,
+    _Step,
+    check_plan,
+    estimate,
+    nvlink_bytes_per_s,
+    tensor_parallel_cost,
+    usable_memory_gb,
+)
+from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
+from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.workload.memory import memory_per_gpu
+from optimizer.workload.model import Workload
+
+MICRO_BATCH_CHOICES = (1, 2, 4)
+MAX_VIRTUAL_PIPELINE = 4
+
+
+@lru_cache(maxsize=4096)
+def _divisors(n: int) -> tuple[int, ...]:
+    return tuple(k for k in range(1, n + 1) if n % k == 0)
+
+
+def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tuple[int, ...]:
+    return (fixed,) if fixed is not None else tuple(candidates)
+
+
+def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
+    """Plans worth timing that fit in memory, each with the lightest ZeRO stage that fits."""
+    gpn = min(c.gpus, c.gpus_per_node)
+    limit_gb = usable_memory_gb(c)
+    plans: list[ParallelPlan] = []
+    tensors = [t for t in _divisors(gpn) if w.attention_heads % t == 0]
+    for t in _options(fixed.tensor, tensors):
+        if c.gpus % t:
+            continue
+        pipelines = [p for p in _divisors(c.gpus // t) if p <= w.layers]
+        for p in _options(fixed.pipeline, pipelines):
+            if c.gpus % (t * p):
+                continue
+            d = c.gpus // (t * p)
+            if fixed.data is not None and fixed.data != d:
+                continue
+            experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
+            vps = [v for v in range(MAX_VIRTUAL_PIPELINE, 0, -1)
+                   if w.layers % (p * v) == 0] if p > 1 else [1]
+            vp = fixed.virtual_pipeline or (vps[0] if vps else 1)
+            micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
+            zeros = (1, 3) if d > 1 else (0,)
+            for e in _options(fixed.expert, experts):
+                for mb in _options(fixed.micro_batch_size, micro):
+                    for z in _options(fixed.zero_stage, zeros):
+                        plan = ParallelPlan(t, p, d, e, vp, z, mb)
+                        if memory_per_gpu(w, plan).total_gb <= limit_gb:
+                            plans.append(plan)
+                            break  # a higher ZeRO stage only adds traffic
+    return plans
+
+
+def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: float) -> float:
+    """Compute, NVLink tensor parallelism and the pipeline bubble: the step with a free
+    scale-out network, which no network term can shorten."""
+    tensor_core_s, elementwise_s = _compute_s_per_token(
+        w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops)
+    work = (tensor_core_s / kernel_eff + elementwise_s) * w.tokens_per_step / c.gpus
+    if 1 < plan.tensor <= c.gpus_per_node:
+        work += tensor_parallel_cost(w, plan).seconds(nvlink_bytes_per_s(c), NVLINK_ALPHA_S)
+    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    return work * (1 + (plan.pipeline - 1) / (plan.virtual_pipeline * m))
+
+
+def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = None,
+                      fabrics: FabricTable = DEFAULT_FABRICS) -> Estimate:
+    """The estimate under the fastest feasible plan that agrees with ``fixed``.
+
+    Raises
+    ------
+    PlanInfeasible
+        No plan fits the workload in the cluster's GPU memory.
+    InvalidInput
+        A fixed degree is impossible for this cluster or model (the field is named).
+    """
+    fixed = fixed or PartialPlan()
+    complete = fixed.complete() if fixed.micro_batch_size and fixed.virtual_pipeline else None
+    if complete is not None:
+        return estimate(w, c, complete, fabrics)
+    fabric = fabric_profile(fabrics, c.fabric)
+    expected = _scenario(c, fabric, "expected")
+    ranked = sorted((_lower_bound_s(w, c, plan, expected.kernel_efficiency), i, plan)
+                    for i, plan in enumerate(candidate_plans(w, c, fixed)))
+    if not ranked:
+        _explain_infeasible(w, c, fixed)
+    check_plan(w, c, ranked[0][2])  # what every candidate shares (e.g. fp8 support)
+    best: _Step | None = None
+    best_s = float("inf")
+    for bound, _, plan in ranked:
+        if bound >= best_s:
+            break
+        step = _Step(w, c, plan, fabric)
+        seconds = step.step_time_s(expected)
+        if seconds < best_s:
+            best, best_s = step, seconds
+    assert best is not None
+    return _finish(best, fabric)
+
+
+def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:
+    """Raise the most useful error when no candidate survived: a bad fixed degree names its
+    field, otherwise the model does not fit."""
+    if fixed.tensor is not None or fixed.pipeline is not None or fixed.data is not None:
+        t, p = fixed.tensor or 1, fixed.pipeline or 1
+        plan = ParallelPlan(t, p, fixed.data or max(1, c.gpus // (t * p)), fixed.expert or 1,
+                            fixed.virtual_pipeline or 1,
+                            1 if fixed.zero_stage is None else fixed.zero_stage,
+                            fixed.micro_batch_size or 1)
+        check_plan(w, c, plan)
+    raise PlanInfeasible(
+        f"no parallel plan fits {w.name} ({w.parameters / 1e9:.1f}B parameters) in "
+        f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB", field="cluster.gpus")

@@ -1,0 +1,196 @@
+"""Design -> bill of materials: priced line items a procurement team can order.
+
+Volume breaks apply to the total quantity of a SKU across every line of the BOM (a buyer
+orders a SKU once). Capex is the exact integer-cent sum of the extended prices.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog, Link
+from optimizer.errors import InvalidInput
+from optimizer.topology.design import Design
+from optimizer.topology.layout import LinkOption, link_options
+from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
+
+CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+_CATEGORY_OF_LINK_KIND = {"dac": "cable", "aec": "cable", "aoc": "cable",
+                          "transceiver": "transceiver", "fiber": "fiber"}
+
+LinkChoice = Mapping[str, Sequence[tuple[LinkOption, int]]]
+
+
+@dataclass(frozen=True)
+class BomLine:
+    """One orderable line. ``tier`` says where it sits (node, leaf, spine, core, router, or the
+    link group such as leaf-spine); ``length_m`` is the link length class a link line serves."""
+
+    category: str
+    sku: str
+    vendor: str
+    quantity: int
+    unit_price_cents: int
+    extended_price_cents: int
+    tier: str
+    power_kw: float
+    rack_units: int
+    source: str
+    length_m: float | None = None
+
+
+@dataclass(frozen=True)
+class BillOfMaterials:
+    lines: tuple[BomLine, ...]
+    capex_cents: int
+    network_cents: int
+    power_kw: float
+    racks: int
+    rack_units: int
+
+    @property
+    def network_share(self) -> float:
+        """NICs, switches, cables and optics over capex (0 for an empty BOM)."""
+        return self.network_cents / self.capex_cents if self.capex_cents else 0.0
+
+
+@dataclass(frozen=True)
+class _Item:
+    """An unpriced line: what to order and where it goes."""
+
+    category: str
+    sku: str
+    vendor: str
+    quantity: int
+    list_price_cents: int
+    tier: str
+    power_kw: float
+    rack_units: int
+    source: str
+    length_m: float | None = None
+
+
+def build_bom(design: Design, catalog: Catalog,
+              link_choice: LinkChoice | None = None) -> BillOfMaterials:
+    """Price ``design`` from ``catalog``.
+
+    ``link_choice`` gives, per link group, the options and how many links each builds (the
+    optimizer's choice under stock limits); ``None`` picks the cheapest option that reaches
+    each group's length, moving to the next cheapest where stock runs out.
+
+    Raises
+    ------
+    InvalidInput
+        The design is invalid (see ``physical_plan``), no part reaches a group's length, or a
+        given ``link_choice`` does not build exactly the links a group needs.
+    """
+    plan = physical_plan(design, catalog)
+    choice = dict(link_choice) if link_choice is not None else cheapest_links(plan, catalog)
+    items = [*_node_items(plan, catalog), *_switch_items(plan, catalog)]
+    links = {lk.sku: lk for lk in catalog.links}
+    for demand in plan.links:
+        chosen = choice.get(demand.group, [])
+        got = sum(n for _, n in chosen)
+        if got != demand.count:
+            msg = f"builds {got} links, the {demand.group} group needs {demand.count}"
+            raise InvalidInput(msg, field=f"link_choice.{demand.group}")
+        items.extend(_link_items(demand, [(o, n) for o, n in chosen if n], links))
+    return _price(items, catalog, racks=plan.racks, rack_units=plan.rack_units)
+
+
+def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
+    """Per group, the cheapest reaching option; where stock runs short, the next cheapest."""
+    stock: dict[str, int | None] = {lk.sku: lk.availability.stock_units for lk in catalog.links}
+    choice: dict[str, list[tuple[LinkOption, int]]] = {}
+    for demand in (d for d in plan.links if d.count):
+        options = link_options(demand.length_m, demand.speed_gbps, demand.fabric, catalog)
+        if not options:
+            msg = (f"no {demand.fabric} cable or optic at {demand.speed_gbps}G reaches "
+                   f"{demand.length_m:g} m")
+            raise InvalidInput(msg, field=f"links.{demand.group}")
+        left, picks = demand.count, []
+        for option in options:
+            take = min(left, _links_in_stock(option, stock))
+            if take:
+                picks.append((option, take))
+                for sku, per_link in option.parts:
+                    if stock[sku] is not None:
+                        stock[sku] -= take * per_link  # type: ignore[operator]
+                left -= take
+        if left:  # not enough stock anywhere: order the cheapest; check_bom reports the shortfall
+            picks.append((options[0], left))
+        choice[demand.group] = _merge(picks)
+    return choice
+
+
+def _price(items: Sequence[_Item], catalog: Catalog, *, racks: int,
+                rack_units: int) -> BillOfMaterials:
+    """Price each item at the volume break its SKU's total quantity reaches."""
+    totals = Counter[str]()
+    for item in items:
+        totals[item.sku] += item.quantity
+    lines = []
+    for item in items:
+        unit = catalog.unit_price_cents(item.sku, totals[item.sku], item.list_price_cents)
+        source = item.source
+        if unit != item.list_price_cents:
+            source += f"; volume price at {totals[item.sku]} units (price_breaks)"
+        lines.append(BomLine(item.category, item.sku, item.vendor, item.quantity, unit,
+                             unit * item.quantity, item.tier, item.power_kw, item.rack_units,
+                             source, item.length_m))
+    capex = sum(line.extended_price_cents for line in lines)
+    network = sum(line.extended_price_cents for line in lines if line.category != "server")
+    return BillOfMaterials(tuple(lines), capex, network,
+                           round(sum(line.power_kw for line in lines), 6), racks, rack_units)
+
+
+def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
+    server = next(s for s in catalog.servers if s.sku == plan.servers.sku)
+    nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
+    return [
+        _Item("server", server.sku, server.vendor, plan.servers.quantity, server.price_cents,
+              "node", plan.server_power_kw, plan.servers.quantity * server.rack_units,
+              server.availability.source),
+        _Item("nic", nic.sku, nic.vendor, plan.nics.quantity, nic.price_cents, "node",
+              plan.nic_power_kw, 0, nic.availability.source),
+    ]
+
+
+def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
+    items = []
+    for demand in plan.switches:
+        sw = next(s for s in catalog.switches if s.sku == demand.sku)
+        items.append(_Item("switch", sw.sku, sw.vendor, demand.quantity, sw.price_cents,
+                           demand.tier, demand.quantity * sw.power_w / 1000,
+                           demand.quantity * sw.rack_units, sw.availability.source))
+    return items
+
+
+def _link_items(demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]],
+                links: Mapping[str, Link]) -> list[_Item]:
+    items = []
+    for option, count in chosen:
+        for sku, per_link in option.parts:
+            part = links[sku]
+            qty = count * per_link
+            items.append(_Item(_CATEGORY_OF_LINK_KIND[part.kind], sku, part.vendor, qty,
+                               part.price_cents, demand.group,
+                               qty * part.power_w / 1000, 0,
+                               part.availability.source, demand.length_m))
+    return items
+
+
+def _links_in_stock(option: LinkOption, stock: Mapping[str, int | None]) -> int:
+    """How many links of ``option`` the remaining stock builds (unlimited stock: no bound)."""
+    bounds = [stock[sku] // per_link for sku, per_link in option.parts  # type: ignore[operator]
+              if stock[sku] is not None]
+    return min(bounds, default=2**62)
+
+
+def _merge(picks: list[tuple[LinkOption, int]]) -> list[tuple[LinkOption, int]]:
+    merged = Counter[LinkOption]()
+    for option, count in picks:
+        merged[option] += count
+    return list(merged.items())

@@ -1,0 +1,343 @@
+"""Independent verifier of a bill of materials: lists every violation, never trusts the builder.
+
+Quantities are recomputed here from the family formulas and port conservation (every endpoint
+has a link; no tier uses more ports than its switches have; each tier has the switches and
+links its formula requires), not through ``physical_plan``/``size_network``. Shared with the
+builder are only the specification-level rules: protocol and breakout (``compat``), the port
+split and shape formulas of each family, and the layout's link lengths and rack packing.
+
+Violation codes
+---------------
+design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
+switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, transceiver-pairs,
+fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
+racks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
+from optimizer.errors import InvalidInput
+from optimizer.topology.bom import BillOfMaterials, BomLine
+from optimizer.topology.compat import (
+    link_fits,
+    nic_fits_fabric,
+    ports_at_speed,
+    switch_fits_fabric,
+)
+from optimizer.topology.design import Design
+from optimizer.topology.dragonfly import balanced_shape
+from optimizer.topology.fat_tree import split_ports, tier_ratios
+from optimizer.topology.layout import fiber_metres
+from optimizer.topology.plan import physical_plan
+from optimizer.topology.torus import DEFAULT_DIMS, ports_per_node, torus_shape
+
+_TABLE_CATEGORIES = {"server": "servers", "nic": "nics", "switch": "switches",
+                     "cable": "links", "transceiver": "links", "fiber": "links"}
+_POWER_TOLERANCE_KW = 1e-6
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    message: str
+
+
+def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Violation]:
+    """Every way ``bom`` fails to build ``design`` from ``catalog``; empty when it is sound."""
+    out: list[Violation] = []
+    parts = _parts(catalog)
+    for line in bom.lines:
+        table = _TABLE_CATEGORIES.get(line.category)
+        if line.sku not in parts:
+            out.append(Violation("unknown-sku", f"{line.sku} is not in the catalog"))
+        elif table is None or parts[line.sku][0] != table:
+            out.append(Violation("category", f"{line.sku} is a {parts[line.sku][0]} row, "
+                                             f"listed as {line.category}"))
+    for sku in (design.server_sku, design.nic_sku, *design.switch_skus):
+        if sku not in parts:
+            out.append(Violation("unknown-sku", f"the design's {sku} is not in the catalog"))
+    # Lines the later checks can trust to name a row of the table their category says.
+    known = [ln for ln in bom.lines
+             if ln.sku in parts and parts[ln.sku][0] == _TABLE_CATEGORIES.get(ln.category)]
+    out += _check_nodes(design, known, catalog)
+    # Link lengths follow the layout model (a specification, like the reach rules).
+    try:
+        lengths = dict(physical_plan(design, catalog).placement.group_lengths_m)
+    except InvalidInput as e:
+        out.append(Violation("design", str(e)))
+        lengths = {}
+    nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
+    if nic is not None:
+        out += _check_network(design, known, catalog, nic)
+        out += _check_links(design, known, catalog, nic, lengths)
+    out += _check_stock(known, parts)
+    out += _check_prices(bom, known, catalog, parts)
+    out += _check_racks(design, bom, known, catalog)
+    return list(dict.fromkeys(out))  # one report per distinct finding
+
+
+def _parts(catalog: Catalog) -> dict[str, tuple[str, Server | Nic | Switch | Link]]:
+    table: dict[str, tuple[str, Server | Nic | Switch | Link]] = {}
+    for name in ("servers", "nics", "switches", "links"):
+        for row in getattr(catalog, name):
+            table[row.sku] = (name, row)
+    return table
+
+
+def _sum(lines: list[BomLine], category: str, sku: str | None = None) -> int:
+    return sum(ln.quantity for ln in lines
+               if ln.category == category and (sku is None or ln.sku == sku))
+
+
+def _check_nodes(design: Design, lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    out = []
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+    servers = _sum(lines, "server", design.server_sku)
+    if servers != design.nodes or _sum(lines, "server") != servers:
+        out.append(Violation("server-count", f"{_sum(lines, 'server')} servers listed "
+                                             f"({servers} of {design.server_sku}), the design has "
+                                             f"{design.nodes}"))
+    nics = _sum(lines, "nic", design.nic_sku)
+    expected = design.nodes * design.nics_per_node
+    if nics != expected or _sum(lines, "nic") != nics:
+        out.append(Violation("nic-count", f"{_sum(lines, 'nic')} NICs listed ({nics} of "
+                                          f"{design.nic_sku}), expected {expected}"))
+    if server is not None and design.nics_per_node > server.max_nics:
+        out.append(Violation("nic-slots", f"{design.nics_per_node} NICs per node exceed "
+                                          f"{server.sku}'s {server.max_nics} slots"))
+    nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
+    if nic is not None and not nic_fits_fabric(nic, design.fabric):
+        out.append(Violation("protocol", f"NIC {nic.sku} does not speak {design.fabric}"))
+    return out
+
+
+def _check_network(design: Design, lines: list[BomLine], catalog: Catalog,
+                   nic: Nic) -> list[Violation]:
+    """Switch protocol, speed, counts and ports per tier; links per group (family formulas)."""
+    out = []
+    switches = {s.sku: s for s in catalog.switches}
+    radix: dict[str, int] = {}
+    count: Counter[str] = Counter()
+    for ln in (ln for ln in lines if ln.category == "switch"):
+        sw = switches[ln.sku]
+        if sw.sku not in design.switch_skus:
+            out.append(Violation("switch-sku", f"switch {sw.sku} is not one the design names"))
+        if not switch_fits_fabric(sw, design.fabric):
+            why = f"({sw.fabric_family}, lossless={sw.lossless}) cannot carry {design.fabric}"
+            out.append(Violation("protocol", f"switch {sw.sku} {why}"))
+        ports = ports_at_speed(sw, nic.speed_gbps)
+        if ports == 0:
+            out.append(Violation("speed", f"switch {sw.sku} has no {nic.speed_gbps}G ports"))
+        radix[ln.tier] = min(radix.get(ln.tier, ports), ports)
+        count[ln.tier] += ln.quantity
+    links = _links_per_group(lines)
+    design_radix = [ports_at_speed(switches[sku], nic.speed_gbps)
+                    for sku in design.switch_skus if sku in switches]
+    try:
+        need = _required(design, min(design_radix, default=0))
+    except InvalidInput as e:
+        return [*out, Violation("design", str(e))]
+    for tier, switches_needed in need.switches.items():
+        if count[tier] < switches_needed:
+            out.append(Violation("switch-count", f"{count[tier]} {tier} switches, "
+                                                 f"the {design.topology} needs {switches_needed}"))
+    for tier in count.keys() - need.switches.keys():
+        out.append(Violation("switch-count", f"{design.topology} has no {tier} tier"))
+    for group, links_needed in need.links.items():
+        code = "endpoint-unlinked" if group == "node-leaf" else "link-count"
+        if links[group] < links_needed:
+            out.append(Violation(code, f"{links[group]} {group} links, {links_needed} needed"))
+    for tier, groups in need.ports.items():
+        used = sum(links[g] * ends for g, ends in groups)
+        have = count[tier] * radix.get(tier, 0)
+        if used > have:
+            out.append(Violation("switch-ports", f"{tier} tier uses {used} ports, its "
+                                                 f"{count[tier]} switches have {have}"))
+    return out
+
+
+@dataclass(frozen=True)
+class _Need:
+    switches: dict[str, int]
+    links: dict[str, int]
+    ports: dict[str, tuple[tuple[str, int], ...]]  # tier -> (link group, ends on this tier)
+
+
+def _required(design: Design, k: int) -> _Need:
+    """Minimum switches per tier and links per group, straight from each family's formulas."""
+    e, nodes, fam = design.endpoints, design.nodes, design.topology
+    params = dict(design.topology_params)
+    if fam == "single_switch":
+        if e > k:
+            raise InvalidInput(f"{e} endpoints exceed one {k}-port switch", field="design.nodes")
+        return _Need({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
+    if fam in ("fat_tree", "rail_optimized"):
+        leaf_o, agg_o = tier_ratios(design.oversubscription, design.oversubscribed_tier)
+        d_leaf, u_leaf = split_ports(k, leaf_o)
+        leaves = (design.nics_per_node * math.ceil(nodes / d_leaf) if fam == "rail_optimized"
+                  else math.ceil(e / d_leaf))
+        leaf_spine = leaves * u_leaf  # leaves are cabled fully (fat_tree module docstring)
+        if leaves <= k:  # two tiers: each spine port set reaches every leaf
+            return _Need({"leaf": leaves, "spine": math.ceil(leaf_spine / k)},
+                         {"node-leaf": e, "leaf-spine": leaf_spine},
+                         {"leaf": (("node-leaf", 1), ("leaf-spine", 1)),
+                          "spine": (("leaf-spine", 1),)})
+        d_agg, u_agg = split_ports(k, agg_o)
+        pods = math.ceil(leaves / d_agg)
+        if pods > k:
+            raise InvalidInput(f"{pods} pods exceed a core of {k}-port switches",
+                               field="design.nodes")
+        aggs = pods * u_leaf
+        return _Need({"leaf": leaves, "spine": aggs, "core": math.ceil(aggs * u_agg / k)},
+                     {"node-leaf": e, "leaf-spine": leaf_spine, "spine-core": aggs * u_agg},
+                     {"leaf": (("node-leaf", 1), ("leaf-spine", 1)),
+                      "spine": (("leaf-spine", 1), ("spine-core", 1)),
+                      "core": (("spine-core", 1),)})
+    if fam == "dragonfly":
+        p0, a0, h0 = balanced_shape(k)
+        p, a, h = params.get("p", p0), params.get("a", a0), params.get("h", h0)
+        groups = math.ceil(e / (p * a))
+        if groups > a * h + 1:
+            raise InvalidInput(f"{groups} groups exceed a*h + 1", field="design.nodes")
+        if groups == 1:  # one group: only the routers its endpoints fill
+            a = math.ceil(e / p)
+        return _Need({"router": groups * a},
+                     {"node-leaf": e, "intra-group": groups * a * (a - 1) // 2,
+                      "global": groups * (groups - 1) // 2},
+                     {"router": (("node-leaf", 1), ("intra-group", 2), ("global", 2))})
+    if fam == "torus":
+        shape = torus_shape(nodes, params.get("dims", DEFAULT_DIMS))
+        if ports_per_node(shape) > design.nics_per_node:
+            raise InvalidInput(f"torus {shape} needs {ports_per_node(shape)} ports per node",
+                               field="design.nics_per_node")
+        links = sum(nodes if side >= 3 else nodes // 2 for side in shape if side > 1)
+        return _Need({}, {"torus": links}, {})
+    raise InvalidInput(f"unknown topology {fam!r}", field="design.topology")
+
+
+def _links_per_group(lines: list[BomLine]) -> Counter[str]:
+    """Links each group's lines build: one per cable, one per pair of transceivers."""
+    links: Counter[str] = Counter()
+    for ln in lines:
+        if ln.category == "cable":
+            links[ln.tier] += ln.quantity
+        elif ln.category == "transceiver":
+            links[ln.tier] += ln.quantity // 2
+    return links
+
+
+def _check_links(design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic,
+                 lengths: dict[str, float]) -> list[Violation]:
+    """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
+    out = []
+    parts = {lk.sku: lk for lk in catalog.links}
+    optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
+    for ln in (ln for ln in lines if ln.category in ("cable", "transceiver", "fiber")):
+        part = parts[ln.sku]
+        if not link_fits(part, nic.speed_gbps, design.fabric):
+            code = "protocol" if part.fabric_family not in ("any", _family(design)) else "speed"
+            out.append(Violation(code, f"{part.sku} ({part.fabric_family}, {part.speed_gbps}G) "
+                                       f"does not fit {nic.speed_gbps}G {design.fabric}"))
+        need_m = lengths.get(ln.tier)
+        if need_m is None and lengths:
+            out.append(Violation("link-count", f"{ln.sku} serves {ln.tier!r}, which the "
+                                               f"{design.topology} does not have"))
+            continue
+        if need_m is None:
+            continue
+        if ln.length_m is None or ln.length_m < need_m:
+            out.append(Violation("length", f"{ln.sku} on {ln.tier} is listed for {ln.length_m} m, "
+                                           f"the links run {need_m} m"))
+        if part.reach_m < need_m:
+            out.append(Violation("reach", f"{part.sku} reaches {part.reach_m} m, {ln.tier} links "
+                                          f"run {need_m} m"))
+        slot = 0 if ln.category == "transceiver" else 1
+        if ln.category != "cable":
+            optics[ln.tier][slot] += ln.quantity
+    for group, (transceivers, metres) in optics.items():
+        if transceivers % 2:
+            out.append(Violation("transceiver-pairs", f"{transceivers} transceivers on {group} "
+                                                      "do not pair up"))
+        needed_m = transceivers // 2 * fiber_metres(lengths.get(group, 0.0))
+        if metres < needed_m:
+            out.append(Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m "
+                                                 f"needed"))
+    return out
+
+
+def _family(design: Design) -> str:
+    return "infiniband" if design.fabric == "infiniband" else "ethernet"
+
+
+def _totals(lines: list[BomLine]) -> Counter[str]:
+    """Quantity of each SKU across the whole BOM (stock and volume breaks apply to it)."""
+    totals = Counter[str]()
+    for ln in lines:
+        totals[ln.sku] += ln.quantity
+    return totals
+
+
+def _check_stock(lines: list[BomLine],
+                 parts: dict[str, tuple[str, Server | Nic | Switch | Link]]) -> list[Violation]:
+    out = []
+    for sku, qty in _totals(lines).items():
+        stock = parts[sku][1].availability.stock_units
+        if stock is not None and qty > stock:
+            out.append(Violation("stock", f"{qty} x {sku} ordered, {stock} in stock"))
+    return out
+
+
+def _check_prices(bom: BillOfMaterials, lines: list[BomLine], catalog: Catalog,
+                  parts: dict[str, tuple[str, Server | Nic | Switch | Link]]) -> list[Violation]:
+    """Unit price after the break the SKU's total reaches, extended price, capex to the cent."""
+    totals = _totals(lines)
+    out = []
+    for ln in lines:
+        unit = catalog.unit_price_cents(ln.sku, totals[ln.sku], parts[ln.sku][1].price_cents)
+        if ln.unit_price_cents != unit:
+            out.append(Violation("unit-price", f"{ln.sku} at {ln.unit_price_cents} cents; at "
+                                               f"{totals[ln.sku]} units the price is {unit}"))
+    for ln in bom.lines:
+        if ln.extended_price_cents != ln.unit_price_cents * ln.quantity:
+            out.append(Violation("extended-price", f"{ln.sku}: {ln.quantity} x "
+                                                   f"{ln.unit_price_cents} != "
+                                                   f"{ln.extended_price_cents} cents"))
+    capex = sum(ln.extended_price_cents for ln in bom.lines)
+    if bom.capex_cents != capex:
+        out.append(Violation("capex", f"capex {bom.capex_cents} cents, the lines sum to {capex}"))
+    network = sum(ln.extended_price_cents for ln in bom.lines if ln.category != "server")
+    if bom.network_cents != network:
+        out.append(Violation("network-cents", f"network {bom.network_cents} cents, the network "
+                                              f"lines sum to {network}"))
+    power = sum(ln.power_kw for ln in bom.lines)
+    if abs(bom.power_kw - power) > _POWER_TOLERANCE_KW * max(1.0, power):
+        out.append(Violation("power", f"power {bom.power_kw} kW, the lines sum to {power} kW"))
+    return out
+
+
+def _check_racks(design: Design, bom: BillOfMaterials, lines: list[BomLine],
+                 catalog: Catalog) -> list[Violation]:
+    """Racks = servers packed by power and units, plus switches packed per tier likewise."""
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+    nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
+    if server is None or nic is None:
+        return []
+    layout = design.layout
+    try:
+        node_kw = server.power_kw + design.nics_per_node * nic.power_w / 1000
+        racks = math.ceil(design.nodes / layout.per_rack(node_kw, server.rack_units, "server"))
+        switches = {s.sku: s for s in catalog.switches}
+        for ln in (ln for ln in lines if ln.category == "switch"):
+            sw = switches[ln.sku]
+            racks += math.ceil(ln.quantity / layout.per_rack(sw.power_w / 1000, sw.rack_units,
+                                                             "switch"))
+    except InvalidInput as e:
+        return [Violation("racks", str(e))]
+    if bom.racks != racks:
+        return [Violation("racks", f"{bom.racks} racks listed, the equipment needs {racks}")]
+    return []

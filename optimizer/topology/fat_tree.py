@@ -1,0 +1,155 @@
+"""Two- and three-tier fat-trees (folded Clos), oversubscribed at the leaf or aggregation tier.
+
+Sources
+-------
+- C. E. Leiserson, "Fat-trees: universal networks for hardware-efficient supercomputing",
+  IEEE Trans. Computers C-34(10), 1985: the fat-tree and its bisection argument.
+- M. Al-Fares, A. Loukissas, A. Vahdat, "A scalable, commodity data center network
+  architecture", SIGCOMM 2008: the k-ary three-tier fat-tree of k-port switches, k pods of k/2
+  edge and k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts, 5k^2/4 switches.
+- NVIDIA DGX SuperPOD reference architectures (H100, B200): 64-port leaves split 32 down /
+  32 up; the spine count is rounded up so that every leaf spreads its uplinks evenly over the
+  spines (3 SU: 24 leaves x 32 uplinks need 12 spines' ports, 16 are deployed).
+- Meta, "The Llama 3 Herd of Models", 2024, section 3.3.1: full-bisection pods joined with
+  1:7 oversubscription at the aggregation layer.
+
+Rules (k = usable ports per switch at the endpoint speed, o = down:up ratio at a tier)
+------------------------------------------------------------------------------------
+- Port split at an oversubscribed tier: down d = floor(k*o/(1+o)), up u = k - d (o = 1: k/2).
+- Leaves L = ceil(E/d_leaf); every leaf cables all its u uplinks (vendors cable leaves fully so
+  the fabric can grow without recabling, as the SuperPOD tables show).
+- Two tiers while L <= k (each spine reaches every leaf): spines S = the smallest divisor of
+  u_leaf that is >= ceil(L*u_leaf/k), so each leaf runs u_leaf/S links to every spine.
+  Maximum E = k*d_leaf (k^2/2 non-blocking).
+- Three tiers beyond: pods of d_agg leaves and u_leaf aggregation switches (every leaf of a pod
+  reaches every aggregation switch of the pod once); pods P = ceil(L/d_agg) <= k; core
+  C = the smallest divisor of u_leaf*u_agg (a pod's uplinks) that is >= ceil(A*u_agg/k).
+  Maximum E = k*d_agg*d_leaf (k^3/4 non-blocking).
+- Bisection links = min(E/2, leaf uplinks/2, aggregation uplinks/2).
+- Longest shortest path: 3 switches (two tiers), 5 switches (three tiers).
+"""
+
+from __future__ import annotations
+
+import math
+
+from optimizer.errors import InvalidInput
+from optimizer.topology.network import (
+    LinkGroupSizing,
+    NetworkSizing,
+    TierSizing,
+    bisection_ratio,
+    require_positive,
+)
+from optimizer.topology.profile import TopologyProfile
+
+OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
+
+
+def split_ports(radix: int, oversubscription: float,
+                field: str = "oversubscription") -> tuple[int, int]:
+    """Down and up ports of a switch at down:up ratio ``oversubscription``: d = floor(k*o/(1+o))."""
+    if not oversubscription >= 1.0 or math.isinf(oversubscription):
+        msg = f"must be a finite down:up ratio >= 1, got {oversubscription}"
+        raise InvalidInput(msg, field=field)
+    # A tiny epsilon keeps exact ratios (k*o/(1+o) = 48.0) from flooring to 47 in binary floats.
+    down = math.floor(radix * oversubscription / (1.0 + oversubscription) + 1e-9)
+    up = radix - down
+    if down < 1 or up < 1:
+        msg = f"a {radix}-port switch cannot split {oversubscription}:1 into down and up ports"
+        raise InvalidInput(msg, field=field)
+    return down, up
+
+
+def smallest_divisor_at_least(n: int, lower: int) -> int:
+    """Smallest divisor of ``n`` that is >= ``lower`` (n itself when lower <= n)."""
+    return next(d for d in range(max(1, lower), n + 1) if n % d == 0)
+
+
+def max_endpoints(radix: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf",
+                  tiers: int = 3) -> int:
+    """Largest E a ``tiers``-tier fat-tree of ``radix``-port switches attaches.
+
+    k^2/2 (two tiers) and k^3/4 (three tiers) when non-blocking.
+    """
+    leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
+    d_leaf, _ = split_ports(radix, leaf_o)
+    d_agg, _ = split_ports(radix, agg_o)
+    return radix * d_leaf if tiers == 2 else radix * d_agg * d_leaf
+
+
+def size_fat_tree(endpoints: int, radix: int, *, oversubscription: float = 1.0,
+                  oversubscribed_tier: str = "leaf") -> NetworkSizing:
+    """Size a fat-tree for ``endpoints`` ports; two tiers when they fit, else three."""
+    require_positive(endpoints, "endpoints")
+    require_positive(radix, "radix")
+    leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
+    d_leaf, _ = split_ports(radix, leaf_o)
+    leaves = math.ceil(endpoints / d_leaf)
+    return size_clos("fat_tree", endpoints, leaves, radix, leaf_o=leaf_o, agg_o=agg_o,
+                     endpoints_per_leaf=min(d_leaf, endpoints), rail_optimized=False)
+
+
+def size_clos(family: str, endpoints: int, leaves: int, radix: int, *, leaf_o: float,
+              agg_o: float, endpoints_per_leaf: int, rail_optimized: bool) -> NetworkSizing:
+    """The tiers above ``leaves``: shared by the fat-tree and the rail-optimized planes.
+
+    ``endpoints_per_leaf`` is the fullest leaf's endpoint count (its down ports used).
+    """
+    d_leaf, u_leaf = split_ports(radix, leaf_o)
+    leaf_uplinks = leaves * u_leaf
+    leaf_tier = TierSizing("leaf", leaves, radix, endpoints, leaf_uplinks,
+                           busiest_switch_ports_used=endpoints_per_leaf + u_leaf)
+    if leaves <= radix:
+        spines = smallest_divisor_at_least(u_leaf, math.ceil(leaf_uplinks / radix))
+        tiers = (leaf_tier,
+                 TierSizing("spine", spines, radix, leaf_uplinks, 0,
+                            busiest_switch_ports_used=leaf_uplinks // spines))
+        groups = (LinkGroupSizing("node-leaf", endpoints),
+                  LinkGroupSizing("leaf-spine", leaf_uplinks))
+        bisection = min(endpoints // 2, leaf_uplinks // 2)
+        return _clos(family, endpoints, tiers, groups, bisection, d_leaf / u_leaf,
+                     endpoints_per_leaf, rail_optimized)
+    d_agg, u_agg = split_ports(radix, agg_o)
+    pods = math.ceil(leaves / d_agg)
+    if pods > radix:
+        msg = (f"{endpoints} endpoints need {leaves} leaves in {pods} pods; a three-tier fat-tree "
+               f"of {radix}-port switches has at most {radix} pods "
+               f"({radix * d_agg * d_leaf} endpoints at this oversubscription)")
+        raise InvalidInput(msg, field="endpoints")
+    aggs = pods * u_leaf
+    agg_uplinks = aggs * u_agg
+    # Every pod spreads its u_leaf*u_agg uplinks evenly over the core switches.
+    cores = smallest_divisor_at_least(u_leaf * u_agg, math.ceil(agg_uplinks / radix))
+    tiers = (leaf_tier,
+             TierSizing("spine", aggs, radix, leaf_uplinks, agg_uplinks,
+                        busiest_switch_ports_used=min(d_agg, leaves) + u_agg),
+             TierSizing("core", cores, radix, agg_uplinks, 0,
+                        busiest_switch_ports_used=pods * (u_leaf * u_agg // cores)))
+    groups = (LinkGroupSizing("node-leaf", endpoints), LinkGroupSizing("leaf-spine", leaf_uplinks),
+              LinkGroupSizing("spine-core", agg_uplinks))
+    bisection = min(endpoints // 2, leaf_uplinks // 2, agg_uplinks // 2)
+    worst_o = max(d_leaf / u_leaf, d_agg / u_agg)
+    return _clos(family, endpoints, tiers, groups, bisection, worst_o, endpoints_per_leaf,
+                 rail_optimized, pods)
+
+
+def _clos(family: str, endpoints: int, tiers: tuple[TierSizing, ...],
+          groups: tuple[LinkGroupSizing, ...], bisection: int, worst_o: float,
+          endpoints_per_leaf: int, rail_optimized: bool, pods: int = 1) -> NetworkSizing:
+    profile = TopologyProfile(
+        family=family, endpoints=endpoints, tiers=len(tiers),
+        max_switch_hops=2 * len(tiers) - 1,  # up to the top tier and back down
+        oversubscription=worst_o, bisection_ratio=bisection_ratio(bisection, endpoints),
+        endpoints_per_leaf=endpoints_per_leaf, rail_optimized=rail_optimized)
+    return NetworkSizing(family, endpoints, tiers, groups, bisection, profile, pods)
+
+
+def tier_ratios(oversubscription: float, oversubscribed_tier: str) -> tuple[float, float]:
+    """(leaf ratio, aggregation ratio) for the tier the request oversubscribes."""
+    if oversubscribed_tier not in OVERSUBSCRIBED_TIERS:
+        msg = f"got {oversubscribed_tier!r}, expected one of {', '.join(OVERSUBSCRIBED_TIERS)}"
+        raise InvalidInput(msg, field="oversubscribed_tier")
+    if oversubscribed_tier == "leaf":
+        return oversubscription, 1.0
+    return 1.0, oversubscription

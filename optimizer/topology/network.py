@@ -1,0 +1,89 @@
+"""What a topology family's sizing returns: switches per tier, links per group, the profile.
+
+Counts are exact integers for one fabric; the physical plan turns them into SKUs, lengths and
+prices, and the estimator reads ``profile``. Kept apart from the dispatcher (``sizing``) so the
+family modules can build these records without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from optimizer.errors import InvalidInput
+from optimizer.topology.profile import TopologyProfile
+
+TIER_NAMES = ("leaf", "spine", "core", "router")
+LINK_GROUPS = ("node-leaf", "leaf-spine", "spine-core", "intra-group", "global", "torus")
+
+
+@dataclass(frozen=True)
+class TierSizing:
+    """One switch tier. Port counts are totals over the tier's switches.
+
+    ``ports_per_switch`` is the usable radix at the endpoint speed (after breakout);
+    ``busiest_switch_ports_used`` is the most ports any one switch of the tier uses, so
+    ``busiest_switch_ports_used <= ports_per_switch`` is the no-overflow rule.
+    """
+
+    name: str
+    switches: int
+    ports_per_switch: int
+    down_ports_used: int
+    up_ports_used: int
+    busiest_switch_ports_used: int
+
+    @property
+    def ports_free(self) -> int:
+        return self.switches * self.ports_per_switch - self.down_ports_used - self.up_ports_used
+
+
+@dataclass(frozen=True)
+class LinkGroupSizing:
+    """Links of one kind (same ends, hence same length class), e.g. all leaf-spine links."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NetworkSizing:
+    """Exact switch and link counts of one fabric plus the profile the estimator reads."""
+
+    family: str
+    endpoints: int
+    tiers: tuple[TierSizing, ...]
+    link_groups: tuple[LinkGroupSizing, ...]
+    bisection_links: int
+    profile: TopologyProfile
+    pods: int = 1  # pods of a three-tier fat-tree, groups of a dragonfly; 1 otherwise
+
+    @property
+    def switches(self) -> int:
+        return sum(t.switches for t in self.tiers)
+
+    def tier(self, name: str) -> TierSizing | None:
+        return next((t for t in self.tiers if t.name == name), None)
+
+    def links(self, group: str) -> int:
+        return sum(g.count for g in self.link_groups if g.name == group)
+
+
+def bisection_ratio(bisection_links: int, endpoints: int) -> float:
+    """Bisection links over the non-blocking bisection ``floor(E/2)`` (1.0 when E < 2)."""
+    if endpoints < 2:
+        return 1.0
+    return min(1.0, bisection_links / (endpoints // 2))
+
+
+def require_positive(value: int, field: str) -> None:
+    """Refuse a non-positive count with the field named."""
+    if value < 1:
+        msg = f"must be a positive integer, got {value}"
+        raise InvalidInput(msg, field=field)
+
+
+def refuse_oversubscription(family: str, oversubscription: float) -> None:
+    """Families without an oversubscribed tier take only the non-blocking ratio 1."""
+    if oversubscription != 1.0:
+        msg = f"{family} has no oversubscribed tier; got {oversubscription}, expected 1"
+        raise InvalidInput(msg, field="oversubscription")

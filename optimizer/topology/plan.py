@@ -1,0 +1,187 @@
+"""From a design to exact required quantities, before any link part is chosen.
+
+The optimizer states its constraints from this plan (servers, NICs, switches per tier, link
+demands with their lengths, racks and power), the BOM builder prices it, and both refuse the
+same incompatible designs with the same field-named reasons.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog, Nic, Switch
+from optimizer.errors import InvalidInput
+from optimizer.topology.compat import (
+    FABRICS,
+    nic_fits_fabric,
+    ports_at_speed,
+    switch_fits_fabric,
+)
+from optimizer.topology.design import Design
+from optimizer.topology.layout import Placement, place
+from optimizer.topology.network import NetworkSizing, require_positive
+from optimizer.topology.parts import find
+from optimizer.topology.sizing import size_network
+
+
+@dataclass(frozen=True)
+class PartDemand:
+    sku: str
+    quantity: int
+
+
+@dataclass(frozen=True)
+class SwitchDemand:
+    """Switches of one tier.
+
+    ``ports_used`` is the tier total, ``busiest_ports_used`` the fullest switch's count.
+    """
+
+    tier: str
+    sku: str
+    quantity: int
+    ports_per_switch: int
+    ports_used: int
+    busiest_ports_used: int
+
+
+@dataclass(frozen=True)
+class LinkDemand:
+    """``count`` links of one group, each up to ``length_m`` long, at ``speed_gbps``."""
+
+    group: str
+    count: int
+    length_m: float
+    speed_gbps: int
+    fabric: str
+
+
+@dataclass(frozen=True)
+class PhysicalPlan:
+    design: Design
+    servers: PartDemand
+    nics: PartDemand
+    switches: tuple[SwitchDemand, ...]
+    links: tuple[LinkDemand, ...]
+    placement: Placement
+    rack_units: int
+    server_power_kw: float
+    nic_power_kw: float
+    switch_power_kw: float
+    sizing: NetworkSizing
+
+    @property
+    def racks(self) -> int:
+        return self.placement.racks
+
+    @property
+    def power_kw(self) -> float:
+        """Servers, NICs and switches; link power depends on the parts chosen (see the BOM)."""
+        return self.server_power_kw + self.nic_power_kw + self.switch_power_kw
+
+
+def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
+    """Exact quantities, lengths, racks and power of ``design`` built from ``catalog`` parts.
+
+    Raises
+    ------
+    InvalidInput
+        An unknown SKU, a NIC, switch or fabric that do not work together, more NICs than
+        the server has slots, or a size the topology family cannot reach.
+    """
+    require_positive(design.nodes, "design.nodes")
+    require_positive(design.nics_per_node, "design.nics_per_node")
+    if design.fabric not in FABRICS:
+        msg = f"got {design.fabric!r}, expected one of {', '.join(FABRICS)}"
+        raise InvalidInput(msg, field="design.fabric")
+    server = find(catalog.servers, design.server_sku, "design.server_sku")
+    nic = find(catalog.nics, design.nic_sku, "design.nic_sku")
+    if design.nics_per_node > server.max_nics:
+        msg = f"{design.nics_per_node} NICs per node exceed {server.sku}'s {server.max_nics} slots"
+        raise InvalidInput(msg, field="design.nics_per_node")
+    if not nic_fits_fabric(nic, design.fabric):
+        msg = (f"{nic.sku} speaks {', '.join(sorted(nic.protocols))}, "
+               f"not {design.fabric}")
+        raise InvalidInput(msg, field="design.nic_sku")
+    switches = _switches(design, catalog, nic)
+    radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
+    sizing = size_network(design.topology, design.endpoints, radix,
+                          oversubscription=design.oversubscription, rails=design.nics_per_node,
+                          oversubscribed_tier=design.oversubscribed_tier,
+                          params=design.topology_params)
+    demands = _switch_demands(sizing, switches, nic)
+    layout = design.layout
+    node_power_kw = server.power_kw + design.nics_per_node * nic.power_w / 1000
+    nodes_per_rack = layout.per_rack(node_power_kw, server.rack_units, f"server {server.sku}")
+    by_sku = {s.sku: s for s in switches}
+    network_racks = sum(
+        math.ceil(d.quantity / layout.per_rack(by_sku[d.sku].power_w / 1000,
+                                               by_sku[d.sku].rack_units, f"switch {d.sku}"))
+        for d in demands)
+    placement = place(layout, sizing, nodes=design.nodes, nodes_per_rack=nodes_per_rack,
+                      nodes_per_leaf=_nodes_per_leaf(design, sizing),
+                      network_racks=network_racks)
+    links = tuple(LinkDemand(g.name, g.count, placement.length_m(g.name), nic.speed_gbps,
+                             design.fabric) for g in sizing.link_groups)
+    return PhysicalPlan(
+        design=design,
+        servers=PartDemand(server.sku, design.nodes),
+        nics=PartDemand(nic.sku, design.endpoints),
+        switches=demands,
+        links=links,
+        placement=placement,
+        rack_units=design.nodes * server.rack_units
+        + sum(d.quantity * by_sku[d.sku].rack_units for d in demands),
+        server_power_kw=design.nodes * server.power_kw,
+        nic_power_kw=design.endpoints * nic.power_w / 1000,
+        switch_power_kw=sum(d.quantity * by_sku[d.sku].power_w for d in demands) / 1000,
+        sizing=sizing,
+    )
+
+
+def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
+    """The design's switch SKUs, each checked against the fabric and the NIC speed."""
+    if design.topology == "torus":
+        if design.switch_skus:
+            msg = "a torus is switchless; expected no switch SKUs"
+            raise InvalidInput(msg, field="design.switch_skus")
+        return ()
+    if not design.switch_skus:
+        msg = f"a {design.topology} fabric needs at least one switch SKU"
+        raise InvalidInput(msg, field="design.switch_skus")
+    switches = tuple(find(catalog.switches, sku, "design.switch_skus")
+                     for sku in design.switch_skus)
+    for switch in switches:
+        if not switch_fits_fabric(switch, design.fabric):
+            needs = {"infiniband": "an infiniband", "roce": "a lossless ethernet",
+                     "ethernet": "an ethernet"}[design.fabric]
+            msg = (f"{switch.sku} is a {'lossless' if switch.lossless else 'lossy'} "
+                   f"{switch.fabric_family} switch; {design.fabric} needs {needs} switch")
+            raise InvalidInput(msg, field="design.switch_skus")
+        if ports_at_speed(switch, nic.speed_gbps) == 0:
+            msg = (f"{switch.sku}'s {switch.port_speed_gbps}G ports (breakout "
+                   f"{switch.breakout}) cannot serve {nic.sku}'s {nic.speed_gbps}G")
+            raise InvalidInput(msg, field="design.switch_skus")
+    return switches
+
+
+def _switch_demands(sizing: NetworkSizing, switches: tuple[Switch, ...],
+                    nic: Nic) -> tuple[SwitchDemand, ...]:
+    """Pair each sized tier with its SKU: one SKU for all tiers, or one per tier."""
+    if len(switches) not in (1, len(sizing.tiers)):
+        msg = (f"{len(switches)} switch SKUs for a {len(sizing.tiers)}-tier fabric; "
+               "expected one for all tiers or one per tier")
+        raise InvalidInput(msg, field="design.switch_skus")
+    per_tier = switches if len(switches) == len(sizing.tiers) else switches * len(sizing.tiers)
+    return tuple(
+        SwitchDemand(t.name, s.sku, t.switches, ports_at_speed(s, nic.speed_gbps),
+                     t.down_ports_used + t.up_ports_used, t.busiest_switch_ports_used)
+        for t, s in zip(sizing.tiers, per_tier, strict=True))
+
+
+def _nodes_per_leaf(design: Design, sizing: NetworkSizing) -> int:
+    """Nodes one first-tier switch serves: one port per node on a rail leaf, packed otherwise."""
+    if sizing.profile.rail_optimized:
+        return sizing.profile.endpoints_per_leaf
+    return math.ceil(sizing.profile.endpoints_per_leaf / design.nics_per_node)

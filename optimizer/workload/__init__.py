@@ -1,0 +1,1 @@
+"""Workloads: transformer architectures, how they are trained, their FLOPs and memory."""

@@ -1,0 +1,116 @@
+"""FLOPs of one training step: model FLOPs (what the math needs) and hardware FLOPs (what the
+GPUs execute, counting activation recomputation).
+
+Per token and layer, a forward pass costs 2 FLOPs per multiply-accumulate of every weight the
+token passes through, plus the attention scores QK^T and AV: 2 x 2 x s x h (Narayanan et al.,
+SC'21, sec. 5.1 / appendix, who count the full s x s product). Backward costs 2x forward. For
+l layers of 12h^2 weights and f = 4h this gives Narayanan et al. eq. (3):
+96 B s l h^2 (1 + s/6h + V/16lh) with full recomputation, and 72 B s l h^2 (1 + s/6h) + 6 B s h V
+without; to first order both are the 6 N D rule of Kaplan et al. (2020).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from optimizer.workload.model import Workload
+
+FORWARD_BACKWARD_FACTOR = 3  # backward = 2 x forward (weight and input gradients)
+
+
+@dataclass(frozen=True)
+class TokenFlops:
+    """Forward FLOPs per token, by part."""
+
+    layer_matmul: float      # all transformer layers' weight GEMMs (active experts only)
+    attention_scores: float  # QK^T and AV over all layers
+    logits: float            # output projection to the vocabulary
+
+    @property
+    def layers(self) -> float:
+        return self.layer_matmul + self.attention_scores
+
+    @property
+    def total(self) -> float:
+        return self.layers + self.logits
+
+
+@lru_cache(maxsize=1024)
+def forward_flops_per_token(w: Workload) -> TokenFlops:
+    """Forward FLOPs one token costs (Narayanan et al. SC'21 appendix, generalised to GQA,
+    gated FFNs and top-k experts)."""
+    per_layer_weights = (w.attention_parameters_per_layer + w.router_parameters_per_layer
+                         + w.experts_per_token * w.expert_parameters_per_layer)
+    return TokenFlops(
+        layer_matmul=2.0 * per_layer_weights * w.layers,
+        attention_scores=4.0 * w.sequence_length * w.hidden_size * w.layers,
+        logits=2.0 * w.hidden_size * w.vocab_size,
+    )
+
+
+@lru_cache(maxsize=1024)
+def model_flops_per_step(w: Workload) -> float:
+    """Model FLOPs of one optimizer step (no recomputation): 3 x forward x tokens."""
+    return FORWARD_BACKWARD_FACTOR * forward_flops_per_token(w).total * w.tokens_per_step
+
+
+def recompute_flops_per_token(w: Workload) -> float:
+    """Extra forward FLOPs per token spent recomputing activations.
+
+    full: the whole forward of every layer again (Chen et al. 2016; Narayanan et al. eq. 3);
+    selective: only the attention-score part (Korthikanti et al. 2022, "Reducing Activation
+    Recomputation in Large Transformer Models", sec. 4.2), which flash attention recomputes in
+    its backward pass anyway; none without flash attention: nothing.
+    """
+    f = forward_flops_per_token(w)
+    if w.activation_recompute == "full":
+        return f.layers
+    if w.activation_recompute == "selective" or w.flash_attention:
+        return f.attention_scores
+    return 0.0
+
+
+@lru_cache(maxsize=1024)
+def hardware_flops_per_step(w: Workload) -> float:
+    """FLOPs the GPUs execute in one step, recomputation included (Megatron's convention)."""
+    return model_flops_per_step(w) + recompute_flops_per_token(w) * w.tokens_per_step
+
+
+def six_nd_flops(parameters: float, tokens: float) -> float:
+    """The 6 N D rule (Kaplan et al. 2020): training FLOPs of N parameters over D tokens."""
+    return 6.0 * parameters * tokens
+
+
+def megatron_eq3_flops(w: Workload, batch: int) -> float:
+    """Narayanan et al. SC'21 eq. (3), verbatim: 96 B s l h^2 (1 + s/6h + V/16lh).
+
+    Valid for the GPT shape it was derived for (f = 4h, multi-head attention, full
+    recomputation); used to check the general formula above.
+    """
+    s, l, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
+    return 96.0 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+
+
+@lru_cache(maxsize=8192)
+def gemm_intensity_flops_per_byte(w: Workload, micro_batch: int, tensor: int) -> float:
+    """Arithmetic intensity of one layer's weight GEMMs on one tensor-parallel rank.
+
+    A GEMM of M x K by K x N does 2MKN FLOPs and moves 2(MK + KN + MN) bf16 bytes; summed over
+    QKV, output, FFN-in and FFN-out with M = micro_batch x s tokens (per expert for MoE) and
+    the sharded dimension divided by ``tensor`` (Megatron column/row split). Williams et al.'s
+    roofline (CACM 2009) turns it into an efficiency (estimator.py).
+    """
+    m = micro_batch * w.sequence_length
+    m_expert = m * w.experts_per_token / w.experts if w.is_moe else m
+    h, t = w.hidden_size, tensor
+    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
+    shapes = (
+        (m, h, h * (1 + 2 * w.kv_ratio) / t),   # QKV projection (column split)
+        (m, h / t, h),                          # attention output (row split)
+        (m_expert, h, ffn_in / t),              # FFN in (+ gate), per expert
+        (m_expert, w.ffn_hidden_size / t, h),   # FFN out, per expert
+    )
+    flops = sum(2 * a * b * c for a, b, c in shapes)
+    moved = sum(2 * (a * b + b * c + a * c) for a, b, c in shapes)
+    return flops / moved

@@ -1,0 +1,137 @@
+"""The workload record: a dense or mixture-of-experts transformer and how it is trained.
+
+Everything the estimator needs per workload (parameter counts, FLOPs per token, activation
+bytes) is derived here once and cached on the frozen instance, because the optimizer asks for
+thousands of estimates of the same workload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from optimizer.errors import InvalidInput
+
+RECOMPUTE_MODES = ("none", "selective", "full")
+PRECISIONS = ("bf16", "fp8")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A transformer (decoder or encoder stack) and its training run.
+
+    ``ffn_hidden_size`` is the width of one expert's FFN for MoE models; ``gated_ffn`` marks
+    SwiGLU-style FFNs with three weight matrices instead of two; ``flash_attention`` (Dao et
+    al. 2022) never materialises the s x s score matrix and recomputes it in the backward pass.
+    """
+
+    name: str
+    layers: int
+    hidden_size: int
+    ffn_hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    sequence_length: int
+    vocab_size: int
+    training_tokens: float
+    global_batch_size: int
+    activation_recompute: str = "selective"
+    precision: str = "bf16"
+    experts: int = 1
+    experts_per_token: int = 1
+    gated_ffn: bool = False
+    tied_embeddings: bool = False
+    flash_attention: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads",
+                     "sequence_length", "vocab_size", "global_batch_size", "experts",
+                     "experts_per_token"):
+            if getattr(self, name) < 1:
+                raise InvalidInput(f"must be >= 1, got {getattr(self, name)}",
+                                   field=f"workload.{name}")
+        if not self.training_tokens > 0:
+            raise InvalidInput(f"must be > 0, got {self.training_tokens}",
+                               field="workload.training_tokens")
+        if self.hidden_size % self.attention_heads:
+            raise InvalidInput(
+                f"hidden_size {self.hidden_size} is not a multiple of attention_heads "
+                f"{self.attention_heads}", field="workload.attention_heads")
+        if self.attention_heads % self.kv_heads:
+            raise InvalidInput(f"attention_heads {self.attention_heads} is not a multiple of "
+                               f"kv_heads {self.kv_heads}", field="workload.kv_heads")
+        if self.experts_per_token > self.experts:
+            raise InvalidInput(f"experts_per_token {self.experts_per_token} exceeds experts "
+                               f"{self.experts}", field="workload.experts_per_token")
+        if self.activation_recompute not in RECOMPUTE_MODES:
+            raise InvalidInput(f"expected one of {', '.join(RECOMPUTE_MODES)}, got "
+                               f"{self.activation_recompute!r}",
+                               field="workload.activation_recompute")
+        if self.precision not in PRECISIONS:
+            raise InvalidInput(f"expected one of {', '.join(PRECISIONS)}, got "
+                               f"{self.precision!r}", field="workload.precision")
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
+
+    def __hash__(self) -> int:
+        """Hashed once: workloads key the estimator's caches in the optimizer's hot loop."""
+        return self._hash
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
+
+    @cached_property
+    def kv_ratio(self) -> float:
+        """K/V width relative to Q width (grouped-query attention; 1.0 = multi-head)."""
+        return self.kv_heads / self.attention_heads
+
+    @cached_property
+    def attention_parameters_per_layer(self) -> float:
+        """Q and O projections (h x h each) plus K and V (h x h x kv_ratio each)."""
+        h = self.hidden_size
+        return 2 * h * h + 2 * h * h * self.kv_ratio
+
+    @cached_property
+    def expert_parameters_per_layer(self) -> float:
+        """Weights of one FFN (one expert for MoE): 2 matrices, 3 when gated."""
+        return (3 if self.gated_ffn else 2) * self.hidden_size * self.ffn_hidden_size
+
+    @cached_property
+    def router_parameters_per_layer(self) -> float:
+        return self.hidden_size * self.experts if self.is_moe else 0.0
+
+    @cached_property
+    def embedding_parameters(self) -> float:
+        """Input embedding plus the output projection unless the two are tied."""
+        return self.vocab_size * self.hidden_size * (1 if self.tied_embeddings else 2)
+
+    @cached_property
+    def expert_parameters(self) -> float:
+        """Parameters that live in experts (sharded by expert parallelism); 0 when dense."""
+        return self.layers * self.experts * self.expert_parameters_per_layer if self.is_moe else 0.0
+
+    @cached_property
+    def parameters(self) -> float:
+        """Total trainable parameters (layer norms and biases neglected: < 0.1%)."""
+        per_layer = (self.attention_parameters_per_layer + self.router_parameters_per_layer
+                     + self.experts * self.expert_parameters_per_layer)
+        return self.layers * per_layer + self.embedding_parameters
+
+    @cached_property
+    def active_parameters(self) -> float:
+        """Parameters a token passes through (top-k experts only)."""
+        per_layer = (self.attention_parameters_per_layer + self.router_parameters_per_layer
+                     + self.experts_per_token * self.expert_parameters_per_layer)
+        return self.layers * per_layer + self.embedding_parameters
+
+    @cached_property
+    def tokens_per_step(self) -> int:
+        return self.global_batch_size * self.sequence_length
+
+    @cached_property
+    def steps(self) -> float:
+        """Optimizer steps = training tokens / (global batch x sequence length)."""
+        return self.training_tokens / self.tokens_per_step
