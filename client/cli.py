@@ -31,6 +31,8 @@ def _register() -> None:
     from client.commands import catalog
 
     cli.add_command(catalog.catalog)
+    from client.commands import estimate
+    cli.add_command(estimate.estimate)
 
 
 _register()

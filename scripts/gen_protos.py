@@ -36,7 +36,7 @@ def generate(out_dir: Path) -> list[Path]:
         msg = "protoc failed"
         raise SystemExit(msg)
     for stub in out_dir.rglob("*_pb2_grpc.py"):
-        if "Stub(" not in stub.read_text():  # the .proto declares no service
+        if "_to_server(" not in stub.read_text():  # the .proto declares no service
             stub.unlink()
     written = sorted(p for p in out_dir.rglob("*") if p.suffix in {".py", ".pyi"})
     top_packages = {p.relative_to(PROTO_ROOT).parts[0] for p in protos}

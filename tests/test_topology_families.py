@@ -191,3 +191,10 @@ def test_a_single_dragonfly_group_holds_only_the_routers_its_endpoints_fill():
     assert sizing.tier("router").switches == 8
     assert sizing.links("intra-group") == 8 * 7 // 2
     assert sizing.links("global") == 0
+
+
+def test_a_fat_tree_that_fits_one_leaf_buys_no_spine():
+    sizing = size_network("fat_tree", 16, 64)
+    assert [t.name for t in sizing.tiers] == ["leaf"]
+    assert sizing.profile.max_switch_hops == 1
+    assert sizing.profile.bisection_ratio == 1.0

@@ -107,3 +107,9 @@ def test_no_part_reaches_returns_no_options():
 def test_fiber_is_at_least_one_metre():
     assert fiber_metres(0.2) == 1
     assert fiber_metres(3.0) == 3
+
+
+def test_a_node_taller_than_the_rack_names_rack_units():
+    with pytest.raises(InvalidInput) as e:
+        physical_plan(_ib(8, layout=Layout(rack_units=6)), CAT)
+    assert e.value.field == "layout.rack_units"

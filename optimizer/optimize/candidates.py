@@ -31,7 +31,7 @@ from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 from optimizer.topology.profile import TOPOLOGY_FAMILIES, TopologyProfile
-from optimizer.topology.sizing import size_network
+from optimizer.topology.sizing import max_endpoints, size_network
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
@@ -59,6 +59,12 @@ class TimeKey:
         """What makes two designs distinct for top-K: server, fabric, topology, ratio."""
         return (self.server_sku, self.fabric, self.topology, self.oversubscription)
 
+    def max_nodes(self) -> int | None:
+        """Most nodes this topology can attach with this radix (None: no limit)."""
+        most = max_endpoints(self.topology, self.radix, oversubscription=self.oversubscription,
+                             rails=self.nics_per_node)
+        return None if most is None else most // self.nics_per_node
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -68,6 +74,12 @@ class Candidate:
     time_hours: float  # under the request's confidence level
     key: TimeKey
     gpus: int
+
+
+@dataclass(frozen=True)
+class Costed:
+    candidate: Candidate
+    standalone_cents: int | None  # greedy BOM cost when it respects stock, else None
 
 
 @dataclass
@@ -115,7 +127,7 @@ class SearchSpace:
                         k = ports_at_speed(w, speed)
                         if k and switch_fits_fabric(w, fabric):
                             radixes.setdefault(k, []).append(w)
-                    for npn in _nics_per_node_options(server):
+                    for npn in nics_per_node_options(server):
                         for topology in self.topologies:
                             ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
                             for ratio in ratios:
@@ -129,7 +141,7 @@ class SearchSpace:
                                     yield key, [(n, w) for n in at_speed for w in sws]
 
 
-def _nics_per_node_options(server: Server) -> list[int]:
+def nics_per_node_options(server: Server) -> list[int]:
     """One NIC per GPU (rail-optimised) and the cheaper 1, 2, 4 that fit the server."""
     wanted = {n for n in NICS_PER_NODE if n <= server.gpus_per_node} | {server.gpus_per_node}
     return sorted(n for n in wanted if n <= server.max_nics)
@@ -155,7 +167,7 @@ class Timer:
             return cached  # type: ignore[return-value]
         result: Estimate | None
         try:
-            profile = size_network(key.topology, nodes * key.nics_per_node, key.radix or 64,
+            profile = size_network(key.topology, nodes * key.nics_per_node, key.radix,
                                    oversubscription=key.oversubscription,
                                    rails=key.nics_per_node).profile
             result = self._run(key.server_sku, key.fabric, key.nic_speed_gbps,

@@ -13,8 +13,7 @@ from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import ParetoEntry, RankedDesign
 
 if TYPE_CHECKING:
-    from optimizer.optimize.candidates import Timer
-    from optimizer.optimize.search import Costed
+    from optimizer.optimize.candidates import Costed, Timer
 
 # A constraint counts as binding when the design uses all but this fraction of it.
 BINDING_SLACK = 0.02

@@ -17,8 +17,9 @@ from optimizer.optimize.formulation import (
     build_model,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
-from optimizer.optimize.search import Costed
+from optimizer.optimize.candidates import Costed
 from optimizer.topology.layout import LinkOption, link_options
+from optimizer.topology.plan import PhysicalPlan
 
 SECONDS_PER_HOUR = 3600
 
@@ -46,52 +47,79 @@ def bounds_of(spec: OptimizeSpec) -> Bounds:
     )
 
 
-def build_problem(costed: list[Costed], catalog: Catalog, spec: OptimizeSpec) -> Problem:
-    """Rows for the MIP; candidates whose links no catalog part can build are dropped."""
-    options: dict[LinkClass, list[LinkOption]] = {}
-    keep: list[Costed] = []
-    rows: list[CandidateRow] = []
-    group_ids: dict[tuple, int] = {}
-    allowed = _link_allowed(catalog, spec)
-    for item in costed:
-        plan = item.candidate.plan
-        demand: dict[LinkClass, int] = defaultdict(int)
-        buildable = True
-        for need in plan.links:
-            cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
-            if cls not in options:
-                options[cls] = [o for o in link_options(need.length_m, need.speed_gbps,
-                                                        need.fabric, catalog)
-                                if all(sku in allowed for sku, _ in o.parts)]
-            if not options[cls]:
-                buildable = False
-                break
-            demand[cls] += need.count
-        if not buildable:
-            continue
-        fixed: dict[str, int] = defaultdict(int)
-        fixed[plan.servers.sku] += plan.servers.quantity
-        fixed[plan.nics.sku] += plan.nics.quantity
-        for sw in plan.switches:
-            fixed[sw.sku] += sw.quantity
-        group = group_ids.setdefault(item.candidate.key.group, len(group_ids))
-        keep.append(item)
-        rows.append(CandidateRow(
-            fixed_qty=dict(fixed), link_demand=dict(demand),
-            power_w=math.ceil(plan.power_kw * 1000), racks=plan.racks,
-            time_s=math.ceil(item.candidate.time_hours * SECONDS_PER_HOUR), group=group))
-    used = {cls for r in rows for cls in r.link_demand}
-    return Problem(keep, rows, {c: o for c, o in options.items() if c in used},
-                   list(group_ids))
-
-
 def _link_allowed(catalog: Catalog, spec: OptimizeSpec) -> set[str]:
+    """Link SKUs the request's vendor and lead-time filters leave in play."""
     lead = spec.constraints.max_lead_time_days
     return {lk.sku for lk in catalog.links
             if (not spec.allowed_vendors or lk.vendor in spec.allowed_vendors)
             and lk.vendor not in spec.excluded_vendors
             and not (lead is not None and lk.availability.lead_time_days is not None
                      and lk.availability.lead_time_days > lead)}
+
+
+class RowBuilder:
+    """Turns physical plans into MIP rows, caching each link class's buildable options."""
+
+    def __init__(self, catalog: Catalog, spec: OptimizeSpec) -> None:
+        self.catalog = catalog
+        self.spec = spec
+        self.options: dict[LinkClass, list[LinkOption]] = {}
+        self._allowed = _link_allowed(catalog, spec)
+
+    def row(self, plan: PhysicalPlan, time_s: int, group: int) -> CandidateRow | None:
+        """The plan's row, or None when no allowed part builds one of its link groups."""
+        demand: dict[LinkClass, int] = defaultdict(int)
+        for need in plan.links:
+            cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
+            if cls not in self.options:
+                self.options[cls] = [
+                    o for o in link_options(need.length_m, need.speed_gbps, need.fabric,
+                                            self.catalog)
+                    if all(sku in self._allowed for sku, _ in o.parts)]
+            if not self.options[cls]:
+                return None
+            demand[cls] += need.count
+        fixed: dict[str, int] = defaultdict(int)
+        fixed[plan.servers.sku] += plan.servers.quantity
+        fixed[plan.nics.sku] += plan.nics.quantity
+        for sw in plan.switches:
+            fixed[sw.sku] += sw.quantity
+        return CandidateRow(fixed_qty=dict(fixed), link_demand=dict(demand),
+                            power_w=math.ceil(plan.power_kw * 1000), racks=plan.racks,
+                            time_s=time_s, group=group)
+
+    def choices(self, classes: set[LinkClass]) -> dict[LinkClass, list[LinkChoice]]:
+        return {cls: [LinkChoice(o.label, o.parts, o.power_w) for o in self.options[cls]]
+                for cls in classes}
+
+    def exact_cost(self, plan: PhysicalPlan, backend: Backend, limits: Limits) -> int | None:
+        """Cheapest exact price of one plan alone (link mix and volume tiers by the MIP)."""
+        row = self.row(plan, 0, 0)
+        if row is None:
+            return None
+        model, vm = build_model([row], self.choices(set(row.link_demand)), self.catalog,
+                                Bounds())
+        model.minimize(vm.cost_terms)
+        res = backend.solve(model, limits)
+        return res.objective if res.status is SolveStatus.OPTIMAL else None
+
+
+def build_problem(costed: list[Costed], builder: RowBuilder) -> Problem:
+    """Rows for the MIP; candidates whose links no allowed part can build are dropped."""
+    keep: list[Costed] = []
+    rows: list[CandidateRow] = []
+    group_ids: dict[tuple, int] = {}
+    for item in costed:
+        cand = item.candidate
+        group = group_ids.get(cand.key.group, len(group_ids))
+        row = builder.row(cand.plan, math.ceil(cand.time_hours * SECONDS_PER_HOUR), group)
+        if row is None:
+            continue
+        group_ids.setdefault(cand.key.group, group)
+        keep.append(item)
+        rows.append(row)
+    used = {cls for r in rows for cls in r.link_demand}
+    return Problem(keep, rows, {c: builder.options[c] for c in used}, list(group_ids))
 
 
 def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds: Bounds,

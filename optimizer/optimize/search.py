@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
     Candidate,
+    Costed,
     SearchSpace,
     TimeKey,
     Timer,
@@ -19,15 +21,10 @@ from optimizer.optimize.candidates import (
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.topology.bom import build_bom
 from optimizer.topology.layout import Layout
+from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
-
-
-@dataclass(frozen=True)
-class Costed:
-    candidate: Candidate
-    standalone_cents: int | None  # greedy BOM cost when it respects stock, else None
 
 
 def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
@@ -81,23 +78,25 @@ class SearchOutcome:
     keys_evaluated: int
 
 
-def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int]
-           ) -> SearchOutcome:
+def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int],
+           exact_cost: Callable[[PhysicalPlan], int | None]) -> SearchOutcome:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     keyed = list(space.keys())
     if spec.objective is Objective.MIN_COST:
         found = _search_min_cost(spec, catalog, servers, keyed, timer, layout, stock)
     else:
-        found = _search_min_time(spec, catalog, servers, keyed, timer, layout, stock)
+        found = _search_min_time(spec, catalog, servers, keyed, timer, layout, stock,
+                                 exact_cost)
     return SearchOutcome(found[0], len(keyed), found[1])
 
 
-def _node_caps(spec: OptimizeSpec, server: Server) -> tuple[int, int]:
+def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey) -> tuple[int, int]:
     c = spec.constraints
     lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
     hi = (c.max_gpus or MAX_GPUS) // server.gpus_per_node
-    return lo, hi
+    topo = key.max_nodes()
+    return lo, hi if topo is None else min(hi, topo)
 
 
 def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], spec: OptimizeSpec,
@@ -123,7 +122,7 @@ def _search_min_cost(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
     ordered = []
     for key, parts in keyed:
         server = servers[key.server_sku]
-        lo, hi = _node_caps(spec, server)
+        lo, hi = _node_caps(spec, server, key)
         if math.isfinite(target):
             lo = max(lo, timer.nodes_lower_bound(server, target))
         bound = lo * node_cost_bound(catalog, server, key, parts)
@@ -175,7 +174,9 @@ def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | 
 
 def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Server],
                      keyed: list[tuple[TimeKey, list[tuple[Nic, Switch | None]]]], timer: Timer,
-                     layout: Layout, stock: dict[str, int]) -> tuple[list[Costed], int]:
+                     layout: Layout, stock: dict[str, int],
+                     exact_cost: Callable[[PhysicalPlan], int | None]
+                     ) -> tuple[list[Costed], int]:
     budget = spec.constraints.budget_cents
     if budget is None:
         msg = "min_time needs a budget; expected a positive budget_usd"
@@ -183,7 +184,7 @@ def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
     ordered = []
     for key, parts in keyed:
         server = servers[key.server_sku]
-        lo, hi = _node_caps(spec, server)
+        lo, hi = _node_caps(spec, server, key)
         hi = min(hi, budget // node_cost_bound(catalog, server, key, parts))
         if lo <= hi:
             ordered.append((timer.lower_bound_hours(server, hi), key, parts, lo, hi))
@@ -193,7 +194,7 @@ def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
         if bound > kbest.threshold:
             break
         evaluated += 1
-        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget)
+        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget, exact_cost)
         if top is None:
             continue
         sizes = sorted({top, hi, *(max(lo, math.floor(top * f)) for f in (0.97, 0.94, 0.5))})
@@ -204,18 +205,25 @@ def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
 
 
 def _largest_affordable(key: TimeKey, parts: list[tuple[Nic, Switch | None]], lo: int, hi: int,
-                        catalog: Catalog, layout: Layout, budget: int) -> int | None:
-    """Largest node count whose cheapest greedy build fits the budget (bisection on cost)."""
+                        catalog: Catalog, layout: Layout, budget: int,
+                        exact_cost: Callable[[PhysicalPlan], int | None]) -> int | None:
+    """Largest node count with a build that fits the budget (bisection on cost).
+
+    The greedy BOM answers most checks; where it is over budget the exact price (the MIP on
+    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper.
+    """
     def affordable(n: int) -> bool:
+        plans = []
         for nic, switch in parts:
             design = make_design(key, n, nic, switch, layout)
             try:
-                cost = build_bom(design, catalog).capex_cents
+                plan = physical_plan(design, catalog)
+                if build_bom(design, catalog).capex_cents <= budget:
+                    return True
             except InvalidInput:
                 continue
-            if cost <= budget:
-                return True
-        return False
+            plans.append(plan)
+        return any((cost := exact_cost(p)) is not None and cost <= budget for p in plans)
 
     if not affordable(lo):
         return None

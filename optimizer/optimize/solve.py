@@ -14,7 +14,14 @@ from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_ba
 from optimizer.optimize.candidates import SearchSpace, Timer, confident_hours
 from optimizer.optimize.explain import diagnose, explain_ranked, pareto_front, sensitivity
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
-from optimizer.optimize.problem import Problem, bounds_of, build_problem, cost_of, solve_problem
+from optimizer.optimize.problem import (
+    Problem,
+    RowBuilder,
+    bounds_of,
+    build_problem,
+    cost_of,
+    solve_problem,
+)
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import search
@@ -22,6 +29,7 @@ from optimizer.performance.plan import PartialPlan
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.layout import Layout, LinkOption
+from optimizer.topology.plan import PhysicalPlan
 
 
 def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None = None,
@@ -32,13 +40,18 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
     space = SearchSpace(catalog, spec)
     timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
     stock = stock_limits(catalog)
-    outcome = search(space, timer, layout, stock)
-    problem = build_problem(outcome.candidates, catalog, spec)
-    deadline = start + spec.time_limit_s
     limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed)
     if stop is not None:
         limits = replace(limits, stop=stop)
     backend = get_backend(spec.backend)
+    builder = RowBuilder(catalog, spec)
+
+    def exact_cost(plan: PhysicalPlan) -> int | None:
+        return builder.exact_cost(plan, backend, limits)
+
+    outcome = search(space, timer, layout, stock, exact_cost)
+    problem = build_problem(outcome.candidates, builder)
+    deadline = start + spec.time_limit_s
     bounds = bounds_of(spec)
 
     ranked: list[RankedDesign] = []

@@ -89,7 +89,7 @@ def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> F
         if not low <= mid <= high:
             msg = f"{where}: expected {kind}_low <= {kind}_expected <= {kind}_high"
             raise InvalidInput(msg, field=field)
-    if not 0 < values["efficiency_low"] and values["efficiency_high"] <= 1:
+    if not (0 < values["efficiency_low"] and values["efficiency_high"] <= 1):
         raise InvalidInput(f"{where}: efficiencies must lie in (0, 1]", field=field)
     if values["host_network_cpu_ghz_per_node"] <= 0:
         msg = f"{where}: host_network_cpu_ghz_per_node must be > 0"

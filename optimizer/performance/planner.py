@@ -69,6 +69,8 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
             zeros = (1, 3) if d > 1 else (0,)
             for e in _options(fixed.expert, experts):
+                if d % e or w.experts % e:
+                    continue
                 for mb in _options(fixed.micro_batch_size, micro):
                     for z in _options(fixed.zero_stage, zeros):
                         plan = ParallelPlan(t, p, d, e, vp, z, mb)

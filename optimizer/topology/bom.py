@@ -100,8 +100,10 @@ def build_bom(design: Design, catalog: Catalog,
     return _price(items, catalog, racks=plan.racks, rack_units=plan.rack_units)
 
 
-def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
-    """Per group, the cheapest reaching option; where stock runs short, the next cheapest."""
+def cheapest_links(plan: PhysicalPlan,
+                   catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
+    """Per group, the cheapest reaching option at list price; where stock runs short, the next
+    cheapest."""
     stock: dict[str, int | None] = {lk.sku: lk.availability.stock_units for lk in catalog.links}
     choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for demand in (d for d in plan.links if d.count):
@@ -116,8 +118,9 @@ def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple
             if take:
                 picks.append((option, take))
                 for sku, per_link in option.parts:
-                    if stock[sku] is not None:
-                        stock[sku] -= take * per_link  # type: ignore[operator]
+                    remaining = stock[sku]
+                    if remaining is not None:
+                        stock[sku] = remaining - take * per_link
                 left -= take
         if left:  # not enough stock anywhere: order the cheapest; check_bom reports the shortfall
             picks.append((options[0], left))
@@ -126,7 +129,7 @@ def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple
 
 
 def _price(items: Sequence[_Item], catalog: Catalog, *, racks: int,
-                rack_units: int) -> BillOfMaterials:
+           rack_units: int) -> BillOfMaterials:
     """Price each item at the volume break its SKU's total quantity reaches."""
     totals = Counter[str]()
     for item in items:
@@ -184,8 +187,8 @@ def _link_items(demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]],
 
 def _links_in_stock(option: LinkOption, stock: Mapping[str, int | None]) -> int:
     """How many links of ``option`` the remaining stock builds (unlimited stock: no bound)."""
-    bounds = [stock[sku] // per_link for sku, per_link in option.parts  # type: ignore[operator]
-              if stock[sku] is not None]
+    bounds = [remaining // per_link for sku, per_link in option.parts
+              if (remaining := stock[sku]) is not None]
     return min(bounds, default=2**62)
 
 

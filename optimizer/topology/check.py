@@ -181,6 +181,8 @@ def _required(design: Design, k: int) -> _Need:
         d_leaf, u_leaf = split_ports(k, leaf_o)
         leaves = (design.nics_per_node * math.ceil(nodes / d_leaf) if fam == "rail_optimized"
                   else math.ceil(e / d_leaf))
+        if leaves == 1:  # one leaf is the whole tree
+            return _Need({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
         leaf_spine = leaves * u_leaf  # leaves are cabled fully (fat_tree module docstring)
         if leaves <= k:  # two tiers: each spine port set reaches every leaf
             return _Need({"leaf": leaves, "spine": math.ceil(leaf_spine / k)},

@@ -17,7 +17,8 @@ Rules (k = usable ports per switch at the endpoint speed, o = down:up ratio at a
 ------------------------------------------------------------------------------------
 - Port split at an oversubscribed tier: down d = floor(k*o/(1+o)), up u = k - d (o = 1: k/2).
 - Leaves L = ceil(E/d_leaf); every leaf cables all its u uplinks (vendors cable leaves fully so
-  the fabric can grow without recabling, as the SuperPOD tables show).
+  the fabric can grow without recabling, as the SuperPOD tables show). A single leaf needs no
+  spine: the tree is then one switch (one tier, one hop).
 - Two tiers while L <= k (each spine reaches every leaf): spines S = the smallest divisor of
   u_leaf that is >= ceil(L*u_leaf/k), so each leaf runs u_leaf/S links to every spine.
   Maximum E = k*d_leaf (k^2/2 non-blocking).
@@ -97,16 +98,20 @@ def size_clos(family: str, endpoints: int, leaves: int, radix: int, *, leaf_o: f
     ``endpoints_per_leaf`` is the fullest leaf's endpoint count (its down ports used).
     """
     d_leaf, u_leaf = split_ports(radix, leaf_o)
+    if leaves == 1:  # everything fits one leaf: a spine would connect nothing
+        only = TierSizing("leaf", 1, radix, endpoints, 0, busiest_switch_ports_used=endpoints)
+        return _clos(family, endpoints, (only,), (LinkGroupSizing("node-leaf", endpoints),),
+                     endpoints // 2, 1.0, endpoints_per_leaf, rail_optimized)
     leaf_uplinks = leaves * u_leaf
     leaf_tier = TierSizing("leaf", leaves, radix, endpoints, leaf_uplinks,
                            busiest_switch_ports_used=endpoints_per_leaf + u_leaf)
     if leaves <= radix:
         spines = smallest_divisor_at_least(u_leaf, math.ceil(leaf_uplinks / radix))
-        tiers = (leaf_tier,
-                 TierSizing("spine", spines, radix, leaf_uplinks, 0,
-                            busiest_switch_ports_used=leaf_uplinks // spines))
-        groups = (LinkGroupSizing("node-leaf", endpoints),
-                  LinkGroupSizing("leaf-spine", leaf_uplinks))
+        spine_tier = TierSizing("spine", spines, radix, leaf_uplinks, 0,
+                                busiest_switch_ports_used=leaf_uplinks // spines)
+        tiers: tuple[TierSizing, ...] = (leaf_tier, spine_tier)
+        groups: tuple[LinkGroupSizing, ...] = (LinkGroupSizing("node-leaf", endpoints),
+                                               LinkGroupSizing("leaf-spine", leaf_uplinks))
         bisection = min(endpoints // 2, leaf_uplinks // 2)
         return _clos(family, endpoints, tiers, groups, bisection, d_leaf / u_leaf,
                      endpoints_per_leaf, rail_optimized)

@@ -66,11 +66,13 @@ class Layout:
     def per_rack(self, power_kw: float, rack_units: int, what: str) -> int:
         """How many boxes of this power and height one rack holds; refuses a box that fits none."""
         by_power = math.floor(self.rack_power_kw / power_kw + 1e-9) if power_kw > 0 else math.inf
-        count = min(by_power, self.rack_units // max(1, rack_units))
+        by_units = self.rack_units // max(1, rack_units)
+        count = min(by_power, by_units)
         if count < 1:
             msg = (f"one {what} ({power_kw:g} kW, {rack_units} U) does not fit a rack of "
                    f"{self.rack_power_kw:g} kW and {self.rack_units} U")
-            raise InvalidInput(msg, field="layout.rack_power_kw")
+            binding = "rack_power_kw" if by_power < 1 else "rack_units"
+            raise InvalidInput(msg, field=f"layout.{binding}")
         return int(count)
 
     def span_length_m(self, racks: int) -> float:

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from typing import Any
 
 from optimizer.optimize.backends.base import Backend, Limits, SolveResult, SolveStatus
@@ -29,10 +30,10 @@ class PulpBackend(Backend):
         common = {"msg": False, "timeLimit": max(0.01, limits.time_limit_s),
                   "threads": max(1, limits.threads), "gapRel": 0.0}
         if self.name == "cbc":
-            solver = pulp.PULP_CBC_CMD(timeMode="elapsed", keepFiles=False,
-                                       options=[f"randomSeed {limits.seed + 1}",
-                                                f"randomCbcSeed {limits.seed + 1}"],
-                                       **common)
+            solver = _cbc_class()(timeMode="elapsed", keepFiles=False,
+                                  options=[f"randomSeed {limits.seed + 1}",
+                                           f"randomCbcSeed {limits.seed + 1}"],
+                                  **common)
             solver.tmpDir = tmp_dir  # per-solve files, removed afterwards (coin-or/pulp#657)
             return solver
         _silence_highs_banner()
@@ -43,15 +44,16 @@ class PulpBackend(Backend):
             import pulp
         except ImportError:
             return False
-        wanted = "PULP_CBC_CMD" if self.name == "cbc" else "HiGHS"
-        return wanted in pulp.listSolvers(onlyAvailable=True)
+        if self.name == "cbc":
+            return bool(_cbc_class()(msg=False).available())
+        return "HiGHS" in pulp.listSolvers(onlyAvailable=True)
 
     def solve(self, model: MipModel, limits: Limits) -> SolveResult:
         import pulp
 
         prob = pulp.LpProblem("procurement", pulp.LpMinimize)
-        xs = [pulp.LpVariable(f"v{v.index}", lowBound=v.lb, upBound=v.ub,
-                              cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
+        xs = [prob.add_variable(f"v{v.index}", lowBound=v.lb, upBound=v.ub,
+                                cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
               for v in model.variables]
         prob += pulp.lpSum(c * xs[v] for v, c in model.objective.items())
         for i, con in enumerate(model.constraints):
@@ -87,6 +89,29 @@ class PulpBackend(Backend):
         objective = model.evaluate(values)
         return SolveResult(status, values, objective, float(objective) if proven else None,
                            elapsed, self.name)
+
+
+def _cbc_class() -> Any:
+    """CBC through PuLP: the bundled binary on PuLP 3.x, ``COIN_CMD`` with ``pulp[cbc]`` on 4.x."""
+    import pulp
+
+    bundled = getattr(pulp, "PULP_CBC_CMD", None)
+    if bundled is None:
+        return pulp.COIN_CMD
+    with warnings.catch_warnings():  # PuLP 3.3 warns that 4.0 drops the bundled binary
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if bundled(msg=False).available():
+            return _quiet(bundled)
+    return pulp.COIN_CMD
+
+
+def _quiet(cls: Any) -> Any:
+    """``cls`` constructed with its deprecation warning silenced."""
+    def make(*args: Any, **kwargs: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cls(*args, **kwargs)
+    return make
 
 
 @functools.cache

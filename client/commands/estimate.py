@@ -1,0 +1,86 @@
+"""``procure estimate SPEC.json``: how long would this run take on that cluster?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from google.protobuf import json_format
+from rich.console import Console
+from rich.table import Table
+
+from client.options import output_file, output_format
+from optimizer._pb.procurement.v1 import estimate_pb2
+from optimizer.errors import InvalidInput
+
+
+def read_request(path: str) -> estimate_pb2.EstimateRequest:
+    """Parse the protobuf JSON form of an ``EstimateRequest`` (proto field names); an
+    unknown or mistyped field is an error that names it."""
+    text = Path(path).read_text()
+    try:
+        return json_format.Parse(text, estimate_pb2.EstimateRequest())
+    except json_format.ParseError as e:
+        raise InvalidInput(str(e), field=Path(path).name) from None
+
+
+def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
+    table = Table(title="training-time estimate", show_header=False)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    p, b = resp.parallelism, resp.breakdown
+    rows = [
+        ("training time (hours)", f"{resp.training_time_hours:,.1f}  "
+                                  f"[{resp.training_time_hours_low:,.1f} .. "
+                                  f"{resp.training_time_hours_high:,.1f}]"),
+        ("training time (days)", f"{resp.training_time_hours / 24:,.1f}"),
+        ("step time (s)", f"{resp.step_time_s:.3f}"),
+        ("steps", f"{resp.steps:,.0f}"),
+        ("parameters (B)", f"{resp.parameters / 1e9:,.2f}"),
+        ("tokens/s", f"{resp.tokens_per_s:,.0f}"),
+        ("model TFLOP/s per GPU", f"{resp.model_tflops_per_gpu:.1f}"),
+        ("hardware TFLOP/s per GPU", f"{resp.hardware_tflops_per_gpu:.1f}"),
+        ("MFU", f"{resp.mfu:.1%}"),
+        ("memory per GPU (GB)", f"{resp.memory_per_gpu_gb:.1f}"),
+        ("plan (tensor, pipeline, data, expert)", f"{p.tensor}, {p.pipeline}, {p.data}, "
+                                                  f"{p.expert}"),
+        ("virtual pipeline / ZeRO stage / micro-batch", f"{p.virtual_pipeline} / "
+                                                        f"{p.zero_stage} / {p.micro_batch_size}"),
+        ("compute (s/step)", f"{b.compute_s:.3f}"),
+        ("pipeline bubble (s/step)", f"{b.pipeline_bubble_s:.3f}"),
+        ("tensor parallel (s/step)", f"{b.tensor_parallel_s:.3f}"),
+        ("data parallel, before overlap (s/step)", f"{b.data_parallel_s:.3f}"),
+        ("pipeline p2p (s/step)", f"{b.pipeline_p2p_s:.3f}"),
+        ("MoE all-to-all (s/step)", f"{b.all_to_all_s:.3f}"),
+        ("exposed communication (s/step)", f"{b.exposed_communication_s:.3f}"),
+        ("host CPU, TCP (s/step)", f"{b.host_cpu_overhead_s:.3f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+@click.command("estimate")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@output_format("table", "json")
+@output_file
+def estimate(spec: str, fmt: str, output: str | None) -> None:
+    """Estimate the training time of the workload in SPEC (an EstimateRequest as JSON) on its
+    cluster; the parallel plan is chosen when SPEC does not fix it."""
+    from optimizer.api import estimate as estimate_api
+
+    response = estimate_api(read_request(spec))
+    if fmt == "json":
+        text = json_format.MessageToJson(response, preserving_proto_field_name=True,
+                                         always_print_fields_with_no_presence=True)
+        if output:
+            Path(output).write_text(text + "\n")
+        else:
+            click.echo(text)
+        return
+    console = Console(file=open(output, "w") if output else None, width=100)  # noqa: SIM115
+    console.print(_render_table(response))
+    for note in response.notes:
+        console.print(f"note: {note}")
+    if output:
+        console.file.close()

@@ -1,0 +1,179 @@
+"""Brute force: every design and every way to buy its links, priced and checked one by one.
+
+The correctness oracle for the MIP (tests) and the reference it is timed against
+(benchmarks). It shares only the physics with the optimizer (estimator, topology sizing,
+link options, volume prices): no bounds, no search heuristics, no solver. Exponential: small
+catalogs and clusters only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from optimizer.catalog.model import Catalog, Nic, Switch
+from optimizer.errors import InvalidInput
+from optimizer.optimize.candidates import (
+    OVERSUBSCRIBABLE,
+    OVERSUBSCRIPTIONS,
+    SearchSpace,
+    Timer,
+    TimeKey,
+    confident_hours,
+    make_design,
+    nics_per_node_options,
+)
+from optimizer.optimize.formulation import list_prices, stock_limits
+from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
+from optimizer.topology.design import Design
+from optimizer.topology.layout import Layout, LinkOption, link_options
+from optimizer.topology.plan import physical_plan
+
+
+@dataclass(frozen=True)
+class BruteDesign:
+    design: Design
+    capex_cents: int
+    time_hours: float
+
+    @property
+    def group(self) -> tuple[str, str, str, float]:
+        d = self.design
+        return (d.server_sku, d.fabric, d.topology, d.oversubscription)
+
+
+def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
+    """Every way to split ``total`` links among ``parts`` options."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+def _priced(catalog: Catalog, qty: Counter[str], prices: dict[str, int]) -> int:
+    return sum(q * catalog.unit_price_cents(sku, q, prices[sku]) for sku, q in qty.items() if q)
+
+
+def cheapest_build(design: Design, catalog: Catalog, spec: OptimizeSpec
+                   ) -> tuple[int, float] | None:
+    """(capex cents, power kW) of the cheapest feasible way to buy ``design``, or None."""
+    try:
+        plan = physical_plan(design, catalog)
+    except InvalidInput:
+        return None
+    c = spec.constraints
+    if c.max_racks is not None and plan.racks > c.max_racks:
+        return None
+    base: Counter[str] = Counter({plan.servers.sku: plan.servers.quantity})
+    base[plan.nics.sku] += plan.nics.quantity
+    for sw in plan.switches:
+        base[sw.sku] += sw.quantity
+    classes: dict[tuple[float, int, str], int] = {}
+    for need in plan.links:
+        k = (need.length_m, need.speed_gbps, need.fabric)
+        classes[k] = classes.get(k, 0) + need.count
+    opts: list[list[LinkOption]] = []
+    for length, speed, fabric in classes:
+        found = link_options(length, speed, fabric, catalog)
+        found = [o for o in found if all(_allowed_link(catalog, spec, s) for s, _ in o.parts)]
+        if not found:
+            return None
+        opts.append(found)
+    prices, stock = list_prices(catalog), stock_limits(catalog)
+    best: tuple[int, float] | None = None
+    per_class = [list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts,
+                                                                 strict=True)]
+    for split in itertools.product(*per_class):
+        qty = Counter(base)
+        power_w = plan.power_kw * 1000
+        for counts, options in zip(split, opts, strict=True):
+            for n, option in zip(counts, options, strict=True):
+                power_w += n * option.power_w
+                for sku, per_link in option.parts:
+                    qty[sku] += n * per_link
+        if any(q > stock[s] for s, q in qty.items() if s in stock):
+            continue
+        if c.max_power_kw is not None and power_w > c.max_power_kw * 1000:
+            continue
+        cost = _priced(catalog, qty, prices)
+        if best is None or cost < best[0]:
+            best = (cost, power_w / 1000)
+    return best
+
+
+def _allowed_link(catalog: Catalog, spec: OptimizeSpec, sku: str) -> bool:
+    link = next(lk for lk in catalog.links if lk.sku == sku)
+    if spec.allowed_vendors and link.vendor not in spec.allowed_vendors:
+        return False
+    if link.vendor in spec.excluded_vendors:
+        return False
+    lead = spec.constraints.max_lead_time_days
+    return not (lead is not None and link.availability.lead_time_days is not None
+                and link.availability.lead_time_days > lead)
+
+
+def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[BruteDesign]:
+    """The best design of every distinct group, ranked as the optimizer ranks them."""
+    space = SearchSpace(catalog, spec)
+    timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
+    c = spec.constraints
+    layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
+    best: dict[tuple, BruteDesign] = {}
+    for server in space.servers:
+        lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
+        hi = min(max_nodes, (c.max_gpus or 10**9) // server.gpus_per_node)
+        for fabric in space.fabrics:
+            for nic in (n for n in space.nics if nic_fits_fabric(n, fabric)):
+                for npn in nics_per_node_options(server):
+                    for topology in space.topologies:
+                        ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
+                        switches = [None] if topology == "torus" else [
+                            w for w in space.switches
+                            if switch_fits_fabric(w, fabric) and ports_at_speed(w, nic.speed_gbps)]
+                        for ratio, switch, nodes in itertools.product(ratios, switches,
+                                                                      range(lo, hi + 1)):
+                            _consider(best, catalog, spec, timer, layout, server.sku, fabric,
+                                      nic, npn, topology, ratio, switch, nodes)
+    ranked = sorted(best.values(), key=lambda b: _objective(b, spec))
+    return ranked[: spec.top_k]
+
+
+def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple:
+    if spec.objective is Objective.MIN_COST:
+        return (b.capex_cents,)
+    return (math.ceil(b.time_hours * 3600), b.capex_cents)
+
+
+def _consider(best: dict, catalog: Catalog, spec: OptimizeSpec, timer: Timer, layout: Layout,
+              server_sku: str, fabric: str, nic: Nic, npn: int, topology: str, ratio: float,
+              switch: Switch | None, nodes: int) -> None:
+    radix = 0 if switch is None else ports_at_speed(switch, nic.speed_gbps)
+    key = TimeKey(server_sku, fabric, nic.speed_gbps, npn, topology, ratio, radix)
+    design = make_design(key, nodes, nic, switch, layout)
+    try:
+        plan = physical_plan(design, catalog)
+    except InvalidInput:
+        return
+    est = timer.reestimate(design, plan)
+    if est is None:
+        return
+    hours = confident_hours(est, spec.confidence)
+    c = spec.constraints
+    if c.target_training_hours is not None and hours > c.target_training_hours:
+        return
+    built = cheapest_build(design, catalog, spec)
+    if built is None:
+        return
+    cost, _ = built
+    if c.budget_cents is not None and cost > c.budget_cents:
+        return
+    found = BruteDesign(design, cost, hours)
+    group = found.group
+    if group not in best or _objective(found, spec) < _objective(best[group], spec):
+        best[group] = found
