@@ -28,7 +28,8 @@ def fit_generation(name: str, cases: list[PublishedCase]) -> tuple[float, float,
     original = calibration.GENERATIONS[name]
 
     def errors(eff: float) -> list[float]:
-        calibration.GENERATIONS[name] = replace(original, kernel_efficiency=eff)
+        calibration.set_generation(replace(original, kernel_efficiency=eff,
+                                           kernel_efficiency_low=eff, kernel_efficiency_high=eff))
         return [relative_error(c) for c in mine]
 
     lo, hi = 0.3, 0.95
@@ -40,7 +41,7 @@ def fit_generation(name: str, cases: list[PublishedCase]) -> tuple[float, float,
             lo = a
     best = (lo + hi) / 2
     errs = errors(best)
-    calibration.GENERATIONS[name] = original
+    calibration.set_generation(original)
     return best, min(errs), max(errs)
 
 

@@ -15,8 +15,7 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import Estimate, estimate
 from optimizer.performance.planner import plan_and_estimate
-from optimizer.performance.validation import HGX_H100, SELENE, GpuSystem
-from optimizer.topology.sizing import size_network
+from optimizer.performance.validation import HGX_H100, SELENE, cluster_for
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
@@ -29,23 +28,10 @@ TOPOLOGIES = (("fat_tree", 1.0), ("fat_tree", 3.0), ("rail_optimized", 1.0),
 SYSTEMS = (SELENE, HGX_H100)
 
 
-def _cluster(system: GpuSystem, gpus: int, fabric: str, topology: str,
-             oversubscription: float) -> ClusterSpec:
-    nodes = gpus // 8
-    profile = size_network(topology, nodes * system.nics_per_node, 64,
-                           oversubscription=oversubscription, rails=system.nics_per_node).profile
-    return ClusterSpec(gpus=gpus, gpus_per_node=8, gpu_peak_tflops=system.peak_tflops,
-                       gpu_memory_gb=system.memory_gb,
-                       intra_node_gbytes_per_s=system.nvlink_gbytes_per_s, fabric=fabric,
-                       nic_gbps_per_node=system.nic_gbps_per_node,
-                       nics_per_node=system.nics_per_node, topology=profile,
-                       gpu_model=system.gpu_model, gpu_peak_fp8_tflops=system.peak_fp8_tflops)
-
-
 def pairs(n: int) -> list[tuple[Workload, ClusterSpec]]:
     """``n`` pairs cycling over workloads x systems x sizes x fabrics x topologies."""
     workloads = [preset(name) for name in WORKLOADS]
-    clusters = [_cluster(s, g, f, t, o) for s, g, f, (t, o)
+    clusters = [cluster_for(s, g, t, f, o) for s, g, f, (t, o)
                 in itertools.product(SYSTEMS, GPU_COUNTS, FABRICS, TOPOLOGIES)]
     grid = list(itertools.product(workloads, clusters))
     return [grid[i % len(grid)] for i in range(n)]

@@ -275,6 +275,12 @@ def smallest_meeting(timer: Timer, key: TimeKey, target_hours: float, lo: int, h
     return ok_hi
 
 
+def design_order(design: Design) -> tuple:
+    """The deterministic order among otherwise equal designs: by names and sizes."""
+    return (design.server_sku, design.fabric, design.topology, design.oversubscription,
+            design.nodes, design.nic_sku, design.nics_per_node, design.switch_skus)
+
+
 def make_design(key: TimeKey, nodes: int, nic: Nic, switch: Switch | None,
                 layout: Layout) -> Design:
     return Design(server_sku=key.server_sku, nodes=nodes, nic_sku=nic.sku,
@@ -283,10 +289,25 @@ def make_design(key: TimeKey, nodes: int, nic: Nic, switch: Switch | None,
                   switch_skus=(switch.sku,) if switch is not None else (), layout=layout)
 
 
+def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -> bool:
+    """The same hardware as a simpler design the request also allows, so not a distinct one.
+
+    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; a
+    fat-tree that fits one switch is the single switch; one rail is a plain fat-tree.
+    """
+    profile = plan.sizing.profile
+    if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
+        return True
+    if design.topology == "fat_tree" and profile.tiers == 1 and "single_switch" in topologies:
+        return True
+    return (design.topology == "rail_optimized" and design.nics_per_node == 1
+            and "fat_tree" in topologies)
+
+
 def build_candidates(timer: Timer, key: TimeKey, nodes: int,
                      parts: list[tuple[Nic, Switch | None]], catalog: Catalog,
-                     layout: Layout) -> list[Candidate]:
-    """Every buildable (NIC, switch) realisation of ``key`` at ``nodes``."""
+                     layout: Layout, topologies: tuple[str, ...]) -> list[Candidate]:
+    """Every buildable, non-redundant (NIC, switch) realisation of ``key`` at ``nodes``."""
     est = timer.estimate(key, nodes)
     if est is None:
         return []
@@ -297,6 +318,8 @@ def build_candidates(timer: Timer, key: TimeKey, nodes: int,
         try:
             plan = physical_plan(design, catalog)
         except InvalidInput:
+            continue
+        if redundant(design, plan, topologies):
             continue
         out.append(Candidate(design, plan, est, hours, key,
                              nodes * timer.servers[key.server_sku].gpus_per_node))

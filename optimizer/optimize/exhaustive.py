@@ -23,8 +23,10 @@ from optimizer.optimize.candidates import (
     Timer,
     TimeKey,
     confident_hours,
+    design_order,
     make_design,
     nics_per_node_options,
+    redundant,
 )
 from optimizer.optimize.formulation import list_prices, stock_limits
 from optimizer.optimize.request import Objective, OptimizeSpec
@@ -32,6 +34,7 @@ from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fi
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout, LinkOption, link_options
 from optimizer.topology.plan import physical_plan
+from optimizer.topology.profile import TOPOLOGY_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -145,9 +148,11 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
 
 
 def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple:
+    """The optimizer's lexicographic objective (optimizer.optimize.problem.solve_problem)."""
+    seconds = math.ceil(b.time_hours * 3600)
     if spec.objective is Objective.MIN_COST:
-        return (b.capex_cents,)
-    return (math.ceil(b.time_hours * 3600), b.capex_cents)
+        return (b.capex_cents, seconds, design_order(b.design))
+    return (seconds, b.capex_cents, design_order(b.design))
 
 
 def _consider(best: dict, catalog: Catalog, spec: OptimizeSpec, timer: Timer, layout: Layout,
@@ -159,6 +164,8 @@ def _consider(best: dict, catalog: Catalog, spec: OptimizeSpec, timer: Timer, la
     try:
         plan = physical_plan(design, catalog)
     except InvalidInput:
+        return
+    if redundant(design, plan, spec.allowed_topologies or TOPOLOGY_FAMILIES):
         return
     est = timer.reestimate(design, plan)
     if est is None:

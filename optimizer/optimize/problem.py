@@ -17,7 +17,7 @@ from optimizer.optimize.formulation import (
     build_model,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
-from optimizer.optimize.candidates import Costed
+from optimizer.optimize.candidates import Costed, design_order
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
 
@@ -32,6 +32,7 @@ class Problem:
     rows: list[CandidateRow]
     options: dict[LinkClass, list[LinkOption]]
     groups: list[tuple]
+    order: list[int]  # each row's position in design_order (deterministic tie-break)
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
         return {cls: [LinkChoice(o.label, o.parts, o.power_w) for o in opts]
@@ -119,37 +120,53 @@ def build_problem(costed: list[Costed], builder: RowBuilder) -> Problem:
         keep.append(item)
         rows.append(row)
     used = {cls for r in rows for cls in r.link_demand}
-    return Problem(keep, rows, {c: builder.options[c] for c in used}, list(group_ids))
+    ranking = sorted(range(len(keep)), key=lambda i: design_order(keep[i].candidate.design))
+    order = [0] * len(keep)
+    for position, i in enumerate(ranking):
+        order[i] = position
+    return Problem(keep, rows, {c: builder.options[c] for c in used}, list(group_ids), order)
 
 
 def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds: Bounds,
                   excluded: list[int], backend: Backend, limits: Limits
                   ) -> tuple[SolveResult, VarMap]:
-    """One MIP solve: min cost, or min time then min cost at that time (lexicographic)."""
-    choices = problem.choices()
-    model, vm = build_model(problem.rows, choices, catalog, bounds, excluded_groups=excluded)
+    """One lexicographic MIP solve (each stage keeps the previous optimum as a constraint).
+
+    min_cost: cost, then (time, design order); min_time: time, then cost, then design order.
+    The design order (optimizer.optimize.candidates.design_order) makes ties deterministic.
+    The result carries the primary objective, its bound and a status that is OPTIMAL only
+    when every stage was proven optimal.
+    """
+    model, vm = build_model(problem.rows, problem.choices(), catalog, bounds,
+                            excluded_groups=excluded)
+    order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
     if spec.objective is Objective.MIN_COST:
-        model.minimize(vm.cost_terms)
-        return backend.solve(model, limits), vm
-    model.minimize(vm.time_terms)
-    first = backend.solve(model, limits)
-    if not first.has_solution:
-        return first, vm
-    fastest = sum(vm.time_terms[v] * first.values[v] for v in vm.time_terms)
-    model2, vm2 = build_model(problem.rows, choices, catalog,
-                              replace(bounds, max_time_s=fastest), excluded_groups=excluded)
-    model2.minimize(vm2.cost_terms)
-    second = backend.solve(model2, limits)
-    if not second.has_solution:
-        return first, vm
-    status = (SolveStatus.OPTIMAL if first.status is SolveStatus.OPTIMAL
-              and second.status is SolveStatus.OPTIMAL else SolveStatus.FEASIBLE)
-    return replace(second, status=status,
-                   solve_time_s=first.solve_time_s + second.solve_time_s), vm2
+        scale = len(problem.rows) + 1
+        stages = [vm.cost_terms, {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}]
+    else:
+        stages = [vm.time_terms, vm.cost_terms, order]
+    first: SolveResult | None = None
+    last: SolveResult | None = None
+    elapsed, proven = 0.0, True
+    for i, objective in enumerate(stages):
+        model.minimize(objective)
+        res = backend.solve(model, limits)
+        elapsed += res.solve_time_s
+        if not res.has_solution:
+            if last is None:
+                return res, vm
+            break  # keep the previous stage's solution (a later stage ran out of time)
+        proven = proven and res.status is SolveStatus.OPTIMAL
+        first = first or res
+        last = res
+        model.add(f"lexicographic_stage[{i}]", objective, hi=res.objective)
+    assert first is not None and last is not None
+    status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
+    return replace(last, status=status, objective=first.objective, bound=first.bound,
+                   solve_time_s=elapsed), vm
 
 
 def cost_of(res: SolveResult, vm: VarMap) -> int:
+    """Capex in cents of a solution (the cost objective evaluated, whatever was minimised)."""
     assert res.values is not None
     return sum(c * res.values[v] for v, c in vm.cost_terms.items())
-
-

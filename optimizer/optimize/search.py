@@ -23,6 +23,8 @@ from optimizer.topology.bom import build_bom
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
+Parts = list[tuple[Nic, Switch | None]]
+
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
 
@@ -80,14 +82,11 @@ class SearchOutcome:
 
 def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int],
            exact_cost: Callable[[PhysicalPlan], int | None]) -> SearchOutcome:
-    spec, catalog = space.spec, space.catalog
-    servers = {s.sku: s for s in space.servers}
     keyed = list(space.keys())
-    if spec.objective is Objective.MIN_COST:
-        found = _search_min_cost(spec, catalog, servers, keyed, timer, layout, stock)
+    if space.spec.objective is Objective.MIN_COST:
+        found = _search_min_cost(space, keyed, timer, layout, stock)
     else:
-        found = _search_min_time(spec, catalog, servers, keyed, timer, layout, stock,
-                                 exact_cost)
+        found = _search_min_time(space, keyed, timer, layout, stock, exact_cost)
     return SearchOutcome(found[0], len(keyed), found[1])
 
 
@@ -114,9 +113,10 @@ def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], 
         kbest.offer(cand.key.group, cand.time_hours if value_of_time else cost)
 
 
-def _search_min_cost(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Server],
-                     keyed: list[tuple[TimeKey, list[tuple[Nic, Switch | None]]]], timer: Timer,
+def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
                      layout: Layout, stock: dict[str, int]) -> tuple[list[Costed], int]:
+    spec, catalog = space.spec, space.catalog
+    servers = {s.sku: s for s in space.servers}
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
     ordered = []
@@ -140,14 +140,15 @@ def _search_min_cost(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
             continue
         warm[key.server_sku] = n
         first = len(out)
-        cands = build_candidates(timer, key, n, parts, catalog, layout)
+        cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
         _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=False)
         priced = [c.standalone_cents for c in out[first:] if c.standalone_cents is not None]
         if not priced:
             continue
         per_node = node_cost_bound(catalog, servers[key.server_sku], key, parts)
         for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
-            cands = build_candidates(timer, key, size, parts, catalog, layout)
+            cands = build_candidates(timer, key, size, parts, catalog, layout,
+                                     space.topologies)
             _offer_all([c for c in cands if c.time_hours <= target], catalog, stock, spec,
                        out, kbest, value_of_time=False)
     return out, evaluated
@@ -172,11 +173,12 @@ def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | 
     return sorted(sizes)
 
 
-def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Server],
-                     keyed: list[tuple[TimeKey, list[tuple[Nic, Switch | None]]]], timer: Timer,
+def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
                      layout: Layout, stock: dict[str, int],
                      exact_cost: Callable[[PhysicalPlan], int | None]
                      ) -> tuple[list[Costed], int]:
+    spec, catalog = space.spec, space.catalog
+    servers = {s.sku: s for s in space.servers}
     budget = spec.constraints.budget_cents
     if budget is None:
         msg = "min_time needs a budget; expected a positive budget_usd"
@@ -199,7 +201,8 @@ def _search_min_time(spec: OptimizeSpec, catalog: Catalog, servers: dict[str, Se
             continue
         sizes = sorted({top, hi, *(max(lo, math.floor(top * f)) for f in (0.97, 0.94, 0.5))})
         for size in sizes:
-            cands = build_candidates(timer, key, size, parts, catalog, layout)
+            cands = build_candidates(timer, key, size, parts, catalog, layout,
+                                     space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
     return out, evaluated
 

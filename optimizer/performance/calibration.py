@@ -57,6 +57,12 @@ NVLINK_EFFICIENCY = 0.82
 NVLINK_ALPHA_S = 1e-6
 
 
+def set_generation(gen: GpuGeneration) -> None:
+    """Replace one generation's constants (the calibration script's fitting loop)."""
+    GENERATIONS[gen.name] = gen
+    generation.cache_clear()
+
+
 @lru_cache(maxsize=256)
 def generation(gpu_model: str) -> GpuGeneration:
     """The calibrated generation whose name occurs in ``gpu_model`` (e.g. "H100 SXM5 80GB")."""

@@ -18,6 +18,7 @@ from optimizer.performance.calibration import (
     ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
+    GpuGeneration,
     generation,
 )
 from optimizer.performance.cluster import ClusterSpec
@@ -368,12 +369,12 @@ class _Step:
 
 
 def _scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> _Scenario:
-    return _scenario_for(c.gpu_model, fabric, name)
+    return _scenario_for(generation(c.gpu_model), fabric, name)
 
 
 @lru_cache(maxsize=1024)
-def _scenario_for(gpu_model: str, fabric: FabricProfile, name: str) -> _Scenario:
-    return _Scenario(kernel_efficiency=generation(gpu_model).efficiency(name),
+def _scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> _Scenario:
+    return _Scenario(kernel_efficiency=gen.efficiency(name),
                      fabric_efficiency=fabric.efficiency(name),
                      base_latency_s=fabric.base_latency_s(name),
                      host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name))

@@ -65,13 +65,17 @@ class PublishedCase:
     measured_training_days: float | None = None
 
 
-def cluster_for(system: GpuSystem, gpus: int, topology: str = "fat_tree") -> ClusterSpec:
+def cluster_for(system: GpuSystem, gpus: int, topology: str = "fat_tree",
+                fabric: str | None = None, oversubscription: float = 1.0) -> ClusterSpec:
+    """``gpus`` GPUs of ``system`` (8 per node) on its network, or on ``fabric`` and
+    ``topology`` at ``oversubscription`` instead."""
     nodes = max(1, gpus // 8)
     profile = size_network(topology, nodes * system.nics_per_node, system.switch_radix,
-                           rails=system.nics_per_node).profile
+                           oversubscription=oversubscription, rails=system.nics_per_node).profile
     return ClusterSpec(gpus=gpus, gpus_per_node=8, gpu_peak_tflops=system.peak_tflops,
                        gpu_memory_gb=system.memory_gb,
-                       intra_node_gbytes_per_s=system.nvlink_gbytes_per_s, fabric=system.fabric,
+                       intra_node_gbytes_per_s=system.nvlink_gbytes_per_s,
+                       fabric=fabric or system.fabric,
                        nic_gbps_per_node=system.nic_gbps_per_node,
                        nics_per_node=system.nics_per_node, topology=profile,
                        gpu_model=system.gpu_model, gpu_peak_fp8_tflops=system.peak_fp8_tflops)

@@ -1,0 +1,248 @@
+"""Where batch tasks run: a local process pool (default) or a Dask cluster, one interface.
+
+Both engines take the catalogs (canonical bytes by content id) and an iterable of
+scenarios and yield one ``TaskResult`` per scenario as results complete, in completion
+order. They keep a bounded number of tasks in flight, so memory stays flat however long the
+batch, and they retry a scenario whose worker died (killed, out of memory) up to
+``max_attempts`` times before turning it into an error row. Every scenario yields exactly
+once; duplicates across retries are impossible because a scenario is resubmitted only
+after its previous attempt has failed.
+
+Processes are started with ``spawn``: a forked child of a process that already runs gRPC or
+solver threads can deadlock (docs/reliability, B1).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from optimizer.batch.spec import Scenario
+from optimizer.batch.tasks import TaskResult, failed_result, install_catalogs, run_scenario
+from optimizer.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+# Dask's own default for ``distributed.scheduler.allowed-failures`` + 1, used for both
+# engines so that a scenario that kills its worker every time cannot stall a batch.
+DEFAULT_MAX_ATTEMPTS = 4
+# A fresh worker process after this many tasks bounds any slow leak in the solver stack.
+DEFAULT_TASKS_PER_CHILD = 250
+
+
+class WorkerDied(RuntimeError):
+    """The process running a scenario died ``attempts`` times; recorded as the row's error."""
+
+
+def local_cpu_count() -> int:
+    """CPUs this process may run on (affinity and cgroup-pinned sets, not the host total)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+class Engine(ABC):
+    """Runs scenarios somewhere and yields their results as they complete."""
+
+    workers: int
+
+    @abstractmethod
+    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
+            timeout_s: float | None = None) -> Iterator[TaskResult]:
+        """One result per scenario, in completion order."""
+
+    def close(self) -> None:
+        """Release processes or connections the engine owns."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class LocalEngine(Engine):
+    """A spawn-context process pool on this machine, one process per CPU by default."""
+
+    def __init__(self, workers: int | None = None, *,
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                 tasks_per_child: int = DEFAULT_TASKS_PER_CHILD) -> None:
+        if workers is not None and workers < 1:
+            raise InvalidInput(f"got {workers}, expected at least 1", field="workers")
+        self.workers = workers or local_cpu_count()
+        self.max_attempts = max_attempts
+        self.tasks_per_child = tasks_per_child
+
+    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
+            timeout_s: float | None = None) -> Iterator[TaskResult]:
+        todo: Iterator[Scenario] = iter(scenarios)
+        retry: deque[Scenario] = deque()
+        attempts: dict[str, int] = {}
+        inflight: dict[Future[TaskResult], Scenario] = {}
+        pool: ProcessPoolExecutor | None = None
+        try:
+            while True:
+                if pool is None:
+                    pool = self._pool(catalogs)
+                while len(inflight) < 2 * self.workers:
+                    s = retry.popleft() if retry else next(todo, None)
+                    if s is None:
+                        break
+                    inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
+                if not inflight:
+                    return
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    s = inflight.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        gave_up = self._failed_attempt(s, attempts, retry, catalogs)
+                        if gave_up is not None:
+                            yield gave_up
+                        continue
+                    attempts.pop(s.scenario_id, None)
+                    yield result
+                if broken:
+                    # A dead worker fails every task of the pool: retry all of them.
+                    for fut, s in list(inflight.items()):
+                        inflight.pop(fut)
+                        gave_up = self._failed_attempt(s, attempts, retry, catalogs)
+                        if gave_up is not None:
+                            yield gave_up
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = None
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    def _pool(self, catalogs: Mapping[str, bytes]) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=install_catalogs, initargs=(dict(catalogs),),
+            max_tasks_per_child=self.tasks_per_child)
+
+    def _failed_attempt(self, s: Scenario, attempts: dict[str, int], retry: deque[Scenario],
+                        catalogs: Mapping[str, bytes]) -> TaskResult | None:
+        n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
+        if n < self.max_attempts:
+            retry.append(s)
+            return None
+        attempts.pop(s.scenario_id)
+        died = WorkerDied(f"the worker process died {n} times running this scenario")
+        return failed_result(s, died, catalogs[s.catalog_id])
+
+
+class DaskEngine(Engine):
+    """Tasks on a Dask ``distributed`` cluster: ``tcp://host:port`` or an existing Client.
+
+    Catalog bytes are scattered to every worker once (``broadcast=True``) and tasks refer to
+    them by future, so a task carries only its scenario. A worker that dies mid-task is
+    handled by the scheduler (it reruns the task elsewhere, up to its ``allowed-failures``)
+    and then by this engine (a lost catalog replica is scattered again and the scenario
+    resubmitted, up to ``max_attempts``).
+    """
+
+    def __init__(self, scheduler: str | Client, *,
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+        from distributed import Client
+
+        if isinstance(scheduler, str):
+            try:
+                self.client = Client(scheduler, timeout="30s")
+            except OSError as e:
+                msg = f"cannot reach the Dask scheduler at {scheduler} ({e})"
+                raise InvalidInput(msg, field="scheduler") from None
+            self._owns_client = True
+        else:
+            self.client, self._owns_client = scheduler, False
+        self.max_attempts = max_attempts
+        self.workers = max(1, sum(self.client.nthreads().values()))
+
+    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
+            timeout_s: float | None = None) -> Iterator[TaskResult]:
+        from distributed import as_completed
+
+        shipped: dict[str, Any] = {}
+
+        def ship(catalog_id: str) -> Any:
+            shipped[catalog_id] = self.client.scatter(catalogs[catalog_id], broadcast=True,
+                                                      hash=False)
+            return shipped[catalog_id]
+
+        todo: Iterator[Scenario] = iter(scenarios)
+        attempts: dict[str, int] = {}
+        inflight: dict[Any, Scenario] = {}
+        queue = as_completed()
+        window = max(16, 4 * self.workers)
+
+        def submit(s: Scenario) -> None:
+            data = shipped[s.catalog_id] if s.catalog_id in shipped else ship(s.catalog_id)
+            fut = self.client.submit(run_scenario, s, data, timeout_s, pure=False)
+            inflight[fut] = s
+            queue.add(fut)
+
+        try:
+            for s in itertools.islice(todo, window):
+                submit(s)
+            for fut in queue:
+                s = inflight.pop(fut)
+                result = self._outcome(fut, s, attempts, catalogs)
+                fut.release()
+                if result is None:  # lost with its worker: ship the catalog again, retry
+                    ship(s.catalog_id)
+                    submit(s)
+                    continue
+                yield result
+                nxt = next(todo, None)
+                if nxt is not None:
+                    submit(nxt)
+        finally:
+            for fut in inflight:
+                fut.cancel()
+            for data in shipped.values():
+                data.release()
+
+    def _outcome(self, fut: Any, s: Scenario, attempts: dict[str, int],
+                 catalogs: Mapping[str, bytes]) -> TaskResult | None:
+        """The scenario's result, its error row once retries are spent, or None to retry."""
+        from distributed.scheduler import KilledWorker
+
+        try:
+            result: TaskResult = fut.result()
+        except KilledWorker as e:  # the scheduler already retried on other workers
+            return failed_result(s, WorkerDied(str(e)), catalogs[s.catalog_id])
+        except Exception as e:  # noqa: BLE001 - lost dependency or a cancelled task
+            n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
+            if n < self.max_attempts:
+                return None
+            return failed_result(s, WorkerDied(f"gave up after {n} attempts: {e}"),
+                                 catalogs[s.catalog_id])
+        attempts.pop(s.scenario_id, None)
+        return result
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.close()
+
+
+def make_engine(scheduler: str | Client | None = None, workers: int | None = None) -> Engine:
+    """``LocalEngine(workers)`` unless a Dask scheduler address or Client is given."""
+    if scheduler is None:
+        return LocalEngine(workers)
+    if workers is not None:
+        raise InvalidInput("the Dask cluster decides its workers; drop --workers",
+                           field="workers")
+    return DaskEngine(scheduler)

@@ -1,0 +1,310 @@
+"""Batch specs: which scenarios to solve against which catalogs.
+
+A spec is a JSON or YAML document, or a CSV table with one scenario per row (docs/batch.md).
+Parsing turns it into ``SpecRow``s (a catalog reference and an ``OptimizeRequest``);
+``plan_batch`` resolves the catalogs once, in the driver, and gives every scenario a stable
+id: the SHA-256 of the catalog's content hash and the canonical JSON of the request. Equal
+ids mean equal work, which is what makes resume and exactly-once writing possible.
+
+Structural mistakes (an unknown key or field, a grid value of the wrong type, a catalog
+that does not resolve) raise ``InvalidInput``/``NotFound`` before any work starts; values a
+request may hold but the optimizer rejects (a negative budget) become error rows instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.catalog.canonical import canonical_json, hash_canonical
+from optimizer.catalog.resolve import resolve_catalog
+from optimizer.errors import InvalidInput, LimitExceeded
+
+# Checked before expanding a grid: a typo in a grid must not exhaust memory.
+MAX_SCENARIOS = 1_000_000
+# In a CSV cell, a repeated field (allowed_fabrics, ...) lists its values separated by this.
+CSV_LIST_SEPARATOR = ";"
+
+_DOCUMENT_KEYS = ("catalogs", "defaults", "scenarios", "grid")
+# Messages whose fields a CSV column may name without the dotted prefix, in lookup order.
+_BARE_PREFIXES = ("", "workload.", "constraints.", "solver.")
+
+
+@dataclass(frozen=True)
+class SpecRow:
+    """One scenario as written: a catalog reference and a request (its ``catalog`` unset)."""
+
+    catalog_ref: str
+    request: optimize_pb2.OptimizeRequest
+    where: str  # location in the spec file, for messages
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    rows: tuple[SpecRow, ...]
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class CatalogInfo:
+    """A resolved catalog as shipped to workers: canonical bytes named by their hash."""
+
+    catalog_id: str
+    ref: str
+    name: str
+    vendor: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The unit of work: pure data, cheap to pickle, the same on every engine."""
+
+    scenario_id: str
+    comparison_key: str  # equal for the same request against different catalogs
+    catalog_id: str
+    catalog_ref: str
+    request_json: str  # canonical protobuf JSON of the OptimizeRequest, catalog unset
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    catalogs: Mapping[str, CatalogInfo]  # by catalog_id
+    scenarios: tuple[Scenario, ...]
+    duplicates: int  # rows dropped because an earlier row has the same id
+
+
+def canonical_request_json(request: optimize_pb2.OptimizeRequest) -> str:
+    """Deterministic JSON of ``request`` without its catalog (which the content hash replaces)."""
+    req = optimize_pb2.OptimizeRequest()
+    req.CopyFrom(request)
+    req.ClearField("catalog")
+    doc = json_format.MessageToDict(req, preserving_proto_field_name=True)
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def scenario_id(catalog_id: str, request_json: str) -> str:
+    return hashlib.sha256(f"{catalog_id}\n{request_json}".encode()).hexdigest()[:32]
+
+
+def load_spec(path: str | Path) -> BatchSpec:
+    """Parse a ``.json``, ``.yaml``/``.yml`` or ``.csv`` batch spec."""
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        return spec_from_csv(text, source=p.name)
+    if suffix == ".json":
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InvalidInput(f"not valid JSON ({e})", field=p.name) from None
+    elif suffix in (".yaml", ".yml"):
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise InvalidInput(f"not valid YAML ({e})", field=p.name) from None
+    else:
+        msg = f"got {p.suffix or 'no suffix'!r}, expected .json, .yaml, .yml or .csv"
+        raise InvalidInput(msg, field=p.name)
+    return spec_from_document(doc, source=p.name)
+
+
+def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
+    """Expand ``{catalogs, defaults, scenarios, grid}``: every scenario (default: one empty
+    scenario) under every grid combination, against its own ``catalog`` or every catalog.
+    Precedence: defaults < scenario < grid values."""
+    if not isinstance(doc, Mapping):
+        raise InvalidInput(f"got {type(doc).__name__}, expected a mapping with keys "
+                           f"{', '.join(_DOCUMENT_KEYS)}", field=source)
+    unknown = sorted(set(doc) - set(_DOCUMENT_KEYS))
+    if unknown:
+        raise InvalidInput(f"unknown key(s) {', '.join(map(str, unknown))}; expected "
+                           f"{', '.join(_DOCUMENT_KEYS)}", field=source)
+    catalogs = _string_list(doc.get("catalogs", []), "catalogs")
+    defaults = _mapping(doc.get("defaults", {}), "defaults")
+    scenarios = doc.get("scenarios", [{}])
+    if not isinstance(scenarios, list) or not scenarios:
+        raise InvalidInput("expected a non-empty list of OptimizeRequest objects",
+                           field="scenarios")
+    grid = _mapping(doc.get("grid", {}), "grid")
+    for path, values in grid.items():
+        _field_path(str(path), f"grid.{path}")
+        if not isinstance(values, list) or not values:
+            raise InvalidInput("expected a non-empty list of values", field=f"grid.{path}")
+    combos = math.prod(len(v) for v in grid.values())
+    per_scenario = [1 if "catalog" in _mapping(s, f"scenarios[{i}]") else len(catalogs)
+                    for i, s in enumerate(scenarios)]
+    total = combos * sum(per_scenario)
+    if total > MAX_SCENARIOS:
+        raise LimitExceeded(f"{source}: expands to {total:,} scenarios; the limit is "
+                            f"{MAX_SCENARIOS:,}")
+    rows: list[SpecRow] = []
+    for i, scenario in enumerate(scenarios):
+        refs = [scenario["catalog"]] if "catalog" in scenario else catalogs
+        if not refs:
+            raise InvalidInput("no catalog: give the scenario a catalog or the spec a "
+                               "catalogs list", field=f"scenarios[{i}]")
+        for combo in itertools.product(*grid.values()):
+            merged = _deep_merge(defaults, {k: v for k, v in scenario.items() if k != "catalog"})
+            for path, value in zip(grid, combo, strict=True):
+                merged = _deep_merge(merged, _nest(str(path), value))
+            where = f"scenarios[{i}]" + "".join(f" {p}={v}" for p, v in zip(grid, combo,
+                                                                          strict=True))
+            request = _parse_request(merged, where)
+            rows.extend(SpecRow(str(ref), request, where) for ref in refs)
+    return BatchSpec(rows=tuple(rows), source=source)
+
+
+def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
+    """One scenario per row; a ``catalog`` column and one column per request field, named by
+    dotted path (``constraints.budget_usd``) or by a field name that is unambiguous
+    (``budget_usd``, ``model``). Empty cells leave the field unset."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = reader.fieldnames or []
+    if "catalog" not in header:
+        raise InvalidInput("missing column 'catalog'", field=source)
+    paths = {col: _column_path(col, source) for col in header if col != "catalog"}
+    rows: list[SpecRow] = []
+    for line, record in enumerate(reader, start=2):
+        where = f"{source}, row {line}"
+        if len(rows) >= MAX_SCENARIOS:
+            raise LimitExceeded(f"{source}: more than {MAX_SCENARIOS:,} scenarios")
+        ref = (record.get("catalog") or "").strip()
+        if not ref:
+            raise InvalidInput("empty; expected a catalog name, id or path",
+                               field=f"{where}, column catalog")
+        doc: dict[str, Any] = {}
+        for col, path in paths.items():
+            cell = (record.get(col) or "").strip()
+            if cell:
+                doc = _deep_merge(doc, _nest(path, _cell_value(cell, path, f"{where}, "
+                                                                         f"column {col}")))
+        rows.append(SpecRow(ref, _parse_request(doc, where), where))
+    if not rows:
+        raise InvalidInput("no scenario rows", field=source)
+    return BatchSpec(rows=tuple(rows), source=source)
+
+
+def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
+               tenant: str = "default") -> BatchPlan:
+    """Resolve each distinct catalog reference once and give every row its stable id;
+    rows that repeat an earlier id are dropped (and counted)."""
+    by_ref: dict[str, CatalogInfo] = {}
+    catalogs: dict[str, CatalogInfo] = {}
+    scenarios: list[Scenario] = []
+    seen: set[str] = set()
+    for row in spec.rows:
+        info = by_ref.get(row.catalog_ref)
+        if info is None:
+            catalog = resolve_catalog(row.catalog_ref, data_dir=data_dir, tenant=tenant)
+            data = canonical_json(catalog)
+            fresh = CatalogInfo(catalog_id=hash_canonical(data), ref=row.catalog_ref,
+                                name=catalog.meta.name, vendor=catalog.meta.vendor, data=data)
+            info = by_ref[row.catalog_ref] = catalogs.setdefault(fresh.catalog_id, fresh)
+        request_json = canonical_request_json(row.request)
+        sid = scenario_id(info.catalog_id, request_json)
+        if sid in seen:
+            continue
+        seen.add(sid)
+        key = hashlib.sha256(request_json.encode()).hexdigest()[:16]
+        scenarios.append(Scenario(sid, key, info.catalog_id, row.catalog_ref, request_json))
+    return BatchPlan(catalogs=catalogs, scenarios=tuple(scenarios),
+                     duplicates=len(spec.rows) - len(scenarios))
+
+
+def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:
+    try:
+        return json_format.ParseDict(doc, optimize_pb2.OptimizeRequest())
+    except json_format.ParseError as e:
+        raise InvalidInput(str(e), field=where) from None
+
+
+def _string_list(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise InvalidInput("expected a list of catalog names, ids or paths", field=field)
+    return value
+
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"got {type(value).__name__}, expected a mapping", field=field)
+    return value
+
+
+def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _nest(path: str, value: Any) -> dict[str, Any]:
+    doc: Any = value
+    for part in reversed(path.split(".")):
+        doc = {part: doc}
+    return doc
+
+
+def _walk(path: str) -> Iterator[FieldDescriptor | None]:
+    message: Descriptor | None = optimize_pb2.OptimizeRequest.DESCRIPTOR
+    for part in path.split("."):
+        field = message.fields_by_name.get(part) if message is not None else None
+        yield field
+        if field is None:
+            return
+        message = field.message_type
+
+
+def _field_path(path: str, where: str) -> FieldDescriptor:
+    """The scalar or repeated field a dotted path names; ``catalog`` is not a request field
+    in a batch (the spec says which catalogs)."""
+    fields = list(_walk(path))
+    leaf = fields[-1]
+    if leaf is None or leaf.message_type is not None or path == "catalog":
+        raise InvalidInput(f"{path!r} is not a field of OptimizeRequest (e.g. "
+                           "workload.model, constraints.budget_usd, top_k)", field=where)
+    return leaf
+
+
+def _column_path(column: str, source: str) -> str:
+    if "." in column:
+        _field_path(column, f"{source}, column {column}")
+        return column
+    matches = [prefix + column for prefix in _BARE_PREFIXES
+               if (leaf := list(_walk(prefix + column))[-1]) is not None
+               and leaf.message_type is None and prefix + column != "catalog"]
+    if len(matches) != 1:
+        expected = ("a field of OptimizeRequest, workload, constraints or solver"
+                    if not matches else f"one of {', '.join(matches)} (spell it out)")
+        raise InvalidInput(f"unknown or ambiguous column; expected {expected}",
+                           field=f"{source}, column {column}")
+    return matches[0]
+
+
+def _cell_value(cell: str, path: str, where: str) -> Any:
+    leaf = _field_path(path, where)
+    if leaf.label == FieldDescriptor.LABEL_REPEATED:
+        return [v.strip() for v in cell.split(CSV_LIST_SEPARATOR) if v.strip()]
+    if leaf.type == FieldDescriptor.TYPE_BOOL:
+        low = cell.lower()
+        if low not in ("true", "false"):
+            raise InvalidInput(f"got {cell!r}, expected true or false", field=where)
+        return low == "true"
+    return cell  # json_format parses numbers given as strings, and names the field if not

@@ -1,0 +1,144 @@
+"""The batch task: a pure function of (catalog content, scenario) that never raises.
+
+Engines run ``run_scenario`` anywhere (a local process, a Dask worker on another machine).
+Catalogs travel once per worker process as canonical bytes and are decoded once per
+process (``catalog_for``); the task checks the bytes against the id it was promised, so a
+stale cache can never price a scenario against the wrong quote. Every failure (bad request,
+solver error, timeout) comes back as a row with its error, never as an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format
+
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.batch.spec import Scenario
+from optimizer.catalog.canonical import catalog_from_canonical, hash_canonical
+from optimizer.catalog.model import Catalog
+from optimizer.errors import InvalidInput, ProcurementError
+from optimizer.optimize.request import Objective
+
+# Row status of a scenario that raised instead of returning a response.
+ERROR = "ERROR"
+
+# Per-process caches: canonical bytes installed by a pool initializer, decoded catalogs.
+_shipped: dict[str, bytes] = {}
+_decoded: dict[str, Catalog] = {}
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    scenario_id: str
+    row: dict[str, Any]  # one flat result row (writer.ROW_SCHEMA)
+    response_json: str  # one JSON line: ids plus the full OptimizeResponse (or the error)
+
+
+def install_catalogs(catalogs: Mapping[str, bytes]) -> None:
+    """Local-pool initializer: make these catalogs available to every task in the process."""
+    _shipped.update(catalogs)
+
+
+def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
+    """The decoded catalog ``catalog_id``, from ``data`` or the installed bytes, decoded
+    once per process."""
+    cached = _decoded.get(catalog_id)
+    if cached is not None:
+        return cached
+    raw = data if data is not None else _shipped.get(catalog_id)
+    if raw is None:
+        raise InvalidInput("catalog content was not shipped to this worker",
+                           field=f"catalog {catalog_id[:12]}")
+    if hash_canonical(raw) != catalog_id:
+        raise InvalidInput("shipped catalog bytes do not match their content hash",
+                           field=f"catalog {catalog_id[:12]}")
+    catalog = _decoded[catalog_id] = catalog_from_canonical(raw)
+    return catalog
+
+
+def run_scenario(scenario: Scenario, catalog_data: bytes | None = None,
+                 timeout_s: float | None = None) -> TaskResult:
+    """Solve one scenario; ``timeout_s`` asks the solver to stop and report what it has."""
+    from optimizer.api import optimize
+
+    stop = threading.Event()
+    timer = threading.Timer(timeout_s, stop.set) if timeout_s else None
+    try:
+        catalog = catalog_for(scenario.catalog_id, catalog_data)
+        request = json_format.Parse(scenario.request_json, optimize_pb2.OptimizeRequest())
+        if timer is not None:
+            timer.start()
+        response = optimize(request, catalog=catalog, stop=stop)
+    except Exception as e:  # noqa: BLE001 - the batch's contract: every failure is a row
+        return failed_result(scenario, e, catalog_data)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    row = {**_request_columns(scenario, catalog), **_response_columns(response)}
+    if stop.is_set():
+        row["error"] = f"stopped by the batch's task timeout of {timeout_s:g} s"
+        row["error_code"] = "DEADLINE_EXCEEDED"
+    body = json_format.MessageToDict(response, preserving_proto_field_name=True)
+    return TaskResult(scenario.scenario_id, row, _line(scenario, row, body))
+
+
+def failed_result(scenario: Scenario, error: BaseException,
+                  catalog_data: bytes | None = None) -> TaskResult:
+    """The error row of a scenario that raised (in the task) or could not run (an engine
+    gave up after its workers died)."""
+    try:
+        catalog: Catalog | None = catalog_for(scenario.catalog_id, catalog_data)
+    except ProcurementError:
+        catalog = None
+    code = error.grpc_code if isinstance(error, ProcurementError) else "INTERNAL"
+    row = {**_request_columns(scenario, catalog),
+           **_response_columns(optimize_pb2.OptimizeResponse()),
+           "status": ERROR, "error": f"{type(error).__name__}: {error}", "error_code": code,
+           "solve_time_s": None}
+    return TaskResult(scenario.scenario_id, row, _line(scenario, row, None))
+
+
+def _request_columns(s: Scenario, catalog: Catalog | None) -> dict[str, Any]:
+    request = json_format.Parse(s.request_json, optimize_pb2.OptimizeRequest())
+    w, c = request.workload, request.constraints
+    return {
+        "scenario_id": s.scenario_id, "comparison_key": s.comparison_key,
+        "catalog": s.catalog_ref, "catalog_id": s.catalog_id,
+        "catalog_name": catalog.meta.name if catalog else None,
+        "vendor": catalog.meta.vendor if catalog else None,
+        "objective": request.objective or Objective.MIN_COST.value,
+        "workload_model": w.model or None,
+        "training_tokens": w.training_tokens if w.HasField("training_tokens") else None,
+        "budget_usd": c.budget_usd if c.HasField("budget_usd") else None,
+        "target_training_hours": (c.target_training_hours
+                                  if c.HasField("target_training_hours") else None),
+        "request_id": request.request_id or None,
+    }
+
+
+def _response_columns(r: optimize_pb2.OptimizeResponse) -> dict[str, Any]:
+    top = r.designs[0] if r.designs else None
+    return {
+        "status": r.status, "error": None, "error_code": None, "designs": len(r.designs),
+        "gpus": top.gpus if top else None, "nodes": top.nodes if top else None,
+        "server_sku": top.server_sku if top else None, "nic_sku": top.nic_sku if top else None,
+        "fabric": top.fabric if top else None, "topology": top.topology if top else None,
+        "oversubscription": top.oversubscription if top else None,
+        "capex_usd": top.capex_usd if top else None,
+        "training_time_hours": top.training_time_hours if top else None,
+        "power_kw": top.power_kw if top else None,
+        "solve_time_s": r.solve_time_s, "gap": r.gap if top else None,
+        "diagnosis": r.diagnosis or None,
+    }
+
+
+def _line(s: Scenario, row: dict[str, Any], response: dict[str, Any] | None) -> str:
+    doc = {"scenario_id": s.scenario_id, "catalog": s.catalog_ref, "catalog_id": s.catalog_id,
+           "request": json.loads(s.request_json), "status": row["status"],
+           "error": row["error"], "response": response}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))

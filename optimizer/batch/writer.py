@@ -1,0 +1,175 @@
+"""Incremental, exactly-once result files of a batch, and reading them back.
+
+Layout of an output directory::
+
+    results/part-000000.parquet ...   one file per flush; the Parquet dataset of result rows
+    responses.jsonl                   one line per scenario: request, status, full response
+    results.csv                       the same rows as CSV (only when asked for)
+
+A flush first appends the buffered lines to ``responses.jsonl`` (and ``results.csv``) and
+syncs them, then writes the Parquet part under a temporary name and renames it into place.
+The rename is the commit: each part records in its metadata how far the text files
+reached. Opening a directory again removes what a crash left uncommitted (temporary parts,
+text past the last recorded offset), so a scenario is in all files exactly once or in none,
+and ``--resume`` skips exactly the committed ids.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from optimizer.batch.tasks import TaskResult
+
+RESULTS_DIR = "results"
+RESPONSES_FILE = "responses.jsonl"
+CSV_FILE = "results.csv"
+_OFFSETS = {RESPONSES_FILE: b"responses_end", CSV_FILE: b"csv_end"}
+
+_S, _F, _I = pa.string(), pa.float64(), pa.int32()
+ROW_SCHEMA = pa.schema([
+    ("scenario_id", _S), ("comparison_key", _S), ("catalog", _S), ("catalog_id", _S),
+    ("catalog_name", _S), ("vendor", _S), ("objective", _S), ("workload_model", _S),
+    ("training_tokens", _F), ("budget_usd", _F), ("target_training_hours", _F),
+    ("request_id", _S), ("status", _S), ("error", _S), ("error_code", _S), ("designs", _I),
+    ("gpus", _I), ("nodes", _I), ("server_sku", _S), ("nic_sku", _S), ("fabric", _S),
+    ("topology", _S), ("oversubscription", _F), ("capex_usd", _F),
+    ("training_time_hours", _F), ("power_kw", _F), ("solve_time_s", _F), ("gap", _F),
+    ("diagnosis", _S),
+])
+# Measurements of this run rather than results of the scenario: excluded when comparing runs.
+TIMING_COLUMNS = ("solve_time_s",)
+
+
+def _parts(out_dir: Path) -> list[Path]:
+    return sorted((out_dir / RESULTS_DIR).glob("part-*.parquet"))
+
+
+def has_results(out_dir: str | Path) -> bool:
+    return bool(_parts(Path(out_dir)))
+
+
+def read_table(out_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """Every committed row of ``out_dir`` as Arrow (empty, with the row schema, when none)."""
+    parts = _parts(Path(out_dir))
+    tables = [pq.read_table(p, columns=columns, schema=ROW_SCHEMA) for p in parts]
+    if not tables:
+        empty = ROW_SCHEMA.empty_table()
+        return empty.select(columns) if columns else empty
+    return pa.concat_tables(tables)
+
+
+def read_results(out_dir: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """Every committed row of ``out_dir`` as a DataFrame."""
+    return read_table(out_dir, columns).to_pandas()
+
+
+class ResultWriter:
+    """Buffers result rows and commits them every ``flush_rows`` rows or ``flush_s`` seconds.
+
+    ``add`` ignores a scenario id already committed or buffered, so a row is written once
+    even if an engine or a resumed run produces it again.
+    """
+
+    def __init__(self, out_dir: str | Path, *, csv_copy: bool = False, flush_rows: int = 200,
+                 flush_s: float = 10.0) -> None:
+        self.out_dir = Path(out_dir)
+        (self.out_dir / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+        # Once a directory has a CSV copy it keeps one, or its offsets would stop matching.
+        self.csv_copy = csv_copy or (self.out_dir / CSV_FILE).exists()
+        self.flush_rows, self.flush_s = flush_rows, flush_s
+        self._recover()
+        self.written: set[str] = set(
+            read_table(self.out_dir, ["scenario_id"]).column("scenario_id").to_pylist())
+        self._rows: list[dict[str, Any]] = []
+        self._lines: list[str] = []
+        self._buffered: set[str] = set()
+        self._since = time.monotonic()
+
+    def add(self, result: TaskResult) -> bool:
+        """Buffer ``result``; False when its scenario is already written."""
+        sid = result.scenario_id
+        if sid in self.written or sid in self._buffered:
+            return False
+        self._rows.append(result.row)
+        self._lines.append(result.response_json)
+        self._buffered.add(sid)
+        if (len(self._rows) >= self.flush_rows
+                or time.monotonic() - self._since >= self.flush_s):
+            self.flush()
+        return True
+
+    def flush(self) -> None:
+        """Commit the buffered rows (no-op when empty)."""
+        self._since = time.monotonic()
+        if not self._rows:
+            return
+        offsets = {_OFFSETS[RESPONSES_FILE]: str(
+            _append(self.out_dir / RESPONSES_FILE, "".join(f"{x}\n" for x in self._lines)))}
+        if self.csv_copy:
+            offsets[_OFFSETS[CSV_FILE]] = str(_append(self.out_dir / CSV_FILE,
+                                                      _csv_text(self._rows, self.out_dir)))
+        table = pa.Table.from_pylist(self._rows, schema=ROW_SCHEMA)
+        table = table.replace_schema_metadata({k: v.encode() for k, v in offsets.items()})
+        parts = _parts(self.out_dir)
+        seq = int(parts[-1].stem.split("-")[1]) + 1 if parts else 0
+        final = self.out_dir / RESULTS_DIR / f"part-{seq:06d}.parquet"
+        tmp = final.with_suffix(".parquet.tmp")
+        pq.write_table(table, tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+        _fsync_dir(final.parent)
+        self.written |= self._buffered
+        self._rows, self._lines, self._buffered = [], [], set()
+
+    def _recover(self) -> None:
+        """Drop what an interrupted flush left behind (temp parts, text past the last
+        committed offset); give a directory its CSV copy when one is first asked for."""
+        for tmp in (self.out_dir / RESULTS_DIR).glob("*.tmp"):
+            tmp.unlink()
+        parts = _parts(self.out_dir)
+        meta = (pq.read_schema(parts[-1]).metadata or {}) if parts else {}
+        for name, key in _OFFSETS.items():
+            path = self.out_dir / name
+            end = int(meta.get(key, b"0"))
+            if path.exists() and path.stat().st_size > end:
+                os.truncate(path, end)
+        csv_path = self.out_dir / CSV_FILE
+        if self.csv_copy and parts and not (csv_path.exists() and csv_path.stat().st_size):
+            _append(csv_path, _csv_text(read_table(self.out_dir).to_pylist(), self.out_dir))
+
+
+def _append(path: Path, text: str) -> int:
+    """Append and sync ``text``; the file's size afterwards (the new committed offset)."""
+    with open(path, "ab") as f:
+        f.write(text.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+        return f.tell()
+
+
+def _csv_text(rows: list[dict[str, Any]], out_dir: Path) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=ROW_SCHEMA.names, lineterminator="\n")
+    path = out_dir / CSV_FILE
+    if not path.exists() or path.stat().st_size == 0:
+        writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

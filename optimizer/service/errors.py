@@ -1,0 +1,32 @@
+"""Errors only the service raises. They join the core hierarchy (optimizer.errors), so the one
+mapping in optimizer.service.interceptors turns them into status codes like any other."""
+
+from __future__ import annotations
+
+from optimizer.errors import ProcurementError
+
+
+class Cancelled(ProcurementError):
+    """The client cancelled the call; its solve was stopped."""
+
+    grpc_code = "CANCELLED"
+
+
+class DeadlineExceeded(ProcurementError):
+    """The call's deadline passed (or leaves too little time to solve anything)."""
+
+    grpc_code = "DEADLINE_EXCEEDED"
+
+
+class Unavailable(ProcurementError):
+    """The server is draining for shutdown; retry on another instance."""
+
+    grpc_code = "UNAVAILABLE"
+
+
+class WorkerError(ProcurementError):
+    """An error raised in a worker process, carried back as its status code and message."""
+
+    def __init__(self, grpc_code: str, message: str) -> None:
+        self.grpc_code = grpc_code
+        super().__init__(message)

@@ -1,0 +1,145 @@
+"""What a solver worker process does: receive a job, run the core on it, send the result back.
+
+Runs in the spawned worker processes only, so it imports nothing of grpc (reliability.md B1).
+Requests and responses cross the pipe as serialized protobuf messages; errors as their status
+code name and message, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from collections import OrderedDict
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import InvalidInput, NotFound, ProcurementError, SolverFailed
+
+Progress = Callable[[dict[str, Any]], None]
+_PR_SET_PDEATHSIG = 1
+_CACHED_CATALOGS = 8
+
+
+def worker_main(conn: Connection, data_dir: str | None) -> None:
+    """Entry point of a worker process: serve jobs from ``conn`` until told to stop."""
+    _detach()
+    runner = JobRunner(data_dir)
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        kind, payload, tenant = job
+        try:
+            result = runner.run(kind, payload, tenant, lambda d: conn.send(("progress", d)))
+            conn.send(("ok", result))
+        except ProcurementError as e:
+            conn.send(("error", e.grpc_code, str(e)))
+        except Exception as e:  # a bug: say where, never the message (it may hold prices)
+            where = _innermost(e)
+            print(f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
+                  file=sys.stderr, flush=True)
+            conn.send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
+
+
+def _detach() -> None:
+    """Own process group (so a kill reaches solver children too), die with the server, and
+    leave Ctrl-C to the server, which decides when solves stop."""
+    os.setpgrp()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _innermost(error: BaseException) -> str:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return "?"
+    return f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}"
+
+
+class JobRunner:
+    """Runs jobs in one worker; keeps a few catalogs decoded between jobs."""
+
+    def __init__(self, data_dir: str | None) -> None:
+        from optimizer import api  # the solver stack, imported once per worker
+
+        self._api = api
+        self._data_dir = data_dir
+        self._catalogs: OrderedDict[str, Any] = OrderedDict()
+        self._store: Any = None
+
+    def run(self, kind: str, payload: bytes, tenant: str, progress: Progress) -> bytes:
+        from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+
+        if kind == "smoke":
+            return smoke_test()
+        if kind == "estimate":
+            est = estimate_pb2.EstimateRequest.FromString(payload)
+            return self._api.estimate(est).SerializeToString()
+        if kind == "optimize":
+            req = optimize_pb2.OptimizeRequest.FromString(payload)
+            catalog = self.catalog(req.catalog, tenant)
+            return self._api.optimize(req, data_dir=self._data_dir, tenant=tenant,
+                                      catalog=catalog, progress=progress).SerializeToString()
+        msg = f"unknown job kind {kind!r}"
+        raise SolverFailed(msg)
+
+    def catalog(self, ref: str, tenant: str) -> Any:
+        """A bundled catalog by name, else the tenant's stored one. Never a server path: a
+        caller must not make the server read its own files."""
+        from optimizer.catalog import load_catalog
+        from optimizer.catalog.resolve import bundled_catalogs
+        from optimizer.catalog.store import DB_FILENAME, CatalogStore, default_data_dir
+
+        if not ref:
+            raise InvalidInput("required; expected a catalog name, name@version or id",
+                               field="catalog")
+        for folder in bundled_catalogs():
+            if folder.name == ref:
+                return self._cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        if self._store is None:
+            store_dir = Path(self._data_dir) if self._data_dir else default_data_dir()
+            if not (store_dir / DB_FILENAME).is_file():
+                raise NotFound(f"catalog {ref!r} not found")
+            self._store = CatalogStore(store_dir)
+        info = self._store.info(ref, tenant=tenant)
+        return self._cached(f"{tenant}:{info.id}",
+                            lambda: self._store.get(info.id, tenant=tenant))
+
+    def _cached(self, key: str, load: Callable[[], Any]) -> Any:
+        if key in self._catalogs:
+            self._catalogs.move_to_end(key)
+            return self._catalogs[key]
+        value = load()
+        self._catalogs[key] = value
+        while len(self._catalogs) > _CACHED_CATALOGS:
+            self._catalogs.popitem(last=False)
+        return value
+
+
+def smoke_test() -> bytes:
+    """Solve a two-variable MIP with the default backend and check the answer (readiness:
+    the server reports SERVING only after this passes, reliability.md A8, D1)."""
+    from optimizer.optimize.backends import Limits, SolveStatus, get_backend
+    from optimizer.optimize.mip import MipModel
+
+    model = MipModel()
+    x, y = model.var("x", 0, 10), model.var("y", 0, 10)
+    model.add("cover", {x: 1, y: 1}, lo=3)
+    model.minimize({x: 2, y: 3})
+    res = get_backend("cpsat").solve(model, Limits(time_limit_s=5.0))
+    if res.status is not SolveStatus.OPTIMAL or res.objective != 6:
+        msg = f"solver smoke test failed: status {res.status}, objective {res.objective}"
+        raise SolverFailed(msg)
+    return b"ok"

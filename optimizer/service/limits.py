@@ -1,0 +1,80 @@
+"""Every size and count the service refuses to exceed, checked before any work.
+
+docs/service.md lists them in a table; an exceeded limit is RESOURCE_EXHAUSTED
+(shared/reliability.md A3, G1).
+"""
+
+from __future__ import annotations
+
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.catalog.io import RawCatalog
+from optimizer.catalog.schema import FILE_TABLES, MAX_FILE_BYTES, MAX_ROWS_PER_TABLE
+from optimizer.catalog.store import MAX_CATALOG_BYTES
+from optimizer.errors import LimitExceeded
+from optimizer.optimize.convert import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S, MAX_TOP_K
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""Largest single request or response message (gRPC's own default); uploads stream in chunks."""
+MAX_UPLOAD_BYTES = MAX_CATALOG_BYTES
+"""Largest upload: the bytes of all its files together."""
+MAX_UPLOAD_FILE_BYTES = MAX_FILE_BYTES
+"""Largest single file of an upload (a table file or a workbook)."""
+MAX_UPLOAD_FILES = len(FILE_TABLES)
+"""Most files one upload may carry: one per table."""
+MAX_CATALOG_ROWS = MAX_ROWS_PER_TABLE
+"""Most data rows one table of an uploaded catalog may hold."""
+MAX_BATCH_RUNS = 100
+"""Most (scenario, catalog) runs one BatchOptimize call may ask for."""
+MAX_SOLVER_SECONDS = MAX_TIME_LIMIT_S
+"""Longest solver time limit a request may ask for."""
+DEFAULT_SOLVER_SECONDS = DEFAULT_TIME_LIMIT_S
+"""Solver time limit when the request gives none."""
+DEADLINE_MARGIN_S = 0.5
+"""Time kept back from a call's deadline for search, verification and the reply."""
+MIN_SOLVER_SECONDS = 0.2
+"""A call whose deadline leaves less solver time than this fails at once (DEADLINE_EXCEEDED)."""
+EXPORT_CHUNK_BYTES = 1024 * 1024
+"""Size of the pieces ExportCatalog streams a file in."""
+
+
+def check_upload_file(file_name: str, file_bytes: int, files: int, total_bytes: int) -> None:
+    """Refuse an upload as soon as its bytes or files exceed the limits, before parsing."""
+    if files > MAX_UPLOAD_FILES:
+        msg = f"upload carries more than {MAX_UPLOAD_FILES} files; expected one per table"
+        raise LimitExceeded(msg)
+    if file_bytes > MAX_UPLOAD_FILE_BYTES:
+        msg = f"file {file_name!r} exceeds {MAX_UPLOAD_FILE_BYTES} bytes"
+        raise LimitExceeded(msg)
+    if total_bytes > MAX_UPLOAD_BYTES:
+        msg = f"upload exceeds {MAX_UPLOAD_BYTES} bytes in total"
+        raise LimitExceeded(msg)
+
+
+def check_catalog_rows(raw: RawCatalog) -> None:
+    """Refuse a table with more rows than allowed before validating any cell.
+
+    The reader keeps at most MAX_ROWS_PER_TABLE + 1 rows, enough to tell.
+    """
+    for table in raw.tables.values():
+        if len(table.rows) > MAX_CATALOG_ROWS:
+            msg = f"table {table.name!r} has more than {MAX_CATALOG_ROWS} rows"
+            raise LimitExceeded(msg)
+
+
+def check_optimize(request: optimize_pb2.OptimizeRequest, field: str = "") -> None:
+    """The request's top_k and solver time limit, against the service's limits."""
+    prefix = f"{field}." if field else ""
+    if request.top_k > MAX_TOP_K:
+        msg = f"{prefix}top_k is {request.top_k}; at most {MAX_TOP_K} designs per request"
+        raise LimitExceeded(msg)
+    if request.solver.HasField("time_limit_s") and request.solver.time_limit_s > \
+            MAX_SOLVER_SECONDS:
+        msg = (f"{prefix}solver.time_limit_s is {request.solver.time_limit_s:g}; at most "
+               f"{MAX_SOLVER_SECONDS:g} s")
+        raise LimitExceeded(msg)
+
+
+def check_batch_runs(runs: int) -> None:
+    if runs > MAX_BATCH_RUNS:
+        msg = f"batch asks for {runs} runs (scenarios x catalogs); at most {MAX_BATCH_RUNS}"
+        raise LimitExceeded(msg)

@@ -1,0 +1,261 @@
+"""Solver worker processes with a bounded queue, deadlines, and cancellation by killing.
+
+The processes are started with ``spawn`` before the gRPC server exists and import nothing of
+grpc (shared/reliability.md B1): forking a process that runs gRPC threads can hang. Each
+worker runs one job at a time with one solver thread (no oversubscription, B2) and is replaced
+after ``jobs_per_worker`` jobs (bounds slow leaks, B3).
+
+A job that is cancelled (the client went away) or outlives its deadline is stopped by killing
+its worker's process group, which also ends any CBC child, so the CPU goes idle at once (A6);
+a fresh worker takes its place. One thread per worker feeds it jobs from the queue and
+watches for that, so a solve stops even when no handler is waiting on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from optimizer.errors import LimitExceeded, SolverFailed
+from optimizer.service.errors import Cancelled, DeadlineExceeded, WorkerError
+from optimizer.service.jobs import worker_main
+
+_POLL_S = 0.05
+# How long a worker may take to exit after being asked to stop before it is killed.
+_EXIT_WAIT_S = 2.0
+
+Event = tuple[Any, ...]  # ("progress", dict) | ("ok", bytes) | ("error", code, message)
+
+
+@dataclass
+class Job:
+    """One unit of work for a worker; the handler that submitted it reads ``events``."""
+
+    kind: str
+    payload: bytes
+    tenant: str
+    deadline: float | None  # time.monotonic() value, or None
+    stop: threading.Event = field(default_factory=threading.Event)
+    events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue)
+
+    def stream(self) -> Iterator[dict[str, Any]]:
+        """Progress reports as they come; returns the result bytes (StopIteration.value).
+
+        Returns promptly once ``stop`` is set, whether or not a worker has the job yet.
+        """
+        while True:
+            try:
+                event = self.events.get(timeout=_POLL_S)
+            except queue.Empty:
+                if self.stop.is_set():
+                    raise self._stopped() from None
+                continue
+            if event[0] == "progress":
+                yield event[1]
+            elif event[0] == "ok":
+                return event[1]
+            else:
+                raise WorkerError(event[1], event[2])
+
+    def result(self, progress: Callable[[dict[str, Any]], None] | None = None) -> bytes:
+        events = self.stream()
+        while True:
+            try:
+                report = next(events)
+            except StopIteration as done:
+                return done.value
+            if progress is not None:
+                progress(report)
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def _stopped(self) -> Exception:
+        if self.expired():
+            return DeadlineExceeded("the call's deadline passed; the solve was stopped")
+        return Cancelled("the call was cancelled; the solve was stopped")
+
+
+@dataclass
+class PoolStats:
+    workers: int
+    busy: int
+    queued: int
+    capacity: int
+    solves: int
+    solve_s_total: float
+    solve_s_max: float
+    restarts: int
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    def __init__(self, ctx: Any, data_dir: str | None) -> None:
+        self._ctx, self._data_dir = ctx, data_dir
+        self.jobs = 0
+        self.conn: Connection
+        self.process: BaseProcess
+        self.start()
+
+    def start(self) -> None:
+        parent, child = self._ctx.Pipe()
+        self.process = self._ctx.Process(target=worker_main, args=(child, self._data_dir),
+                                         name="procure-solver", daemon=True)
+        self.process.start()
+        child.close()
+        self.conn, self.jobs = parent, 0
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (it leads its own process group)."""
+        pid = self.process.pid
+        if pid is not None and self.process.is_alive():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        self.process.join(_EXIT_WAIT_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(_EXIT_WAIT_S)
+        self.conn.close()
+
+    def stop(self) -> None:
+        """Ask an idle worker to exit; kill it if it does not."""
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.process.join(_EXIT_WAIT_S)
+        self.kill()
+
+
+class WorkerPool:
+    """``workers`` solver processes fed from a queue of at most ``queue_size`` waiting jobs."""
+
+    def __init__(self, workers: int, queue_size: int, data_dir: str | Path | None, *,
+                 jobs_per_worker: int = 500) -> None:
+        self.size = workers
+        self.queue_size = queue_size
+        self._data_dir = None if data_dir is None else str(data_dir)
+        self._jobs_per_worker = jobs_per_worker
+        self._queue: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
+        self._lock = threading.Lock()
+        self._busy = self._solves = self._restarts = 0
+        self._solve_s_total = self._solve_s_max = 0.0
+        self._workers: list[_Worker] = []
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Start the processes (call before creating the gRPC server) and their feeders."""
+        ctx = multiprocessing.get_context("spawn")
+        self._workers = [_Worker(ctx, self._data_dir) for _ in range(self.size)]
+        for i, worker in enumerate(self._workers):
+            t = threading.Thread(target=self._feed, args=(worker,), name=f"solver-feed-{i}",
+                                 daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def submit(self, kind: str, payload: bytes, tenant: str, *, deadline: float | None,
+               stop: threading.Event | None = None, wait: bool = False) -> Job:
+        """Queue a job. A full queue raises LimitExceeded at once, or with ``wait`` blocks
+        until there is room (or ``stop`` is set)."""
+        job = Job(kind, payload, tenant, deadline)
+        if stop is not None:
+            job.stop = stop
+        while True:
+            try:
+                self._queue.put(job, block=wait, timeout=_POLL_S if wait else None)
+                return job
+            except queue.Full:
+                if not wait:
+                    msg = (f"server busy: {self.size} solves running and {self.queue_size} "
+                           "waiting; retry later")
+                    raise LimitExceeded(msg) from None
+                if job.stop.is_set():
+                    raise job._stopped() from None
+
+    def stats(self) -> PoolStats:
+        with self._lock:
+            return PoolStats(self.size, self._busy, self._queue.qsize(), self.queue_size,
+                             self._solves, self._solve_s_total, self._solve_s_max,
+                             self._restarts)
+
+    def close(self) -> None:
+        """Stop feeding, end every worker (a running job is killed), join the feeders."""
+        for _ in self._threads:
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+        for worker in self._workers:
+            worker.stop()
+        for t in self._threads:
+            t.join(_EXIT_WAIT_S)
+
+    # ------------------------------------------------------------------ feeder side
+    def _feed(self, worker: _Worker) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            if job.stop.is_set() or job.expired():
+                job.events.put(("error", *_code_and_message(job._stopped())))
+                continue
+            with self._lock:
+                self._busy += 1
+            try:
+                self._run(worker, job)
+            finally:
+                with self._lock:
+                    self._busy -= 1
+
+    def _run(self, worker: _Worker, job: Job) -> None:
+        started = time.monotonic()
+        try:
+            worker.conn.send((job.kind, job.payload, job.tenant))
+            while True:
+                if worker.conn.poll(_POLL_S):
+                    event = worker.conn.recv()
+                    if event[0] != "progress":
+                        break
+                    job.events.put(event)
+                elif job.stop.is_set() or job.expired():
+                    self._replace(worker, kill=True)
+                    job.events.put(("error", *_code_and_message(job._stopped())))
+                    return
+                elif not worker.process.is_alive():
+                    raise EOFError
+        except (EOFError, OSError):
+            code = worker.process.exitcode
+            self._replace(worker, kill=True)
+            failure = SolverFailed(f"the solver worker ended unexpectedly (exit code {code})")
+            job.events.put(("error", *_code_and_message(failure)))
+            return
+        elapsed = time.monotonic() - started
+        with self._lock:
+            self._solves += 1
+            self._solve_s_total += elapsed
+            self._solve_s_max = max(self._solve_s_max, elapsed)
+        job.events.put(event)
+        worker.jobs += 1
+        if worker.jobs >= self._jobs_per_worker:
+            self._replace(worker, kill=False)
+
+    def _replace(self, worker: _Worker, *, kill: bool) -> None:
+        if kill:
+            worker.kill()
+        else:
+            worker.stop()
+        worker.start()
+        with self._lock:
+            self._restarts += 1
+
+
+def _code_and_message(error: Exception) -> tuple[str, str]:
+    return getattr(error, "grpc_code", "INTERNAL"), str(error)

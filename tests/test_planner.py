@@ -1,0 +1,99 @@
+"""The planner: the fastest feasible plan, respecting what the request fixes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from optimizer.errors import InvalidInput
+from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.estimator import estimate, usable_memory_gb
+from optimizer.performance.fabrics import DEFAULT_FABRICS
+from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.planner import candidate_plans, plan_and_estimate
+from optimizer.workload.memory import memory_per_gpu
+from optimizer.workload.presets import preset
+from tests.estimator_fixtures import cluster
+
+
+def _all_plans(w, c):  # type: ignore[no-untyped-def]
+    """Every plan the planner may consider, without its pruning (brute force)."""
+    out = []
+    for t in (1, 2, 4, 8):
+        for p in range(1, c.gpus // t + 1):
+            if c.gpus % (t * p) or p > w.layers:
+                continue
+            d = c.gpus // (t * p)
+            for vp in (1, 2, 3, 4):
+                for mb in (1, 2, 4):
+                    for z in (0, 1, 2, 3):
+                        plan = ParallelPlan(t, p, d, 1, vp, z, mb)
+                        try:
+                            out.append(estimate(w, c, plan))
+                        except InvalidInput:
+                            pass
+    return out
+
+
+@pytest.mark.parametrize(("name", "gpus"), [("llama3-8b", 16), ("mpt-30b", 32),
+                                            ("bert-large", 16)])
+def test_planner_finds_the_fastest_plan_of_the_brute_force_search(name: str, gpus: int) -> None:
+    w, c = preset(name), cluster(gpus, fabric="roce", nic_gbps_per_node=800)
+    best = min(e.step_time_s for e in _all_plans(w, c))
+    # ZeRO stages above the lightest that fits only add traffic; vp is the deepest allowed.
+    assert plan_and_estimate(w, c).step_time_s == pytest.approx(best, rel=0.02)
+
+
+def test_chosen_plan_fits_in_memory() -> None:
+    w, c = preset("llama3-70b"), cluster(64)
+    e = plan_and_estimate(w, c)
+    assert e.memory_per_gpu_gb <= usable_memory_gb(c)
+    assert e.plan.gpus == 64
+
+
+def test_candidates_are_pruned_by_memory_first() -> None:
+    w, c = preset("llama3-405b", activation_recompute="full"), cluster(128)
+    plans = candidate_plans(w, c, PartialPlan())
+    assert plans and all(memory_per_gpu(w, p).total_gb <= usable_memory_gb(c) for p in plans)
+
+
+def test_fixed_degrees_are_respected() -> None:
+    e = plan_and_estimate(preset("llama3-70b"), cluster(128), PartialPlan(tensor=4, pipeline=4))
+    assert (e.plan.tensor, e.plan.pipeline, e.plan.data) == (4, 4, 8)
+
+
+def test_a_complete_plan_is_estimated_as_given() -> None:
+    plan = PartialPlan(tensor=2, pipeline=1, data=32, expert=1, virtual_pipeline=1,
+                       zero_stage=1, micro_batch_size=2)
+    w, c = preset("llama3-8b"), cluster(64)
+    expected = plan.complete()
+    assert expected is not None
+    assert plan_and_estimate(w, c, plan).step_time_s == estimate(w, c, expected).step_time_s
+
+
+def test_no_plan_fits_raises_plan_infeasible_naming_the_gpu_count() -> None:
+    with pytest.raises(PlanInfeasible, match="cluster.gpus"):
+        plan_and_estimate(preset("llama3-405b"), cluster(8))
+
+
+def test_plan_infeasible_is_invalid_input() -> None:
+    assert issubclass(PlanInfeasible, InvalidInput)
+
+
+def test_a_fixed_degree_that_cannot_divide_the_gpus_names_its_field() -> None:
+    with pytest.raises(InvalidInput, match="parallelism"):
+        plan_and_estimate(preset("llama3-8b"), cluster(64), PartialPlan(tensor=3))
+
+
+def test_moe_plans_use_expert_parallelism() -> None:
+    e = plan_and_estimate(preset("mixtral-8x7b"), cluster(64))
+    assert e.plan.expert > 1 or e.plan.zero_stage == 3
+
+
+def test_fabric_table_override_changes_the_estimate() -> None:
+    w, c = preset("llama3-8b"), cluster(256, fabric="ethernet", nic_gbps_per_node=400)
+    slow = dict(DEFAULT_FABRICS)
+    slow["ethernet"] = replace(slow["ethernet"], efficiency_low=0.1, efficiency_expected=0.1,
+                               efficiency_high=0.1)
+    assert plan_and_estimate(w, c, fabrics=slow).step_time_s > plan_and_estimate(w, c).step_time_s
