@@ -33,6 +33,10 @@ def _register() -> None:
     cli.add_command(catalog.catalog)
     from client.commands import estimate
     cli.add_command(estimate.estimate)
+    from client.commands import serve
+    cli.add_command(serve.serve)
+    from client.commands import optimize
+    cli.add_command(optimize.optimize)
 
 
 _register()

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from optimizer._pb.procurement.v1 import estimate_pb2
+import threading
+
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.catalog.canonical import content_hash
+from optimizer.catalog.model import Catalog
+from optimizer.catalog.resolve import resolve_catalog
+from optimizer.errors import InvalidInput
+from optimizer.optimize.convert import fixed_plan_from_proto, response_from_result, spec_from_proto
+from optimizer.optimize.solve import optimize as run_optimizer
 from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
 
@@ -16,3 +24,23 @@ def estimate(request: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResp
     """
     workload, cluster, fixed, fabrics = request_from_proto(request)
     return response_to_proto(plan_and_estimate(workload, cluster, fixed, fabrics))
+
+
+def optimize(request: optimize_pb2.OptimizeRequest, *, data_dir: str | None = None,
+             tenant: str = "default", catalog: Catalog | None = None,
+             stop: threading.Event | None = None) -> optimize_pb2.OptimizeResponse:
+    """Ranked, verified designs for the request over its catalog.
+
+    ``catalog`` overrides the request's catalog reference (the batch runner ships catalog
+    content to workers); otherwise ``request.catalog`` is resolved as a path, a bundled catalog
+    name, or a stored catalog of ``tenant``. Infeasible is a status in the response, not an
+    error; bad input raises ``InvalidInput`` naming the field.
+    """
+    spec = spec_from_proto(request)
+    if catalog is None:
+        if not request.catalog:
+            raise InvalidInput("missing; expected a catalog path, bundled name or stored id",
+                               field="catalog")
+        catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
+    result = run_optimizer(catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop)
+    return response_from_result(result, content_hash(catalog))

@@ -100,6 +100,11 @@ def scenario_id(catalog_id: str, request_json: str) -> str:
     return hashlib.sha256(f"{catalog_id}\n{request_json}".encode()).hexdigest()[:32]
 
 
+def short_hash(text: str) -> str:
+    """A 64-bit name for grouping equal texts (requests, workloads) in result tables."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def load_spec(path: str | Path) -> BatchSpec:
     """Parse a ``.json``, ``.yaml``/``.yml`` or ``.csv`` batch spec."""
     p = Path(path)
@@ -220,8 +225,7 @@ def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
         if sid in seen:
             continue
         seen.add(sid)
-        key = hashlib.sha256(request_json.encode()).hexdigest()[:16]
-        scenarios.append(Scenario(sid, key, info.catalog_id, row.catalog_ref, request_json))
+        scenarios.append(Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json))
     return BatchPlan(catalogs=catalogs, scenarios=tuple(scenarios),
                      duplicates=len(spec.rows) - len(scenarios))
 

@@ -18,7 +18,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import optimize_pb2
-from optimizer.batch.spec import Scenario
+from optimizer.batch.spec import Scenario, short_hash
 from optimizer.catalog.canonical import catalog_from_canonical, hash_canonical
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput, ProcurementError
@@ -112,6 +112,8 @@ def _request_columns(s: Scenario, catalog: Catalog | None) -> dict[str, Any]:
         "catalog_name": catalog.meta.name if catalog else None,
         "vendor": catalog.meta.vendor if catalog else None,
         "objective": request.objective or Objective.MIN_COST.value,
+        "workload_key": short_hash(json_format.MessageToJson(
+            w, preserving_proto_field_name=True, sort_keys=True, indent=None)),
         "workload_model": w.model or None,
         "training_tokens": w.training_tokens if w.HasField("training_tokens") else None,
         "budget_usd": c.budget_usd if c.HasField("budget_usd") else None,

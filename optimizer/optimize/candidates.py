@@ -293,9 +293,12 @@ def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -
     """The same hardware as a simpler design the request also allows, so not a distinct one.
 
     An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; a
-    fat-tree that fits one switch is the single switch; one rail is a plain fat-tree.
+    fat-tree that fits one switch, or any family on one node, is the single switch; one rail
+    is a plain fat-tree.
     """
     profile = plan.sizing.profile
+    if design.nodes == 1 and design.topology != "single_switch" and "single_switch" in topologies:
+        return True
     if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
         return True
     if design.topology == "fat_tree" and profile.tiers == 1 and "single_switch" in topologies:

@@ -10,7 +10,8 @@ from optimizer.optimize.backends import BACKENDS
 from optimizer.optimize.candidates import FABRICS
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
-from optimizer.performance.convert import estimate_to_proto, workload_from_proto
+from optimizer.performance.convert import plan_from_proto, response_to_proto, workload_from_proto
+from optimizer.performance.plan import PartialPlan
 from optimizer.topology.profile import TOPOLOGY_FAMILIES
 
 # Limits checked before any work (docs/optimizer.md, "Limits").
@@ -109,6 +110,13 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
     )
 
 
+def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | None:
+    """The parallel degrees the request fixes (the planner chooses the rest), if any."""
+    if not req.HasField("parallelism"):
+        return None
+    return plan_from_proto(req.parallelism, req.workload)
+
+
 def _usd(cents: int) -> float:
     return cents / 100
 
@@ -122,7 +130,7 @@ def _design_to_proto(d: RankedDesign) -> optimize_pb2.Design:
         power_kw=d.bom.power_kw, training_time_hours=d.time_hours,
         training_time_hours_low=d.estimate.training_time_hours_low,
         training_time_hours_high=d.estimate.training_time_hours_high,
-        estimate=estimate_to_proto(d.estimate), binding=list(d.binding),
+        estimate=response_to_proto(d.estimate), binding=list(d.binding),
         explanation=d.explanation, racks=d.bom.racks, nic_sku=design.nic_sku,
         cost=optimize_pb2.CostBreakdown(
             servers_usd=_usd(d.cost.servers_cents), nics_usd=_usd(d.cost.nics_cents),

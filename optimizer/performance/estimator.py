@@ -158,7 +158,7 @@ def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
 
 
 @dataclass(frozen=True)
-class _Scenario:
+class Scenario:
     kernel_efficiency: float
     fabric_efficiency: float
     base_latency_s: float
@@ -166,7 +166,7 @@ class _Scenario:
 
 
 @lru_cache(maxsize=8192)
-def _compute_s_per_token(w: Workload, micro_batch: int, tensor: int, gpu_model: str,
+def compute_s_per_token(w: Workload, micro_batch: int, tensor: int, gpu_model: str,
                          peak_tflops: float, peak_fp8_tflops: float | None) -> tuple[float, float]:
     """(tensor-core seconds at 100% kernel efficiency, element-wise seconds) per token.
 
@@ -225,12 +225,12 @@ class _NetTerm:
     def __init__(self, cost: coll.Cost, multiplier: float, hops: int) -> None:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
-    def seconds(self, line_bytes_per_s: float, sc: _Scenario, hop_s: float) -> float:
+    def seconds(self, line_bytes_per_s: float, sc: Scenario, hop_s: float) -> float:
         return self.cost.seconds(line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
                                  sc.base_latency_s + self.hops * hop_s)
 
 
-class _Step:
+class StepModel:
     """Everything about one (workload, cluster, plan) that no scenario changes.
 
     Each communication term is either NVLink seconds (fixed) or a network ``_NetTerm`` priced
@@ -245,7 +245,7 @@ class _Step:
         m = self.micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
         self.hardware_flops = hardware_flops_per_step(w)
         self.model_flops = model_flops_per_step(w)
-        tensor_core_s, elementwise_s = _compute_s_per_token(
+        tensor_core_s, elementwise_s = compute_s_per_token(
             w, plan.micro_batch_size, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops)
         tokens_per_gpu = w.tokens_per_step / c.gpus
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
@@ -333,14 +333,14 @@ class _Step:
                             _hops(self.c, nodes, neighbour=False))
         return nv_s, term
 
-    def step_time_s(self, sc: _Scenario) -> float:
+    def step_time_s(self, sc: Scenario) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
         return compute + bubble + exposed + host_cpu
 
-    def breakdown(self, sc: _Scenario) -> StepBreakdown:
+    def breakdown(self, sc: Scenario) -> StepBreakdown:
         return StepBreakdown(*self._terms(sc))
 
-    def _terms(self, sc: _Scenario) -> tuple[float, float, float, float, float, float, float,
+    def _terms(self, sc: Scenario) -> tuple[float, float, float, float, float, float, float,
                                              float]:
         """The StepBreakdown fields, in order."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
@@ -368,24 +368,16 @@ class _Step:
         return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
 
 
-def _scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> _Scenario:
-    return _scenario_for(generation(c.gpu_model), fabric, name)
+def scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> Scenario:
+    return scenario_for(generation(c.gpu_model), fabric, name)
 
 
 @lru_cache(maxsize=1024)
-def _scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> _Scenario:
-    return _Scenario(kernel_efficiency=gen.efficiency(name),
+def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> Scenario:
+    return Scenario(kernel_efficiency=gen.efficiency(name),
                      fabric_efficiency=fabric.efficiency(name),
                      base_latency_s=fabric.base_latency_s(name),
                      host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name))
-
-
-def step_breakdown(w: Workload, c: ClusterSpec, plan: ParallelPlan,
-                   fabrics: FabricTable = DEFAULT_FABRICS,
-                   scenario: str = "expected") -> StepBreakdown:
-    """The per-step breakdown alone (no feasibility checks): the planner's inner loop."""
-    fabric = fabric_profile(fabrics, c.fabric)
-    return _Step(w, c, plan, fabric).breakdown(_scenario(c, fabric, scenario))
 
 
 def estimate(w: Workload, c: ClusterSpec, plan: ParallelPlan,
@@ -401,19 +393,19 @@ def estimate(w: Workload, c: ClusterSpec, plan: ParallelPlan,
     """
     check_plan(w, c, plan)
     fabric = fabric_profile(fabrics, c.fabric)
-    step = _Step(w, c, plan, fabric)
+    step = StepModel(w, c, plan, fabric)
     if step.memory_gb > usable_memory_gb(c):
         raise PlanInfeasible(
             f"needs {step.memory_gb:.1f} GB per GPU, more than {usable_memory_gb(c):.1f} GB "
             f"usable of {c.gpu_memory_gb:g} GB", field="parallelism")
-    return _finish(step, fabric)
+    return estimate_from_step(step, fabric)
 
 
-def _finish(step: _Step, fabric: FabricProfile) -> Estimate:
+def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
     w, c = step.w, step.c
-    expected = step.breakdown(_scenario(c, fabric, "expected"))
-    low = step.step_time_s(_scenario(c, fabric, "optimistic"))
-    high = step.step_time_s(_scenario(c, fabric, "pessimistic"))
+    expected = step.breakdown(scenario(c, fabric, "expected"))
+    low = step.step_time_s(scenario(c, fabric, "optimistic"))
+    high = step.step_time_s(scenario(c, fabric, "pessimistic"))
     step_s = expected.step_time_s
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12

@@ -18,10 +18,10 @@ from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.calibration import NVLINK_ALPHA_S
 from optimizer.performance.estimator import (
     Estimate,
-    _compute_s_per_token,
-    _finish,
-    _scenario,
-    _Step,
+    compute_s_per_token,
+    estimate_from_step,
+    scenario,
+    StepModel,
     check_plan,
     estimate,
     nvlink_bytes_per_s,
@@ -83,7 +83,7 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
 def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: float) -> float:
     """Compute, NVLink tensor parallelism and the pipeline bubble: the step with a free
     scale-out network, which no network term can shorten."""
-    tensor_core_s, elementwise_s = _compute_s_per_token(
+    tensor_core_s, elementwise_s = compute_s_per_token(
         w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops,
         c.gpu_peak_fp8_tflops)
     work = (tensor_core_s / kernel_eff + elementwise_s) * w.tokens_per_step / c.gpus
@@ -109,23 +109,23 @@ def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = N
     if complete is not None:
         return estimate(w, c, complete, fabrics)
     fabric = fabric_profile(fabrics, c.fabric)
-    expected = _scenario(c, fabric, "expected")
+    expected = scenario(c, fabric, "expected")
     ranked = sorted((_lower_bound_s(w, c, plan, expected.kernel_efficiency), i, plan)
                     for i, plan in enumerate(candidate_plans(w, c, fixed)))
     if not ranked:
         _explain_infeasible(w, c, fixed)
     check_plan(w, c, ranked[0][2])  # what every candidate shares (e.g. fp8 support)
-    best: _Step | None = None
+    best: StepModel | None = None
     best_s = float("inf")
     for bound, _, plan in ranked:
         if bound >= best_s:
             break
-        step = _Step(w, c, plan, fabric)
+        step = StepModel(w, c, plan, fabric)
         seconds = step.step_time_s(expected)
         if seconds < best_s:
             best, best_s = step, seconds
     assert best is not None
-    return _finish(best, fabric)
+    return estimate_from_step(best, fabric)
 
 
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:

@@ -12,6 +12,7 @@ from optimizer.catalog.schema import FILE_TABLES, MAX_FILE_BYTES, MAX_ROWS_PER_T
 from optimizer.catalog.store import MAX_CATALOG_BYTES
 from optimizer.errors import LimitExceeded
 from optimizer.optimize.convert import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S, MAX_TOP_K
+from optimizer.service.errors import DeadlineExceeded
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """Largest single request or response message (gRPC's own default); uploads stream in chunks."""
@@ -78,3 +79,24 @@ def check_batch_runs(runs: int) -> None:
     if runs > MAX_BATCH_RUNS:
         msg = f"batch asks for {runs} runs (scenarios x catalogs); at most {MAX_BATCH_RUNS}"
         raise LimitExceeded(msg)
+
+
+def with_solver_deadline(request: optimize_pb2.OptimizeRequest,
+                         remaining_s: float | None) -> optimize_pb2.OptimizeRequest:
+    """``request`` with its solver time limit cut to the call's remaining time minus
+    DEADLINE_MARGIN_S (reliability.md A1); unchanged when the call has no deadline."""
+    if remaining_s is None:
+        return request
+    available = remaining_s - DEADLINE_MARGIN_S
+    if available < MIN_SOLVER_SECONDS:
+        msg = (f"the call's deadline leaves {max(0.0, remaining_s):.2f} s; a solve needs at "
+               f"least {MIN_SOLVER_SECONDS + DEADLINE_MARGIN_S:g} s")
+        raise DeadlineExceeded(msg)
+    requested = (request.solver.time_limit_s if request.solver.HasField("time_limit_s")
+                 else DEFAULT_SOLVER_SECONDS)
+    if requested <= available:
+        return request
+    capped = optimize_pb2.OptimizeRequest()
+    capped.CopyFrom(request)
+    capped.solver.time_limit_s = available
+    return capped

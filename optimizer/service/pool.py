@@ -48,6 +48,14 @@ class Job:
     deadline: float | None  # time.monotonic() value, or None
     stop: threading.Event = field(default_factory=threading.Event)
     events: queue.SimpleQueue[Event] = field(default_factory=queue.SimpleQueue)
+    done: threading.Event = field(default_factory=threading.Event)  # the last event is queued
+
+    def finish(self, event: Event) -> None:
+        self.events.put(event)
+        self.done.set()
+
+    def fail(self, error: Exception) -> None:
+        self.finish(("error", getattr(error, "grpc_code", "INTERNAL"), str(error)))
 
     def stream(self) -> Iterator[dict[str, Any]]:
         """Progress reports as they come; returns the result bytes (StopIteration.value).
@@ -205,7 +213,7 @@ class WorkerPool:
             if job is None:
                 return
             if job.stop.is_set() or job.expired():
-                job.events.put(("error", *_code_and_message(job._stopped())))
+                job.fail(job._stopped())
                 continue
             with self._lock:
                 self._busy += 1
@@ -227,22 +235,21 @@ class WorkerPool:
                     job.events.put(event)
                 elif job.stop.is_set() or job.expired():
                     self._replace(worker, kill=True)
-                    job.events.put(("error", *_code_and_message(job._stopped())))
+                    job.fail(job._stopped())
                     return
                 elif not worker.process.is_alive():
                     raise EOFError
         except (EOFError, OSError):
             code = worker.process.exitcode
             self._replace(worker, kill=True)
-            failure = SolverFailed(f"the solver worker ended unexpectedly (exit code {code})")
-            job.events.put(("error", *_code_and_message(failure)))
+            job.fail(SolverFailed(f"the solver worker ended unexpectedly (exit code {code})"))
             return
         elapsed = time.monotonic() - started
         with self._lock:
             self._solves += 1
             self._solve_s_total += elapsed
             self._solve_s_max = max(self._solve_s_max, elapsed)
-        job.events.put(event)
+        job.finish(event)
         worker.jobs += 1
         if worker.jobs >= self._jobs_per_worker:
             self._replace(worker, kill=False)
@@ -255,7 +262,3 @@ class WorkerPool:
         worker.start()
         with self._lock:
             self._restarts += 1
-
-
-def _code_and_message(error: Exception) -> tuple[str, str]:
-    return getattr(error, "grpc_code", "INTERNAL"), str(error)

@@ -1,0 +1,114 @@
+"""``procure optimize``: the cheapest cluster meeting a target, or the fastest within a budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from google.protobuf import json_format
+
+from client import render
+from client.options import output_file, output_format
+from client.transport import transport_from
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.errors import InvalidInput
+
+EXIT_INFEASIBLE = 4
+
+
+def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
+    """Parse the protobuf JSON form of an ``OptimizeRequest``; unknown fields are errors."""
+    try:
+        return json_format.Parse(Path(path).read_text(), optimize_pb2.OptimizeRequest())
+    except json_format.ParseError as e:
+        raise InvalidInput(str(e), field=Path(path).name) from None
+
+
+def request_from_flags(*, catalog: str | None = None, workload: str | None = None,
+                       tokens: float | None = None, budget_usd: float | None = None,
+                       target_hours: float | None = None, max_power_kw: float | None = None,
+                       max_gpus: int | None = None, objective: str | None = None,
+                       top_k: int | None = None, fabric: tuple[str, ...] = (),
+                       topology: tuple[str, ...] = (), vendor: tuple[str, ...] = (),
+                       exclude_vendor: tuple[str, ...] = (), backend: str | None = None,
+                       time_limit: float | None = None, confidence: str | None = None,
+                       ) -> optimize_pb2.OptimizeRequest:
+    """An ``OptimizeRequest`` holding only the flags that were given."""
+    req = optimize_pb2.OptimizeRequest(
+        allowed_fabrics=fabric, allowed_topologies=topology, allowed_vendors=vendor,
+        excluded_vendors=exclude_vendor)
+    if catalog:
+        req.catalog = catalog
+    if workload:
+        req.workload.model = workload
+    if tokens is not None:
+        req.workload.training_tokens = tokens
+    c = req.constraints
+    for name, value in (("budget_usd", budget_usd), ("target_training_hours", target_hours),
+                        ("max_power_kw", max_power_kw), ("max_gpus", max_gpus)):
+        if value is not None:
+            setattr(c, name, value)
+    if objective:
+        req.objective = objective.replace("-", "_")
+    if top_k is not None:
+        req.top_k = top_k
+    if backend:
+        req.solver.backend = backend
+    if time_limit is not None:
+        req.solver.time_limit_s = time_limit
+    if confidence:
+        req.confidence = confidence
+    return req
+
+
+@click.command("optimize")
+@click.argument("request_file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--catalog", help="Catalog: a path, a bundled name (infiniband-ndr, "
+                                "roce-spectrum, ethernet-budget) or a stored id.")
+@click.option("--workload", help="Workload preset, e.g. llama3-70b (see `procure estimate`).")
+@click.option("--tokens", type=float, help="Training tokens (overrides the preset's).")
+@click.option("--budget-usd", type=float, help="Capex budget in US dollars.")
+@click.option("--target-hours", type=float, help="Target training time in hours.")
+@click.option("--objective", type=click.Choice(["min-cost", "min-time"]),
+              help="min-cost (default): cheapest meeting the target; min-time: fastest "
+                   "within the budget.")
+@click.option("--top-k", type=int, help="Distinct designs to return (default 3).")
+@click.option("--fabric", multiple=True, help="Allowed fabric (repeatable): infiniband, roce, "
+                                             "ethernet.")
+@click.option("--topology", multiple=True, help="Allowed topology (repeatable).")
+@click.option("--vendor", multiple=True, help="Allowed vendor (repeatable).")
+@click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable).")
+@click.option("--max-power-kw", type=float, help="Facility power cap in kW.")
+@click.option("--max-gpus", type=int, help="Largest cluster to consider, in GPUs.")
+@click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]), help="Solver.")
+@click.option("--time-limit", type=float, help="Solver time limit in seconds.")
+@click.option("--confidence", type=click.Choice(["expected", "pessimistic"]),
+              help="pessimistic: meet the target under the estimator's high time.")
+@click.option("--fail-on-infeasible", is_flag=True,
+              help=f"Exit with status {EXIT_INFEASIBLE} when no design meets the constraints.")
+@output_format()
+@output_file
+@click.pass_context
+def optimize(ctx: click.Context, request_file: str | None, fmt: str, output: str | None,
+             fail_on_infeasible: bool, **flags: Any) -> None:
+    """Choose fabric, topology, size and SKUs: ranked, verified bills of materials.
+
+    Give a REQUEST_FILE (an OptimizeRequest as JSON) or flags; flags given with a file override
+    its fields.
+    """
+    req = read_optimize_request(request_file) if request_file else optimize_pb2.OptimizeRequest()
+    req.MergeFrom(request_from_flags(**flags))
+    resp = transport_from(ctx).optimize(req)
+    if fmt == "json":
+        render.emit_text(render.to_json(resp), output)
+    elif fmt in ("csv", "xlsx"):
+        frames = [("designs", render.designs_frame(resp))]
+        if resp.designs:
+            frames.append(("bom_rank1", render.bom_frame(resp.designs[0])))
+        render.write_frames(frames, fmt, output)
+    else:
+        with render.console(output) as out:
+            render.print_optimize(resp, out)
+    if fail_on_infeasible and not resp.designs:
+        ctx.exit(EXIT_INFEASIBLE)

@@ -1,0 +1,148 @@
+"""Readable and machine output for response messages (tables, JSON, CSV, XLSX).
+
+Everything here works on the protobuf response messages, so embedded and remote runs print the
+same thing. Text cells written to CSV/XLSX are made formula-safe.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import pandas as pd
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from rich.console import Console
+from rich.table import Table
+
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.errors import InvalidInput
+from optimizer.topology.export import safe_text
+
+FABRIC = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
+TOPOLOGY = {"single_switch": "single switch", "fat_tree": "fat-tree",
+            "rail_optimized": "rail-optimized", "dragonfly": "dragonfly", "torus": "torus"}
+
+
+@contextmanager
+def console(output: str | None = None) -> Iterator[Console]:
+    """A console on stdout (colour only on a terminal) or on ``output``, plain."""
+    if output:
+        with open(output, "w") as fh:
+            yield Console(file=fh, width=160, no_color=True, highlight=False)
+        return
+    tty = sys.stdout.isatty()
+    yield Console(highlight=False, no_color=not tty, width=None if tty else 160)
+
+
+def money(usd: float) -> str:
+    return f"${usd:,.0f}"
+
+
+def to_json(message: Message) -> str:
+    return json_format.MessageToJson(message, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+
+
+def topology_label(topology: str, ratio: float) -> str:
+    if topology in ("fat_tree", "rail_optimized"):
+        return f"{TOPOLOGY[topology]} {ratio:g}:1"
+    return TOPOLOGY.get(topology, topology)
+
+
+def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
+    table = Table(title=title)
+    for name, justify in (("rank", "right"), ("GPUs", "right"), ("server", "left"),
+                          ("fabric", "left"), ("topology", "left"), ("capex", "right"),
+                          ("network", "right"), ("time (h)", "right"), ("range (h)", "right"),
+                          ("power (kW)", "right"), ("at limit", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for d in resp.designs:
+        table.add_row(str(d.rank), f"{d.gpus:,}", d.server_sku, FABRIC.get(d.fabric, d.fabric),
+                      topology_label(d.topology, d.oversubscription), money(d.capex_usd),
+                      f"{d.cost.network_share:.1%}", f"{d.training_time_hours:,.0f}",
+                      f"{d.training_time_hours_low:,.0f}-{d.training_time_hours_high:,.0f}",
+                      f"{d.power_kw:,.0f}", ", ".join(d.binding) or "-")
+    return table
+
+
+def bom_table(design: optimize_pb2.Design) -> Table:
+    table = Table(title=f"bill of materials, rank {design.rank}")
+    for name, justify in (("category", "left"), ("sku", "left"), ("vendor", "left"),
+                          ("where", "left"), ("qty", "right"), ("unit", "right"),
+                          ("extended", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+    lines = sorted(design.bom, key=lambda b: (order.index(b.category)
+                                              if b.category in order else 99, b.tier, b.sku))
+    for line in lines:
+        where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
+        table.add_row(line.category, line.sku, line.vendor, where, f"{line.quantity:,}",
+                      f"${line.unit_price_usd:,.2f}", money(line.extended_price_usd))
+    table.add_row("total", "", "", f"{design.racks} racks", "", "", money(design.capex_usd),
+                  style="bold")
+    return table
+
+
+def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+    out.print(designs_table(resp, f"ranked designs ({resp.status}, {resp.backend}, "
+                                  f"{resp.solve_time_s:.1f} s)"))
+    if resp.designs:
+        out.print(bom_table(resp.designs[0]))
+        for d in resp.designs:
+            out.print(d.explanation)
+    if resp.sensitivity:
+        out.print(f"Sensitivity: {resp.sensitivity}")
+    if resp.diagnosis:
+        out.print(f"No design: {resp.diagnosis}")
+    for w in resp.warnings:
+        out.print(f"warning: {w}")
+
+
+def designs_frame(resp: optimize_pb2.OptimizeResponse) -> pd.DataFrame:
+    rows = [{
+        "rank": d.rank, "gpus": d.gpus, "nodes": d.nodes, "server_sku": safe_text(d.server_sku),
+        "nic_sku": safe_text(d.nic_sku), "fabric": d.fabric, "topology": d.topology,
+        "oversubscription": d.oversubscription, "capex_usd": d.capex_usd,
+        "network_share": d.cost.network_share, "training_time_hours": d.training_time_hours,
+        "training_time_hours_low": d.training_time_hours_low,
+        "training_time_hours_high": d.training_time_hours_high, "power_kw": d.power_kw,
+        "racks": d.racks, "binding": ";".join(d.binding),
+    } for d in resp.designs]
+    return pd.DataFrame(rows)
+
+
+def bom_frame(design: optimize_pb2.Design) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "category": b.category, "sku": safe_text(b.sku), "vendor": safe_text(b.vendor),
+        "tier": safe_text(b.tier), "length_m": b.length_m or None, "quantity": b.quantity,
+        "unit_price_usd": b.unit_price_usd, "extended_price_usd": b.extended_price_usd,
+        "power_kw": b.power_kw, "rack_units": b.rack_units, "source": safe_text(b.source),
+    } for b in design.bom])
+
+
+def write_frames(frames: Sequence[tuple[str, pd.DataFrame]], fmt: str, output: str | None) -> None:
+    """CSV of the first frame (stdout or file), or an XLSX workbook with one sheet per frame."""
+    if fmt == "csv":
+        text = frames[0][1].to_csv(index=False)
+        if output:
+            Path(output).write_text(text)
+        else:
+            click.echo(text, nl=False)
+        return
+    if not output:
+        raise InvalidInput("xlsx output needs a file; expected --output FILE.xlsx",
+                           field="--output")
+    with pd.ExcelWriter(output, engine="openpyxl") as writer:
+        for name, frame in frames:
+            frame.to_excel(writer, sheet_name=name[:31], index=False)
+
+
+def emit_text(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text + "\n")
+    else:
+        click.echo(text)
