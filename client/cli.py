@@ -37,6 +37,8 @@ def _register() -> None:
     cli.add_command(serve.serve)
     from client.commands import optimize
     cli.add_command(optimize.optimize)
+    from client.commands import batch
+    cli.add_command(batch.batch)
 
 
 _register()

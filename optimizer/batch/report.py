@@ -21,6 +21,18 @@ REPORT_FILE = "report.md"
 PLOT_FILE = "frontier.png"
 # Frontier points listed per catalog in the Markdown (all of them are plotted).
 MAX_LISTED_POINTS = 12
+# Workloads with a panel in the plot, most frequent first (the Markdown lists them all).
+MAX_PLOTTED_WORKLOADS = 6
+
+
+def workloads(rows: pd.DataFrame) -> dict[str, str]:
+    """Workload key -> readable label, most scenarios first."""
+    counts = rows.groupby("workload_key", sort=False).agg(
+        n=("scenario_id", "size"), model=("workload_model", "first"),
+        tokens=("training_tokens", "first")).sort_values("n", ascending=False, kind="stable")
+    return {key: (r["model"] or f"custom workload {key[:8]}")
+            + ("" if pd.isna(r["tokens"]) else f", {r['tokens']:.3g} tokens")
+            for key, r in counts.iterrows()}
 
 
 def winners(rows: pd.DataFrame) -> pd.Series:
@@ -115,21 +127,26 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
         for target, r in pivot.iterrows():
             lines.append(f"| {target:g} | " + " | ".join(_money(v) for v in r) + " |")
         lines.append("")
-    lines += ["## Cost-time frontier per catalog", "", f"![frontier]({PLOT_FILE})", ""]
-    for cat, group in rows.groupby("catalog"):
-        front = frontier(group)
-        lines += [f"### {cat}", ""]
-        if front.empty:
-            lines += ["no feasible design", ""]
-            continue
-        lines += ["| training time (hours) | capex (USD) | GPUs | fabric | topology |",
-                  "|--:|--:|--:|---|---|"]
-        for _, p in front.head(MAX_LISTED_POINTS).iterrows():
-            lines.append(f"| {p['training_time_hours']:,.1f} | {_money(p['capex_usd'])} | "
-                         f"{p['gpus']} | {p['fabric']} | {p['topology']} |")
-        if len(front) > MAX_LISTED_POINTS:
-            lines.append(f"| ... {len(front) - MAX_LISTED_POINTS} more | | | | |")
-        lines.append("")
+    lines += ["## Cost-time frontier per catalog", "",
+              "Per workload, the rank-1 designs no other design of the same catalog beats on "
+              "both capex and training time (the grid's targets and budgets trace it).", "",
+              f"![frontier]({PLOT_FILE})", ""]
+    for key, label in workloads(rows).items():
+        lines += [f"### {label}", ""]
+        for cat, group in rows[rows["workload_key"] == key].groupby("catalog"):
+            front = frontier(group)
+            lines += [f"{cat}:", ""]
+            if front.empty:
+                lines += ["no feasible design", ""]
+                continue
+            lines += ["| training time (hours) | capex (USD) | GPUs | fabric | topology |",
+                      "|--:|--:|--:|---|---|"]
+            for _, p in front.head(MAX_LISTED_POINTS).iterrows():
+                lines.append(f"| {p['training_time_hours']:,.1f} | {_money(p['capex_usd'])} "
+                             f"| {p['gpus']} | {p['fabric']} | {p['topology']} |")
+            if len(front) > MAX_LISTED_POINTS:
+                lines.append(f"| ... {len(front) - MAX_LISTED_POINTS} more | | | | |")
+            lines.append("")
     return "\n".join(lines)
 
 
@@ -139,22 +156,32 @@ def _plot(rows: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")  # no display on servers and in workers
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)
+    panels = list(workloads(rows).items())[:MAX_PLOTTED_WORKLOADS] or [("", "no results")]
+    cols = min(2, len(panels))
+    nrows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.5 * nrows), dpi=100,
+                             squeeze=False)
+    colors = {cat: f"C{i}" for i, cat in enumerate(sorted(rows["catalog"].unique()))}
     try:
-        for cat, group in rows.dropna(subset=["capex_usd"]).groupby("catalog"):
-            dots = ax.scatter(group["training_time_hours"], group["capex_usd"], s=8,
-                              alpha=0.25)
-            front = frontier(group)
-            ax.step(front["training_time_hours"], front["capex_usd"], where="post",
-                    color=dots.get_facecolor()[0][:3], label=str(cat), linewidth=1.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("training time (hours)")
-        ax.set_ylabel("capex (USD)")
-        ax.set_title("cost-time frontier per catalog (dots: all rank-1 designs)")
-        ax.grid(True, which="both", alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend()
+        for ax, (key, label) in zip(axes.flat, panels, strict=False):
+            solved = rows[(rows["workload_key"] == key) & rows["capex_usd"].notna()]
+            for cat, group in solved.groupby("catalog"):
+                ax.scatter(group["training_time_hours"], group["capex_usd"], s=10, alpha=0.3,
+                           color=colors[cat])
+                front = frontier(group)
+                ax.step(front["training_time_hours"], front["capex_usd"], where="post",
+                        marker="o", markersize=3, color=colors[cat], label=str(cat))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(label, fontsize=10)
+            ax.set_xlabel("training time (hours)")
+            ax.set_ylabel("capex (USD)")
+            ax.grid(True, which="both", alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=8)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
+        fig.suptitle("cost-time frontier per catalog (dots: all rank-1 designs)")
         fig.tight_layout()
         fig.savefig(path)
     finally:

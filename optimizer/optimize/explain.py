@@ -7,13 +7,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Catalog
-from optimizer.optimize.backends import Backend, Limits, SolveStatus
+from optimizer.optimize.backends import Backend, Limits
 from optimizer.optimize.problem import Problem, bounds_of, cost_of, solve_problem
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import ParetoEntry, RankedDesign
 
 if TYPE_CHECKING:
-    from optimizer.optimize.candidates import Costed, Timer
+    from optimizer.optimize.candidates import Costed
 
 # A constraint counts as binding when the design uses all but this fraction of it.
 BINDING_SLACK = 0.02
@@ -135,35 +135,3 @@ def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
                          f"{usd(gap)} more than rank 1, more than its switches "
                          f"({usd(switch_cents)}).")
     return " ".join(lines)
-
-
-def diagnose(problem: Problem, timer: Timer, catalog: Catalog, spec: OptimizeSpec,
-             backend: Backend, limits: Limits, status: SolveStatus) -> str:
-    """Say in the user's terms why no design came back."""
-    c = spec.constraints
-    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
-        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
-    if not problem.rows:
-        fastest = timer.fastest()
-        if fastest is None:
-            return ("no design in the catalog can run this workload: no parallel plan fits "
-                    "its memory on any server within the size limits")
-        key, nodes, hours = fastest
-        if c.target_training_hours is not None and hours > c.target_training_hours:
-            return (f"no design meets the {c.target_training_hours:,.0f} h target: the fastest "
-                    f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
-                    f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})")
-        return "no design fits the budget, power, rack and stock limits"
-    relaxed = replace(bounds_of(spec), budget_cents=None)
-    cheapest_spec = replace(spec, objective=Objective.MIN_COST)
-    res, vm = solve_problem(problem, catalog, cheapest_spec, relaxed, [], backend, limits)
-    if res.has_solution and c.budget_cents is not None:
-        cost = cost_of(res, vm)
-        if cost > c.budget_cents:
-            what = ("the cheapest design that meets the target" if spec.objective is
-                    Objective.MIN_COST else "the cheapest design")
-            return (f"{what} costs {usd(cost)}, over the {usd(c.budget_cents)} budget by "
-                    f"{usd(cost - c.budget_cents)}")
-    limits_named = [n for n, v in (("power", c.max_power_kw), ("racks", c.max_racks)) if v]
-    return ("no design satisfies the " + (", ".join(limits_named) or "stock")
-            + " limits together with the others")

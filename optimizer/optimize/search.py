@@ -246,3 +246,13 @@ def _key_order(key: TimeKey) -> tuple:
     """Deterministic tie-break between keys with equal bounds: by SKU and names."""
     return (key.server_sku, key.fabric, key.topology, key.oversubscription, key.nics_per_node,
             key.nic_speed_gbps, key.radix)
+
+
+def fastest_reachable(space: SearchSpace, timer: Timer) -> tuple[TimeKey, int, float] | None:
+    """The fastest (key, nodes, hours) at each key's largest allowed size, for diagnosis."""
+    servers = {s.sku: s for s in space.servers}
+    for key, _ in space.keys():
+        _, hi = _node_caps(space.spec, servers[key.server_sku], key)
+        if hi >= 1:
+            timer.estimate(key, hi)
+    return timer.fastest()

@@ -12,7 +12,14 @@ from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
 from optimizer.optimize.candidates import SearchSpace, Timer, confident_hours
-from optimizer.optimize.explain import diagnose, explain_ranked, pareto_front, sensitivity
+from optimizer.optimize.explain import (
+    FABRIC_NAMES,
+    TOPOLOGY_NAMES,
+    explain_ranked,
+    pareto_front,
+    sensitivity,
+    usd,
+)
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
     Problem,
@@ -22,9 +29,9 @@ from optimizer.optimize.problem import (
     cost_of,
     solve_problem,
 )
-from optimizer.optimize.request import OptimizeSpec
+from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
-from optimizer.optimize.search import search
+from optimizer.optimize.search import fastest_reachable, search
 from optimizer.performance.plan import PartialPlan
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
@@ -74,7 +81,7 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
         excluded.append(problem.rows[chosen].group)
 
     ranked = explain_ranked(ranked, spec, stock)
-    text = "" if ranked else diagnose(problem, timer, catalog, spec, backend, limits, status)
+    text = "" if ranked else _diagnose(catalog, spec, space, timer, status)
     sens = sensitivity(problem, ranked, catalog, spec, backend, limits) if ranked else ""
     return OptimizeResult(
         status=str(status), designs=tuple(ranked),
@@ -134,3 +141,41 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
         by[line.category] += line.extended_price_cents
     return CostSplit(by["server"], by["nic"], by["switch"], by["cable"],
                      by["transceiver"] + by["fiber"])
+
+
+def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: Timer,
+              status: SolveStatus) -> str:
+    """Say in the user's terms why no design came back, by re-solving without the limits."""
+    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
+        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
+    c = spec.constraints
+    limits = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
+    if spec.objective is Objective.MIN_TIME:
+        limits = replace(limits, target_training_hours=None)
+    if limits != c:
+        relaxed = optimize(catalog, replace(spec, objective=Objective.MIN_COST, top_k=1,
+                                            constraints=limits))
+        if relaxed.designs:
+            best = relaxed.designs[0]
+            what = ("the cheapest design that meets the target"
+                    if c.target_training_hours is not None else "the cheapest design")
+            if c.budget_cents is not None and best.bom.capex_cents > c.budget_cents:
+                return (f"{what} costs {usd(best.bom.capex_cents)}, over the "
+                        f"{usd(c.budget_cents)} budget by "
+                        f"{usd(best.bom.capex_cents - c.budget_cents)}")
+            if c.max_power_kw is not None and best.bom.power_kw > c.max_power_kw:
+                return (f"{what} draws {best.bom.power_kw:,.0f} kW, above the "
+                        f"{c.max_power_kw:,.0f} kW cap")
+            if c.max_racks is not None and best.bom.racks > c.max_racks:
+                return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
+            return "no design satisfies the budget, power and rack limits together"
+    fastest = fastest_reachable(space, timer)
+    if fastest is None:
+        return ("no design in the catalog can run this workload: no parallel plan fits its "
+                "memory on any allowed server within the size limits")
+    key, nodes, hours = fastest
+    if c.target_training_hours is not None and hours > c.target_training_hours:
+        return (f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
+                f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
+                f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})")
+    return "no design fits the stock limits and the allowed parts"

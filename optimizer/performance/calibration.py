@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: generations key the estimator's scenario cache
 class GpuGeneration:
     name: str
     kernel_efficiency_low: float

@@ -23,7 +23,12 @@ from optimizer.performance.calibration import (
 )
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
-from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricProfile, FabricTable, fabric_profile
+from optimizer.performance.fabrics import (
+    DEFAULT_FABRICS,
+    FabricProfile,
+    FabricTable,
+    fabric_profile,
+)
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.flops import (
     forward_flops_per_token,

@@ -18,7 +18,7 @@ DEFAULT_FABRICS_CSV = Path(__file__).with_name("fabrics.csv")
 SCENARIOS = ("expected", "optimistic", "pessimistic")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity hash: profiles key the estimator's scenario cache
 class FabricProfile:
     """How one protocol family turns line rate into delivered bandwidth and latency.
 

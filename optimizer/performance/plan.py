@@ -38,12 +38,9 @@ class PartialPlan:
     micro_batch_size: int | None = None
 
     def complete(self) -> ParallelPlan | None:
-        """The plan, when every degree that has no default is fixed."""
-        if self.tensor is None or self.pipeline is None or self.data is None:
+        """The plan, when the request fixes every degree (nothing left to choose)."""
+        values = (self.tensor, self.pipeline, self.data, self.expert, self.virtual_pipeline,
+                  self.zero_stage, self.micro_batch_size)
+        if any(v is None for v in values):
             return None
-        return ParallelPlan(
-            tensor=self.tensor, pipeline=self.pipeline, data=self.data,
-            expert=self.expert or 1, virtual_pipeline=self.virtual_pipeline or 1,
-            zero_stage=1 if self.zero_stage is None else self.zero_stage,
-            micro_batch_size=self.micro_batch_size or 1,
-        )
+        return ParallelPlan(*values)  # type: ignore[arg-type]

@@ -105,7 +105,7 @@ def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = N
         A fixed degree is impossible for this cluster or model (the field is named).
     """
     fixed = fixed or PartialPlan()
-    complete = fixed.complete() if fixed.micro_batch_size and fixed.virtual_pipeline else None
+    complete = fixed.complete()
     if complete is not None:
         return estimate(w, c, complete, fabrics)
     fabric = fabric_profile(fabrics, c.fabric)

@@ -1,0 +1,184 @@
+"""Shared helpers of the service tests: start a real server on a loopback port, talk to it over
+a real channel, and build small requests whose solves take well under a second."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from optimizer._pb.procurement.v1 import (
+    catalog_pb2,
+    catalog_pb2_grpc,
+    estimate_pb2,
+    optimize_pb2,
+    service_pb2_grpc,
+)
+from optimizer.service.config import ServiceConfig
+from optimizer.service.server import Service, create_server
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL_CATALOG = ROOT / "tests" / "data" / "catalog_small"
+TOKEN_A = "token-of-tenant-a-0123456789"
+TOKEN_B = "token-of-tenant-b-9876543210"
+READY_TIMEOUT_S = 90.0
+
+
+def write_tokens(folder: Path) -> Path:
+    path = folder / "tokens.txt"
+    path.write_text(f"# tenant token\ntenant-a {TOKEN_A}\ntenant-b {TOKEN_B}\n")
+    return path
+
+
+def bearer(token: str) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def start(tmp: Path, **overrides: Any) -> tuple[Service, str]:
+    """An in-process server on 127.0.0.1:<free port>, ready (smoke test passed)."""
+    config = ServiceConfig(**{"address": "127.0.0.1:0", "data_dir": tmp / "data",
+                              "workers": 1, "queue_size": 2, "grace_s": 5.0, **overrides})
+    service, port = create_server(config)
+    assert service.ready.wait(READY_TIMEOUT_S), "server never became ready"
+    return service, f"127.0.0.1:{port}"
+
+
+class Stubs:
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.catalogs = catalog_pb2_grpc.CatalogServiceStub(channel)
+        self.optimizer = service_pb2_grpc.OptimizerServiceStub(channel)
+        self.health = health_pb2_grpc.HealthStub(channel)
+
+
+def health_status(stubs: Stubs, service: str = "") -> str:
+    response = stubs.health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+
+
+def catalog_files(folder: Path = SMALL_CATALOG) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix == ".csv"}
+
+
+def upload_messages(files: Mapping[str, bytes], *, request_id: str = "", name: str = "",
+                    chunk_bytes: int = 256) -> Iterator[catalog_pb2.UploadCatalogRequest]:
+    """The files in chunks of ``chunk_bytes``; request_id and name on the first message."""
+    first = True
+    for file_name, data in files.items():
+        for start_at in range(0, max(1, len(data)), chunk_bytes):
+            yield catalog_pb2.UploadCatalogRequest(
+                request_id=request_id if first else "", name=name if first else "",
+                file_name=file_name, data=data[start_at:start_at + chunk_bytes])
+            first = False
+
+
+def small_optimize(catalog: str = "small-test", **fields: Any) -> optimize_pb2.OptimizeRequest:
+    """BERT-Large on a handful of GPUs: solves in well under a second."""
+    request = optimize_pb2.OptimizeRequest(
+        catalog=catalog, workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
+        constraints=optimize_pb2.Constraints(target_training_hours=24), top_k=1)
+    for key, value in fields.items():
+        setattr(request, key, value)
+    return request
+
+
+def long_optimize() -> optimize_pb2.OptimizeRequest:
+    """A search over many candidates that runs for several seconds on one core."""
+    return optimize_pb2.OptimizeRequest(
+        catalog="ethernet-budget",
+        workload=estimate_pb2.Workload(model="gpt3-175b", training_tokens=3e11),
+        constraints=optimize_pb2.Constraints(target_training_hours=5000), top_k=20,
+        solver=optimize_pb2.SolverOptions(time_limit_s=120))
+
+
+def small_estimate() -> estimate_pb2.EstimateRequest:
+    return estimate_pb2.EstimateRequest(
+        workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
+        cluster=estimate_pb2.Cluster(gpus=8, gpus_per_node=8, gpu_model="H100",
+                                     fabric="infiniband", topology="single_switch",
+                                     nic_gbps_per_node=3200))
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its children so far (from /proc)."""
+    import psutil
+
+    proc = psutil.Process(pid)
+    total = sum(proc.cpu_times()[:2])
+    for child in proc.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def worker_pids(server_pid: int) -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.Process(server_pid).children(recursive=True)
+            if "python" in p.name().lower()]
+
+
+def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) -> bool:
+    """Whether the processes together use less than ``busy_below_s`` CPU over a 0.5 s window,
+    at some point within ``seconds``."""
+    import psutil
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        def cpu() -> float:
+            total = 0.0
+            for pid in pids:
+                try:
+                    total += sum(psutil.Process(pid).cpu_times()[:2])
+                except psutil.NoSuchProcess:
+                    continue
+            return total
+        before = cpu()
+        time.sleep(0.5)
+        if cpu() - before < busy_below_s:
+            return True
+    return False
+
+
+_LISTENING = re.compile(r'"event": "listening", "address": "([^"]+)"')
+
+
+def spawn_server(data_dir: Path, *extra: str, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``procure serve`` as a child process; returns it and its address once it listens."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "client.cli", "serve", "--address", "127.0.0.1:0",
+         "--data-dir", str(data_dir), "--workers", "1", *extra],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        match = _LISTENING.search(log_path.read_text(errors="replace"))
+        if match:
+            return proc, match.group(1)
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited: {log_path.read_text()}")
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("server never listened")
+
+
+def wait_serving(stubs: Stubs, timeout_s: float = READY_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if health_status(stubs) == "SERVING":
+                return
+        except grpc.RpcError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("server never became SERVING")
