@@ -40,7 +40,7 @@ CSV_LIST_SEPARATOR = ";"
 
 _DOCUMENT_KEYS = ("catalogs", "defaults", "scenarios", "grid")
 # Messages whose fields a CSV column may name without the dotted prefix, in lookup order.
-_BARE_PREFIXES = ("", "workload.", "constraints.", "solver.")
+_BARE_PREFIXES = ("", "workload.", "constraints.", "solver.", "parallelism.")
 
 
 @dataclass(frozen=True)
@@ -295,7 +295,7 @@ def _column_path(column: str, source: str) -> str:
                if (leaf := list(_walk(prefix + column))[-1]) is not None
                and leaf.message_type is None and prefix + column != "catalog"]
     if len(matches) != 1:
-        expected = ("a field of OptimizeRequest, workload, constraints or solver"
+        expected = ("a field of OptimizeRequest, workload, constraints, solver or parallelism"
                     if not matches else f"one of {', '.join(matches)} (spell it out)")
         raise InvalidInput(f"unknown or ambiguous column; expected {expected}",
                            field=f"{source}, column {column}")
@@ -304,7 +304,7 @@ def _column_path(column: str, source: str) -> str:
 
 def _cell_value(cell: str, path: str, where: str) -> Any:
     leaf = _field_path(path, where)
-    if leaf.label == FieldDescriptor.LABEL_REPEATED:
+    if leaf.is_repeated:
         return [v.strip() for v in cell.split(CSV_LIST_SEPARATOR) if v.strip()]
     if leaf.type == FieldDescriptor.TYPE_BOOL:
         low = cell.lower()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
 from optimizer.performance import collectives as coll
@@ -235,6 +236,90 @@ class _NetTerm:
                                  sc.base_latency_s + self.hops * hop_s)
 
 
+class _Part(NamedTuple):
+    """One collective of a plan, per step: its cost, the share that leaves the node, the
+    nodes its group spans and its traffic pattern ("ring" or "all_to_all")."""
+
+    cost: coll.Cost
+    remote_share: float
+    nodes: int
+    pattern: str
+
+
+class _DataParallel(NamedTuple):
+    """One data-parallel reduction: its NVLink part and its network ring and tree forms."""
+
+    nvlink: coll.Cost
+    ring: coll.Cost
+    tree: coll.Cost
+    nodes: int
+
+
+class PlanTraffic(NamedTuple):
+    """The collectives one GPU runs per step under a plan; independent of the network."""
+
+    tensor: _Part
+    all_to_all: _Part | None
+    p2p: _Part | None
+    data: tuple[_DataParallel, ...]
+
+
+@lru_cache(maxsize=65536)
+def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTraffic:
+    """Every collective of ``plan`` with its placement (Megatron order: tensor innermost,
+    then data with expert parallelism inside it, then pipeline). Cached: the optimizer times
+    the same plans on many candidate networks."""
+    t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+    gpn = gpus_per_node
+    m = w.global_batch_size // (d * plan.micro_batch_size)
+    tokens_mb = plan.micro_batch_size * w.sequence_length
+    tensor = _Part(tensor_parallel_cost(w, plan), 1.0 if t > gpn else 0.0, -(-t // gpn), "ring")
+
+    # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
+    # tokens, k copies each. Ranks of the group on the same node use NVLink.
+    a2a = None
+    if w.is_moe and e > 1:
+        ep_local = max(1, min(e, gpn // t))
+        cost = coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES
+                               * w.experts_per_token / t, e)
+        a2a = _Part(cost.times(_layer_collectives_per_step(w, plan)), 1.0 - ep_local / e,
+                    -(-e // ep_local), "all_to_all")
+
+    # Pipeline: activations forward and gradients backward per micro-batch and chunk, split
+    # over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit on
+    # different nodes once one stage (t x d ranks) fills a node.
+    p2p = None
+    if p > 1:
+        cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
+        p2p = _Part(cost.times(2 * m * plan.virtual_pipeline), 1.0 if t * d >= gpn else 0.0,
+                    2, "ring")
+
+    # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the node,
+    # one rail per rank across nodes); experts over their own d/e replicas. ZeRO-3 (FSDP):
+    # all-gather weights for forward and backward and reduce-scatter gradients, every
+    # micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one all-reduce per step
+    # (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
+    dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
+    expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
+    dp_local = max(1, min(d, gpn // t))
+    groups = [(dense_grad, d, dp_local)] if d > 1 else []
+    if expert_grad and d // e > 1:
+        groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
+    data = []
+    for size, ranks, local in groups:
+        nodes = -(-ranks // local)
+        shard = size / local
+        if plan.zero_stage == 3:
+            ring = coll.reduce_scatter(shard, nodes).times(3 * m)
+            data.append(_DataParallel(coll.reduce_scatter(size, local).times(3 * m), ring, ring,
+                                      nodes))
+        else:
+            data.append(_DataParallel(coll.reduce_scatter(size, local).times(2),
+                                      coll.ring_all_reduce(shard, nodes),
+                                      coll.tree_all_reduce(shard, nodes), nodes))
+    return PlanTraffic(tensor, a2a, p2p, tuple(data))
+
+
 class StepModel:
     """Everything about one (workload, cluster, plan) that no scenario changes.
 
@@ -245,97 +330,53 @@ class StepModel:
     def __init__(self, w: Workload, c: ClusterSpec, plan: ParallelPlan,
                  fabric: FabricProfile) -> None:
         self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
-        t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
-        gpn = min(c.gpus, c.gpus_per_node)
-        m = self.micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
+        self.micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
         self.hardware_flops = hardware_flops_per_step(w)
         self.model_flops = model_flops_per_step(w)
         tensor_core_s, elementwise_s = compute_s_per_token(
-            w, plan.micro_batch_size, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops)
+            w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops,
+            c.gpu_peak_fp8_tflops)
         tokens_per_gpu = w.tokens_per_step / c.gpus
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
         self.elementwise_s = elementwise_s * tokens_per_gpu
         self.memory_gb = memory_per_gpu(w, plan).total_gb
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
+        self.fsdp = plan.zero_stage == 3
         nv_bw = nvlink_bytes_per_s(c)
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
-        tokens_mb = plan.micro_batch_size * w.sequence_length
-        calls = _layer_collectives_per_step(w, plan)
-        self.tp_nv_s, self.tp_net = self._split(
-            tensor_parallel_cost(w, plan), remote_share=1.0 if t > gpn else 0.0,
-            nodes=-(-t // gpn), pattern="ring", nv_bw=nv_bw)
-
-        # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of
-        # the tokens, k copies each. Ranks of the group on the same node use NVLink.
-        self.a2a_nv_s, self.a2a_net = 0.0, None
-        if w.is_moe and e > 1:
-            ep_local = max(1, min(e, gpn // t))
-            self.a2a_nv_s, self.a2a_net = self._split(
-                coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES
-                                * w.experts_per_token / t, e).times(calls),
-                remote_share=1.0 - ep_local / e, nodes=-(-e // ep_local), pattern="all_to_all",
-                nv_bw=nv_bw)
-
-        # Pipeline: activations forward and gradients backward per micro-batch and chunk,
-        # split over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages
-        # sit on different nodes once one stage (t x d ranks) fills a node.
-        self.p2p_nv_s, self.p2p_net = 0.0, None
-        if p > 1:
-            self.p2p_nv_s, self.p2p_net = self._split(
-                coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
-                .times(2 * m * plan.virtual_pipeline),
-                remote_share=1.0 if t * d >= gpn else 0.0, nodes=2, pattern="ring", nv_bw=nv_bw)
-
-        # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the
-        # node, one rail per rank across nodes); experts over their own d/e replicas.
-        dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
-        expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
-        dp_local = max(1, min(d, gpn // t))
-        groups = [(dense_grad, d, dp_local)]
-        if expert_grad and d // e > 1:
-            groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
+        traffic = plan_traffic(w, plan, min(c.gpus, c.gpus_per_node))
+        self.tp_nv_s, self.tp_net = self._split(traffic.tensor, nv_bw)
+        self.a2a_nv_s, self.a2a_net = self._split(traffic.all_to_all, nv_bw)
+        self.p2p_nv_s, self.p2p_net = self._split(traffic.p2p, nv_bw)
         self.dp_nv_s = 0.0
         self.dp_ring: list[_NetTerm] = []
         self.dp_tree: list[_NetTerm] = []
-        # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter
-        # gradients, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one
-        # all-reduce per step (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
-        fsdp = plan.zero_stage == 3
-        for size, ranks, local in groups if d > 1 else []:
-            nodes = -(-ranks // local)
-            shard = size / local
-            if fsdp:
-                self.dp_nv_s += coll.reduce_scatter(size, local).times(3 * m).seconds(
-                    nv_bw, NVLINK_ALPHA_S)
-                ring = coll.reduce_scatter(shard, nodes).times(3 * m)
-                tree = ring
-            else:
-                self.dp_nv_s += coll.reduce_scatter(size, local).times(2).seconds(
-                    nv_bw, NVLINK_ALPHA_S)
-                ring = coll.ring_all_reduce(shard, nodes)
-                tree = coll.tree_all_reduce(shard, nodes)
-            if nodes > 1:
-                mult, hops = _ring_multiplier(c, nodes), _hops(c, nodes, neighbour=True)
-                self.dp_ring.append(_NetTerm(ring, mult, hops))
-                self.dp_tree.append(_NetTerm(tree, mult, hops))
-                self.net_bytes += ring.bytes
-        self.fsdp = fsdp
+        for part in traffic.data:
+            self.dp_nv_s += part.nvlink.seconds(nv_bw, NVLINK_ALPHA_S)
+            if part.nodes > 1:
+                mult = _ring_multiplier(c, part.nodes)
+                hops = _hops(c, part.nodes, neighbour=True)
+                self.dp_ring.append(_NetTerm(part.ring, mult, hops))
+                self.dp_tree.append(_NetTerm(part.tree, mult, hops))
+                self.net_bytes += part.ring.bytes
 
-    def _split(self, cost: coll.Cost, remote_share: float, nodes: int, pattern: str,
-               nv_bw: float) -> tuple[float, _NetTerm | None]:
+    def _split(self, part: _Part | None, nv_bw: float) -> tuple[float, _NetTerm | None]:
         """NVLink seconds of the node-local share, and the network term of the rest."""
-        nv_s = cost.times(1.0 - remote_share).seconds(nv_bw, NVLINK_ALPHA_S)
-        if remote_share <= 0:
+        if part is None:
+            return 0.0, None
+        local = 1.0 - part.remote_share
+        nv_s = part.cost.times(local).seconds(nv_bw, NVLINK_ALPHA_S) if local > 0 else 0.0
+        if part.remote_share <= 0:
             return nv_s, None
-        remote = cost.times(remote_share)
+        remote = part.cost.times(part.remote_share)
         self.net_bytes += remote.bytes
-        if pattern == "ring":
-            term = _NetTerm(remote, _ring_multiplier(self.c, nodes),
-                            _hops(self.c, nodes, neighbour=True))
+        if part.pattern == "ring":
+            term = _NetTerm(remote, _ring_multiplier(self.c, part.nodes),
+                            _hops(self.c, part.nodes, neighbour=True))
         else:
-            term = _NetTerm(remote, _all_to_all_multiplier(self.c, nodes),
-                            _hops(self.c, nodes, neighbour=False))
+            term = _NetTerm(remote, _all_to_all_multiplier(self.c, part.nodes),
+                            _hops(self.c, part.nodes, neighbour=False))
         return nv_s, term
 
     def step_time_s(self, sc: Scenario) -> float:

@@ -7,9 +7,9 @@ code name and message, never as a traceback.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
-import os
 import signal
 import sys
 from collections import OrderedDict
@@ -50,9 +50,8 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
 
 
 def _detach() -> None:
-    """Own process group (so a kill reaches solver children too), die with the server, and
-    leave Ctrl-C to the server, which decides when solves stop."""
-    os.setpgrp()
+    """Die with the server, and leave Ctrl-C to the server, which decides when solves stop.
+    (The pool starts each worker in its own session, so a kill reaches solver children.)"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
@@ -143,3 +142,16 @@ def smoke_test() -> bytes:
         msg = f"solver smoke test failed: status {res.status}, objective {res.objective}"
         raise SolverFailed(msg)
     return b"ok"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m optimizer.service.jobs --fd N [--data-dir D]``, started by WorkerPool."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fd", type=int, required=True, help="socket to the server")
+    parser.add_argument("--data-dir", default=None)
+    args = parser.parse_args(argv)
+    worker_main(Connection(args.fd), args.data_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,8 @@
 """Solver worker processes with a bounded queue, deadlines, and cancellation by killing.
 
-The processes are started with ``spawn`` before the gRPC server exists and import nothing of
-grpc (shared/reliability.md B1): forking a process that runs gRPC threads can hang. Each
+The processes are started (fork + exec, never a bare fork) before the gRPC server exists and
+import nothing of grpc (shared/reliability.md B1): forking a process that runs gRPC threads
+can hang. Each
 worker runs one job at a time with one solver thread (no oversubscription, B2) and is replaced
 after ``jobs_per_worker`` jobs (bounds slow leaks, B3).
 
@@ -14,22 +15,22 @@ watches for that, so a solve stops even when no handler is waiting on it.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import queue
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 from optimizer.errors import LimitExceeded, SolverFailed
 from optimizer.service.errors import Cancelled, DeadlineExceeded, WorkerError
-from optimizer.service.jobs import worker_main
 
 _POLL_S = 0.05
 # How long a worker may take to exit after being asked to stop before it is killed.
@@ -108,40 +109,55 @@ class PoolStats:
 
 
 class _Worker:
-    """One worker process and the parent's end of its pipe."""
+    """One worker process (``python -m optimizer.service.jobs``) and our end of its socket.
 
-    def __init__(self, ctx: Any, data_dir: str | None) -> None:
-        self._ctx, self._data_dir = ctx, data_dir
+    A plain child process rather than a multiprocessing one: spawn-mode multiprocessing
+    re-imports the parent's ``__main__`` in every worker, which may be anything.
+    """
+
+    def __init__(self, data_dir: str | None) -> None:
+        self._data_dir = data_dir
         self.jobs = 0
         self.conn: Connection
-        self.process: BaseProcess
+        self.process: subprocess.Popen[bytes]
         self.start()
 
     def start(self) -> None:
-        parent, child = self._ctx.Pipe()
-        self.process = self._ctx.Process(target=worker_main, args=(child, self._data_dir),
-                                         name="procure-solver", daemon=True)
-        self.process.start()
-        child.close()
-        self.conn, self.jobs = parent, 0
+        ours, theirs = socket.socketpair()
+        args = [sys.executable, "-m", "optimizer.service.jobs", "--fd", str(theirs.fileno())]
+        if self._data_dir is not None:
+            args += ["--data-dir", self._data_dir]
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding ``optimizer``
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        with theirs:
+            # Own session: a kill of its group also ends any solver child; Ctrl-C on the
+            # server's terminal does not reach it.
+            self.process = subprocess.Popen(
+                args, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                start_new_session=True, env={**os.environ, "PYTHONPATH": path})
+        self.conn, self.jobs = Connection(ours.detach()), 0
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def kill(self) -> None:
-        """Kill the worker and everything it started (it leads its own process group)."""
-        pid = self.process.pid
-        if pid is not None and self.process.is_alive():
+        """Kill the worker and everything it started."""
+        if self.alive():
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-        self.process.join(_EXIT_WAIT_S)
-        if self.process.is_alive():
+                os.killpg(self.process.pid, signal.SIGKILL)
+        try:
+            self.process.wait(_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.join(_EXIT_WAIT_S)
+            self.process.wait(_EXIT_WAIT_S)
         self.conn.close()
 
     def stop(self) -> None:
         """Ask an idle worker to exit; kill it if it does not."""
         with contextlib.suppress(OSError):
             self.conn.send(None)
-        self.process.join(_EXIT_WAIT_S)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(_EXIT_WAIT_S)
         self.kill()
 
 
@@ -163,8 +179,7 @@ class WorkerPool:
 
     def start(self) -> None:
         """Start the processes (call before creating the gRPC server) and their feeders."""
-        ctx = multiprocessing.get_context("spawn")
-        self._workers = [_Worker(ctx, self._data_dir) for _ in range(self.size)]
+        self._workers = [_Worker(self._data_dir) for _ in range(self.size)]
         for i, worker in enumerate(self._workers):
             t = threading.Thread(target=self._feed, args=(worker,), name=f"solver-feed-{i}",
                                  daemon=True)
@@ -237,10 +252,10 @@ class WorkerPool:
                     self._replace(worker, kill=True)
                     job.fail(job._stopped())
                     return
-                elif not worker.process.is_alive():
+                elif not worker.alive():
                     raise EOFError
         except (EOFError, OSError):
-            code = worker.process.exitcode
+            code = worker.process.poll()
             self._replace(worker, kill=True)
             job.fail(SolverFailed(f"the solver worker ended unexpectedly (exit code {code})"))
             return
