@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from optimizer._pb.procurement.v1 import (
@@ -81,12 +82,11 @@ def upload_messages(files: Mapping[str, bytes], *, request_id: str = "", name: s
 
 def small_optimize(catalog: str = "small-test", **fields: Any) -> optimize_pb2.OptimizeRequest:
     """BERT-Large on a handful of GPUs: solves in well under a second."""
-    request = optimize_pb2.OptimizeRequest(
-        catalog=catalog, workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
-        constraints=optimize_pb2.Constraints(target_training_hours=24), top_k=1)
-    for key, value in fields.items():
-        setattr(request, key, value)
-    return request
+    base: dict[str, Any] = {
+        "catalog": catalog, "top_k": 1,
+        "workload": estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
+        "constraints": optimize_pb2.Constraints(target_training_hours=24)}
+    return optimize_pb2.OptimizeRequest(**{**base, **fields})
 
 
 def long_optimize() -> optimize_pb2.OptimizeRequest:
@@ -99,11 +99,9 @@ def long_optimize() -> optimize_pb2.OptimizeRequest:
 
 
 def small_estimate() -> estimate_pb2.EstimateRequest:
-    return estimate_pb2.EstimateRequest(
-        workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
-        cluster=estimate_pb2.Cluster(gpus=8, gpus_per_node=8, gpu_model="H100",
-                                     fabric="infiniband", topology="single_switch",
-                                     nic_gbps_per_node=3200))
+    """BERT-Large on 64 A100s over Ethernet (the seed article's example)."""
+    text = (ROOT / "examples" / "estimate-bert-large-ethernet.json").read_text()
+    return json_format.Parse(text, estimate_pb2.EstimateRequest())
 
 
 def process_cpu_s(pid: int) -> float:

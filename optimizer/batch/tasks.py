@@ -81,7 +81,8 @@ def run_scenario(scenario: Scenario, catalog_data: bytes | None = None,
             timer.cancel()
     row = {**_request_columns(scenario, catalog), **_response_columns(response)}
     if stop.is_set():
-        row["error"] = f"stopped by the batch's task timeout of {timeout_s:g} s"
+        row["error"] = (f"the task timeout of {timeout_s:g} s expired; this is the best "
+                        "result found by then")
         row["error_code"] = "DEADLINE_EXCEEDED"
     body = json_format.MessageToDict(response, preserving_proto_field_name=True)
     return TaskResult(scenario.scenario_id, row, _line(scenario, row, body))

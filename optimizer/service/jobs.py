@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import inspect
 import signal
 import sys
 from collections import OrderedDict
@@ -74,6 +75,9 @@ class JobRunner:
         from optimizer import api  # the solver stack, imported once per worker
 
         self._api = api
+        # Progress reports need optimizer.api.optimize(progress=...); without it OptimizeStream
+        # still sends the pool's heartbeats.
+        self._reports_progress = "progress" in inspect.signature(api.optimize).parameters
         self._data_dir = data_dir
         self._catalogs: OrderedDict[str, Any] = OrderedDict()
         self._store: Any = None
@@ -85,12 +89,19 @@ class JobRunner:
             return smoke_test()
         if kind == "estimate":
             est = estimate_pb2.EstimateRequest.FromString(payload)
+            if est.catalog and _bundled(est.catalog) is None:
+                # optimizer.api.estimate resolves the reference itself, outside any tenant.
+                self.catalog(est.catalog, tenant)  # NotFound unless the tenant has it
+                raise InvalidInput("Estimate over the service takes a bundled catalog only; "
+                                   "give the GPU fields instead of a stored catalog",
+                                   field="catalog")
             return self._api.estimate(est).SerializeToString()
         if kind == "optimize":
             req = optimize_pb2.OptimizeRequest.FromString(payload)
             catalog = self.catalog(req.catalog, tenant)
+            extra = {"progress": progress} if self._reports_progress else {}
             return self._api.optimize(req, data_dir=self._data_dir, tenant=tenant,
-                                      catalog=catalog, progress=progress).SerializeToString()
+                                      catalog=catalog, **extra).SerializeToString()
         msg = f"unknown job kind {kind!r}"
         raise SolverFailed(msg)
 
@@ -98,15 +109,14 @@ class JobRunner:
         """A bundled catalog by name, else the tenant's stored one. Never a server path: a
         caller must not make the server read its own files."""
         from optimizer.catalog import load_catalog
-        from optimizer.catalog.resolve import bundled_catalogs
         from optimizer.catalog.store import DB_FILENAME, CatalogStore, default_data_dir
 
         if not ref:
             raise InvalidInput("required; expected a catalog name, name@version or id",
                                field="catalog")
-        for folder in bundled_catalogs():
-            if folder.name == ref:
-                return self._cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        folder = _bundled(ref)
+        if folder is not None:
+            return self._cached(f"bundled:{ref}", lambda: load_catalog(folder))
         if self._store is None:
             store_dir = Path(self._data_dir) if self._data_dir else default_data_dir()
             if not (store_dir / DB_FILENAME).is_file():
@@ -125,6 +135,12 @@ class JobRunner:
         while len(self._catalogs) > _CACHED_CATALOGS:
             self._catalogs.popitem(last=False)
         return value
+
+
+def _bundled(ref: str) -> Path | None:
+    from optimizer.catalog.resolve import bundled_catalogs
+
+    return next((folder for folder in bundled_catalogs() if folder.name == ref), None)
 
 
 def smoke_test() -> bytes:

@@ -58,18 +58,26 @@ class Job:
     def fail(self, error: Exception) -> None:
         self.finish(("error", getattr(error, "grpc_code", "INTERNAL"), str(error)))
 
-    def stream(self) -> Iterator[dict[str, Any]]:
+    def stream(self, heartbeat_s: float | None = None) -> Iterator[dict[str, Any]]:
         """Progress reports as they come; returns the result bytes (StopIteration.value).
 
-        Returns promptly once ``stop`` is set, whether or not a worker has the job yet.
+        With ``heartbeat_s``, a quiet spell that long yields ``{"phase": "running",
+        "elapsed_s": ...}`` (keeps a long stream visibly alive). Returns promptly once
+        ``stop`` is set, whether or not a worker has the job yet.
         """
+        started = last = time.monotonic()
         while True:
             try:
                 event = self.events.get(timeout=_POLL_S)
             except queue.Empty:
                 if self.stop.is_set():
                     raise self._stopped() from None
+                now = time.monotonic()
+                if heartbeat_s is not None and now - last >= heartbeat_s:
+                    last = now
+                    yield {"phase": "running", "elapsed_s": now - started}
                 continue
+            last = time.monotonic()
             if event[0] == "progress":
                 yield event[1]
             elif event[0] == "ok":

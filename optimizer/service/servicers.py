@@ -35,6 +35,7 @@ from optimizer.service.pool import Job, WorkerPool
 
 MAX_REQUEST_ID_CHARS = 128
 _BATCH_POLL_S = 0.02
+_HEARTBEAT_S = 1.0
 _PROGRESS_FIELDS = ("phase", "candidates_evaluated", "best_capex_usd", "bound_usd", "elapsed_s",
                     "designs_found")
 
@@ -183,7 +184,8 @@ class OptimizerServicer(service_pb2_grpc.OptimizerServiceServicer):
     def OptimizeStream(self, request: optimize_pb2.OptimizeRequest,
                        context: CallContext) -> Iterator[service_pb2.OptimizeEvent]:
         job = self._optimize_job(_Call(context), request, context.tenant)
-        events = job.stream()
+        yield service_pb2.OptimizeEvent(progress=service_pb2.OptimizeProgress(phase="queued"))
+        events = job.stream(heartbeat_s=_HEARTBEAT_S)
         while True:
             try:
                 report = next(events)

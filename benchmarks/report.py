@@ -1,0 +1,102 @@
+"""Every benchmark reports twice: a markdown table on stdout and a JSON file for the record.
+
+The JSON carries the machine it ran on, so a figure copied into docs/benchmarks.md can always
+be traced to the hardware and package versions that produced it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT = Path("/tmp/procure-bench")
+PACKAGES = ("ortools", "pulp", "highspy", "pandas", "numpy")
+# Run sizes, smallest first: CI's smoke case, the quick suite, everything.
+LEVELS = ("smallest", "quick", "full")
+
+
+@dataclass
+class Table:
+    """A titled table whose rows are printed as markdown and stored as JSON records."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, *values: Any) -> None:
+        if len(values) != len(self.columns):
+            msg = f"{self.title}: row has {len(values)} values for {len(self.columns)} columns"
+            raise ValueError(msg)
+        self.rows.append(values)
+
+    def render(self) -> str:
+        head = f"| {' | '.join(self.columns)} |"
+        rule = "|" + "---|" * len(self.columns)
+        body = [f"| {' | '.join(_cell(v) for v in row)} |" for row in self.rows]
+        notes = [f"\n{n}" for n in self.notes]
+        return "\n".join([f"### {self.title}", "", head, rule, *body, *notes, ""])
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if value != value:  # NaN: nothing measured
+            return "-"
+        return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return "-" if value is None else str(value)
+
+
+def machine() -> dict[str, Any]:
+    """The hardware and software a run's figures belong to."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return {"nproc": os.cpu_count(), "cpu_model": cpu, "python": sys.version.split()[0],
+            "platform": platform.platform(), "packages": versions,
+            "load_average_1min": os.getloadavg()[0]}
+
+
+def publish(name: str, tables: list[Table], out: Path, params: dict[str, Any]) -> Path:
+    """Print ``tables`` and write them, with the machine and the run's parameters, as JSON."""
+    for t in tables:
+        print(t.render(), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
+    doc = {"benchmark": name, "params": params, "machine": machine(),
+           "tables": [{"title": t.title, "rows": t.records(), "notes": t.notes}
+                      for t in tables]}
+    path.write_text(json.dumps(doc, indent=2, default=str))
+    return path
+
+
+def parser(description: str | None) -> argparse.ArgumentParser:
+    """The flags every benchmark module shares: the run size and where the JSON goes."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--level", choices=LEVELS, default="quick",
+                   help="smallest (CI smoke), quick (default) or full")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help=f"directory for the JSON results (default {DEFAULT_OUT})")
+    return p
