@@ -2,6 +2,9 @@
 
 Exit codes: 0 ok; 1 internal error; 2 usage; 3 invalid input (bad file, field or catalog);
 4 infeasible scenario (with --fail-on-infeasible); 5 server unavailable or refused credentials.
+
+Global options (before the command) choose where requests go: embedded by default, a server
+with ``--server``. Shell completion: ``procure completion bash|zsh|fish``.
 """
 
 from __future__ import annotations
@@ -10,21 +13,41 @@ import sys
 
 import click
 
+from client.exits import EXIT_INTERNAL
+from client.options import DEFAULT_TENANT
 from optimizer import __version__
 from optimizer.errors import ProcurementError
 
-EXIT_USAGE = 2
-EXIT_INFEASIBLE = 4
+
+EPILOG = ("Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
+          "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(__version__, prog_name="procure")
+@click.option("--server", metavar="HOST:PORT", envvar="PROCURE_SERVER", default=None,
+              help="Send requests to this procure server instead of running them here "
+                   "[env PROCURE_SERVER].")
+@click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Use TLS to --server, trusting this CA certificate (PEM).")
+@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="File holding the bearer token for --server [or env PROCURE_TOKEN]; the "
+                   "token is never printed.")
+@click.option("--data-dir", type=click.Path(file_okay=False), envvar="PROCURE_DATA_DIR",
+              default=None, help="Embedded catalog store directory [env PROCURE_DATA_DIR; "
+                                 "default ~/.local/share/procure].")
+@click.option("--tenant", envvar="PROCURE_TENANT", default=DEFAULT_TENANT, show_default=True,
+              help="Tenant of the embedded store (a server takes it from the token).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, server: str | None, tls_ca: str | None, token_file: str | None,
+        data_dir: str | None, tenant: str, quiet: bool, debug: bool) -> None:
     """Plan GPU training clusters: estimate training time, optimize fabric, topology and
-    SKUs against a budget and a target, and manage vendor price catalogs."""
-    ctx.obj = {"debug": debug}
+    SKUs against a budget and a target, sweep budget scenarios, and manage vendor price
+    catalogs."""
+    ctx.obj = {"server": server, "tls_ca": tls_ca, "token_file": token_file,
+               "data_dir": data_dir, "tenant": tenant, "quiet": quiet, "debug": debug}
 
 
 def _register() -> None:
@@ -39,6 +62,10 @@ def _register() -> None:
     cli.add_command(optimize.optimize)
     from client.commands import batch
     cli.add_command(batch.batch)
+    from client.commands import sweep
+    cli.add_command(sweep.sweep)
+    from client.commands import completion
+    cli.add_command(completion.completion)
 
 
 _register()
@@ -52,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         rv = cli.main(args=args, prog_name="procure", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_INTERNAL)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -71,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         click.echo(f"internal error: {type(e).__name__}: {e} (run with --debug for details)",
                    err=True)
-        sys.exit(1)
+        sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -6,6 +6,7 @@ same thing. Text cells written to CSV/XLSX are made formula-safe.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -42,9 +43,18 @@ def money(usd: float) -> str:
     return f"${usd:,.0f}"
 
 
-def to_json(message: Message) -> str:
-    return json_format.MessageToJson(message, preserving_proto_field_name=True,
+def to_dict(message: Message) -> dict[str, object]:
+    """The protobuf JSON form of ``message`` (proto field names, every field present)."""
+    return json_format.MessageToDict(message, preserving_proto_field_name=True,
                                      always_print_fields_with_no_presence=True)
+
+
+def dumps(document: object) -> str:
+    return json.dumps(document, indent=2)
+
+
+def to_json(message: Message) -> str:
+    return dumps(to_dict(message))
 
 
 def topology_label(topology: str, ratio: float) -> str:
@@ -78,10 +88,12 @@ def bom_table(design: optimize_pb2.Design) -> Table:
     order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
     lines = sorted(design.bom, key=lambda b: (order.index(b.category)
                                               if b.category in order else 99, b.tier, b.sku))
-    for line in lines:
+    for i, line in enumerate(lines):
         where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
+        last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
         table.add_row(line.category, line.sku, line.vendor, where, f"{line.quantity:,}",
-                      f"${line.unit_price_usd:,.2f}", money(line.extended_price_usd))
+                      f"${line.unit_price_usd:,.2f}", money(line.extended_price_usd),
+                      end_section=last_of_category)
     table.add_row("total", "", "", f"{design.racks} racks", "", "", money(design.capex_usd),
                   style="bold")
     return table

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
+from client.exits import EXIT_SERVER_UNAVAILABLE
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.errors import (
     InvalidInput,
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     import grpc
 
 TOKEN_ENV = "PROCURE_TOKEN"
-EXIT_SERVER_UNAVAILABLE = 5
 
 
 class Transport(Protocol):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optimizer.errors import InvalidInput
 from optimizer.performance.errors import PlanInfeasible
@@ -97,3 +99,26 @@ def test_fabric_table_override_changes_the_estimate() -> None:
     slow["ethernet"] = replace(slow["ethernet"], efficiency_low=0.1, efficiency_expected=0.1,
                                efficiency_high=0.1)
     assert plan_and_estimate(w, c, fabrics=slow).step_time_s > plan_and_estimate(w, c).step_time_s
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["bert-large", "llama3-8b", "mpt-7b", "llama3-70b"]),
+       nodes=st.integers(1, 96), more=st.integers(1, 40))
+def test_more_nodes_never_make_the_planned_job_slower(name: str, nodes: int, more: int) -> None:
+    """A job may leave GPUs idle, so a larger cluster (same network) is never slower; the
+    optimizer's smallest-size search relies on this."""
+    w = preset(name)
+    small = cluster(nodes * 8)
+    large = replace(small, gpus=(nodes + more) * 8)
+    try:
+        slow = plan_and_estimate(w, small).step_time_s
+    except PlanInfeasible:
+        return
+    assert plan_and_estimate(w, large).step_time_s <= slow * (1 + 1e-12)
+
+
+def test_a_cluster_no_plan_fills_runs_on_the_largest_part_it_can() -> None:
+    """llama3-8b's global batch of 512 sequences splits over 256 GPUs, not 264."""
+    est = plan_and_estimate(preset("llama3-8b"), cluster(264))
+    assert est.gpus_used < 264
+    assert any("of the 264 GPUs" in note for note in est.notes)

@@ -225,7 +225,8 @@ def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
         if sid in seen:
             continue
         seen.add(sid)
-        scenarios.append(Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json))
+        scenarios.append(Scenario(sid, short_hash(request_json), info.catalog_id,
+                                  row.catalog_ref, request_json))
     return BatchPlan(catalogs=catalogs, scenarios=tuple(scenarios),
                      duplicates=len(spec.rows) - len(scenarios))
 

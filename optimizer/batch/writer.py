@@ -37,8 +37,9 @@ _OFFSETS = {RESPONSES_FILE: b"responses_end", CSV_FILE: b"csv_end"}
 _S, _F, _I = pa.string(), pa.float64(), pa.int32()
 ROW_SCHEMA = pa.schema([
     ("scenario_id", _S), ("comparison_key", _S), ("catalog", _S), ("catalog_id", _S),
-    ("catalog_name", _S), ("vendor", _S), ("objective", _S), ("workload_key", _S), ("workload_model", _S),
-    ("training_tokens", _F), ("budget_usd", _F), ("target_training_hours", _F),
+    ("catalog_name", _S), ("vendor", _S), ("objective", _S), ("workload_key", _S),
+    ("workload_model", _S), ("training_tokens", _F), ("budget_usd", _F),
+    ("target_training_hours", _F),
     ("request_id", _S), ("status", _S), ("error", _S), ("error_code", _S), ("designs", _I),
     ("gpus", _I), ("nodes", _I), ("server_sku", _S), ("nic_sku", _S), ("fabric", _S),
     ("topology", _S), ("oversubscription", _F), ("capex_usd", _F),

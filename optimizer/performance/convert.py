@@ -190,4 +190,5 @@ def response_to_proto(est: Estimate) -> pb.EstimateResponse:
         parameters=est.parameters,
         tokens_per_s=est.tokens_per_s,
         notes=list(est.notes),
+        gpus_used=est.gpus_used,
     )

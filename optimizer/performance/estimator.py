@@ -83,6 +83,7 @@ class Estimate:
     parameters: float
     tokens_per_s: float
     notes: tuple[str, ...] = ()
+    gpus_used: int = 0  # GPUs the plan occupies (t x p x d); the rest of the cluster idles
 
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
@@ -474,4 +475,5 @@ def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
         parameters=w.parameters,
         tokens_per_s=w.tokens_per_step / step_s,
         notes=tuple(notes),
+        gpus_used=step.plan.gpus,
     )

@@ -11,6 +11,7 @@ once that bound exceeds the best full estimate: branch and bound over a few doze
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from optimizer.performance.cluster import ClusterSpec
@@ -55,7 +56,8 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
     for t in _options(fixed.tensor, tensors):
         if c.gpus % t:
             continue
-        pipelines = [p for p in _divisors(c.gpus // t) if p <= w.layers]
+        # Megatron-LM splits the layers evenly over the stages (num_layers % pipeline == 0).
+        pipelines = [p for p in _divisors(c.gpus // t) if w.layers % p == 0]
         for p in _options(fixed.pipeline, pipelines):
             if c.gpus % (t * p):
                 continue
@@ -110,22 +112,58 @@ def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = N
         return estimate(w, c, complete, fabrics)
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected")
-    ranked = sorted((_lower_bound_s(w, c, plan, expected.kernel_efficiency), i, plan)
-                    for i, plan in enumerate(candidate_plans(w, c, fixed)))
+    clusters = [c, *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed))]
+    ranked = sorted((_lower_bound_s(w, sub, plan, expected.kernel_efficiency), i, j, plan, sub)
+                    for j, sub in enumerate(clusters)
+                    for i, plan in enumerate(candidate_plans(w, sub, fixed)))
     if not ranked:
         _explain_infeasible(w, c, fixed)
-    check_plan(w, c, ranked[0][2])  # what every candidate shares (e.g. fp8 support)
+    check_plan(w, ranked[0][4], ranked[0][3])  # what every candidate shares (e.g. fp8 support)
     best: StepModel | None = None
     best_s = float("inf")
-    for bound, _, plan in ranked:
+    for bound, _, _, plan, sub in ranked:
         if bound >= best_s:
             break
-        step = StepModel(w, c, plan, fabric)
+        step = StepModel(w, sub, plan, fabric)
         seconds = step.step_time_s(expected)
         if seconds < best_s:
             best, best_s = step, seconds
     assert best is not None
-    return estimate_from_step(best, fabric)
+    result = estimate_from_step(best, fabric)
+    if best.c.gpus < c.gpus:
+        note = (f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no faster plan divides "
+                f"the global batch over all of them")
+        result = replace(result, notes=(*result.notes, note))
+    return result
+
+
+# Sub-cluster sizes tried besides the whole cluster: a job may leave GPUs idle when no plan
+# divides the global batch over all of them, so a larger cluster is never modelled slower
+# than a smaller one that fits inside it.
+IDLE_SIZES = 3
+
+
+def _idle_gpu_counts(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
+    """The largest GPU counts below ``c.gpus`` that a (tensor, pipeline, data) plan fills.
+
+    Data degrees divide the global batch, pipeline degrees the layers, tensor degrees the node
+    and the heads.
+    """
+    if fixed.data is not None:
+        return []
+    gpn = min(c.gpus, c.gpus_per_node)
+    tensors = _options(fixed.tensor, [t for t in _divisors(gpn) if w.attention_heads % t == 0])
+    pipelines = _options(fixed.pipeline, _divisors(w.layers))
+    datas = _divisors(w.global_batch_size)
+    counts = set()
+    for t in tensors:
+        for p in pipelines:
+            room = c.gpus // (t * p)
+            fitting = [d for d in datas if d <= room]
+            used = t * p * fitting[-1] if fitting else 0
+            if 0 < used < c.gpus and (used <= gpn or used % gpn == 0):  # whole nodes
+                counts.add(used)
+    return sorted(counts, reverse=True)[:IDLE_SIZES]
 
 
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:

@@ -36,7 +36,9 @@ _POLL_S = 0.05
 # How long a worker may take to exit after being asked to stop before it is killed.
 _EXIT_WAIT_S = 2.0
 
-Event = tuple[Any, ...]  # ("progress", dict) | ("ok", bytes) | ("error", code, message)
+# From a worker: ("progress", dict) | ("ok", bytes) | ("error", code name, message).
+# To the handler: the same, with errors as ("error", exception).
+Event = tuple[Any, ...]
 
 
 @dataclass
@@ -56,7 +58,7 @@ class Job:
         self.done.set()
 
     def fail(self, error: Exception) -> None:
-        self.finish(("error", getattr(error, "grpc_code", "INTERNAL"), str(error)))
+        self.finish(("error", error))
 
     def stream(self, heartbeat_s: float | None = None) -> Iterator[dict[str, Any]]:
         """Progress reports as they come; returns the result bytes (StopIteration.value).
@@ -83,7 +85,7 @@ class Job:
             elif event[0] == "ok":
                 return event[1]
             else:
-                raise WorkerError(event[1], event[2])
+                raise event[1]
 
     def result(self, progress: Callable[[dict[str, Any]], None] | None = None) -> bytes:
         events = self.stream()
@@ -272,7 +274,7 @@ class WorkerPool:
             self._solves += 1
             self._solve_s_total += elapsed
             self._solve_s_max = max(self._solve_s_max, elapsed)
-        job.finish(event)
+        job.finish(event if event[0] == "ok" else ("error", WorkerError(event[1], event[2])))
         worker.jobs += 1
         if worker.jobs >= self._jobs_per_worker:
             self._replace(worker, kill=False)

@@ -163,7 +163,7 @@ class StepBreakdown(_message.Message):
     def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ...) -> None: ...
 
 class EstimateResponse(_message.Message):
-    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes")
+    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used")
     STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
@@ -178,6 +178,7 @@ class EstimateResponse(_message.Message):
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
+    GPUS_USED_FIELD_NUMBER: _ClassVar[int]
     step_time_s: float
     training_time_hours: float
     training_time_hours_low: float
@@ -192,4 +193,5 @@ class EstimateResponse(_message.Message):
     parameters: float
     tokens_per_s: float
     notes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+    gpus_used: int
+    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ...) -> None: ...

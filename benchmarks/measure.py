@@ -1,0 +1,89 @@
+"""Wall time, peak memory and growth exponents, measured the same way for every benchmark.
+
+Each measured call runs in a forked child process: it starts with cold caches (the estimator's
+and the planner's caches are per process), and its peak resident memory is its own (a forked
+child's high-water mark starts at the parent's resident size, which is subtracted). The
+child's result comes back pickled; an exception in the child is re-raised in the parent.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import os
+import resource
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Measured:
+    value: Any
+    wall_s: float
+    peak_rss_growth_mib: float  # above the resident size the call started with
+
+
+class ChildFailed(RuntimeError):
+    """The measured call raised in its child process; the message holds its traceback."""
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE_BYTES
+
+
+def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        start_rss = _resident_bytes()
+        start = time.perf_counter()
+        value = fn(*args)
+        wall = time.perf_counter() - start
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+        conn.send(("ok", Measured(value, wall, max(0, peak - start_rss) / MIB)))
+    except BaseException:  # report anything, including a KeyboardInterrupt, to the parent
+        conn.send(("error", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def isolated(fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> Measured:
+    """``fn(*args)`` in a fresh forked process: its wall time, peak memory growth and value.
+
+    ``timeout_s`` kills the child and raises TimeoutError once exceeded (brute force budgets).
+    """
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, fn, args))
+    proc.start()
+    child.close()
+    try:
+        if not parent.poll(timeout_s):
+            proc.kill()
+            msg = f"{getattr(fn, '__name__', fn)} exceeded {timeout_s} s"
+            raise TimeoutError(msg)
+        kind, payload = parent.recv()
+    finally:
+        proc.join()
+        parent.close()
+    if kind == "error":
+        raise ChildFailed(payload)
+    return payload
+
+
+def fit_exponent(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log(y) on log(x): y ~ c * x**slope (needs two distinct x)."""
+    pts = [(math.log(x), math.log(y)) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
+    if len({x for x, _ in pts}) < 2:
+        return math.nan
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    sxy = sum((x - mx) * (y - my) for x, y in pts)
+    return sxy / sxx

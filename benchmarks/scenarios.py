@@ -1,0 +1,77 @@
+"""Benchmark scenarios stated as "N GPUs' worth of work": a workload and the target time that
+N H100-class GPUs would need for it at the calibrated kernel efficiency.
+
+Stating the target this way lets one sweep run from 8 to 131,072 GPUs with the same meaning at
+every size, whatever the catalog; the optimizer is then free to meet it with any design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from optimizer.catalog import load_catalog
+from optimizer.catalog.model import Catalog
+from optimizer.catalog.resolve import bundled_catalogs
+from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
+from optimizer.performance.calibration import generation
+from optimizer.workload.flops import model_flops_per_step
+from optimizer.workload.model import Workload
+from optimizer.workload.presets import preset
+
+# H100 SXM dense BF16 peak (catalogs/*/servers.csv gpu_peak_bf16_tflops).
+REFERENCE_PEAK_TFLOPS = 989.0
+SECONDS_PER_HOUR = 3600.0
+
+# The workload each work size trains: small models for small clusters, as buyers do, each
+# fitting the memory of the cluster it is sized for (optimizer.workload.memory).
+WORKLOAD_BY_GPUS = (
+    (8, "bert-large"), (32, "mpt-7b"), (128, "llama3-8b"), (512, "mpt-30b"),
+    (2048, "llama3-70b"), (16384, "llama3-405b"),
+)
+
+
+@cache
+def bundled() -> dict[str, Catalog]:
+    """The bundled catalogs by name, loaded once per process."""
+    return {p.name: load_catalog(p) for p in bundled_catalogs()}
+
+
+def workload_for(gpus: int) -> Workload:
+    """The largest model in ``WORKLOAD_BY_GPUS`` meant for at most ``gpus`` GPUs."""
+    name = [n for first, n in WORKLOAD_BY_GPUS if first <= gpus][-1]
+    return preset(name)
+
+
+def target_hours(workload: Workload, gpus: int) -> float:
+    """Hours ``gpus`` H100s need for ``workload``'s model FLOPs at the calibrated efficiency."""
+    rate = gpus * REFERENCE_PEAK_TFLOPS * 1e12 * generation("H100").kernel_efficiency
+    return model_flops_per_step(workload) * workload.steps / rate / SECONDS_PER_HOUR
+
+
+@dataclass(frozen=True)
+class Scenario:
+    catalog: str
+    gpus: int  # the work's size: N GPUs' worth
+    workload: Workload
+
+    @property
+    def name(self) -> str:
+        return f"{self.catalog}/{self.workload.name}/{self.gpus}"
+
+    @property
+    def target_hours(self) -> float:
+        return target_hours(self.workload, self.gpus)
+
+    def spec(self, *, objective: Objective = Objective.MIN_COST, top_k: int = 1,
+             target_hours: float | None = None, budget_cents: int | None = None,
+             backend: str = "cpsat", time_limit_s: float = 60.0) -> OptimizeSpec:
+        return OptimizeSpec(
+            workload=self.workload,
+            constraints=Constraints(target_training_hours=target_hours,
+                                    budget_cents=budget_cents),
+            objective=objective, top_k=top_k, backend=backend, time_limit_s=time_limit_s)
+
+
+def scenario(catalog: str, gpus: int, workload: Workload | None = None) -> Scenario:
+    return Scenario(catalog, gpus, workload or workload_for(gpus))

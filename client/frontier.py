@@ -1,0 +1,49 @@
+"""The cost-time Pareto frontier over designs from one or many optimize responses."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from optimizer._pb.procurement.v1 import optimize_pb2
+
+
+def point_of(design: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:
+    """A design as a point in the cost-time plane, with what the plot labels it by."""
+    return optimize_pb2.ParetoPoint(
+        capex_usd=design.capex_usd, training_time_hours=design.training_time_hours,
+        gpus=design.gpus, server_sku=design.server_sku, fabric=design.fabric,
+        topology=design.topology, oversubscription=design.oversubscription)
+
+
+def point_key(point: optimize_pb2.ParetoPoint) -> bytes:
+    """Equal for equal points; hashable."""
+    return point.SerializeToString(deterministic=True)
+
+
+def points_of(responses: Iterable[optimize_pb2.OptimizeResponse]
+              ) -> list[optimize_pb2.ParetoPoint]:
+    """Every ranked design and every frontier point the responses report, without repeats."""
+    seen: set[bytes] = set()
+    points = []
+    for resp in responses:
+        for point in [*(point_of(d) for d in resp.designs), *resp.pareto]:
+            key = point_key(point)
+            if key not in seen:
+                seen.add(key)
+                points.append(point)
+    return points
+
+
+def frontier(points: Iterable[optimize_pb2.ParetoPoint]) -> list[optimize_pb2.ParetoPoint]:
+    """The non-dominated points (no other point is both cheaper-or-equal and faster-or-equal
+    and better in one), cheapest first."""
+    ordered = sorted(points, key=lambda p: (p.capex_usd, p.training_time_hours, p.gpus,
+                                            p.server_sku, p.fabric, p.topology))
+    front: list[optimize_pb2.ParetoPoint] = []
+    best_hours = math.inf
+    for point in ordered:
+        if point.training_time_hours < best_hours:
+            front.append(point)
+            best_hours = point.training_time_hours
+    return front

@@ -1,0 +1,120 @@
+"""Pictures of a result: the cost vs training-time frontier and the cost split of top designs.
+
+matplotlib runs on the non-interactive Agg backend, so plots work without a display. One figure,
+two panels, a fixed size (FIGURE_SIZE_IN at DPI) so the image is the same on every machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+
+from client.frontier import frontier  # noqa: E402
+from client.render import FABRIC, TOPOLOGY, money, topology_label  # noqa: E402
+from optimizer._pb.procurement.v1 import optimize_pb2  # noqa: E402
+from optimizer.errors import InvalidInput  # noqa: E402
+
+FIGURE_SIZE_IN = (13.0, 5.5)
+DPI = 100  # -> 1300 x 550 pixels
+FORMATS = (".png", ".svg")
+MAX_BARS = 8
+FABRIC_COLOURS = {"infiniband": "tab:blue", "roce": "tab:orange", "ethernet": "tab:green"}
+TOPOLOGY_MARKERS = {"single_switch": "o", "fat_tree": "s", "rail_optimized": "^",
+                    "dragonfly": "D", "torus": "P"}
+# CostBreakdown field -> bar label, bottom of the stack first.
+COST_PARTS = (("servers_usd", "servers"), ("nics_usd", "NICs"), ("switches_usd", "switches"),
+              ("cables_usd", "cables"), ("optics_usd", "optics"))
+
+
+def plot_result(path: str, requests: Sequence[optimize_pb2.OptimizeRequest],
+                points: Sequence[optimize_pb2.ParetoPoint],
+                designs: Sequence[optimize_pb2.Design], title: str = "") -> None:
+    """Plot ``points`` and their frontier against the requests' budget and target lines, and
+    the cost breakdown of ``designs``."""
+    c = [r.constraints for r in requests]
+    write_plot(path, points, frontier(points), designs,
+               budgets_usd=[x.budget_usd for x in c if x.HasField("budget_usd")],
+               targets_hours=[x.target_training_hours for x in c
+                              if x.HasField("target_training_hours")],
+               title=title)
+
+
+def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint],
+               front: Sequence[optimize_pb2.ParetoPoint], designs: Sequence[optimize_pb2.Design],
+               *, budgets_usd: Sequence[float] = (), targets_hours: Sequence[float] = (),
+               title: str = "") -> None:
+    """Write the frontier panel and the cost-breakdown panel to ``path`` (.png or .svg)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg",
+                           field="--plot")
+    fig, (left, right) = plt.subplots(1, 2, figsize=FIGURE_SIZE_IN, dpi=DPI,
+                                      gridspec_kw={"width_ratios": (3, 2)})
+    try:
+        _frontier_panel(left, points, front, budgets_usd, targets_hours)
+        _breakdown_panel(right, designs[:MAX_BARS])
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+        fig.savefig(path, format=suffix[1:], dpi=DPI)
+    finally:
+        plt.close(fig)
+
+
+def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
+                    front: Sequence[optimize_pb2.ParetoPoint], budgets_usd: Sequence[float],
+                    targets_hours: Sequence[float]) -> None:
+    for fabric in sorted({p.fabric for p in points}):
+        for topology in sorted({p.topology for p in points if p.fabric == fabric}):
+            group = [p for p in points if p.fabric == fabric and p.topology == topology]
+            ax.scatter([p.training_time_hours for p in group],
+                       [p.capex_usd / 1e6 for p in group],
+                       c=FABRIC_COLOURS.get(fabric, "tab:gray"),
+                       marker=TOPOLOGY_MARKERS.get(topology, "x"), alpha=0.75, s=36,
+                       label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}")
+    if front:
+        ax.step([p.training_time_hours for p in front], [p.capex_usd / 1e6 for p in front],
+                where="post", color="black", linewidth=1, label="Pareto frontier")
+    for i, budget in enumerate(sorted(set(budgets_usd))):
+        ax.axhline(budget / 1e6, color="tab:red", linestyle="--", linewidth=0.8,
+                   label="budget" if i == 0 else None)
+    for i, target in enumerate(sorted(set(targets_hours))):
+        ax.axvline(target, color="tab:purple", linestyle=":", linewidth=0.8,
+                   label="target time" if i == 0 else None)
+    hours = [p.training_time_hours for p in points] + list(targets_hours)
+    if hours and min(hours) > 0 and max(hours) / min(hours) > 20:
+        ax.set_xscale("log")
+    ax.set_xlabel("training time (hours)")
+    ax.set_ylabel("capex (million USD)")
+    ax.set_title("cost vs training time")
+    ax.grid(True, alpha=0.3)
+    if points or budgets_usd or targets_hours:
+        ax.legend(fontsize=8, loc="upper right")
+
+
+def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:
+    labels = [f"{d.gpus:,} GPUs\n{FABRIC.get(d.fabric, d.fabric)}\n"
+              f"{topology_label(d.topology, d.oversubscription)}" for d in designs]
+    bottoms = [0.0] * len(designs)
+    for field, name in COST_PARTS:
+        heights = [getattr(d.cost, field) / 1e6 for d in designs]
+        ax.bar(range(len(designs)), heights, bottom=bottoms, label=name)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    for x, d in enumerate(designs):
+        ax.annotate(f"{money(d.capex_usd)}\n{d.cost.network_share:.0%} network",
+                    (x, bottoms[x]), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(designs)), labels, fontsize=7)
+    ax.set_ylabel("capex (million USD)")
+    ax.set_title("cost breakdown of the top designs")
+    ax.margins(y=0.15)
+    if designs:
+        ax.legend(fontsize=8, loc="upper left")
+    else:
+        ax.text(0.5, 0.5, "no design", ha="center", va="center", transform=ax.transAxes)

@@ -1,0 +1,208 @@
+"""Budget scenario sweeps: many optimize requests, one row per scenario, one frontier.
+
+Scenarios come from a grid (catalogs x workloads x budgets x targets) or from a scenario file
+in the batch spec format (optimizer.batch.spec: JSON, YAML or CSV). Each runs through the same
+transport as ``procure optimize``, so a sweep against a server gives the same rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from client.frontier import point_key, point_of, points_of
+from client.render import FABRIC, money, to_dict, topology_label
+from client.transport import Transport
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.batch.spec import load_spec
+from optimizer.errors import InvalidInput
+from optimizer.topology.export import safe_text
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One scenario and what came of it: a response, or the input error that stopped it."""
+
+    index: int  # 1-based, as printed
+    request: optimize_pb2.OptimizeRequest
+    response: optimize_pb2.OptimizeResponse | None
+    error: str = ""
+
+    @property
+    def best(self) -> optimize_pb2.Design | None:
+        return self.response.designs[0] if self.response and self.response.designs else None
+
+    @property
+    def reason(self) -> str:
+        """Why there is no design (empty when there is one)."""
+        if self.error:
+            return self.error
+        assert self.response is not None
+        return "" if self.response.designs else self.response.diagnosis or self.response.status
+
+    def row(self) -> dict[str, object]:
+        """The scenario's inputs and its rank-1 design, flat, with units in the names."""
+        req, best = self.request, self.best
+        c = req.constraints
+        return {
+            "scenario": self.index, "catalog": safe_text(req.catalog),
+            "workload": safe_text(req.workload.model or "custom"),
+            "training_tokens": req.workload.training_tokens or None,
+            "objective": req.objective or "min_cost",
+            "budget_usd": c.budget_usd if c.HasField("budget_usd") else None,
+            "target_training_hours": (c.target_training_hours
+                                      if c.HasField("target_training_hours") else None),
+            "status": "ERROR" if self.error else self.response.status,  # type: ignore[union-attr]
+            "gpus": best.gpus if best else None,
+            "server_sku": safe_text(best.server_sku) if best else None,
+            "fabric": best.fabric if best else None,
+            "topology": best.topology if best else None,
+            "oversubscription": best.oversubscription if best else None,
+            "capex_usd": best.capex_usd if best else None,
+            "training_time_hours": best.training_time_hours if best else None,
+            "network_share": best.cost.network_share if best else None,
+            "reason": safe_text(self.reason) or None,
+        }
+
+
+def grid_requests(base: optimize_pb2.OptimizeRequest, *, catalogs: Sequence[str] = (),
+                  workloads: Sequence[str] = (), budgets_usd: Sequence[float] = (),
+                  targets_hours: Sequence[float] = ()) -> list[optimize_pb2.OptimizeRequest]:
+    """``base`` under every combination of the given axes (an empty axis keeps base's value).
+
+    Without an explicit objective a grid with targets minimises cost and a budget-only grid
+    minimises time, so every cell is a well-posed question.
+    """
+    requests = []
+    for catalog, workload, budget, target in itertools.product(
+            catalogs or [None], workloads or [None], budgets_usd or [None],
+            targets_hours or [None]):
+        req = optimize_pb2.OptimizeRequest()
+        req.CopyFrom(base)
+        if catalog is not None:
+            req.catalog = catalog
+        if workload is not None:
+            req.workload.model = workload
+        if budget is not None:
+            req.constraints.budget_usd = budget
+        if target is not None:
+            req.constraints.target_training_hours = target
+        if not req.objective:
+            has_target = req.constraints.HasField("target_training_hours")
+            req.objective = "min_cost" if has_target else "min_time"
+        requests.append(req)
+    return requests
+
+
+def file_requests(path: str, overrides: optimize_pb2.OptimizeRequest
+                  ) -> list[optimize_pb2.OptimizeRequest]:
+    """The scenarios of a batch-format spec file, each with ``overrides`` merged on top."""
+    requests = []
+    for row in load_spec(path).rows:
+        req = optimize_pb2.OptimizeRequest()
+        req.CopyFrom(row.request)
+        req.catalog = row.catalog_ref
+        req.MergeFrom(overrides)
+        requests.append(req)
+    return requests
+
+
+def run_sweep(requests: Sequence[optimize_pb2.OptimizeRequest], transport: Transport,
+              progress: Callable[[int], None] = lambda done: None) -> list[Outcome]:
+    """Solve every scenario in order. A scenario whose values the optimizer rejects becomes
+    an error row; anything else (a missing catalog, an unreachable server) stops the sweep."""
+    outcomes = []
+    for i, req in enumerate(requests, start=1):
+        try:
+            outcomes.append(Outcome(i, req, transport.optimize(req)))
+        except InvalidInput as e:
+            outcomes.append(Outcome(i, req, None, str(e)))
+        progress(i)
+    return outcomes
+
+
+def sweep_points(outcomes: Sequence[Outcome]) -> list[optimize_pb2.ParetoPoint]:
+    """Every design any scenario reported (ranked or on its own frontier), once each."""
+    return points_of(o.response for o in outcomes if o.response is not None)
+
+
+def top_designs(outcomes: Sequence[Outcome], front: Sequence[optimize_pb2.ParetoPoint]
+                ) -> list[optimize_pb2.Design]:
+    """The distinct rank-1 designs that lie on the frontier (all of them if none does),
+    cheapest first: the ones worth a cost breakdown."""
+    distinct: dict[bytes, optimize_pb2.Design] = {}
+    for o in outcomes:
+        if o.best is not None:
+            distinct.setdefault(point_key(point_of(o.best)), o.best)
+    on_front = {point_key(p) for p in front}
+    designs = sorted(distinct.values(), key=lambda d: (d.capex_usd, d.training_time_hours))
+    return [d for d in designs if point_key(point_of(d)) in on_front] or designs
+
+
+def scenarios_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    return pd.DataFrame([o.row() for o in outcomes])
+
+
+def frontier_frame(front: Sequence[optimize_pb2.ParetoPoint]) -> pd.DataFrame:
+    return pd.DataFrame([to_dict(p) for p in front])
+
+
+def sweep_document(outcomes: Sequence[Outcome],
+                   front: Sequence[optimize_pb2.ParetoPoint]) -> dict[str, object]:
+    """The sweep as JSON: each scenario's OptimizeRequest and OptimizeResponse (or error) in
+    protobuf JSON, and the frontier as ParetoPoint messages."""
+    return {
+        "scenarios": [{"scenario": o.index, "request": to_dict(o.request),
+                       **({"response": to_dict(o.response)} if o.response else {}),
+                       **({"error": o.error} if o.error else {})} for o in outcomes],
+        "frontier": [to_dict(p) for p in front],
+    }
+
+
+def sweep_table(outcomes: Sequence[Outcome]) -> Table:
+    table = Table(title=f"budget sweep: {len(outcomes):,} scenarios, rank-1 design each")
+    for name, justify in (("#", "right"), ("catalog", "left"), ("workload", "left"),
+                          ("budget", "right"), ("target (h)", "right"), ("objective", "left"),
+                          ("GPUs", "right"), ("fabric", "left"), ("topology", "left"),
+                          ("capex", "right"), ("time (h)", "right"), ("network", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for o in outcomes:
+        c, best = o.request.constraints, o.best
+        inputs = [str(o.index), o.request.catalog, o.request.workload.model or "custom",
+                  money(c.budget_usd) if c.HasField("budget_usd") else "-",
+                  f"{c.target_training_hours:,.0f}" if c.HasField("target_training_hours")
+                  else "-", (o.request.objective or "min_cost").replace("_", "-")]
+        if best is None:
+            table.add_row(*inputs, "-", "no design", "", "", "", "", style="dim")
+            continue
+        table.add_row(*inputs, f"{best.gpus:,}", FABRIC.get(best.fabric, best.fabric),
+                      topology_label(best.topology, best.oversubscription),
+                      money(best.capex_usd), f"{best.training_time_hours:,.0f}",
+                      f"{best.cost.network_share:.1%}")
+    return table
+
+
+def frontier_table(front: Sequence[optimize_pb2.ParetoPoint]) -> Table:
+    table = Table(title=f"cost-time Pareto frontier ({len(front)} designs)")
+    for name, justify in (("capex", "right"), ("time (h)", "right"), ("GPUs", "right"),
+                          ("server", "left"), ("fabric", "left"), ("topology", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for p in front:
+        table.add_row(money(p.capex_usd), f"{p.training_time_hours:,.0f}", f"{p.gpus:,}",
+                      p.server_sku, FABRIC.get(p.fabric, p.fabric),
+                      topology_label(p.topology, p.oversubscription))
+    return table
+
+
+def print_sweep(outcomes: Sequence[Outcome], front: Sequence[optimize_pb2.ParetoPoint],
+                out: Console) -> None:
+    out.print(sweep_table(outcomes))
+    for o in outcomes:
+        if o.best is None:
+            out.print(f"scenario {o.index}: no design: {o.reason}")
+    out.print(frontier_table(front))

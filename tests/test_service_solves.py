@@ -1,0 +1,121 @@
+"""Solves under pressure: deadlines and cancellation stop the solve (the worker's CPU goes idle),
+a full queue refuses at once, and health answers fast while every worker is busy."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from optimizer._pb.procurement.v1 import service_pb2
+from optimizer.service.errors import DeadlineExceeded
+from optimizer.service.pool import WorkerPool
+from tests.service_support import (
+    Stubs,
+    health_status,
+    idle_within,
+    long_optimize,
+    start,
+    worker_pids,
+)
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
+    service, address = start(tmp_path_factory.mktemp("solves"), workers=1, queue_size=1)
+    with grpc.insecure_channel(address) as channel:
+        yield Stubs(channel)
+    service.shutdown(1)
+
+
+def _busy_workers(before_s: float = 5.0) -> list[int]:
+    """The worker processes once one of them is using CPU."""
+    deadline = time.monotonic() + before_s
+    while time.monotonic() < deadline:
+        pids = worker_pids(os.getpid())
+        if pids and not idle_within(pids, 0.5, busy_below_s=0.1):
+            return pids
+    raise AssertionError("no worker started solving")
+
+
+def _restarts(stubs: Stubs) -> int:
+    return stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5).worker_restarts
+
+
+def _fast_health(stubs: Stubs) -> float:
+    started = time.monotonic()
+    assert health_status(stubs) == "SERVING"
+    return time.monotonic() - started
+
+
+def test_a_call_ends_by_its_deadline_and_its_solve_stops(stubs: Stubs) -> None:
+    """Asks for 120 s of solver time with a 2 s deadline: the solver gets what the deadline
+    leaves, and whatever is still running when it passes is killed."""
+    started = time.monotonic()
+    try:
+        reply = stubs.optimizer.Optimize(long_optimize(), timeout=2.0)
+        assert reply.solve_time_s < 2.0
+    except grpc.RpcError as e:
+        assert e.code() is grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.monotonic() - started < 2.5
+    assert _fast_health(stubs) < 0.1
+    assert idle_within(worker_pids(os.getpid()), 2.0)
+
+
+def test_a_job_past_its_deadline_is_killed(tmp_path: Path) -> None:
+    pool = WorkerPool(1, 1, tmp_path)
+    pool.start()
+    try:
+        started = time.monotonic()
+        job = pool.submit("optimize", long_optimize().SerializeToString(), "default",
+                          deadline=started + 1.5)
+        with pytest.raises(DeadlineExceeded):
+            job.result()  # the worker was not told the deadline: the pool enforces it
+        assert time.monotonic() - started < 2.5
+        assert idle_within([w.process.pid for w in pool._workers], 2.0)
+        assert pool.stats().restarts == 1
+    finally:
+        pool.close()
+
+
+def test_a_cancelled_call_stops_the_solve_and_health_stays_fast(stubs: Stubs) -> None:
+    restarts = _restarts(stubs)
+    future = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
+    pids = _busy_workers()
+    assert _fast_health(stubs) < 0.1
+    future.cancel()
+    assert idle_within(pids, 2.0)
+    assert future.cancelled()
+    deadline = time.monotonic() + 5
+    while _restarts(stubs) == restarts and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _restarts(stubs) == restarts + 1
+
+
+def test_a_cancelled_stream_stops_the_solve(stubs: Stubs) -> None:
+    events = stubs.optimizer.OptimizeStream(long_optimize(), timeout=60)
+    assert next(events).progress.phase == "queued"
+    pids = _busy_workers()
+    events.cancel()
+    assert idle_within(pids, 2.0)
+
+
+def test_a_full_queue_refuses_at_once_while_health_answers(stubs: Stubs) -> None:
+    running = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
+    _busy_workers()
+    queued = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
+    time.sleep(0.2)
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as e:
+        stubs.optimizer.Optimize(long_optimize(), timeout=60)
+    assert e.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert e.value.details() == "server busy: 1 solves running and 1 waiting; retry later"
+    assert time.monotonic() - started < 0.5
+    assert _fast_health(stubs) < 0.1
+    queued.cancel()
+    running.cancel()
+    assert idle_within(worker_pids(os.getpid()), 3.0)
