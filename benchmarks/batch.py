@@ -3,9 +3,9 @@ on one worker and on every core, and the scaling efficiency (docs/batch.md).
 
 Scaling efficiency = (scenarios/s on W workers) / (W x scenarios/s on one worker); 1.0 is
 perfect. Both passes include starting their worker processes and shipping the catalogs,
-as a user's batch does. The one-worker pass runs every k-th scenario of the same list
+as a user's batch does. The one-worker pass may run a seeded random sample of the same list
 (``--one-worker-scenarios``, default all of them) so that a slow machine can measure the
-baseline on a representative sample. Peak resident memory of the driver and of the largest
+baseline on a representative subset. Peak resident memory of the driver and of the largest
 worker shows whether memory stays flat.
 
 Run: python -m benchmarks.batch [--scenarios 1000] [--scheduler tcp://HOST:8786]
@@ -14,6 +14,7 @@ Run: python -m benchmarks.batch [--scenarios 1000] [--scheduler tcp://HOST:8786]
 from __future__ import annotations
 
 import argparse
+import random
 import resource
 import tempfile
 from dataclasses import replace
@@ -66,9 +67,9 @@ def main() -> None:
     args = parser.parse_args()
 
     plan = benchmark_plan(args.scenarios)
-    sample = args.one_worker_scenarios or len(plan.scenarios)
-    step = max(1, len(plan.scenarios) // sample)
-    one_plan = replace(plan, scenarios=plan.scenarios[::step][:sample])
+    sample = min(args.one_worker_scenarios or len(plan.scenarios), len(plan.scenarios))
+    picked = sorted(random.Random(0).sample(range(len(plan.scenarios)), sample))
+    one_plan = replace(plan, scenarios=tuple(plan.scenarios[i] for i in picked))
     print(f"{len(plan.scenarios)} scenarios ({len(CATALOGS)} catalogs x "
           f"{len(BUDGETS_USD)} budgets x {len(TARGET_HOURS)} targets x "
           f"{len(WORKLOADS)} workloads); one-worker pass: {len(one_plan.scenarios)}")

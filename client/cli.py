@@ -30,6 +30,10 @@ EPILOG = ("Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infe
                    "[env PROCURE_SERVER].")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Use TLS to --server, trusting this CA certificate (PEM).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Client certificate chain (PEM) for a server that requires mutual TLS.")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Private key (PEM) of --tls-cert.")
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="File holding the bearer token for --server [or env PROCURE_TOKEN]; the "
                    "token is never printed.")
@@ -41,12 +45,18 @@ EPILOG = ("Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infe
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 @click.pass_context
-def cli(ctx: click.Context, server: str | None, tls_ca: str | None, token_file: str | None,
-        data_dir: str | None, tenant: str, quiet: bool, debug: bool) -> None:
+def cli(ctx: click.Context, server: str | None, tls_ca: str | None, tls_cert: str | None,
+        tls_key: str | None, token_file: str | None, data_dir: str | None, tenant: str,
+        quiet: bool, debug: bool) -> None:
     """Plan GPU training clusters: estimate training time, optimize fabric, topology and
     SKUs against a budget and a target, sweep budget scenarios, and manage vendor price
     catalogs."""
-    ctx.obj = {"server": server, "tls_ca": tls_ca, "token_file": token_file,
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    if tls_cert and not tls_ca:
+        raise click.UsageError("--tls-cert needs --tls-ca (client certificates need TLS)")
+    ctx.obj = {"server": server, "tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key,
+               "token_file": token_file,
                "data_dir": data_dir, "tenant": tenant, "quiet": quiet, "debug": debug}
 
 

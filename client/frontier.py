@@ -1,11 +1,31 @@
-"""The cost-time Pareto frontier over designs from one or many optimize responses."""
+"""The cost-time Pareto frontier over designs from one or many optimize responses.
+
+Designs are only comparable for the same training run, so a sweep over several workloads has
+one frontier per workload (``Front``).
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from optimizer._pb.procurement.v1 import optimize_pb2
+
+
+@dataclass(frozen=True)
+class Front:
+    """The frontier of one workload: its label and its points, cheapest first."""
+
+    workload: str
+    points: list[optimize_pb2.ParetoPoint]
+
+
+def workload_label(request: optimize_pb2.OptimizeRequest) -> str:
+    """What the training run is, for a legend or a column: preset name and token count."""
+    w = request.workload
+    name = w.model or "custom workload"
+    return f"{name}, {w.training_tokens:.3g} tokens" if w.training_tokens else name
 
 
 def point_of(design: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:

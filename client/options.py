@@ -58,3 +58,35 @@ tenant = click.option(
     help=f"Tenant that owns catalogs in the embedded store [env PROCURE_TENANT; default "
          f"{DEFAULT_TENANT}].",
 )
+
+
+def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
+    """The request flags ``optimize`` and ``sweep`` share (everything but the scenario axes)."""
+    options = [
+        click.option("--tokens", type=float, help="Training tokens (overrides the preset's)."),
+        click.option("--objective", type=click.Choice(["min-cost", "min-time"]),
+                     help="min-cost: cheapest meeting the target; min-time: fastest within "
+                          "the budget."),
+        click.option("--top-k", type=int, default=top_k_default,
+                     help=f"Distinct designs per scenario [default: "
+                          f"{top_k_default or 3}]."),
+        click.option("--fabric", multiple=True,
+                     help="Allowed fabric (repeatable): infiniband, roce, ethernet."),
+        click.option("--topology", multiple=True, help="Allowed topology (repeatable)."),
+        click.option("--vendor", multiple=True, help="Allowed vendor (repeatable)."),
+        click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable)."),
+        click.option("--max-power-kw", type=float, help="Facility power cap in kW."),
+        click.option("--max-gpus", type=int, help="Largest cluster to consider, in GPUs."),
+        click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]),
+                     help="Solver."),
+        click.option("--time-limit", type=float, help="Solver time limit in seconds."),
+        click.option("--confidence", type=click.Choice(["expected", "pessimistic"]),
+                     help="pessimistic: meet the target under the estimator's high time."),
+    ]
+
+    def decorate(f: F) -> F:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate

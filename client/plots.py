@@ -7,6 +7,7 @@ two panels, a fixed size (FIGURE_SIZE_IN at DPI) so the image is the same on eve
 from __future__ import annotations
 
 from collections.abc import Sequence
+import itertools
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
-from client.frontier import frontier  # noqa: E402
+from client.frontier import Front  # noqa: E402
 from client.render import FABRIC, TOPOLOGY, money, topology_label  # noqa: E402
 from optimizer._pb.procurement.v1 import optimize_pb2  # noqa: E402
 from optimizer.errors import InvalidInput  # noqa: E402
@@ -28,37 +29,29 @@ MAX_BARS = 8
 FABRIC_COLOURS = {"infiniband": "tab:blue", "roce": "tab:orange", "ethernet": "tab:green"}
 TOPOLOGY_MARKERS = {"single_switch": "o", "fat_tree": "s", "rail_optimized": "^",
                     "dragonfly": "D", "torus": "P"}
+FRONT_STYLES = ("-", "--", "-.", ":")  # one per workload
 # CostBreakdown field -> bar label, bottom of the stack first.
 COST_PARTS = (("servers_usd", "servers"), ("nics_usd", "NICs"), ("switches_usd", "switches"),
               ("cables_usd", "cables"), ("optics_usd", "optics"))
 
 
-def plot_result(path: str, requests: Sequence[optimize_pb2.OptimizeRequest],
-                points: Sequence[optimize_pb2.ParetoPoint],
-                designs: Sequence[optimize_pb2.Design], title: str = "") -> None:
-    """Plot ``points`` and their frontier against the requests' budget and target lines, and
-    the cost breakdown of ``designs``."""
-    c = [r.constraints for r in requests]
-    write_plot(path, points, frontier(points), designs,
-               budgets_usd=[x.budget_usd for x in c if x.HasField("budget_usd")],
-               targets_hours=[x.target_training_hours for x in c
-                              if x.HasField("target_training_hours")],
-               title=title)
-
-
-def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint],
-               front: Sequence[optimize_pb2.ParetoPoint], designs: Sequence[optimize_pb2.Design],
-               *, budgets_usd: Sequence[float] = (), targets_hours: Sequence[float] = (),
-               title: str = "") -> None:
-    """Write the frontier panel and the cost-breakdown panel to ``path`` (.png or .svg)."""
+def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint], fronts: Sequence[Front],
+               designs: Sequence[optimize_pb2.Design],
+               requests: Sequence[optimize_pb2.OptimizeRequest], title: str = "") -> None:
+    """Write to ``path`` (.png or .svg): ``points`` with each workload's frontier and the
+    requests' budget and target lines, beside the cost breakdown of ``designs``."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg",
                            field="--plot")
+    c = [r.constraints for r in requests]
+    budgets_usd = sorted({x.budget_usd for x in c if x.HasField("budget_usd")})
+    targets_hours = sorted({x.target_training_hours for x in c
+                            if x.HasField("target_training_hours")})
     fig, (left, right) = plt.subplots(1, 2, figsize=FIGURE_SIZE_IN, dpi=DPI,
                                       gridspec_kw={"width_ratios": (3, 2)})
     try:
-        _frontier_panel(left, points, front, budgets_usd, targets_hours)
+        _frontier_panel(left, points, fronts, budgets_usd, targets_hours)
         _breakdown_panel(right, designs[:MAX_BARS])
         if title:
             fig.suptitle(title)
@@ -69,7 +62,7 @@ def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint],
 
 
 def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
-                    front: Sequence[optimize_pb2.ParetoPoint], budgets_usd: Sequence[float],
+                    fronts: Sequence[Front], budgets_usd: Sequence[float],
                     targets_hours: Sequence[float]) -> None:
     for fabric in sorted({p.fabric for p in points}):
         for topology in sorted({p.topology for p in points if p.fabric == fabric}):
@@ -79,13 +72,17 @@ def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
                        c=FABRIC_COLOURS.get(fabric, "tab:gray"),
                        marker=TOPOLOGY_MARKERS.get(topology, "x"), alpha=0.75, s=36,
                        label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}")
-    if front:
-        ax.step([p.training_time_hours for p in front], [p.capex_usd / 1e6 for p in front],
-                where="post", color="black", linewidth=1, label="Pareto frontier")
-    for i, budget in enumerate(sorted(set(budgets_usd))):
+    for front, style in zip(fronts, itertools.cycle(FRONT_STYLES)):
+        # Fastest first: each step runs right at a design's cost to the next slower, cheaper
+        # one, so everything above and to the right of the line is dominated.
+        steps = sorted(front.points, key=lambda p: p.training_time_hours)
+        ax.step([p.training_time_hours for p in steps], [p.capex_usd / 1e6 for p in steps],
+                where="post", color="black", linestyle=style, linewidth=1,
+                label=f"frontier: {front.workload}")
+    for i, budget in enumerate(budgets_usd):
         ax.axhline(budget / 1e6, color="tab:red", linestyle="--", linewidth=0.8,
                    label="budget" if i == 0 else None)
-    for i, target in enumerate(sorted(set(targets_hours))):
+    for i, target in enumerate(targets_hours):
         ax.axvline(target, color="tab:purple", linestyle=":", linewidth=0.8,
                    label="target time" if i == 0 else None)
     hours = [p.training_time_hours for p in points] + list(targets_hours)
@@ -113,7 +110,8 @@ def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:
     ax.set_xticks(range(len(designs)), labels, fontsize=7)
     ax.set_ylabel("capex (million USD)")
     ax.set_title("cost breakdown of the top designs")
-    ax.margins(y=0.15)
+    if designs:
+        ax.set_ylim(0, max(bottoms) * 1.2)  # room for the labels above the bars
     if designs:
         ax.legend(fontsize=8, loc="upper left")
     else:

@@ -49,6 +49,11 @@ def to_dict(message: Message) -> dict[str, object]:
                                      always_print_fields_with_no_presence=True)
 
 
+def hours(value: float) -> str:
+    """Training time for a table: whole hours, with a decimal under ten hours."""
+    return f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
+
+
 def dumps(document: object) -> str:
     return json.dumps(document, indent=2)
 
@@ -73,8 +78,9 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     for d in resp.designs:
         table.add_row(str(d.rank), f"{d.gpus:,}", d.server_sku, FABRIC.get(d.fabric, d.fabric),
                       topology_label(d.topology, d.oversubscription), money(d.capex_usd),
-                      f"{d.cost.network_share:.1%}", f"{d.training_time_hours:,.0f}",
-                      f"{d.training_time_hours_low:,.0f}-{d.training_time_hours_high:,.0f}",
+                      f"{d.cost.network_share:.1%}", hours(d.training_time_hours),
+                      f"{hours(d.training_time_hours_low)}-"
+                      f"{hours(d.training_time_hours_high)}",
                       f"{d.power_kw:,.0f}", ", ".join(d.binding) or "-")
     return table
 

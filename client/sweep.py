@@ -1,4 +1,5 @@
-"""Budget scenario sweeps: many optimize requests, one row per scenario, one frontier.
+"""Budget scenario sweeps: many optimize requests, one row per scenario, one frontier per
+workload.
 
 Scenarios come from a grid (catalogs x workloads x budgets x targets) or from a scenario file
 in the batch spec format (optimizer.batch.spec: JSON, YAML or CSV). Each runs through the same
@@ -15,8 +16,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from client.frontier import point_key, point_of, points_of
-from client.render import FABRIC, money, to_dict, topology_label
+from client.frontier import Front, frontier, point_key, point_of, points_of, workload_label
+from client.render import FABRIC, hours, money, to_dict, topology_label
 from client.transport import Transport
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.batch.spec import load_spec
@@ -131,36 +132,49 @@ def sweep_points(outcomes: Sequence[Outcome]) -> list[optimize_pb2.ParetoPoint]:
     return points_of(o.response for o in outcomes if o.response is not None)
 
 
-def top_designs(outcomes: Sequence[Outcome], front: Sequence[optimize_pb2.ParetoPoint]
+def sweep_fronts(outcomes: Sequence[Outcome]) -> list[Front]:
+    """One frontier per workload, over every design its scenarios reported."""
+    by_workload: dict[str, list[optimize_pb2.OptimizeResponse]] = {}
+    for o in outcomes:
+        if o.response is not None:
+            by_workload.setdefault(workload_label(o.request), []).append(o.response)
+    return [Front(label, frontier(points_of(responses)))
+            for label, responses in by_workload.items()]
+
+
+def top_designs(outcomes: Sequence[Outcome], fronts: Sequence[Front]
                 ) -> list[optimize_pb2.Design]:
-    """The distinct rank-1 designs that lie on the frontier (all of them if none does),
+    """The distinct rank-1 designs that lie on a frontier (all of them if none does),
     cheapest first: the ones worth a cost breakdown."""
     distinct: dict[bytes, optimize_pb2.Design] = {}
     for o in outcomes:
         if o.best is not None:
             distinct.setdefault(point_key(point_of(o.best)), o.best)
-    on_front = {point_key(p) for p in front}
+    on_front = {point_key(p) for f in fronts for p in f.points}
     designs = sorted(distinct.values(), key=lambda d: (d.capex_usd, d.training_time_hours))
     return [d for d in designs if point_key(point_of(d)) in on_front] or designs
 
 
 def scenarios_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
-    return pd.DataFrame([o.row() for o in outcomes])
+    # Nullable integers: a scenario without a design leaves them empty, not 8.0-style floats.
+    return pd.DataFrame([o.row() for o in outcomes]).astype({"gpus": "Int64"})
 
 
-def frontier_frame(front: Sequence[optimize_pb2.ParetoPoint]) -> pd.DataFrame:
-    return pd.DataFrame([to_dict(p) for p in front])
+def frontier_frame(fronts: Sequence[Front]) -> pd.DataFrame:
+    return pd.DataFrame([{"workload": f.workload, **to_dict(p)} for f in fronts
+                         for p in f.points])
 
 
 def sweep_document(outcomes: Sequence[Outcome],
-                   front: Sequence[optimize_pb2.ParetoPoint]) -> dict[str, object]:
+                   fronts: Sequence[Front]) -> dict[str, object]:
     """The sweep as JSON: each scenario's OptimizeRequest and OptimizeResponse (or error) in
-    protobuf JSON, and the frontier as ParetoPoint messages."""
+    protobuf JSON, and each workload's frontier as ParetoPoint messages."""
     return {
         "scenarios": [{"scenario": o.index, "request": to_dict(o.request),
                        **({"response": to_dict(o.response)} if o.response else {}),
                        **({"error": o.error} if o.error else {})} for o in outcomes],
-        "frontier": [to_dict(p) for p in front],
+        "frontier": [{"workload": f.workload, "points": [to_dict(p) for p in f.points]}
+                     for f in fronts],
     }
 
 
@@ -175,34 +189,35 @@ def sweep_table(outcomes: Sequence[Outcome]) -> Table:
         c, best = o.request.constraints, o.best
         inputs = [str(o.index), o.request.catalog, o.request.workload.model or "custom",
                   money(c.budget_usd) if c.HasField("budget_usd") else "-",
-                  f"{c.target_training_hours:,.0f}" if c.HasField("target_training_hours")
+                  hours(c.target_training_hours) if c.HasField("target_training_hours")
                   else "-", (o.request.objective or "min_cost").replace("_", "-")]
         if best is None:
             table.add_row(*inputs, "-", "no design", "", "", "", "", style="dim")
             continue
         table.add_row(*inputs, f"{best.gpus:,}", FABRIC.get(best.fabric, best.fabric),
                       topology_label(best.topology, best.oversubscription),
-                      money(best.capex_usd), f"{best.training_time_hours:,.0f}",
+                      money(best.capex_usd), hours(best.training_time_hours),
                       f"{best.cost.network_share:.1%}")
     return table
 
 
-def frontier_table(front: Sequence[optimize_pb2.ParetoPoint]) -> Table:
-    table = Table(title=f"cost-time Pareto frontier ({len(front)} designs)")
+def frontier_table(front: Front) -> Table:
+    table = Table(title=f"cost-time Pareto frontier of {front.workload} "
+                        f"({len(front.points)} designs)")
     for name, justify in (("capex", "right"), ("time (h)", "right"), ("GPUs", "right"),
                           ("server", "left"), ("fabric", "left"), ("topology", "left")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for p in front:
-        table.add_row(money(p.capex_usd), f"{p.training_time_hours:,.0f}", f"{p.gpus:,}",
+    for p in front.points:
+        table.add_row(money(p.capex_usd), hours(p.training_time_hours), f"{p.gpus:,}",
                       p.server_sku, FABRIC.get(p.fabric, p.fabric),
                       topology_label(p.topology, p.oversubscription))
     return table
 
 
-def print_sweep(outcomes: Sequence[Outcome], front: Sequence[optimize_pb2.ParetoPoint],
-                out: Console) -> None:
+def print_sweep(outcomes: Sequence[Outcome], fronts: Sequence[Front], out: Console) -> None:
     out.print(sweep_table(outcomes))
     for o in outcomes:
         if o.best is None:
             out.print(f"scenario {o.index}: no design: {o.reason}")
-    out.print(frontier_table(front))
+    for front in fronts:
+        out.print(frontier_table(front))

@@ -52,6 +52,13 @@ def start(tmp: Path, **overrides: Any) -> tuple[Service, str]:
     return service, f"127.0.0.1:{port}"
 
 
+def serving(tmp: Path, **overrides: Any) -> Iterator[str]:
+    """``start``, yield the address, shut down: the body of a module-scoped server fixture."""
+    service, address = start(tmp, **overrides)
+    yield address
+    service.shutdown(1)
+
+
 class Stubs:
     def __init__(self, channel: grpc.Channel) -> None:
         self.catalogs = catalog_pb2_grpc.CatalogServiceStub(channel)
@@ -96,6 +103,14 @@ def long_optimize() -> optimize_pb2.OptimizeRequest:
         workload=estimate_pb2.Workload(model="gpt3-175b", training_tokens=3e11),
         constraints=optimize_pb2.Constraints(target_training_hours=5000), top_k=20,
         solver=optimize_pb2.SolverOptions(time_limit_s=120))
+
+
+def medium_optimize() -> optimize_pb2.OptimizeRequest:
+    """A few seconds of search on one core."""
+    return optimize_pb2.OptimizeRequest(
+        catalog="infiniband-ndr",
+        workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=1e12),
+        constraints=optimize_pb2.Constraints(target_training_hours=2000), top_k=5)
 
 
 def small_estimate() -> estimate_pb2.EstimateRequest:
@@ -147,16 +162,19 @@ def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) 
     return False
 
 
+# The ``procure serve`` command itself, without the rest of the CLI.
+_SERVE = "from client.commands.serve import serve; serve(prog_name='procure serve')"
 _LISTENING = re.compile(r'"event": "listening", "address": "([^"]+)"')
 
 
-def spawn_server(data_dir: Path, *extra: str, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def spawn_server(data_dir: Path, *extra: str, log_path: Path,
+                 workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
     """``procure serve`` as a child process; returns it and its address once it listens."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "client.cli", "serve", "--address", "127.0.0.1:0",
-         "--data-dir", str(data_dir), "--workers", "1", *extra],
+        [sys.executable, "-c", _SERVE, "--address", "127.0.0.1:0",
+         "--data-dir", str(data_dir), "--workers", str(workers), *extra],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:

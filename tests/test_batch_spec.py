@@ -73,6 +73,7 @@ def test_a_scenario_with_its_own_catalog_runs_only_on_that_catalog() -> None:
      "grid.constraints.budget_usd"),
     ({"scenarios": [{"top_k": 1}]}, "scenarios[0]"),
     ({"catalogs": "infiniband-ndr"}, "catalogs"),
+    ({"scenarios": [{"catalog": 7}]}, "scenarios[0].catalog"),
 ])
 def test_a_malformed_document_is_rejected_naming_the_place(doc: dict, field: str) -> None:
     with pytest.raises(InvalidInput) as err:
@@ -109,6 +110,7 @@ def test_csv_columns_may_be_bare_field_names_or_dotted_paths() -> None:
     ("catalog,top_k\ninfiniband-ndr,many\n", "spec.csv, row 2"),
     ("catalog,flash_attention\ninfiniband-ndr,yes\n", "spec.csv, row 2, column flash_attention"),
     ("catalog,top_k\n,1\n", "spec.csv, row 2, column catalog"),
+    ("catalog,top_k\ninfiniband-ndr,1,2\n", "spec.csv, row 2"),
 ])
 def test_a_malformed_csv_is_rejected_naming_row_and_column(text: str, where: str) -> None:
     with pytest.raises(InvalidInput) as err:

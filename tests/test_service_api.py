@@ -25,9 +25,9 @@ from tests.service_support import (
     bearer,
     catalog_files,
     health_status,
+    serving,
     small_estimate,
     small_optimize,
-    start,
     upload_messages,
     write_tokens,
 )
@@ -38,9 +38,7 @@ A, B = bearer(TOKEN_A), bearer(TOKEN_B)
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("service")
-    service, address = start(tmp, tokens_file=write_tokens(tmp))
-    yield address
-    service.shutdown(2)
+    yield from serving(tmp, tokens_file=write_tokens(tmp))
 
 
 @pytest.fixture(scope="module")
@@ -279,8 +277,8 @@ BAD_CALLS = [
      "objective: got 'fastest'"),
     ("BatchOptimize", lambda: service_pb2.BatchOptimizeRequest(
         scenarios=[small_optimize()] * (limits.MAX_BATCH_RUNS + 1)), "RESOURCE_EXHAUSTED",
-     f"batch asks for {limits.MAX_BATCH_RUNS + 1} runs (scenarios x catalogs); at most "
-     f"{limits.MAX_BATCH_RUNS}"),
+     (f"batch asks for {limits.MAX_BATCH_RUNS + 1} runs (scenarios x catalogs); at most "
+      f"{limits.MAX_BATCH_RUNS}")),
     ("Estimate", lambda: estimate_pb2.EstimateRequest(
         workload=estimate_pb2.Workload(model="bert-large"),
         cluster=estimate_pb2.Cluster(gpus=8)), "INVALID_ARGUMENT", "cluster."),

@@ -19,17 +19,16 @@ from tests.service_support import (
     health_status,
     idle_within,
     long_optimize,
-    start,
+    serving,
     worker_pids,
 )
 
 
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
-    service, address = start(tmp_path_factory.mktemp("solves"), workers=1, queue_size=1)
-    with grpc.insecure_channel(address) as channel:
-        yield Stubs(channel)
-    service.shutdown(1)
+    for address in serving(tmp_path_factory.mktemp("solves"), workers=1, queue_size=1):
+        with grpc.insecure_channel(address) as channel:
+            yield Stubs(channel)
 
 
 def _busy_workers(before_s: float = 5.0) -> list[int]:

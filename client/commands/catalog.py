@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from client.options import data_dir, output_format, tenant
+from client.options import data_dir, output_format, root_option, tenant
+from client.transport import remote_from
 from optimizer.catalog.summary import CatalogSummary
 from optimizer.errors import CatalogInvalid, Problem
 
@@ -87,14 +89,20 @@ def _summary_tables(summary: CatalogSummary) -> list[Table]:
 @output_format("table", "json")
 @data_dir
 @tenant
-def show(ref: str, fmt: str, data_dir: str | None, tenant: str) -> None:
+@click.pass_context
+def show(ctx: click.Context, ref: str, fmt: str, data_dir: str | None, tenant: str) -> None:
     """Summarise the catalog REF (a path, a bundled catalog's name, or a stored name,
-    name@version or id): rows, price range per category, warnings."""
-    from optimizer.catalog.resolve import resolve_catalog
+    name@version or id; with --server, a catalog stored there): rows, price range per
+    category, warnings."""
+    from optimizer.catalog.resolve import bundled_catalogs, resolve_catalog
     from optimizer.catalog.summary import summarize
     from optimizer.catalog.validation import catalog_warnings
 
-    found = resolve_catalog(ref, data_dir=data_dir, tenant=tenant)
+    local = Path(ref).exists() or ref in {p.name for p in bundled_catalogs()}
+    if root_option(ctx, "server") and not local:
+        found = remote_from(ctx).fetch_catalog(ref)
+    else:
+        found = resolve_catalog(ref, data_dir=data_dir, tenant=tenant)
     summary = summarize(found, catalog_warnings(found))
     if fmt == "json":
         click.echo(json.dumps(summary.to_dict(), indent=2))

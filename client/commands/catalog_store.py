@@ -1,4 +1,5 @@
-"""``procure catalog import|list|export|delete``: the embedded, versioned catalog store.
+"""``procure catalog import|list|export|delete``: the versioned catalog store, embedded or on
+the ``--server`` (the same output either way; on a server the token's tenant owns them).
 
 ``client.commands.catalog`` owns the ``catalog`` group and calls ``register`` to add these.
 """
@@ -13,10 +14,24 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from client.options import data_dir, output_format, tenant
+from client.options import data_dir, output_format, root_option, tenant
+from client.transport import remote_from
+from optimizer._pb.procurement.v1 import catalog_pb2
 from optimizer.catalog.store import CatalogStore, StoredCatalogInfo, renamed
 
 EXPORT_FORMATS = ("csv", "xlsx", "parquet")
+
+
+def _remote(ctx: click.Context) -> bool:
+    return bool(root_option(ctx, "server"))
+
+
+def info_from_proto(info: catalog_pb2.CatalogInfo, tenant: str = "") -> StoredCatalogInfo:
+    """A server's CatalogInfo as the store's record (the server does not name the tenant)."""
+    return StoredCatalogInfo(tenant=tenant, id=info.id, name=info.name, version=info.version,
+                             vendor=info.vendor, quote_date=info.quote_date or None,
+                             created_at=info.created_at, row_count=info.row_count,
+                             size_bytes=info.size_bytes)
 
 
 def _info_json(info: StoredCatalogInfo) -> dict[str, object]:
@@ -44,17 +59,24 @@ def _info_table(infos: list[StoredCatalogInfo], title: str) -> Table:
               help="Idempotency key: a retry with the same key returns the first import.")
 @data_dir
 @tenant
-def import_(path: Path, name: str | None, request_id: str | None, data_dir: str | None,
-            tenant: str) -> None:
+@click.pass_context
+def import_(ctx: click.Context, path: Path, name: str | None, request_id: str | None,
+            data_dir: str | None, tenant: str) -> None:
     """Validate the catalog at PATH (folder of CSVs, .xlsx, or folder of .parquet) and store
     it as a new immutable version; identical content returns the existing version."""
-    from optimizer.catalog import load_catalog
+    if _remote(ctx):
+        uploaded = remote_from(ctx).upload(str(path), name, request_id)
+        info = info_from_proto(uploaded.catalog)
+        for warning in uploaded.warnings:
+            click.echo(f"warning: {warning}", err=True)
+    else:
+        from optimizer.catalog import load_catalog
 
-    catalog = load_catalog(path)
-    if name is not None:
-        catalog = renamed(catalog, name)
-    with CatalogStore(data_dir) as store:
-        info = store.put(catalog, tenant=tenant, request_id=request_id)
+        catalog = load_catalog(path)
+        if name is not None:
+            catalog = renamed(catalog, name)
+        with CatalogStore(data_dir) as store:
+            info = store.put(catalog, tenant=tenant, request_id=request_id)
     click.echo(f"stored {info.ref} id {info.id}")
 
 
@@ -62,14 +84,22 @@ def import_(path: Path, name: str | None, request_id: str | None, data_dir: str 
 @output_format("table", "json")
 @data_dir
 @tenant
-def list_(fmt: str, data_dir: str | None, tenant: str) -> None:
+@click.pass_context
+def list_(ctx: click.Context, fmt: str, data_dir: str | None, tenant: str) -> None:
     """List every stored catalog version of the tenant."""
-    with CatalogStore(data_dir) as store:
-        infos = store.list(tenant)
+    if _remote(ctx):
+        remote = remote_from(ctx)
+        listed = remote.call(remote.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest())
+        infos = [info_from_proto(i) for i in listed.catalogs]
+        owner = f"on {remote.server}"
+    else:
+        with CatalogStore(data_dir) as store:
+            infos = store.list(tenant)
+        owner = f"of tenant {tenant!r}"
     if fmt == "json":
         click.echo(json.dumps([_info_json(i) for i in infos], indent=2))
         return
-    Console().print(_info_table(infos, f"catalogs of tenant {tenant!r}"))
+    Console().print(_info_table(infos, f"catalogs {owner}"))
 
 
 @click.command("export")
@@ -79,11 +109,24 @@ def list_(fmt: str, data_dir: str | None, tenant: str) -> None:
               show_default=True, help="csv and parquet write a folder; xlsx writes one workbook.")
 @data_dir
 @tenant
-def export(ref: str, dest: Path, fmt: str, data_dir: str | None, tenant: str) -> None:
+@click.pass_context
+def export(ctx: click.Context, ref: str, dest: Path, fmt: str, data_dir: str | None,
+           tenant: str) -> None:
     """Write the stored catalog REF (name, name@version or id) to DEST."""
-    with CatalogStore(data_dir) as store:
-        store.export(ref, dest, fmt, tenant=tenant)
+    if _remote(ctx):
+        _download(ctx, ref, dest, fmt)
+    else:
+        with CatalogStore(data_dir) as store:
+            store.export(ref, dest, fmt, tenant=tenant)
     click.echo(f"wrote {dest}")
+
+
+def _download(ctx: click.Context, ref: str, dest: Path, fmt: str) -> None:
+    """Write the server's export of REF where the embedded export would have put it."""
+    for name, data in remote_from(ctx).download(ref, fmt).items():
+        target = dest if fmt == "xlsx" and dest.suffix.lower() == ".xlsx" else dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 @click.command("delete")
@@ -91,10 +134,18 @@ def export(ref: str, dest: Path, fmt: str, data_dir: str | None, tenant: str) ->
 @click.option("--all-versions", is_flag=True, help="Delete every version of REF's name.")
 @data_dir
 @tenant
-def delete(ref: str, all_versions: bool, data_dir: str | None, tenant: str) -> None:
+@click.pass_context
+def delete(ctx: click.Context, ref: str, all_versions: bool, data_dir: str | None,
+           tenant: str) -> None:
     """Delete the stored catalog version REF names; other versions are kept."""
-    with CatalogStore(data_dir) as store:
-        deleted = store.delete(ref, tenant=tenant, all_versions=all_versions)
+    if _remote(ctx):
+        remote = remote_from(ctx)
+        response = remote.call(remote.catalogs.DeleteCatalog, catalog_pb2.DeleteCatalogRequest(
+            ref=ref, all_versions=all_versions))
+        deleted = [info_from_proto(i) for i in response.deleted]
+    else:
+        with CatalogStore(data_dir) as store:
+            deleted = store.delete(ref, tenant=tenant, all_versions=all_versions)
     for info in deleted:
         click.echo(f"deleted {info.ref} id {info.id}")
 

@@ -2,31 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 from google.protobuf import json_format
 
 from client import render
 from client.exits import EXIT_INFEASIBLE
-from client.frontier import points_of
-from client.options import output_file, output_format
-from client.plots import plot_result
+from client.frontier import Front, frontier, points_of, workload_label
+from client.options import output_file, output_format, scenario_options
+from client.plots import write_plot
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 
-F = TypeVar("F", bound=Callable[..., object])
-
 
 def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
-    """Parse the protobuf JSON form of an ``OptimizeRequest``; unknown fields are errors."""
+    """Parse the protobuf JSON form of an ``OptimizeRequest``; unknown fields are errors,
+    reported on one line."""
     try:
         return json_format.Parse(Path(path).read_text(), optimize_pb2.OptimizeRequest())
     except json_format.ParseError as e:
-        raise InvalidInput(str(e), field=Path(path).name) from None
+        raise InvalidInput(" ".join(str(e).split()), field=Path(path).name) from None
 
 
 def request_from_flags(*, catalog: str | None = None, workload: str | None = None,
@@ -66,38 +64,6 @@ def request_from_flags(*, catalog: str | None = None, workload: str | None = Non
     return req
 
 
-def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
-    """The request flags ``optimize`` and ``sweep`` share (everything but the scenario axes)."""
-    options = [
-        click.option("--tokens", type=float, help="Training tokens (overrides the preset's)."),
-        click.option("--objective", type=click.Choice(["min-cost", "min-time"]),
-                     help="min-cost: cheapest meeting the target; min-time: fastest within "
-                          "the budget."),
-        click.option("--top-k", type=int, default=top_k_default,
-                     help=f"Distinct designs per scenario [default: "
-                          f"{top_k_default or 3}]."),
-        click.option("--fabric", multiple=True,
-                     help="Allowed fabric (repeatable): infiniband, roce, ethernet."),
-        click.option("--topology", multiple=True, help="Allowed topology (repeatable)."),
-        click.option("--vendor", multiple=True, help="Allowed vendor (repeatable)."),
-        click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable)."),
-        click.option("--max-power-kw", type=float, help="Facility power cap in kW."),
-        click.option("--max-gpus", type=int, help="Largest cluster to consider, in GPUs."),
-        click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]),
-                     help="Solver."),
-        click.option("--time-limit", type=float, help="Solver time limit in seconds."),
-        click.option("--confidence", type=click.Choice(["expected", "pessimistic"]),
-                     help="pessimistic: meet the target under the estimator's high time."),
-    ]
-
-    def decorate(f: F) -> F:
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
-
-
 @click.command("optimize")
 @click.argument("request_file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--catalog", help="Catalog: a path, a bundled name (infiniband-ndr, "
@@ -135,7 +101,8 @@ def optimize(ctx: click.Context, request_file: str | None, fmt: str, output: str
         with render.console(output) as out:
             render.print_optimize(resp, out)
     if plot:
-        plot_result(plot, [req], points_of([resp]), resp.designs,
-                    title=f"{req.workload.model or 'custom workload'} on {req.catalog}")
+        points = points_of([resp])
+        write_plot(plot, points, [Front(workload_label(req), frontier(points))], resp.designs,
+                   [req], title=f"{workload_label(req)} on {req.catalog}")
     if fail_on_infeasible and not resp.designs:
         ctx.exit(EXIT_INFEASIBLE)

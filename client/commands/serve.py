@@ -29,7 +29,7 @@ _file = click.Path(exists=True, dir_okay=False, path_type=Path)
                    "tenant 'default' (loopback only).")
 @click.option("--workers", type=click.IntRange(min=0), default=0,
               help="Solver worker processes [default: one per CPU].")
-@click.option("--queue-size", type=click.IntRange(min=0), default=8, show_default=True,
+@click.option("--queue-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="Solves that may wait for a worker; beyond that calls get RESOURCE_EXHAUSTED.")
 @click.option("--max-concurrent-rpcs", type=click.IntRange(min=1), default=64,
               show_default=True, help="Calls in progress at once; beyond that RESOURCE_EXHAUSTED.")

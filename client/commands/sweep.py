@@ -8,11 +8,10 @@ from typing import Any
 import click
 
 from client import render
-from client.commands.optimize import request_from_flags, scenario_options
+from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
-from client.frontier import frontier
-from client.options import output_file, output_format
-from client.plots import plot_result
+from client.options import output_file, output_format, scenario_options
+from client.plots import write_plot
 from client.progress import progress_bar
 from client.sweep import (
     file_requests,
@@ -22,6 +21,7 @@ from client.sweep import (
     run_sweep,
     scenarios_frame,
     sweep_document,
+    sweep_fronts,
     sweep_points,
     top_designs,
 )
@@ -80,7 +80,7 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
           scenario_file: str | None, plot: str | None, fail_on_infeasible: bool, fmt: str,
           output: str | None, **flags: Any) -> None:
     """Sweep budgets and/or target times (and workloads, catalogs): the rank-1 design of
-    every scenario (or why none exists) and the cost-time Pareto frontier over all of them.
+    every scenario (or why none exists) and the cost-time Pareto frontier of each workload.
 
     Without --objective, scenarios with a target minimise cost and budget-only scenarios
     minimise time.
@@ -105,17 +105,17 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
     transport = transport_from(ctx)
     with progress_bar(ctx, "scenarios", len(requests)) as update:
         outcomes = run_sweep(requests, transport, update)
-    front = frontier(sweep_points(outcomes))
+    fronts = sweep_fronts(outcomes)
     if fmt == "json":
-        render.emit_text(render.dumps(sweep_document(outcomes, front)), output)
+        render.emit_text(render.dumps(sweep_document(outcomes, fronts)), output)
     elif fmt in ("csv", "xlsx"):
         render.write_frames([("scenarios", scenarios_frame(outcomes)),
-                             ("frontier", frontier_frame(front))], fmt, output)
+                             ("frontier", frontier_frame(fronts))], fmt, output)
     else:
         with render.console(output) as out:
-            print_sweep(outcomes, front, out)
+            print_sweep(outcomes, fronts, out)
     if plot:
-        plot_result(plot, requests, sweep_points(outcomes), top_designs(outcomes, front),
-                    title=f"{len(outcomes):,} scenarios")
+        write_plot(plot, sweep_points(outcomes), fronts, top_designs(outcomes, fronts),
+                   requests, title=f"budget sweep: {len(outcomes):,} scenarios")
     if fail_on_infeasible and any(o.best is None for o in outcomes):
         ctx.exit(EXIT_INFEASIBLE)

@@ -3,13 +3,13 @@
 Both engines take the catalogs (canonical bytes by content id) and an iterable of
 scenarios and yield one ``TaskResult`` per scenario as results complete, in completion
 order. They keep a bounded number of tasks in flight, so memory stays flat however long the
-batch, and they retry a scenario whose worker died (killed, out of memory) up to
-``max_attempts`` times before turning it into an error row. Every scenario yields exactly
-once; duplicates across retries are impossible because a scenario is resubmitted only
-after its previous attempt has failed.
+batch. A scenario whose worker died (killed, out of memory) is retried up to
+``max_attempts`` times, then becomes an error row; the local engine reruns such suspects
+one at a time, so a scenario that kills its worker fails no other scenario. Every scenario
+yields exactly once: it is resubmitted only after its previous attempt has failed.
 
 Processes are started with ``spawn``: a forked child of a process that already runs gRPC or
-solver threads can deadlock (docs/reliability, B1).
+solver threads can deadlock (shared/reliability.md B1).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import multiprocessing
 import os
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
@@ -57,7 +57,7 @@ class Engine(ABC):
 
     @abstractmethod
     def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Iterator[TaskResult]:
+            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
         """One result per scenario, in completion order."""
 
     def close(self) -> None:
@@ -84,7 +84,7 @@ class LocalEngine(Engine):
         self.tasks_per_child = tasks_per_child
 
     def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Iterator[TaskResult]:
+            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
         todo: Iterator[Scenario] = iter(scenarios)
         retry: deque[Scenario] = deque()
         attempts: dict[str, int] = {}
@@ -95,7 +95,14 @@ class LocalEngine(Engine):
                 if pool is None:
                     pool = self._pool(catalogs)
                 while len(inflight) < 2 * self.workers:
-                    s = retry.popleft() if retry else next(todo, None)
+                    if retry:
+                        # A suspect runs alone, so that another death names its culprit and
+                        # a scenario that kills its worker cannot use up the others' attempts.
+                        if not inflight:
+                            s = retry.popleft()
+                            inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
+                        break
+                    s = next(todo, None)
                     if s is None:
                         break
                     inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
@@ -116,9 +123,12 @@ class LocalEngine(Engine):
                     attempts.pop(s.scenario_id, None)
                     yield result
                 if broken:
-                    # A dead worker fails every task of the pool: retry all of them.
+                    # A dead worker fails every unfinished task of the pool: retry them.
                     for fut, s in list(inflight.items()):
                         inflight.pop(fut)
+                        if fut.done() and not fut.cancelled() and fut.exception() is None:
+                            yield fut.result()
+                            continue
                         gave_up = self._failed_attempt(s, attempts, retry, catalogs)
                         if gave_up is not None:
                             yield gave_up
@@ -141,7 +151,7 @@ class LocalEngine(Engine):
             retry.append(s)
             return None
         attempts.pop(s.scenario_id)
-        died = WorkerDied(f"the worker process died {n} times running this scenario")
+        died = WorkerDied(f"a worker process died {n} times while this scenario ran")
         return failed_result(s, died, catalogs[s.catalog_id])
 
 
@@ -172,7 +182,7 @@ class DaskEngine(Engine):
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Iterator[TaskResult]:
+            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
         from distributed import as_completed
 
         shipped: dict[str, Any] = {}

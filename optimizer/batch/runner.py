@@ -19,9 +19,10 @@ carries on where it stopped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +71,8 @@ class BatchSummary:
 
 def iter_batch(plan: BatchPlan, out_dir: str | Path, *, engine: Engine, resume: bool = False,
                csv: bool = False, timeout_s: float | None = None,
-               flush_rows: int = 200, flush_s: float = 10.0) -> Iterator[BatchProgress]:
+               flush_rows: int = 200, flush_s: float = 10.0
+               ) -> Generator[BatchProgress, None, None]:
     """Solve the plan's scenarios not yet written in ``out_dir``; one progress per result.
 
     Raises ``InvalidInput`` when ``out_dir`` already holds results and ``resume`` is false.
@@ -110,14 +112,15 @@ def run_batch(spec: BatchSpec | BatchPlan, out_dir: str | Path, *,
     eng = engine if engine is not None else LocalEngine()
     skipped = written = errors = 0
     start = time.perf_counter()
+    steps = iter_batch(plan, out_dir, engine=eng, resume=resume, csv=csv, timeout_s=timeout_s)
     try:
-        for step in iter_batch(plan, out_dir, engine=eng, resume=resume, csv=csv,
-                               timeout_s=timeout_s):
-            skipped = step.skipped
-            written += 1
-            errors += step.result.row["status"] == ERROR
-            if progress is not None:
-                progress(step)
+        with contextlib.closing(steps):  # commits the results so far if progress raises
+            for step in steps:
+                skipped = step.skipped
+                written += 1
+                errors += step.result.row["status"] == ERROR
+                if progress is not None:
+                    progress(step)
     finally:
         if own:
             eng.close()

@@ -159,7 +159,8 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
                             f"{MAX_SCENARIOS:,}")
     rows: list[SpecRow] = []
     for i, scenario in enumerate(scenarios):
-        refs = [scenario["catalog"]] if "catalog" in scenario else catalogs
+        refs = (_string_list([scenario["catalog"]], f"scenarios[{i}].catalog")
+                if "catalog" in scenario else catalogs)
         if not refs:
             raise InvalidInput("no catalog: give the scenario a catalog or the spec a "
                                "catalogs list", field=f"scenarios[{i}]")
@@ -170,7 +171,7 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
             where = f"scenarios[{i}]" + "".join(f" {p}={v}" for p, v in zip(grid, combo,
                                                                           strict=True))
             request = _parse_request(merged, where)
-            rows.extend(SpecRow(str(ref), request, where) for ref in refs)
+            rows.extend(SpecRow(ref, request, where) for ref in refs)
     return BatchSpec(rows=tuple(rows), source=source)
 
 
@@ -188,6 +189,8 @@ def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
         where = f"{source}, row {line}"
         if len(rows) >= MAX_SCENARIOS:
             raise LimitExceeded(f"{source}: more than {MAX_SCENARIOS:,} scenarios")
+        if None in record:
+            raise InvalidInput(f"{len(record[None])} more cell(s) than columns", field=where)
         ref = (record.get("catalog") or "").strip()
         if not ref:
             raise InvalidInput("empty; expected a catalog name, id or path",
@@ -240,7 +243,7 @@ def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeR
 
 def _string_list(value: Any, field: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise InvalidInput("expected a list of catalog names, ids or paths", field=field)
+        raise InvalidInput("expected catalog names, ids or paths", field=field)
     return value
 
 

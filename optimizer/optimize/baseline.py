@@ -131,7 +131,7 @@ def _smallest_in_regime(catalog: Catalog, server: Server, fabrics: tuple[str, ..
             top = min(hi, _size_limit(key))
             if top < lo:
                 continue
-            nodes = smallest_meeting(timer, key, target, lo, top, lo)
+            nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
             if nodes is None:
                 return None  # the rule's choice is too slow in this regime
             note = "" if fabric == fabrics[0] else (
@@ -154,7 +154,8 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
         if cand is None:
             continue
         key, nic, switch = cand
-        nodes = smallest_meeting(timer, key, target, 1, _size_limit(key), 1)
+        nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, 1,
+                                 _size_limit(key), 1)
         if nodes is None:
             continue
         built = _build(catalog, key, nic, switch, nodes, timer, layout, server, "")

@@ -15,7 +15,7 @@ kernel efficiency. docs/optimizer.md states both and tests/test_optimizer_bounds
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
@@ -208,6 +208,22 @@ class Timer:
         hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
         return key, nodes, hours
 
+    def ideal_hours(self, server_sku: str, fabric: str, nic_speed_gbps: int,
+                    nics_per_node: int, nodes: int) -> float:
+        """Time on an ideal network of this fabric and bandwidth: one non-blocking switch,
+        every node under it. No topology makes any collective faster
+        (tests/test_optimizer_bounds.py), so the smallest size meeting the target here bounds
+        every key of the same server, fabric and bandwidth from below."""
+        endpoints = nodes * nics_per_node
+        profile = TopologyProfile(family="single_switch", endpoints=endpoints, tiers=1,
+                                  max_switch_hops=1, oversubscription=1.0, bisection_ratio=1.0,
+                                  endpoints_per_leaf=endpoints, rail_optimized=True)
+        try:
+            est = self._run(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, profile)
+        except InvalidInput:
+            return math.inf
+        return confident_hours(est, self.confidence)
+
     def hours(self, key: TimeKey, nodes: int) -> float:
         est = self.estimate(key, nodes)
         if est is None:
@@ -233,46 +249,49 @@ def confident_hours(est: Estimate, confidence: Confidence) -> float:
     return est.training_time_hours
 
 
-def smallest_meeting(timer: Timer, key: TimeKey, target_hours: float, lo: int, hi: int,
+def smallest_meeting(hours: Callable[[int], float], target_hours: float, lo: int, hi: int,
                      guess: int) -> int | None:
-    """Smallest node count in [lo, hi] whose time meets the target.
+    """Smallest node count in [lo, hi] whose time meets the target, or None.
 
-    Assumes time is non-increasing in the node count (true of the model's compute and, for the
-    planner's best plan, observed in tests/test_optimizer_bounds.py); brackets from ``guess``
-    with perfect-scaling steps, then bisects.
+    Time is non-increasing in the node count (the planner may leave GPUs idle;
+    tests/test_planner.py), so a bracket and a bisection find it exactly. The bracket starts
+    at ``guess`` (e.g. a similar key's answer, often right, then two probes settle it) and
+    grows geometrically, so the search costs about log2 of the distance to the answer.
     """
     if lo > hi:
         return None
-    n = min(max(guess, lo), hi)
-    t = timer.hours(key, n)
-    ok_hi: int | None = n if t <= target_hours else None
-    bad_lo = lo - 1 if ok_hi is not None else n
-    # Grow until the target is met (or hi is reached).
-    while ok_hi is None:
-        if n >= hi:
-            return None
-        step = n * (t / target_hours) * 1.02 if math.isfinite(t) else n * 2
-        n = min(hi, max(n + 1, math.ceil(step)))
-        t = timer.hours(key, n)
-        if t <= target_hours:
-            ok_hi = n
-        else:
-            bad_lo = n
-    # Shrink the bracket with a perfect-scaling guess, then bisect.
-    if ok_hi - bad_lo > 1:
-        probe = max(bad_lo + 1, math.floor(ok_hi * timer.hours(key, ok_hi) / target_hours))
-        if probe < ok_hi:
-            if timer.hours(key, probe) <= target_hours:
-                ok_hi = probe
+    g = min(max(guess, lo), hi)
+    if hours(g) <= target_hours:
+        ok, bad = g, lo - 1  # lo - 1 stands for "below the range": never bought
+        step = 1
+        while ok - bad > 1:  # grow the bracket downward, then bisect
+            probe = max(bad + 1, ok - step)
+            if hours(probe) <= target_hours:
+                ok = probe
+                step *= 2
             else:
-                bad_lo = probe
-    while ok_hi - bad_lo > 1:
-        mid = (ok_hi + bad_lo) // 2
-        if timer.hours(key, mid) <= target_hours:
-            ok_hi = mid
+                bad = probe
+                break
+    else:
+        bad, ok, step = g, None, max(1, math.ceil(g * 0.05))
+        t_bad = hours(g)
+        if math.isfinite(t_bad):  # perfect scaling from the miss is a good first step
+            step = max(step, math.ceil(g * t_bad / target_hours * 1.02) - g)
+        while ok is None:  # grow the bracket upward
+            probe = min(hi, bad + step)
+            if hours(probe) <= target_hours:
+                ok = probe
+            elif probe == hi:
+                return None
+            else:
+                bad, step = probe, step * 2
+    while ok - bad > 1:
+        mid = (ok + bad) // 2
+        if hours(mid) <= target_hours:
+            ok = mid
         else:
-            bad_lo = mid
-    return ok_hi
+            bad = mid
+    return ok
 
 
 def design_order(design: Design) -> tuple:

@@ -114,6 +114,9 @@ def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
     best = ranked[0]
     lines = []
     fabrics = sorted({g[1] for g in problem.groups} - {best.design.fabric})
+    if not fabrics:
+        return (f"No other fabric meets the constraints with this catalog; "
+                f"{FABRIC_NAMES[best.design.fabric]} is the only choice.")
     for fabric in fabrics:
         others = [i for i, g in enumerate(problem.groups) if g[1] != fabric]
         res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)

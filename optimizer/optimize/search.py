@@ -90,11 +90,12 @@ def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, in
     return SearchOutcome(found[0], len(keyed), found[1])
 
 
-def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey) -> tuple[int, int]:
+def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey | None) -> tuple[int, int]:
+    """Node-count range the request and (when given) the key's topology allow."""
     c = spec.constraints
     lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
     hi = (c.max_gpus or MAX_GPUS) // server.gpus_per_node
-    topo = key.max_nodes()
+    topo = None if key is None else key.max_nodes()
     return lo, hi if topo is None else min(hi, topo)
 
 
@@ -119,26 +120,32 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     servers = {s.sku: s for s in space.servers}
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
+    floors = _ideal_floors(space, keyed, timer, target) if math.isfinite(target) else {}
     ordered = []
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
         if math.isfinite(target):
-            lo = max(lo, timer.nodes_lower_bound(server, target))
+            floor = floors[(key.server_sku, key.fabric)]
+            if floor is None:
+                continue  # not even an ideal network of this fabric meets the target
+            lo = max(lo, floor)
         bound = lo * node_cost_bound(catalog, server, key, parts)
         if lo <= hi and (budget is None or bound <= budget):
             ordered.append((bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
     kbest, out, evaluated = KBest(spec.top_k), [], 0
-    warm: dict[str, int] = {}
+    warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
     for bound, key, parts, lo, hi in ordered:
         if bound > kbest.threshold:
             break  # every later key's bound is at least as large
         evaluated += 1
-        n = smallest_meeting(timer, key, target, lo, hi, warm.get(key.server_sku, lo))
+        family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
+        n = smallest_meeting(lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi,
+                             warm.get(family, lo))
         if n is None:
             continue
-        warm[key.server_sku] = n
+        warm[family] = n
         first = len(out)
         cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
         _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=False)
@@ -152,6 +159,27 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
             _offer_all([c for c in cands if c.time_hours <= target], catalog, stock, spec,
                        out, kbest, value_of_time=False)
     return out, evaluated
+
+
+def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
+                  target: float) -> dict[tuple[str, str], int | None]:
+    """Per (server, fabric): fewest nodes that meet the target on an ideal network with the
+    fastest NICs the fabric offers there (None: no size does). A lower bound for every key."""
+    best: dict[tuple[str, str], tuple[int, int]] = {}
+    for key, _ in keyed:
+        pair = (key.server_sku, key.fabric)
+        bandwidth = (key.nic_speed_gbps * key.nics_per_node, key.nics_per_node)
+        best[pair] = max(best.get(pair, bandwidth), bandwidth)
+    servers = {s.sku: s for s in space.servers}
+    floors: dict[tuple[str, str], int | None] = {}
+    for (sku, fabric), (gbps, npn) in sorted(best.items()):
+        server = servers[sku]
+        lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
+        hi = _node_caps(space.spec, server, None)[1]
+        floors[(sku, fabric)] = smallest_meeting(
+            lambda n, s=sku, f=fabric, g=gbps // npn, k=npn: timer.ideal_hours(s, f, g, k, n),
+            target, lo, hi, lo)
+    return floors
 
 
 def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | None]],

@@ -11,7 +11,7 @@ from dataclasses import replace
 from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
-from optimizer.optimize.candidates import SearchSpace, Timer, confident_hours
+from optimizer.optimize.candidates import SearchSpace, Timer, confident_hours, design_order
 from optimizer.optimize.explain import (
     FABRIC_NAMES,
     TOPOLOGY_NAMES,
@@ -81,7 +81,7 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
         excluded.append(problem.rows[chosen].group)
 
     ranked = explain_ranked(ranked, spec, stock)
-    text = "" if ranked else _diagnose(catalog, spec, space, timer, status)
+    text = "" if ranked else _diagnose(catalog, spec, space, timer, status, problem)
     sens = sensitivity(problem, ranked, catalog, spec, backend, limits) if ranked else ""
     return OptimizeResult(
         status=str(status), designs=tuple(ranked),
@@ -144,7 +144,7 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
 
 
 def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: Timer,
-              status: SolveStatus) -> str:
+              status: SolveStatus, problem: Problem) -> str:
     """Say in the user's terms why no design came back, by re-solving without the limits."""
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
@@ -169,6 +169,9 @@ def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: T
             if c.max_racks is not None and best.bom.racks > c.max_racks:
                 return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
             return "no design satisfies the budget, power and rack limits together"
+    short = _stock_shortfall(problem, catalog)
+    if short:
+        return short
     fastest = fastest_reachable(space, timer)
     if fastest is None:
         return ("no design in the catalog can run this workload: no parallel plan fits its "
@@ -178,4 +181,19 @@ def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: T
         return (f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
                 f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
                 f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})")
-    return "no design fits the stock limits and the allowed parts"
+    return "no design can be built from the allowed parts"
+
+
+def _stock_shortfall(problem: Problem, catalog: Catalog) -> str:
+    """Name the stock limit that stops the smallest candidate, if stock is what stops them."""
+    stock = stock_limits(catalog)
+    for item in sorted(problem.costed, key=lambda c: (c.candidate.gpus,
+                                                      design_order(c.candidate.design))):
+        plan = item.candidate.plan
+        needs = [(plan.servers.sku, plan.servers.quantity), (plan.nics.sku, plan.nics.quantity),
+                 *((s.sku, s.quantity) for s in plan.switches)]
+        for sku, qty in needs:
+            if sku in stock and qty > stock[sku]:
+                return (f"every design that meets the target exceeds a stock limit: the smallest "
+                        f"needs {qty:,} x {sku}, {stock[sku]:,} in stock")
+    return ""

@@ -11,6 +11,7 @@ once that bound exceeds the best full estimate: branch and bound over a few doze
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from functools import lru_cache
 
@@ -40,7 +41,8 @@ MAX_VIRTUAL_PIPELINE = 4
 
 @lru_cache(maxsize=4096)
 def _divisors(n: int) -> tuple[int, ...]:
-    return tuple(k for k in range(1, n + 1) if n % k == 0)
+    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
+    return tuple(sorted({*small, *(n // k for k in small)}))
 
 
 def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tuple[int, ...]:
@@ -49,19 +51,26 @@ def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tupl
 
 def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
     """Plans worth timing that fit in memory, each with the lightest ZeRO stage that fits."""
-    gpn = min(c.gpus, c.gpus_per_node)
-    limit_gb = usable_memory_gb(c)
+    return list(_candidate_plans(w, c.gpus, c.gpus_per_node, usable_memory_gb(c), fixed))
+
+
+@lru_cache(maxsize=8192)
+def _candidate_plans(w: Workload, gpus: int, gpus_per_node: int, limit_gb: float,
+                     fixed: PartialPlan) -> tuple[ParallelPlan, ...]:
+    """The plans depend only on these, not on the network: cached across the optimizer's
+    candidate clusters."""
+    gpn = min(gpus, gpus_per_node)
     plans: list[ParallelPlan] = []
     tensors = [t for t in _divisors(gpn) if w.attention_heads % t == 0]
     for t in _options(fixed.tensor, tensors):
-        if c.gpus % t:
+        if gpus % t:
             continue
         # Megatron-LM splits the layers evenly over the stages (num_layers % pipeline == 0).
-        pipelines = [p for p in _divisors(c.gpus // t) if w.layers % p == 0]
+        pipelines = [p for p in _divisors(gpus // t) if w.layers % p == 0]
         for p in _options(fixed.pipeline, pipelines):
-            if c.gpus % (t * p):
+            if gpus % (t * p):
                 continue
-            d = c.gpus // (t * p)
+            d = gpus // (t * p)
             if fixed.data is not None and fixed.data != d:
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
@@ -79,7 +88,7 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
                         if memory_per_gpu(w, plan).total_gb <= limit_gb:
                             plans.append(plan)
                             break  # a higher ZeRO stage only adds traffic
-    return plans
+    return tuple(plans)
 
 
 def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: float) -> float:

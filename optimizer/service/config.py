@@ -87,7 +87,7 @@ class ServiceConfig:
         for name, limit in (("workers", self.workers), ("queue_size", self.queue_size),
                             ("max_concurrent_rpcs", self.max_concurrent_rpcs),
                             ("jobs_per_worker", self.jobs_per_worker)):
-            if limit < (0 if name in ("workers", "queue_size") else 1):
+            if limit < (0 if name == "workers" else 1):
                 raise InvalidInput(f"got {limit}, expected a positive number", field=name)
         if self.max_concurrent_rpcs <= self.worker_count + self.queue_size:
             raise InvalidInput(

@@ -13,6 +13,7 @@ import ctypes
 import inspect
 import signal
 import sys
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -30,6 +31,12 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
     """Entry point of a worker process: serve jobs from ``conn`` until told to stop."""
     _detach()
     runner = JobRunner(data_dir)
+    sending = threading.Lock()  # the optimizer may report progress from solver threads
+
+    def send(message: tuple[Any, ...]) -> None:
+        with sending:
+            conn.send(message)
+
     while True:
         try:
             job = conn.recv()
@@ -39,15 +46,15 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
             return
         kind, payload, tenant = job
         try:
-            result = runner.run(kind, payload, tenant, lambda d: conn.send(("progress", d)))
-            conn.send(("ok", result))
+            result = runner.run(kind, payload, tenant, lambda d: send(("progress", d)))
+            send(("ok", result))
         except ProcurementError as e:
-            conn.send(("error", e.grpc_code, str(e)))
-        except Exception as e:  # a bug: say where, never the message (it may hold prices)
+            send(("error", e.grpc_code, str(e)))
+        except Exception as e:  # noqa: BLE001 - a bug: say where, never the message (prices)
             where = _innermost(e)
             print(f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
                   file=sys.stderr, flush=True)
-            conn.send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
+            send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
 
 
 def _detach() -> None:

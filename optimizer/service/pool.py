@@ -23,14 +23,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from optimizer.errors import LimitExceeded, SolverFailed
-from optimizer.service.errors import Cancelled, DeadlineExceeded, WorkerError
+from optimizer.service.errors import Cancelled, DeadlineExceeded, Unavailable, WorkerError
 
 _POLL_S = 0.05
 # How long a worker may take to exit after being asked to stop before it is killed.
@@ -87,15 +87,14 @@ class Job:
             else:
                 raise event[1]
 
-    def result(self, progress: Callable[[dict[str, Any]], None] | None = None) -> bytes:
+    def result(self) -> bytes:
+        """The result bytes, once the job is done (progress reports are skipped)."""
         events = self.stream()
         while True:
             try:
-                report = next(events)
+                next(events)
             except StopIteration as done:
                 return done.value
-            if progress is not None:
-                progress(report)
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -180,12 +179,13 @@ class WorkerPool:
         self.queue_size = queue_size
         self._data_dir = None if data_dir is None else str(data_dir)
         self._jobs_per_worker = jobs_per_worker
-        self._queue: queue.Queue[Job | None] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[Job] = queue.Queue(maxsize=queue_size)
         self._lock = threading.Lock()
         self._busy = self._solves = self._restarts = 0
         self._solve_s_total = self._solve_s_max = 0.0
         self._workers: list[_Worker] = []
         self._threads: list[threading.Thread] = []
+        self._closed = threading.Event()
 
     def start(self) -> None:
         """Start the processes (call before creating the gRPC server) and their feeders."""
@@ -223,9 +223,7 @@ class WorkerPool:
 
     def close(self) -> None:
         """Stop feeding, end every worker (a running job is killed), join the feeders."""
-        for _ in self._threads:
-            with contextlib.suppress(queue.Full):
-                self._queue.put_nowait(None)
+        self._closed.set()
         for worker in self._workers:
             worker.stop()
         for t in self._threads:
@@ -233,10 +231,14 @@ class WorkerPool:
 
     # ------------------------------------------------------------------ feeder side
     def _feed(self, worker: _Worker) -> None:
-        while True:
-            job = self._queue.get()
-            if job is None:
-                return
+        while not (self._closed.is_set() and self._queue.empty()):
+            try:
+                job = self._queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                continue
+            if self._closed.is_set():
+                job.fail(Unavailable("server is shutting down; retry on another instance"))
+                continue
             if job.stop.is_set() or job.expired():
                 job.fail(job._stopped())
                 continue
@@ -284,6 +286,8 @@ class WorkerPool:
             worker.kill()
         else:
             worker.stop()
+        if self._closed.is_set():
+            return
         worker.start()
         with self._lock:
             self._restarts += 1

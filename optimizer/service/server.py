@@ -87,7 +87,7 @@ class Service:
             job = self._pool.submit("smoke", b"", "-", wait=True,
                                     deadline=time.monotonic() + _SMOKE_TIMEOUT_S)
             job.result()
-        except Exception as e:  # stays NOT_SERVING; the log says why
+        except Exception as e:  # noqa: BLE001 - stays NOT_SERVING; the log says why
             log.error(json.dumps({"event": "not_ready", "type": type(e).__name__,
                                   "reason": str(e)}))
             return

@@ -144,12 +144,14 @@ class _Call:
     """The pool-facing side of one call: its deadline and a stop event the call's end sets."""
 
     def __init__(self, context: CallContext) -> None:
-        self.remaining_s: float | None = context.time_remaining()
-        self.deadline = (None if self.remaining_s is None
-                         else time.monotonic() + self.remaining_s)
+        remaining = context.time_remaining()
+        self.deadline = None if remaining is None else time.monotonic() + remaining
         self.stop = threading.Event()
         if not context.add_callback(self.stop.set):
             self.stop.set()
+
+    def remaining_s(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
 
 class OptimizerServicer(service_pb2_grpc.OptimizerServiceServicer):
@@ -168,7 +170,7 @@ class OptimizerServicer(service_pb2_grpc.OptimizerServiceServicer):
                       *, wait: bool = False) -> Job:
         limits.check_optimize(request)
         spec_from_proto(request)  # every field checked here, before the job waits in a queue
-        capped = limits.with_solver_deadline(request, call.remaining_s)
+        capped = limits.with_solver_deadline(request, call.remaining_s())
         return self._submit(call, "optimize", capped, tenant, wait=wait)
 
     def Estimate(self, request: estimate_pb2.EstimateRequest,

@@ -1,0 +1,118 @@
+"""``procure serve`` as a real process: SIGTERM drains, SIGKILL loses no acknowledged upload."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import psutil
+import pytest
+
+from optimizer._pb.procurement.v1 import catalog_pb2
+from optimizer.catalog.store import DB_FILENAME
+from tests.service_support import (
+    Stubs,
+    catalog_files,
+    health_status,
+    medium_optimize,
+    spawn_server,
+    upload_messages,
+    wait_serving,
+)
+
+GRACE_S = 20.0
+
+
+def _wait_busy(pid: int, timeout_s: float = 10.0) -> None:
+    """Until a worker of server ``pid`` is using CPU (its solve has started)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for child in psutil.Process(pid).children(recursive=True):
+            if child.cpu_percent(interval=0.2) > 20:
+                return
+    raise AssertionError("no worker became busy")
+
+
+def test_sigterm_lets_the_solve_in_flight_finish_and_refuses_new_calls(tmp_path: Path) -> None:
+    proc, address = spawn_server(tmp_path / "data", "--grace", str(GRACE_S),
+                                 log_path=tmp_path / "server.log")
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stubs = Stubs(channel)
+            wait_serving(stubs)
+            in_flight = stubs.optimizer.Optimize.future(medium_optimize(), timeout=60)
+            _wait_busy(proc.pid)
+            proc.send_signal(signal.SIGTERM)
+            signalled = time.monotonic()
+            while health_status(stubs) != "NOT_SERVING":
+                assert time.monotonic() - signalled < 2.0
+                time.sleep(0.02)
+            with pytest.raises(grpc.RpcError) as refused:
+                stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), timeout=5)
+            assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+            assert in_flight.result().status == "OPTIMAL"
+        assert proc.wait(timeout=GRACE_S + 1) == 0
+        assert time.monotonic() - signalled < GRACE_S + 1
+        assert '"event": "stopped", "drained": true' in (tmp_path / "server.log").read_text()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _upload_until_killed(address: str, acked: list[str], stop: threading.Event) -> None:
+    files = catalog_files()
+    with grpc.insecure_channel(address) as channel:
+        stubs = Stubs(channel)
+        i = 0
+        while not stop.is_set():
+            try:
+                reply = stubs.catalogs.UploadCatalog(
+                    upload_messages(files, name=f"crash-{i}", request_id=f"r{i}"), timeout=10)
+            except grpc.RpcError:
+                return  # the server is gone; this upload was never acknowledged
+            acked.append(reply.catalog.id)
+            i += 1
+
+
+@pytest.mark.slow
+def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    acked: list[str] = []
+    for round_ in range(2):
+        proc, address = spawn_server(data, log_path=tmp_path / f"server{round_}.log")
+        try:
+            with grpc.insecure_channel(address) as channel:
+                wait_serving(Stubs(channel))
+            stop = threading.Event()
+            before = len(acked)
+            uploader = threading.Thread(target=_upload_until_killed, args=(address, acked, stop))
+            uploader.start()
+            time.sleep(1.0 + 0.37 * round_)
+            proc.kill()  # SIGKILL, mid-upload
+            stop.set()
+            uploader.join(15)
+            assert len(acked) > before
+        finally:
+            proc.kill()
+            proc.wait()
+    with sqlite3.connect(data / DB_FILENAME) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    proc, address = spawn_server(data, log_path=tmp_path / "server-after.log")
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stubs = Stubs(channel)
+            wait_serving(stubs)
+            listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), timeout=10)
+            assert set(acked) <= {c.id for c in listed.catalogs}
+            for info in listed.catalogs:  # every stored version is complete
+                full = stubs.catalogs.GetCatalog(
+                    catalog_pb2.GetCatalogRequest(ref=info.id, include_tables=True), timeout=10)
+                assert sum(len(t.rows) for t in full.tables if t.name != "metadata") == \
+                    info.row_count
+    finally:
+        proc.kill()
+        proc.wait()
