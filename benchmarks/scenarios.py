@@ -15,7 +15,10 @@ from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import bundled_catalogs
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
+from optimizer.optimize.result import OptimizeResult
+from optimizer.optimize.solve import optimize
 from optimizer.performance.calibration import generation
+from optimizer.topology.design import Design
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -81,3 +84,41 @@ class Scenario:
 
 def scenario(catalog: str, gpus: int, workload: Workload | None = None) -> Scenario:
     return Scenario(catalog, gpus, workload or workload_for(gpus))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a benchmark keeps of an OptimizeResult (small enough to return from a child)."""
+
+    status: str
+    designs: int
+    gpus: int | None
+    capex_cents: int | None
+    time_hours: float | None
+    design: str
+    candidates_evaluated: int
+    solve_time_s: float
+
+    @property
+    def capex_usd(self) -> float | None:
+        return None if self.capex_cents is None else self.capex_cents / 100
+
+
+def outcome(result: OptimizeResult) -> Outcome:
+    best = result.designs[0] if result.designs else None
+    return Outcome(
+        status=result.status, designs=len(result.designs),
+        gpus=best.gpus if best else None, capex_cents=best.bom.capex_cents if best else None,
+        time_hours=best.time_hours if best else None,
+        design=describe(best.design) if best else "",
+        candidates_evaluated=result.candidates_evaluated, solve_time_s=result.solve_time_s)
+
+
+def describe(design: Design) -> str:
+    """A design in one short phrase: nodes x server, fabric, topology and oversubscription."""
+    ratio = "" if design.oversubscription == 1.0 else f" {design.oversubscription:g}:1"
+    return f"{design.nodes} x {design.server_sku}, {design.fabric} {design.topology}{ratio}"
+
+
+def run_optimize(catalog: Catalog, spec: OptimizeSpec) -> Outcome:
+    return outcome(optimize(catalog, spec))

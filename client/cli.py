@@ -18,7 +18,6 @@ from client.options import DEFAULT_TENANT
 from optimizer import __version__
 from optimizer.errors import ProcurementError
 
-
 EPILOG = ("Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
           "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused.")
 

@@ -8,6 +8,7 @@ those, so either position works and both mean the same thing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 import click
@@ -15,6 +16,7 @@ import click
 F = TypeVar("F", bound=Callable[..., object])
 
 FORMATS = ("table", "json", "csv", "xlsx")
+PLOT_FORMATS = (".png", ".svg")
 DEFAULT_TENANT = "default"
 
 
@@ -31,6 +33,20 @@ output_file = click.option(
     "--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
     help="Write to FILE instead of standard output (required for xlsx).",
 )
+
+
+def _check_plot(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse a plot file we cannot write before any solving starts."""
+    if value is not None and Path(value).suffix.lower() not in PLOT_FORMATS:
+        raise click.BadParameter(f"{value!r}: expected a .png or .svg file name")
+    return value
+
+
+def plot_file(what: str) -> Callable[[F], F]:
+    """``--plot FILE.png|svg``: the cost vs training-time frontier and ``what``."""
+    return click.option(
+        "--plot", type=click.Path(dir_okay=False), callback=_check_plot, default=None,
+        help=f"Write the cost vs training-time frontier and {what} to FILE.png or FILE.svg.")
 
 
 def root_option(ctx: click.Context, key: str, default: object = None) -> object:

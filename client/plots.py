@@ -6,25 +6,25 @@ two panels, a fixed size (FIGURE_SIZE_IN at DPI) so the image is the same on eve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import itertools
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 
-from client.frontier import Front  # noqa: E402
-from client.render import FABRIC, TOPOLOGY, money, topology_label  # noqa: E402
-from optimizer._pb.procurement.v1 import optimize_pb2  # noqa: E402
-from optimizer.errors import InvalidInput  # noqa: E402
+from client.frontier import Front
+from client.options import PLOT_FORMATS
+from client.render import FABRIC, TOPOLOGY, money, topology_label
+from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.errors import InvalidInput
 
 FIGURE_SIZE_IN = (13.0, 5.5)
 DPI = 100  # -> 1300 x 550 pixels
-FORMATS = (".png", ".svg")
 MAX_BARS = 8
 FABRIC_COLOURS = {"infiniband": "tab:blue", "roce": "tab:orange", "ethernet": "tab:green"}
 TOPOLOGY_MARKERS = {"single_switch": "o", "fat_tree": "s", "rail_optimized": "^",
@@ -41,7 +41,7 @@ def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint], fronts: Se
     """Write to ``path`` (.png or .svg): ``points`` with each workload's frontier and the
     requests' budget and target lines, beside the cost breakdown of ``designs``."""
     suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
+    if suffix not in PLOT_FORMATS:
         raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg",
                            field="--plot")
     c = [r.constraints for r in requests]
@@ -93,7 +93,7 @@ def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
     ax.set_title("cost vs training time")
     ax.grid(True, alpha=0.3)
     if points or budgets_usd or targets_hours:
-        ax.legend(fontsize=8, loc="upper right")
+        ax.legend(fontsize=7, loc="best")
 
 
 def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:

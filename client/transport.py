@@ -36,15 +36,6 @@ TOKEN_ENV = "PROCURE_TOKEN"
 
 
 class Transport(Protocol):
-    def stream(self, method: Any, request: Any) -> Iterator[Any]:
-        """The messages of a server-streaming call; failures as core errors."""
-        import grpc
-
-        try:
-            yield from method(request, metadata=self._metadata, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            raise error_from_rpc(e, self.server) from None
-
     def estimate(self, req: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse: ...
 
     def optimize(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeResponse: ...
@@ -56,15 +47,6 @@ class Embedded:
     def __init__(self, data_dir: str | None = None, tenant: str = "default") -> None:
         self.data_dir = data_dir
         self.tenant = tenant
-
-    def stream(self, method: Any, request: Any) -> Iterator[Any]:
-        """The messages of a server-streaming call; failures as core errors."""
-        import grpc
-
-        try:
-            yield from method(request, metadata=self._metadata, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            raise error_from_rpc(e, self.server) from None
 
     def estimate(self, req: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse:
         from optimizer import api
@@ -93,7 +75,6 @@ _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
     cls.grpc_code: cls for cls in (InvalidInput, NotFound, LimitExceeded, Unauthenticated,
                                    PermissionDenied, SolverFailed)
 }
-_ERROR_BY_CODE["UNAVAILABLE"] = ServerUnavailable
 
 
 def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:

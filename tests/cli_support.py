@@ -40,5 +40,5 @@ def run_process(*args: str, env: dict[str, str] | None = None) -> Result:
     """``procure ARGS`` as a child process, as a shell would run it."""
     done = subprocess.run([sys.executable, "-m", "client.cli", *args], cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     return Result(done.returncode, done.stdout, done.stderr)

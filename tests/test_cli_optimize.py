@@ -84,10 +84,11 @@ def test_svg_plot_is_an_svg_document(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "<svg" in svg.read_text()[:2000]
 
 
-def test_a_plot_with_an_unknown_suffix_is_refused(capsys: pytest.CaptureFixture[str],
-                                                  tmp_path: Path) -> None:
+def test_a_plot_with_an_unknown_suffix_is_a_usage_error(capsys: pytest.CaptureFixture[str],
+                                                        tmp_path: Path) -> None:
     result = run(capsys, "optimize", *FEASIBLE, "--plot", str(tmp_path / "plot.gif"))
-    assert result.code == 3 and result.err.startswith("error: --plot:")
+    assert result.code == 2
+    assert "Invalid value for '--plot'" in result.err and "expected a .png or .svg" in result.err
 
 
 def test_flags_override_the_fields_of_a_request_file(capsys: pytest.CaptureFixture[str],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from io import StringIO
 from pathlib import Path
@@ -49,8 +50,11 @@ def test_json_holds_request_and_response_messages_and_a_non_dominated_frontier(
     doc = json.loads(result.out)
     responses = [json_format.ParseDict(s["response"], optimize_pb2.OptimizeResponse())
                  for s in doc["scenarios"]]
-    front = [json_format.ParseDict(p, optimize_pb2.ParetoPoint()) for p in doc["frontier"]]
+    [frontier_doc] = doc["frontier"]
+    front = [json_format.ParseDict(p, optimize_pb2.ParetoPoint())
+             for p in frontier_doc["points"]]
     assert result.code == 0 and len(responses) == 4
+    assert frontier_doc["workload"] == "bert-large, 2e+10 tokens"
     for s in doc["scenarios"]:
         json_format.ParseDict(s["request"], optimize_pb2.OptimizeRequest())
     designs = [d for r in responses for d in r.designs]
@@ -73,6 +77,16 @@ def test_table_lists_scenarios_reasons_and_the_frontier(
     assert "cost-time Pareto frontier" in result.out
 
 
+def test_each_workload_gets_its_own_frontier(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "sweep", "--catalog", SMALL_SCENARIO[1], "--workload", "bert-large",
+                 "--workload", "llama3-8b", "--tokens", "2e10", "--targets", "24",
+                 "--top-k", "1", "--format", "json")
+    doc = json.loads(result.out)
+    assert result.code == 0
+    assert [f["workload"] for f in doc["frontier"]] == ["bert-large, 2e+10 tokens",
+                                                        "llama3-8b, 2e+10 tokens"]
+
+
 def test_xlsx_and_png_together(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     book, png = tmp_path / "sweep.xlsx", tmp_path / "sweep.png"
     result = run(capsys, "sweep", *GRID, "--format", "xlsx", "--output", str(book),
@@ -80,7 +94,7 @@ def test_xlsx_and_png_together(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     sheets = pd.read_excel(book, sheet_name=None, engine="openpyxl")
     assert result.code == 0
     assert set(sheets) == {"scenarios", "frontier"} and len(sheets["scenarios"]) == 4
-    assert {"capex_usd", "training_time_hours", "fabric"} <= set(sheets["frontier"])
+    assert {"workload", "capex_usd", "training_time_hours", "fabric"} <= set(sheets["frontier"])
     with Image.open(png) as image:
         assert image.size == (FIGURE_SIZE_IN[0] * DPI, FIGURE_SIZE_IN[1] * DPI)
 
@@ -146,7 +160,7 @@ def test_a_start_stop_count_range_has_count_values_from_start_to_stop(
     values = NumberList().convert(f"{start!r}:{stop!r}:{count}", None, None)
     assert len(values) == count
     assert values[0] == start and values[-1] == pytest.approx(stop)
-    steps = [b - a for a, b in zip(values, values[1:])]
+    steps = [b - a for a, b in itertools.pairwise(values)]
     assert all(s >= 0 for s in steps) or all(s <= 0 for s in steps)
 
 

@@ -112,6 +112,6 @@ def show(ctx: click.Context, ref: str, fmt: str, data_dir: str | None, tenant: s
         console.print(table)
 
 
-from client.commands.catalog_store import register as _register_store  # noqa: E402
+from client.commands.catalog_store import register as _register_store
 
 _register_store(catalog)

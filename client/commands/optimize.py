@@ -11,7 +11,7 @@ from google.protobuf import json_format
 from client import render
 from client.exits import EXIT_INFEASIBLE
 from client.frontier import Front, frontier, points_of, workload_label
-from client.options import output_file, output_format, scenario_options
+from client.options import output_file, output_format, plot_file, scenario_options
 from client.plots import write_plot
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -74,9 +74,7 @@ def request_from_flags(*, catalog: str | None = None, workload: str | None = Non
 @scenario_options()
 @click.option("--fail-on-infeasible", is_flag=True,
               help=f"Exit with status {EXIT_INFEASIBLE} when no design meets the constraints.")
-@click.option("--plot", type=click.Path(dir_okay=False),
-              help="Write the cost vs training-time frontier and the ranked designs' cost "
-                   "breakdown to FILE.png or FILE.svg.")
+@plot_file("the ranked designs' cost breakdown")
 @output_format()
 @output_file
 @click.pass_context

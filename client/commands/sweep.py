@@ -10,7 +10,7 @@ import click
 from client import render
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
-from client.options import output_file, output_format, scenario_options
+from client.options import output_file, output_format, plot_file, scenario_options
 from client.plots import write_plot
 from client.progress import progress_bar
 from client.sweep import (
@@ -67,9 +67,7 @@ class NumberList(click.ParamType):
               help="Scenario file (JSON, YAML or CSV in the `procure batch` spec format) "
                    "instead of --catalog/--workload/--budgets/--targets.")
 @scenario_options(top_k_default=1)
-@click.option("--plot", type=click.Path(dir_okay=False),
-              help="Write the cost vs training-time frontier and the cost breakdown of the "
-                   "frontier's designs to FILE.png or FILE.svg.")
+@plot_file("the cost breakdown of the frontier's designs")
 @click.option("--fail-on-infeasible", is_flag=True,
               help=f"Exit with status {EXIT_INFEASIBLE} when any scenario has no design.")
 @output_format()

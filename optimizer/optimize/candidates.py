@@ -158,6 +158,7 @@ class Timer:
         self.fixed = fixed
         self.evaluations = 0
         self._cache: dict[tuple[TimeKey, int], Estimate | None] = {}
+        self._ideal: dict[tuple[str, str, int, int, int], float] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
@@ -214,6 +215,13 @@ class Timer:
         every node under it. No topology makes any collective faster
         (tests/test_optimizer_bounds.py), so the smallest size meeting the target here bounds
         every key of the same server, fabric and bandwidth from below."""
+        args = (server_sku, fabric, nic_speed_gbps, nics_per_node, nodes)
+        if args not in self._ideal:
+            self._ideal[args] = self._ideal_hours(*args)
+        return self._ideal[args]
+
+    def _ideal_hours(self, server_sku: str, fabric: str, nic_speed_gbps: int,
+                     nics_per_node: int, nodes: int) -> float:
         endpoints = nodes * nics_per_node
         profile = TopologyProfile(family="single_switch", endpoints=endpoints, tiers=1,
                                   max_switch_hops=1, oversubscription=1.0, bisection_ratio=1.0,

@@ -20,6 +20,7 @@ from optimizer.optimize.candidates import (
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.topology.bom import build_bom
+from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
@@ -41,10 +42,10 @@ def node_cost_bound(catalog: Catalog, server: Server, key: TimeKey,
     return deepest_unit_cents(catalog, server.sku, server.price_cents) + key.nics_per_node * nic
 
 
-def standalone_cost(c: Candidate, catalog: Catalog, stock: dict[str, int]) -> int | None:
-    """Greedy BOM cost of one candidate alone; None when it needs more than the stock."""
+def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> int | None:
+    """Greedy BOM cost of one design alone; None when it needs more than the stock."""
     try:
-        bom = build_bom(c.design, catalog)
+        bom = build_bom(design, catalog)
     except InvalidInput:
         return None
     used: dict[str, int] = {}
@@ -107,7 +108,7 @@ def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], 
             continue
         if c.max_power_kw is not None and cand.plan.power_kw > c.max_power_kw:
             continue
-        cost = standalone_cost(cand, catalog, stock)
+        cost = standalone_cost(cand.design, catalog, stock)
         out.append(Costed(cand, cost))
         if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
             continue
@@ -217,18 +218,25 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
         lo, hi = _node_caps(spec, server, key)
         hi = min(hi, budget // node_cost_bound(catalog, server, key, parts))
         if lo <= hi:
-            ordered.append((timer.lower_bound_hours(server, hi), key, parts, lo, hi))
+            # No design of the key is faster than its largest size on an ideal network.
+            bound = timer.ideal_hours(key.server_sku, key.fabric, key.nic_speed_gbps,
+                                      key.nics_per_node, hi)
+            ordered.append((bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
     kbest, out, evaluated = KBest(spec.top_k), [], 0
     for bound, key, parts, lo, hi in ordered:
         if bound > kbest.threshold:
             break
         evaluated += 1
-        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget, exact_cost)
+        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget, stock,
+                                  exact_cost)
         if top is None:
             continue
-        sizes = sorted({top, hi, *(max(lo, math.floor(top * f)) for f in (0.97, 0.94, 0.5))})
-        for size in sizes:
+        # The fastest affordable time may hold on a plateau of sizes (a plan leaves GPUs idle):
+        # its smallest size is the cheapest way to get it. Half the size feeds the frontier.
+        fastest = timer.hours(key, top)
+        start = smallest_meeting(lambda n, k=key: timer.hours(k, n), fastest, lo, top, top)
+        for size in sorted({top, start or top, max(lo, top // 2)}):
             cands = build_candidates(timer, key, size, parts, catalog, layout,
                                      space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
@@ -236,38 +244,46 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
 
 
 def _largest_affordable(key: TimeKey, parts: list[tuple[Nic, Switch | None]], lo: int, hi: int,
-                        catalog: Catalog, layout: Layout, budget: int,
+                        catalog: Catalog, layout: Layout, budget: int, stock: dict[str, int],
                         exact_cost: Callable[[PhysicalPlan], int | None]) -> int | None:
-    """Largest node count with a build that fits the budget (bisection on cost).
+    """Largest node count with a build that fits the budget.
 
     The greedy BOM answers most checks; where it is over budget the exact price (the MIP on
-    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper.
+    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper. Cost
+    grows with the node count, so the search is smallest_meeting on the mirrored axis, started
+    from the size the greedy cost at ``hi`` scales to.
     """
+    greedy: dict[int, int | None] = {}
+
+    def cheapest_greedy(n: int) -> int | None:
+        if n not in greedy:
+            costs = []
+            for nic, switch in parts:
+                cost = standalone_cost(make_design(key, n, nic, switch, layout), catalog, stock)
+                if cost is not None:
+                    costs.append(cost)
+            greedy[n] = min(costs, default=None)
+        return greedy[n]
+
     def affordable(n: int) -> bool:
-        plans = []
+        cheapest = cheapest_greedy(n)
+        if cheapest is not None and cheapest <= budget:
+            return True
         for nic, switch in parts:
-            design = make_design(key, n, nic, switch, layout)
             try:
-                plan = physical_plan(design, catalog)
-                if build_bom(design, catalog).capex_cents <= budget:
-                    return True
+                plan = physical_plan(make_design(key, n, nic, switch, layout), catalog)
             except InvalidInput:
                 continue
-            plans.append(plan)
-        return any((cost := exact_cost(p)) is not None and cost <= budget for p in plans)
+            cost = exact_cost(plan)
+            if cost is not None and cost <= budget:
+                return True
+        return False
 
-    if not affordable(lo):
-        return None
-    if affordable(hi):
-        return hi
-    good, bad = lo, hi
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if affordable(mid):
-            good = mid
-        else:
-            bad = mid
-    return good
+    at_hi = cheapest_greedy(hi)
+    guess = hi if not at_hi else max(lo, min(hi, hi * budget // at_hi))
+    mirrored = smallest_meeting(lambda m: 0.0 if affordable(lo + hi - m) else 1.0, 0.5,
+                                lo, hi, lo + hi - guess)
+    return None if mirrored is None else lo + hi - mirrored
 
 
 def _key_order(key: TimeKey) -> tuple:

@@ -24,7 +24,7 @@ class Limits:
     time_limit_s: float = 10.0
     seed: int = 0
     threads: int = 1  # one thread: deterministic, and P parallel jobs never oversubscribe
-    stop: threading.Event = field(default_factory=threading.Event, compare=False)
+    stop: threading.Event | None = field(default=None, compare=False)  # set to cancel
 
 
 @dataclass(frozen=True)

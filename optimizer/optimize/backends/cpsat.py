@@ -49,12 +49,13 @@ class CpSatBackend(Backend):
         # Work-around for or-tools#5293 (a wrong OPTIMAL certificate from one presolve family
         # in 9.15 on all-linear models); every answer is also rechecked independently.
         solver.parameters.presolve_inclusion_work_limit = 0
-        watcher = _StopWatcher(limits.stop, solver)
+        watcher = None if limits.stop is None else _StopWatcher(limits.stop, solver)
         start = time.perf_counter()
         try:
             code = solver.solve(cp)
         finally:
-            watcher.close()
+            if watcher is not None:
+                watcher.close()
         elapsed = time.perf_counter() - start
         status = status_map.get(code, SolveStatus.ERROR)
         if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
@@ -81,5 +82,5 @@ class _StopWatcher:
                 return
 
     def close(self) -> None:
+        """Stop watching; the thread ends by itself within one poll (not joined: no wait)."""
         self._done.set()
-        self._thread.join()

@@ -1,0 +1,134 @@
+"""Decision quality against the designs we must beat (shared/domain.md section 2): the seed
+article's rule of thumb and the vendor reference design (a non-blocking rail-optimised
+InfiniBand fat-tree, DGX SuperPOD style), both from optimizer.optimize.baseline.
+
+For every scenario (the bundled catalogs x 8 to 16,384 GPUs' worth of work) and baseline:
+* cost saved at equal time: the optimizer's min-cost design for the baseline's achieved time;
+* time saved at equal budget: its min-time design within the baseline's capex.
+A saving below zero (or no design where the baseline has one) is flagged WORSE: the baseline's
+design lies in the optimizer's search space and is priced and timed by the same code, so it
+is always a bug. Run: python -m benchmarks.quality [--level full]
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.measure import isolated
+from benchmarks.report import Table, parser, publish
+from benchmarks.scenarios import Outcome, Scenario, bundled, describe, run_optimize, scenario
+from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
+from optimizer.optimize.request import Objective
+
+CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
+WORK_GPUS = {
+    "smallest": (8,),
+    "quick": (64, 4096),
+    "full": (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384),
+}
+BASELINES = {"rule of thumb": rule_of_thumb, "reference": reference_design}
+SOLVER_LIMIT_S = 60.0
+SCENARIO_TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: str
+    base_gpus: int
+    base_design: str
+    base_capex_cents: int
+    base_hours: float
+    at_equal_time: Outcome  # min cost, target = the baseline's hours
+    at_equal_budget: Outcome  # min time, budget = the baseline's capex
+
+    @property
+    def cost_saved(self) -> float | None:
+        got = self.at_equal_time.capex_cents
+        return None if got is None else 1 - got / self.base_capex_cents
+
+    @property
+    def time_saved(self) -> float | None:
+        got = self.at_equal_budget.time_hours
+        return None if got is None else 1 - got / self.base_hours
+
+    @property
+    def worse(self) -> bool:
+        return any(s is None or s < -1e-9 for s in (self.cost_saved, self.time_saved))
+
+
+def compare(sc: Scenario) -> list[Comparison]:
+    """Both baselines for ``sc`` and the optimizer's answers at their time and their capex."""
+    catalog = bundled()[sc.catalog]
+    out = []
+    for label, make in BASELINES.items():
+        base: BaselineDesign | None = make(catalog, sc.spec(target_hours=sc.target_hours))
+        if base is None:
+            continue
+        cheap = run_optimize(catalog, sc.spec(target_hours=base.time_hours,
+                                              time_limit_s=SOLVER_LIMIT_S))
+        fast = run_optimize(catalog, sc.spec(objective=Objective.MIN_TIME,
+                                             budget_cents=base.bom.capex_cents,
+                                             time_limit_s=SOLVER_LIMIT_S))
+        out.append(Comparison(label, base.gpus, describe(base.design), base.bom.capex_cents,
+                              base.time_hours, cheap, fast))
+    return out
+
+
+def run(level: str, out: Path) -> list[Table]:
+    table = Table("Optimizer vs the rule of thumb and the reference design",
+                  ("scenario", "baseline", "baseline design", "baseline USD", "optimizer USD "
+                   "at equal time", "cost saved", "baseline h", "optimizer h at equal budget",
+                   "time saved", "optimizer design at equal time", "verdict"))
+    savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
+    scenarios = [scenario(c, g) for c in CATALOGS for g in WORK_GPUS[level]]
+    worse, missing = [], []
+    for sc in scenarios:
+        try:
+            found = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
+        except TimeoutError:
+            missing.append(sc.name)
+            table.add(sc.name, "-", f"stopped at {SCENARIO_TIMEOUT_S:g} s", *([None] * 8))
+            continue
+        if not found:
+            missing.append(sc.name)
+        for c in found:
+            verdict = "WORSE" if c.worse else "never worse"
+            if c.worse:
+                worse.append(f"{sc.name} vs {c.baseline}")
+            for kind, value in (("cost", c.cost_saved), ("time", c.time_saved)):
+                if value is not None:
+                    savings[c.baseline][kind].append(value)
+            table.add(sc.name, c.baseline, c.base_design, c.base_capex_cents / 100,
+                      c.at_equal_time.capex_usd, _pct(c.cost_saved), c.base_hours,
+                      c.at_equal_budget.time_hours, _pct(c.time_saved),
+                      c.at_equal_time.design, verdict)
+    summary = Table("Median savings", ("baseline", "comparisons", "median cost saved",
+                                       "median time saved", "worst cost saved",
+                                       "worst time saved"))
+    for label, s in savings.items():
+        if s["cost"]:
+            summary.add(label, len(s["cost"]), _pct(statistics.median(s["cost"])),
+                        _pct(statistics.median(s["time"])) if s["time"] else None,
+                        _pct(min(s["cost"])), _pct(min(s["time"])) if s["time"] else None)
+    summary.notes.append(f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
+                         f"comparison(s){': ' + '; '.join(worse) if worse else ''}.")
+    if missing:
+        summary.notes.append(f"No baseline or no answer for: {', '.join(missing)}.")
+    publish("quality", [table, summary], out, {"level": level, "scenarios": len(scenarios),
+                                               "solver_limit_s": SOLVER_LIMIT_S})
+    return [table, summary]
+
+
+def _pct(value: float | None) -> str | None:
+    return None if value is None else f"{value:+.1%}"
+
+
+def main() -> None:
+    args = parser(__doc__).parse_args()
+    run(args.level, args.out)
+
+
+if __name__ == "__main__":
+    main()
