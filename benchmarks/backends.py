@@ -37,7 +37,7 @@ def run(level: str, out: Path) -> list[Table]:
     backends = available_backends()
     table = Table(f"Backends on the same instances (top-{TOP_K}, one thread each)",
                   ("instance", "backend", "status", "rank-1 capex USD", "designs", "wall s",
-                   "agrees with first backend"))
+                   "CPU s", "agrees with first backend"))
     disagreements = 0
     for name, gpus in INSTANCES[level]:
         catalog, sc = _catalog(name), scenario(name, gpus)
@@ -49,14 +49,14 @@ def run(level: str, out: Path) -> list[Table]:
                 m = isolated(run_optimize, catalog, spec, timeout_s=POINT_TIMEOUT_S)
             except TimeoutError:
                 table.add(sc.name, backend, f"stopped at {POINT_TIMEOUT_S:g} s", None, None,
-                          None, "-")
+                          None, None, "-")
                 continue
             o = m.value
             key = (o.capex_cents, o.designs)
             first = first or key
             agrees = key == first
             disagreements += not agrees
-            table.add(sc.name, backend, o.status, o.capex_usd, o.designs, m.wall_s,
+            table.add(sc.name, backend, o.status, o.capex_usd, o.designs, m.wall_s, m.cpu_s,
                       "yes" if agrees else "NO")
     table.notes.append(f"Backends available here: {', '.join(backends)}. "
                        f"{disagreements} disagreement(s) on the rank-1 capex or design count.")

@@ -19,7 +19,15 @@ import resource
 import tempfile
 from dataclasses import replace
 
-from optimizer.batch import BatchPlan, Engine, LocalEngine, make_engine, plan_batch, run_batch
+from optimizer.batch import (
+    BatchPlan,
+    Engine,
+    LocalEngine,
+    make_engine,
+    plan_batch,
+    read_results,
+    run_batch,
+)
 from optimizer.batch.spec import spec_from_document
 
 CATALOGS = ["infiniband-ndr", "roce-spectrum", "ethernet-budget"]
@@ -44,10 +52,15 @@ def benchmark_plan(n: int) -> BatchPlan:
     return replace(plan, scenarios=plan.scenarios[:n])
 
 
-def _rate(plan: BatchPlan, engine: Engine) -> tuple[float, int]:
+def _rate(plan: BatchPlan, engine: Engine, label: str) -> float:
+    """Scenarios per second of ``plan`` on ``engine``; prints the rate and any error rows."""
     with tempfile.TemporaryDirectory() as out:
         s = run_batch(plan, out, engine=engine, report=False)
-    return s.scenarios_per_s, s.errors
+        errors = read_results(out, ["status", "error"]).query("status == 'ERROR'")
+    print(f"{label}: {s.scenarios_per_s:.2f} scenarios/s ({s.errors} error rows)")
+    for error, count in errors["error"].value_counts().head(3).items():
+        print(f"  {count} x {error[:160]}")
+    return s.scenarios_per_s
 
 
 def _peak_rss_mib(who: int) -> float:
@@ -75,15 +88,10 @@ def main() -> None:
           f"{len(WORKLOADS)} workloads); one-worker pass: {len(one_plan.scenarios)}")
 
     with LocalEngine(1) as one:
-        one_rate, one_errors = _rate(one_plan, one)
-    print(f"1 worker: {one_rate:.2f} scenarios/s ({one_errors} error rows)")
-
+        one_rate = _rate(one_plan, one, "1 worker")
     with make_engine(args.scheduler, args.workers) as many:
-        many_rate, many_errors = _rate(plan, many)
         workers = many.workers
-    where = args.scheduler or "local pool"
-    print(f"{workers} workers ({where}): {many_rate:.2f} scenarios/s "
-          f"({many_errors} error rows)")
+        many_rate = _rate(plan, many, f"{workers} workers ({args.scheduler or 'local pool'})")
     print(f"speed-up {many_rate / one_rate:.2f}x; scaling efficiency "
           f"{many_rate / (one_rate * workers):.0%}")
     print(f"peak RSS: driver {_peak_rss_mib(resource.RUSAGE_SELF):.0f} MiB, largest local "

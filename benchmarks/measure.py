@@ -1,5 +1,7 @@
 """Wall time, peak memory and growth exponents, measured the same way for every benchmark.
 
+Wall time is what a user waits; CPU time (user + system) is what the call itself costs, and is
+the figure to compare on a shared machine, where other processes stretch the wall time.
 Each measured call runs in a forked child process: it starts with cold caches (the estimator's
 and the planner's caches are per process), and its peak resident memory is its own (a forked
 child's high-water mark starts at the parent's resident size, which is subtracted). The
@@ -12,13 +14,16 @@ import math
 import multiprocessing as mp
 import os
 import resource
+import subprocess
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
 
@@ -27,6 +32,7 @@ MIB = 1024 * 1024
 class Measured:
     value: Any
     wall_s: float
+    cpu_s: float  # user + system time of the call: robust to other processes on the machine
     peak_rss_growth_mib: float  # above the resident size the call started with
 
 
@@ -42,11 +48,11 @@ def _resident_bytes() -> int:
 def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
         start_rss = _resident_bytes()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         value = fn(*args)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-        conn.send(("ok", Measured(value, wall, max(0, peak - start_rss) / MIB)))
+        conn.send(("ok", Measured(value, wall, cpu, max(0, peak - start_rss) / MIB)))
     except BaseException:  # report anything, including a KeyboardInterrupt, to the parent
         conn.send(("error", traceback.format_exc()))
     finally:
@@ -87,3 +93,24 @@ def fit_exponent(xs: list[float], ys: list[float]) -> float:
     sxx = sum((x - mx) ** 2 for x, _ in pts)
     sxy = sum((x - mx) * (y - my) for x, y in pts)
     return sxy / sxx
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    wall_s: float
+    cpu_s: float  # the child process's user + system time
+
+
+def run_command(argv: list[str], *, timeout_s: float | None = None) -> Ran:
+    """Run ``argv`` from the repository root, as a user would, timing it end to end."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=timeout_s, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+                          check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Ran(done.returncode, done.stdout + done.stderr, wall, cpu)

@@ -7,7 +7,9 @@ For every scenario (the bundled catalogs x 8 to 16,384 GPUs' worth of work) and 
 * time saved at equal budget: its min-time design within the baseline's capex.
 A saving below zero (or no design where the baseline has one) is flagged WORSE: the baseline's
 design lies in the optimizer's search space and is priced and timed by the same code, so it
-is always a bug. Run: python -m benchmarks.quality [--level full]
+is always a bug. A baseline that buys more of a SKU than the catalog has in stock cannot be
+bought at all; it is shown as such and left out of the medians (the optimizer respects stock).
+Run: python -m benchmarks.quality [--level full]
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from benchmarks.measure import isolated
 from benchmarks.report import Table, parser, publish
 from benchmarks.scenarios import Outcome, Scenario, bundled, describe, run_optimize, scenario
 from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
+from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Objective
 
 CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
@@ -42,6 +45,7 @@ class Comparison:
     base_hours: float
     at_equal_time: Outcome  # min cost, target = the baseline's hours
     at_equal_budget: Outcome  # min time, budget = the baseline's capex
+    over_stock: str  # "SKU needs N, stock M" for each SKU the baseline cannot get; "" if none
 
     @property
     def cost_saved(self) -> float | None:
@@ -55,12 +59,23 @@ class Comparison:
 
     @property
     def worse(self) -> bool:
-        return any(s is None or s < -1e-9 for s in (self.cost_saved, self.time_saved))
+        return not self.over_stock and any(s is None or s < -1e-9
+                                           for s in (self.cost_saved, self.time_saved))
+
+
+def over_stock(base: BaselineDesign, stock: dict[str, int]) -> str:
+    """The SKUs ``base`` needs beyond the catalog's stock, as "SKU needs N, stock M"."""
+    need: dict[str, int] = {}
+    for line in base.bom.lines:
+        need[line.sku] = need.get(line.sku, 0) + line.quantity
+    return "; ".join(f"{sku} needs {n:,}, stock {stock[sku]:,}"
+                     for sku, n in sorted(need.items()) if sku in stock and n > stock[sku])
 
 
 def compare(sc: Scenario) -> list[Comparison]:
     """Both baselines for ``sc`` and the optimizer's answers at their time and their capex."""
     catalog = bundled()[sc.catalog]
+    stock = stock_limits(catalog)
     out = []
     for label, make in BASELINES.items():
         base: BaselineDesign | None = make(catalog, sc.spec(target_hours=sc.target_hours))
@@ -72,7 +87,7 @@ def compare(sc: Scenario) -> list[Comparison]:
                                              budget_cents=base.bom.capex_cents,
                                              time_limit_s=SOLVER_LIMIT_S))
         out.append(Comparison(label, base.gpus, describe(base.design), base.bom.capex_cents,
-                              base.time_hours, cheap, fast))
+                              base.time_hours, cheap, fast, over_stock(base, stock)))
     return out
 
 
@@ -82,7 +97,8 @@ def run(level: str, out: Path) -> list[Table]:
                    "at equal time", "cost saved", "baseline h", "optimizer h at equal budget",
                    "time saved", "optimizer design at equal time", "verdict"))
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
-    scenarios = [scenario(c, g) for c in CATALOGS for g in WORK_GPUS[level]]
+    catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
+    scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
     worse, missing = [], []
     for sc in scenarios:
         try:
@@ -97,9 +113,12 @@ def run(level: str, out: Path) -> list[Table]:
             verdict = "WORSE" if c.worse else "never worse"
             if c.worse:
                 worse.append(f"{sc.name} vs {c.baseline}")
-            for kind, value in (("cost", c.cost_saved), ("time", c.time_saved)):
-                if value is not None:
-                    savings[c.baseline][kind].append(value)
+            if c.over_stock:
+                verdict = f"baseline not buyable: {c.over_stock}"
+            else:
+                for kind, value in (("cost", c.cost_saved), ("time", c.time_saved)):
+                    if value is not None:
+                        savings[c.baseline][kind].append(value)
             table.add(sc.name, c.baseline, c.base_design, c.base_capex_cents / 100,
                       c.at_equal_time.capex_usd, _pct(c.cost_saved), c.base_hours,
                       c.at_equal_budget.time_hours, _pct(c.time_saved),

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -76,7 +77,18 @@ def machine() -> dict[str, Any]:
             versions[name] = None
     return {"nproc": os.cpu_count(), "cpu_model": cpu, "python": sys.version.split()[0],
             "platform": platform.platform(), "packages": versions,
-            "load_average_1min": os.getloadavg()[0]}
+            "load_average_1min": os.getloadavg()[0], "commit": _commit()}
+
+
+def _commit() -> str:
+    """The checked-out commit, marked "+changes" when the working tree differs from it."""
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parent.parent,
+                              capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def publish(name: str, tables: list[Table], out: Path, params: dict[str, Any]) -> Path:

@@ -100,18 +100,21 @@ def bom_table(design: optimize_pb2.Design) -> Table:
         table.add_row(line.category, line.sku, line.vendor, where, f"{line.quantity:,}",
                       f"${line.unit_price_usd:,.2f}", money(line.extended_price_usd),
                       end_section=last_of_category)
-    table.add_row("total", "", "", f"{design.racks} racks", "", "", money(design.capex_usd),
+    racks = f"{design.racks} rack" + ("" if design.racks == 1 else "s")
+    table.add_row("total", "", "", racks, "", "", money(design.capex_usd),
                   style="bold")
     return table
 
 
 def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
-    out.print(designs_table(resp, f"ranked designs ({resp.status}, {resp.backend}, "
-                                  f"{resp.solve_time_s:.1f} s)"))
+    how = f"({resp.status}, {resp.backend}, {resp.solve_time_s:.1f} s)"
     if resp.designs:
+        out.print(designs_table(resp, f"ranked designs {how}"))
         out.print(bom_table(resp.designs[0]))
         for d in resp.designs:
             out.print(d.explanation)
+    else:
+        out.print(f"no design {how}")
     if resp.sensitivity:
         out.print(f"Sensitivity: {resp.sensitivity}")
     if resp.diagnosis:

@@ -15,14 +15,19 @@ from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
 
 
-def estimate(request: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse:
+def estimate(request: estimate_pb2.EstimateRequest, *, data_dir: str | None = None,
+             tenant: str = "default", catalog: Catalog | None = None
+             ) -> estimate_pb2.EstimateResponse:
     """Training time of the request's workload on its cluster; the planner fills any
     parallel degree the request leaves out.
 
-    Raises ``InvalidInput`` (naming the field) for a bad request and ``PlanInfeasible`` when
-    no plan fits in GPU memory.
+    ``cluster.server_sku`` is looked up in ``catalog`` or, when not given, in the request's
+    catalog reference resolved for ``tenant``. Raises ``InvalidInput`` (naming the field) for
+    a bad request and ``PlanInfeasible`` when no plan fits in GPU memory.
     """
-    workload, cluster, fixed, fabrics = request_from_proto(request)
+    if catalog is None and request.cluster.server_sku and request.catalog:
+        catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
+    workload, cluster, fixed, fabrics = request_from_proto(request, catalog)
     return response_to_proto(plan_and_estimate(workload, cluster, fixed, fabrics))
 
 

@@ -31,13 +31,15 @@ class Step:
     text: str  # Markdown before the command
     args: str  # what follows `procure`, as typed in a shell
     max_lines: int = MAX_LINES
+    timed: bool = False  # say how long it took (wall clock, with Python start-up)
 
 
 def _procure(args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, float]:
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "client.cli", *shlex.split(args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=600, check=False)
-    return done.returncode, done.stdout + done.stderr, time.perf_counter() - started
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=600, check=False)
+    return done.returncode, done.stdout, time.perf_counter() - started
 
 
 def _block(args: str, code: int, output: str, max_lines: int) -> str:
@@ -46,6 +48,13 @@ def _block(args: str, code: int, output: str, max_lines: int) -> str:
         lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
     status = f"\n$ echo $?\n{code}" if code else ""
     return "```console\n$ procure " + args + "\n" + "\n".join(lines) + status + "\n```\n"
+
+
+def _machine() -> str:
+    info = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+             if line.startswith("model name")] if info.exists() else []
+    return f"{os.cpu_count()} CPU cores" + (f" ({names[0]})" if names else "")
 
 
 def _serve(env: dict[str, str], cwd: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -78,16 +87,17 @@ def session(work: Path) -> list[Step]:
              "optimize --catalog infiniband-ndr --workload llama3-70b --tokens 2e12 "
              f"--target-hours 720 --top-k 3 --plot {optimize_png.relative_to(ROOT)}"),
         Step("## What do I get for $20M?\n\nThe fastest design within a budget "
-             "(`--objective min-time`), here up to 1,024 GPUs:\n",
+             "(`--objective min-time`):\n",
              "optimize --catalog roce-spectrum --workload llama3-70b --tokens 2e12 "
-             "--budget-usd 2e7 --max-gpus 1024 --objective min-time --top-k 1"),
+             "--budget-usd 2e7 --objective min-time --top-k 1"),
         Step("## For scripts and spreadsheets\n\nCSV of the ranked designs (one row each):\n",
              "optimize --catalog infiniband-ndr --workload llama3-8b --tokens 1e12 "
              "--target-hours 720 --top-k 2 --format csv"),
         Step("JSON is the protobuf JSON of the `OptimizeResponse` message (first lines):\n",
              "optimize --catalog infiniband-ndr --workload llama3-8b --tokens 1e12 "
              "--target-hours 720 --top-k 1 --format json", max_lines=25),
-        Step("XLSX holds a designs sheet and the rank-1 BOM sheet:\n",
+        Step("XLSX (no output on the terminal) holds a designs sheet and the rank-1 BOM "
+             "sheet:\n",
              "optimize --catalog infiniband-ndr --workload llama3-8b --tokens 1e12 "
              f"--target-hours 720 --format xlsx --output {work / 'plan.xlsx'}"),
         Step("## Budget sweep\n\nThree vendor catalogs x 3 budgets x 6 target times = 54 "
@@ -96,7 +106,7 @@ def session(work: Path) -> list[Step]:
              "sweep --catalog infiniband-ndr --catalog roce-spectrum --catalog ethernet-budget "
              "--workload llama3-70b --tokens 2e12 --budgets 1e7,2.5e7,5e7 "
              "--targets 720,1080,1440,2160,2880,4320 "
-             f"--plot {sweep_png.relative_to(ROOT)}", max_lines=120),
+             f"--plot {sweep_png.relative_to(ROOT)}", max_lines=120, timed=True),
         Step(f"![cost vs training time]({sweep_png.relative_to(DOC.parent)})\n\n"
              "A sweep can also come from a scenario file in the `procure batch` spec format "
              "(JSON, YAML or CSV), and write CSV or XLSX for the spreadsheet:\n",
@@ -148,7 +158,10 @@ def main() -> None:
         for step in session(work):
             code, output, seconds = _procure(step.args, env, ROOT)
             timings.append((step.args, seconds))
-            parts.append(step.text + "\n" + _block(step.args, code, output, step.max_lines))
+            took = (f"\nThat took {seconds:.1f} s (wall clock, start-up included) on "
+                    f"{_machine()}.\n" if step.timed else "")
+            parts.append(step.text + "\n" + _block(step.args, code, output, step.max_lines)
+                         + took)
         proc, address = _serve(env, ROOT, work / "serve.log")
         try:
             for step in remote_session(address):

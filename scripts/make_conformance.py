@@ -54,7 +54,7 @@ def solve(request: dict) -> dict:
         return {"status": resp.status}
     d = resp.designs[0]
     return {"status": "SOLVED", "capex_usd": d.capex_usd,
-            "training_time_hours": round(d.training_time_hours, 6)}
+            "training_time_hours": d.training_time_hours}
 
 
 def main() -> None:

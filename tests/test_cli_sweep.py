@@ -34,6 +34,7 @@ def test_csv_has_one_row_per_scenario_with_the_rank_1_design_or_the_reason(
     result = run(capsys, "sweep", *GRID, "--format", "csv")
     rows = pd.read_csv(StringIO(result.out))
     assert result.code == 0
+    assert result.err == ""  # no progress bar when stderr is not a terminal
     assert len(rows) == 4
     assert list(zip(rows["budget_usd"], rows["target_training_hours"], strict=True)) == [
         (1e5, 8), (1e5, 24), (2e6, 8), (2e6, 24)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -12,8 +13,10 @@ from rich.table import Table
 
 from client.options import data_dir, output_format, root_option, tenant
 from client.transport import remote_from
-from optimizer.catalog.summary import CatalogSummary
 from optimizer.errors import CatalogInvalid, Problem
+
+if TYPE_CHECKING:
+    from optimizer.catalog.summary import CatalogSummary
 
 _PROBLEM_COLUMNS = ("severity", "table", "row", "column", "value", "expected")
 

@@ -12,7 +12,6 @@ from client import render
 from client.exits import EXIT_INFEASIBLE
 from client.frontier import Front, frontier, points_of, workload_label
 from client.options import output_file, output_format, plot_file, scenario_options
-from client.plots import write_plot
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
@@ -99,6 +98,8 @@ def optimize(ctx: click.Context, request_file: str | None, fmt: str, output: str
         with render.console(output) as out:
             render.print_optimize(resp, out)
     if plot:
+        from client.plots import write_plot  # matplotlib only when a plot is asked for
+
         points = points_of([resp])
         write_plot(plot, points, [Front(workload_label(req), frontier(points))], resp.designs,
                    [req], title=f"{workload_label(req)} on {req.catalog}")

@@ -11,7 +11,6 @@ from client import render
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import output_file, output_format, plot_file, scenario_options
-from client.plots import write_plot
 from client.progress import progress_bar
 from client.sweep import (
     file_requests,
@@ -113,6 +112,8 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
         with render.console(output) as out:
             print_sweep(outcomes, fronts, out)
     if plot:
+        from client.plots import write_plot  # matplotlib only when a plot is asked for
+
         write_plot(plot, sweep_points(outcomes), fronts, top_designs(outcomes, fronts),
                    requests, title=f"budget sweep: {len(outcomes):,} scenarios")
     if fail_on_infeasible and any(o.best is None for o in outcomes):

@@ -91,9 +91,11 @@ def _build(catalog: Catalog, key: TimeKey, nic: Nic, switch: Switch | None, node
                           nodes * server.gpus_per_node, note)
 
 
-def _size_limit(key: TimeKey) -> int:
+def _size_limit(key: TimeKey, spec: OptimizeSpec, server: Server) -> int:
+    """Most nodes the topology attaches and the request allows."""
+    cap = min(MAX_NODES, (spec.constraints.max_gpus or 10**9) // server.gpus_per_node)
     most = max_endpoints(key.topology, key.radix, rails=key.nics_per_node)
-    return MAX_NODES if most is None else min(MAX_NODES, most // key.nics_per_node)
+    return cap if most is None else min(cap, most // key.nics_per_node)
 
 
 def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
@@ -110,15 +112,16 @@ def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None
             lo = math.ceil(first_gpus / server.gpus_per_node)
             last = RULE_REGIMES[i + 1][0] - 1 if i + 1 < len(RULE_REGIMES) else None
             hi = MAX_NODES if last is None else last // server.gpus_per_node
-            built = _smallest_in_regime(catalog, server, fabrics, topologies, lo, hi, target,
-                                        timer, layout)
+            built = _smallest_in_regime(catalog, spec, server, fabrics, topologies, lo, hi,
+                                        target, timer, layout)
             if built is not None:
                 found.append(built)
                 break  # later regimes are larger clusters
     return min(found, key=lambda b: (b.bom.capex_cents, b.design.server_sku), default=None)
 
 
-def _smallest_in_regime(catalog: Catalog, server: Server, fabrics: tuple[str, ...],
+def _smallest_in_regime(catalog: Catalog, spec: OptimizeSpec, server: Server,
+                        fabrics: tuple[str, ...],
                         topologies: tuple[str, ...], lo: int, hi: int, target: float,
                         timer: Timer, layout: Layout) -> BaselineDesign | None:
     """The rule's preferred buildable fabric and topology; the first that fits the size."""
@@ -128,7 +131,7 @@ def _smallest_in_regime(catalog: Catalog, server: Server, fabrics: tuple[str, ..
             if found is None:
                 continue
             key, nic, switch = found
-            top = min(hi, _size_limit(key))
+            top = min(hi, _size_limit(key, spec, server))
             if top < lo:
                 continue
             nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
@@ -155,7 +158,7 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
             continue
         key, nic, switch = cand
         nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, 1,
-                                 _size_limit(key), 1)
+                                 _size_limit(key, spec, server), 1)
         if nodes is None:
             continue
         built = _build(catalog, key, nic, switch, nodes, timer, layout, server, "")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -79,16 +81,52 @@ class SearchOutcome:
     candidates: list[Costed]
     keys_total: int
     keys_evaluated: int
+    # Best bound among keys left unexplored when the clock ran out (None: search complete).
+    open_bound: float | None = None
+
+
+@dataclass
+class Clock:
+    """The request's deadline and cancellation, and a throttled progress reporter."""
+
+    deadline: float
+    stop: threading.Event | None = None
+    progress: Callable[[dict], None] | None = None
+    start: float = field(default_factory=time.perf_counter)
+    _last_report: float = 0.0
+
+    def expired(self) -> bool:
+        return time.perf_counter() >= self.deadline or (self.stop is not None
+                                                        and self.stop.is_set())
+
+    def remaining(self, floor: float = 0.05) -> float:
+        return max(floor, self.deadline - time.perf_counter())
+
+    def report(self, event: dict, *, force: bool = False) -> None:
+        """Send ``event`` (with elapsed_s) at most four times a second unless forced."""
+        now = time.perf_counter()
+        if self.progress is None or (not force and now - self._last_report < 0.25):
+            return
+        self._last_report = now
+        self.progress({**event, "elapsed_s": round(now - self.start, 3)})
 
 
 def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int],
-           exact_cost: Callable[[PhysicalPlan], int | None]) -> SearchOutcome:
+           exact_cost: Callable[[PhysicalPlan], int | None], clock: Clock) -> SearchOutcome:
     keyed = list(space.keys())
     if space.spec.objective is Objective.MIN_COST:
-        found = _search_min_cost(space, keyed, timer, layout, stock)
+        found = _search_min_cost(space, keyed, timer, layout, stock, clock)
     else:
-        found = _search_min_time(space, keyed, timer, layout, stock, exact_cost)
-    return SearchOutcome(found[0], len(keyed), found[1])
+        found = _search_min_time(space, keyed, timer, layout, stock, exact_cost, clock)
+    return SearchOutcome(found[0], len(keyed), found[1], found[2])
+
+
+def _report(clock: Clock, timer: Timer, kbest: KBest, time_valued: bool) -> None:
+    best = min(kbest.best.values(), default=None)
+    clock.report({"phase": "search", "candidates_evaluated": timer.evaluations,
+                  "best_capex_usd": 0.0 if best is None or time_valued else best / 100,
+                  "best_training_time_hours": best if time_valued and best else 0.0,
+                  "bound_usd": 0.0, "designs_found": 0})
 
 
 def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey | None) -> tuple[int, int]:
@@ -116,7 +154,8 @@ def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], 
 
 
 def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
-                     layout: Layout, stock: dict[str, int]) -> tuple[list[Costed], int]:
+                     layout: Layout, stock: dict[str, int], clock: Clock
+                     ) -> tuple[list[Costed], int, float | None]:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     target = spec.constraints.target_training_hours or math.inf
@@ -140,6 +179,9 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     for bound, key, parts, lo, hi in ordered:
         if bound > kbest.threshold:
             break  # every later key's bound is at least as large
+        if clock.expired():
+            return out, evaluated, bound
+        _report(clock, timer, kbest, time_valued=False)
         evaluated += 1
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
         n = smallest_meeting(lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi,
@@ -159,7 +201,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
                                      space.topologies)
             _offer_all([c for c in cands if c.time_hours <= target], catalog, stock, spec,
                        out, kbest, value_of_time=False)
-    return out, evaluated
+    return out, evaluated, None
 
 
 def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
@@ -204,8 +246,8 @@ def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | 
 
 def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
                      layout: Layout, stock: dict[str, int],
-                     exact_cost: Callable[[PhysicalPlan], int | None]
-                     ) -> tuple[list[Costed], int]:
+                     exact_cost: Callable[[PhysicalPlan], int | None], clock: Clock
+                     ) -> tuple[list[Costed], int, float | None]:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     budget = spec.constraints.budget_cents
@@ -227,6 +269,9 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     for bound, key, parts, lo, hi in ordered:
         if bound > kbest.threshold:
             break
+        if clock.expired():
+            return out, evaluated, bound
+        _report(clock, timer, kbest, time_valued=True)
         evaluated += 1
         top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget, stock,
                                   exact_cost)
@@ -240,7 +285,7 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
             cands = build_candidates(timer, key, size, parts, catalog, layout,
                                      space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
-    return out, evaluated
+    return out, evaluated, None
 
 
 def _largest_affordable(key: TimeKey, parts: list[tuple[Nic, Switch | None]], lo: int, hi: int,

@@ -6,6 +6,7 @@ import math
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 from optimizer.catalog.model import Catalog
@@ -31,64 +32,104 @@ from optimizer.optimize.problem import (
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
-from optimizer.optimize.search import fastest_reachable, search
+from optimizer.optimize.search import Clock, fastest_reachable, search
 from optimizer.performance.plan import PartialPlan
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.layout import Layout, LinkOption
 from optimizer.topology.plan import PhysicalPlan
 
+SECONDS_PER_HOUR = 3600
+
 
 def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None = None,
-             stop: threading.Event | None = None) -> OptimizeResult:
-    """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md)."""
+             stop: threading.Event | None = None,
+             progress: Callable[[dict], None] | None = None) -> OptimizeResult:
+    """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
+
+    ``spec.time_limit_s`` bounds the whole request: when it runs out (or ``stop`` is set) the
+    search stops, the designs found so far are ranked with status FEASIBLE, and the gap to the
+    best unexplored bound is reported. ``progress`` receives dicts with ``phase``,
+    ``candidates_evaluated``, ``best_capex_usd``, ``bound_usd``, ``designs_found``,
+    ``elapsed_s``.
+    """
     start = time.perf_counter()
+    clock = Clock(start + spec.time_limit_s, stop, progress, start)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
     timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
     stock = stock_limits(catalog)
-    limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed)
-    if stop is not None:
-        limits = replace(limits, stop=stop)
+    limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed, stop=stop)
     backend = get_backend(spec.backend)
     builder = RowBuilder(catalog, spec)
 
     def exact_cost(plan: PhysicalPlan) -> int | None:
-        return builder.exact_cost(plan, backend, limits)
+        return builder.exact_cost(plan, backend, replace(limits, time_limit_s=clock.remaining()))
 
-    outcome = search(space, timer, layout, stock, exact_cost)
+    outcome = search(space, timer, layout, stock, exact_cost, clock)
     problem = build_problem(outcome.candidates, builder)
-    deadline = start + spec.time_limit_s
     bounds = bounds_of(spec)
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
     excluded: list[int] = []
     for rank in range(1, spec.top_k + 1):
-        if not problem.rows:
+        if not problem.rows or (rank > 1 and clock.expired()):
             break
-        remaining = max(0.05, deadline - time.perf_counter())
+        # A search cut short still gets a moment to rank what it found.
+        remaining = clock.remaining(floor=min(1.0, 0.1 * spec.time_limit_s))
         res, varmap = solve_problem(problem, catalog, spec, bounds, excluded, backend,
-                                 replace(limits, time_limit_s=remaining))
+                                    replace(limits, time_limit_s=remaining))
         if not res.has_solution:
             if rank == 1:
                 status = res.status
             break
         if rank == 1:
-            status, gap, bound = res.status, res.gap, res.bound
+            status, gap, bound = _rank_one_status(res, outcome.open_bound, spec)
         chosen = next(i for i, v in enumerate(varmap.pick) if res.values[v] == 1)
         ranked.append(_verified(problem, chosen, res, varmap, catalog, spec, rank, timer))
         excluded.append(problem.rows[chosen].group)
+        clock.report({"phase": "solve", "candidates_evaluated": timer.evaluations,
+                      "best_capex_usd": ranked[0].bom.capex_cents / 100,
+                      "bound_usd": 0.0 if bound is None else bound / 100,
+                      "designs_found": rank}, force=True)
 
     ranked = explain_ranked(ranked, spec, stock)
-    text = "" if ranked else _diagnose(catalog, spec, space, timer, status, problem)
-    sens = sensitivity(problem, ranked, catalog, spec, backend, limits) if ranked else ""
+    text = "" if ranked else _diagnose(catalog, spec, space, timer, status, problem, clock)
+    if not ranked or clock.expired():
+        sens = "" if not ranked else "not computed: the time limit was reached"
+    else:
+        sens = sensitivity(problem, ranked, catalog, spec, backend,
+                           replace(limits, time_limit_s=clock.remaining()))
+    warnings = () if outcome.open_bound is None else (
+        f"the time limit ended the search after {outcome.keys_evaluated} of "
+        f"{outcome.keys_total} structural choices; the designs are the best found",)
     return OptimizeResult(
         status=str(status), designs=tuple(ranked),
         pareto=pareto_front(problem.costed),
         diagnosis=text, solve_time_s=time.perf_counter() - start, gap=gap,
         backend=backend.name, candidates_evaluated=timer.evaluations,
-        bound_cents=None if bound is None else math.floor(bound), sensitivity=sens)
+        bound_cents=None if bound is None else math.floor(bound), sensitivity=sens,
+        warnings=warnings)
+
+
+def _rank_one_status(res: SolveResult, open_bound: float | None, spec: OptimizeSpec
+                     ) -> tuple[SolveStatus, float, float | None]:
+    """Status, relative gap and cost bound (cents) of rank 1, counting unexplored keys."""
+    if open_bound is None:
+        bound = res.bound if spec.objective is Objective.MIN_COST else None
+        return res.status, res.gap, bound
+    # The search stopped early: rank 1 is proven only if no unexplored key could beat it.
+    primary = float(res.objective or 0)
+    if spec.objective is Objective.MIN_COST:
+        bound = min(open_bound, res.bound if res.bound is not None else primary)
+        gap = max(0.0, primary - bound) / max(1.0, primary)
+    else:
+        best_hours = primary / SECONDS_PER_HOUR
+        gap = max(0.0, best_hours - open_bound) / max(1e-9, best_hours)
+        bound = None
+    status = res.status if gap == 0.0 else SolveStatus.FEASIBLE
+    return status, gap, bound
 
 
 def _verified(problem: Problem, chosen: int, res: SolveResult, vm: VarMap, catalog: Catalog,
@@ -144,17 +185,21 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
 
 
 def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: Timer,
-              status: SolveStatus, problem: Problem) -> str:
+              status: SolveStatus, problem: Problem, clock: Clock) -> str:
     """Say in the user's terms why no design came back, by re-solving without the limits."""
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
+    if clock.expired():
+        return ("the time limit ended the search before any design was found; raise "
+                "solver.time_limit_s")
     c = spec.constraints
     limits = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
     if spec.objective is Objective.MIN_TIME:
         limits = replace(limits, target_training_hours=None)
     if limits != c:
         relaxed = optimize(catalog, replace(spec, objective=Objective.MIN_COST, top_k=1,
-                                            constraints=limits))
+                                            constraints=limits,
+                                            time_limit_s=clock.remaining()))
         if relaxed.designs:
             best = relaxed.designs[0]
             what = ("the cheapest design that meets the target"

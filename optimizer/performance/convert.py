@@ -12,6 +12,7 @@ from typing import Any
 from google.protobuf.json_format import MessageToDict
 
 from optimizer._pb.procurement.v1 import estimate_pb2 as pb
+from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
@@ -69,18 +70,15 @@ def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPl
     return PartialPlan(**fixed)
 
 
-def _server_fields(msg: pb.Cluster, catalog_ref: str) -> dict[str, Any]:
+def _server_fields(msg: pb.Cluster, catalog: Catalog | None) -> dict[str, Any]:
     """GPU fields of ``server_sku`` from the request's catalog (explicit fields win)."""
     if not msg.server_sku:
         return {}
-    if not catalog_ref:
+    if catalog is None:
         raise InvalidInput("a catalog is needed to look up cluster.server_sku", field="catalog")
-    from optimizer.catalog.resolve import resolve_catalog
-
-    catalog = resolve_catalog(catalog_ref)
     server = next((s for s in catalog.servers if s.sku == msg.server_sku), None)
     if server is None:
-        raise InvalidInput(f"server {msg.server_sku!r} is not in catalog {catalog_ref!r}",
+        raise InvalidInput(f"server {msg.server_sku!r} is not in catalog {catalog.meta.name!r}",
                            field="cluster.server_sku")
     return {"gpus_per_node": server.gpus_per_node,
             "gpu_peak_tflops": server.gpu_peak_bf16_tflops,
@@ -109,13 +107,13 @@ def topology_profile(family: str, nodes: int, nics_per_node: int, radix: int,
     return sizing.profile
 
 
-def cluster_from_proto(msg: pb.Cluster, catalog_ref: str = "") -> ClusterSpec:
+def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> ClusterSpec:
     """The cluster, with GPU fields from ``server_sku`` where the request leaves them out."""
     if msg.gpus < 1:
         raise InvalidInput(f"must be >= 1, got {msg.gpus}", field="cluster.gpus")
     if not msg.fabric:
         raise InvalidInput("required: infiniband | roce | ethernet", field="cluster.fabric")
-    fields = _server_fields(msg, catalog_ref)
+    fields = _server_fields(msg, catalog)
     fields.update(_set_fields(msg, ("gpus_per_node", "gpu_peak_tflops", "gpu_peak_fp8_tflops",
                                     "gpu_memory_gb", "intra_node_gbytes_per_s")))
     if msg.gpu_model:
@@ -155,13 +153,14 @@ def fabrics_from_proto(rows: Any) -> FabricTable:
     return table
 
 
-def request_from_proto(req: pb.EstimateRequest) -> tuple[Workload, ClusterSpec, PartialPlan,
+def request_from_proto(req: pb.EstimateRequest, catalog: Catalog | None = None
+                       ) -> tuple[Workload, ClusterSpec, PartialPlan,
                                                           FabricTable]:
     if not req.HasField("workload"):
         raise InvalidInput("required", field="workload")
     if not req.HasField("cluster"):
         raise InvalidInput("required", field="cluster")
-    return (workload_from_proto(req.workload), cluster_from_proto(req.cluster, req.catalog),
+    return (workload_from_proto(req.workload), cluster_from_proto(req.cluster, catalog),
             plan_from_proto(req.parallelism, req.workload),
             fabrics_from_proto(req.fabric_profiles))
 

@@ -1,0 +1,50 @@
+"""Run the benchmark suite: ``python -m benchmarks`` (quick, < 10 minutes), ``--smallest`` (CI's
+smoke case, < 60 s: keeps the suite working, times nothing worth reading) or ``--full`` (every
+figure in docs/benchmarks.md). Each benchmark prints its tables and writes JSON under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks import backends, latency, optimality, profile_largest, quality, scale
+from benchmarks.report import DEFAULT_OUT, Table, machine
+
+SUITE: dict[str, Callable[[str, Path], list[Table]]] = {
+    "optimality": optimality.run,
+    "scale": scale.run,
+    "backends": backends.run,
+    "quality": quality.run,
+    "latency": latency.run,
+    "profile_largest": profile_largest.run,
+}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--smallest", action="store_true", help="CI smoke case (< 60 s)")
+    size.add_argument("--full", action="store_true", help="everything (tens of minutes)")
+    p.add_argument("--only", choices=tuple(SUITE), action="append",
+                   help="run only this benchmark (repeatable)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
+                   help=f"directory for the JSON results (default {DEFAULT_OUT})")
+    args = p.parse_args()
+    level = "smallest" if args.smallest else "full" if args.full else "quick"
+    info = machine()
+    print(f"# Benchmarks ({level}) on {info['nproc']} x {info['cpu_model']}, Python "
+          f"{info['python']}, commit {info['commit']}\n", flush=True)
+    start = time.perf_counter()
+    for name in args.only or SUITE:
+        began = time.perf_counter()
+        print(f"## {name}\n", flush=True)
+        SUITE[name](level, args.out)
+        print(f"({name}: {time.perf_counter() - began:,.0f} s)\n", flush=True)
+    print(f"Suite finished in {time.perf_counter() - start:,.0f} s; JSON in {args.out}")
+
+
+if __name__ == "__main__":
+    main()

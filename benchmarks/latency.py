@@ -1,0 +1,80 @@
+"""Estimator throughput and end-to-end latency of the README's main jobs, as a user runs them.
+
+Throughput comes from helper benchmark benchmarks.estimator_speed (run as its own process, its
+figures read from its output), so there is one definition of "estimates per second". Latency
+is the `procure` CLI from process start to exit, interpreter start-up and catalog loading
+included: `procure catalog show` (the README's main job) and `procure optimize` on a bundled
+catalog (4,096 GPUs' worth of Llama 3 70B, top 3). Run: python -m benchmarks.latency
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+from pathlib import Path
+
+from benchmarks.measure import Ran, run_command
+from benchmarks.report import Table, parser, publish
+from benchmarks.scenarios import scenario
+
+PAIRS = {"smallest": 200, "quick": 2_000, "full": 10_000}
+REPEATS = {"smallest": 1, "quick": 3, "full": 5}
+OPTIMIZE_GPUS = 4096
+CATALOG = "infiniband-ndr"
+RATE = re.compile(r"^(with planner|without planner):\s+([\d,]+) estimates/s", re.MULTILINE)
+
+
+def jobs(level: str) -> dict[str, list[str]]:
+    """The CLI invocations timed, by name."""
+    cli = [sys.executable, "-m", "client.cli"]
+    sc = scenario(CATALOG, OPTIMIZE_GPUS)
+    out = {"procure catalog show": [*cli, "catalog", "show", f"catalogs/{CATALOG}"]}
+    if level != "smallest":
+        out[f"procure optimize ({sc.name}, top 3)"] = [
+            *cli, "optimize", "--catalog", CATALOG, "--workload", sc.workload.name,
+            "--target-hours", f"{sc.target_hours:.1f}", "--top-k", "3"]
+    return out
+
+
+def throughput(level: str) -> Table:
+    ran = run_command([sys.executable, "-m", "benchmarks.estimator_speed", "--pairs",
+                       str(PAIRS[level])])
+    table = Table("Estimator throughput (one core; benchmarks.estimator_speed)",
+                  ("mode", "estimates per second", "pairs"))
+    for mode, rate in RATE.findall(ran.stdout):
+        table.add(mode, int(rate.replace(",", "")), PAIRS[level])
+    if ran.returncode != 0:
+        last = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else "no output"
+        table.add("FAILED", None, PAIRS[level])
+        table.notes.append(f"benchmarks.estimator_speed exited {ran.returncode}: {last}")
+    table.notes.append("Targets (docs/performance-model.md): >= 500/s with the planner, "
+                       ">= 20,000/s without.")
+    return table
+
+
+def latency(level: str) -> Table:
+    table = Table("End-to-end CLI latency (process start to exit)",
+                  ("job", "runs", "exit code", "median wall s", "median CPU s", "best wall s"))
+    for name, argv in jobs(level).items():
+        runs: list[Ran] = [run_command(argv, timeout_s=600) for _ in range(REPEATS[level])]
+        table.add(name, len(runs), max(r.returncode for r in runs),
+                  statistics.median(r.wall_s for r in runs),
+                  statistics.median(r.cpu_s for r in runs), min(r.wall_s for r in runs))
+    return table
+
+
+def run(level: str, out: Path) -> list[Table]:
+    tables = [throughput(level), latency(level)]
+    publish("latency", tables, out, {"level": level, "pairs": PAIRS[level],
+                                     "repeats": REPEATS[level]})
+    return tables
+
+
+def main() -> None:
+    args = parser(__doc__).parse_args()
+    run(args.level, args.out)
+
+
+if __name__ == "__main__":
+    main()
