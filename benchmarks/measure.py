@@ -53,7 +53,7 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> N
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
         conn.send(("ok", Measured(value, wall, cpu, max(0, peak - start_rss) / MIB)))
-    except BaseException:  # report anything, including a KeyboardInterrupt, to the parent
+    except Exception:  # noqa: BLE001 - the parent re-raises it with the child's traceback
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()

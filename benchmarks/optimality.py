@@ -10,7 +10,6 @@ at the same optimum, with a 300 s budget). Run: python -m benchmarks.optimality 
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 

@@ -93,8 +93,8 @@ def compare(sc: Scenario) -> list[Comparison]:
 
 def run(level: str, out: Path) -> list[Table]:
     table = Table("Optimizer vs the rule of thumb and the reference design",
-                  ("scenario", "baseline", "baseline design", "baseline USD", "optimizer USD "
-                   "at equal time", "cost saved", "baseline h", "optimizer h at equal budget",
+                  ("scenario", "baseline", "baseline design", "baseline USD",
+                   "optimizer USD at equal time", "cost saved", "baseline h", "optimizer h at equal budget",
                    "time saved", "optimizer design at equal time", "verdict"))
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
@@ -51,7 +52,7 @@ class Table:
 
 def _cell(value: Any) -> str:
     if isinstance(value, float):
-        if value != value:  # NaN: nothing measured
+        if math.isnan(value):  # nothing measured
             return "-"
         return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
     if isinstance(value, int) and not isinstance(value, bool):

@@ -79,9 +79,10 @@ def cluster_sweep(level: str) -> Table:
             xs.append(gpus)
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
-    table.notes.append(f"Fitted growth: CPU time ~ GPUs^{fit_exponent(xs, times):.2f}, "
-                       f"peak memory growth ~ GPUs^{fit_exponent(xs, mems):.2f} "
-                       f"(least squares on log-log, {len(xs)} points).")
+    if len(xs) >= 2:
+        table.notes.append(f"Fitted growth: CPU time ~ GPUs^{fit_exponent(xs, times):.2f}, "
+                           f"peak memory growth ~ GPUs^{fit_exponent(xs, mems):.2f} "
+                           f"(least squares on log-log, {len(xs)} points).")
     return table
 
 
@@ -104,9 +105,10 @@ def catalog_sweep(level: str) -> Table:
             xs.append(skus)
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
-    table.notes.append(f"Fitted growth: CPU time ~ SKUs^{fit_exponent(xs, times):.2f}, "
-                       f"peak memory growth ~ SKUs^{fit_exponent(xs, mems):.2f} "
-                       f"({len(xs)} finished points).")
+    if len(xs) >= 2:
+        table.notes.append(f"Fitted growth: CPU time ~ SKUs^{fit_exponent(xs, times):.2f}, "
+                           f"peak memory growth ~ SKUs^{fit_exponent(xs, mems):.2f} "
+                           f"({len(xs)} finished points).")
     return table
 
 

@@ -51,7 +51,7 @@ class Embedded:
     def estimate(self, req: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse:
         from optimizer import api
 
-        return api.estimate(req)
+        return api.estimate(req, data_dir=self.data_dir, tenant=self.tenant)
 
     def optimize(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeResponse:
         from optimizer import api

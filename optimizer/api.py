@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog.canonical import content_hash
@@ -33,13 +34,15 @@ def estimate(request: estimate_pb2.EstimateRequest, *, data_dir: str | None = No
 
 def optimize(request: optimize_pb2.OptimizeRequest, *, data_dir: str | None = None,
              tenant: str = "default", catalog: Catalog | None = None,
-             stop: threading.Event | None = None) -> optimize_pb2.OptimizeResponse:
+             stop: threading.Event | None = None,
+             progress: Callable[[dict], None] | None = None) -> optimize_pb2.OptimizeResponse:
     """Ranked, verified designs for the request over its catalog.
 
     ``catalog`` overrides the request's catalog reference (the batch runner ships catalog
     content to workers); otherwise ``request.catalog`` is resolved as a path, a bundled catalog
-    name, or a stored catalog of ``tenant``. Infeasible is a status in the response, not an
-    error; bad input raises ``InvalidInput`` naming the field.
+    name, or a stored catalog of ``tenant``. ``stop`` cancels; ``progress`` receives the
+    optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is a status in
+    the response, not an error; bad input raises ``InvalidInput`` naming the field.
     """
     spec = spec_from_proto(request)
     if catalog is None:
@@ -47,5 +50,6 @@ def optimize(request: optimize_pb2.OptimizeRequest, *, data_dir: str | None = No
             raise InvalidInput("missing; expected a catalog path, bundled name or stored id",
                                field="catalog")
         catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
-    result = run_optimizer(catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop)
+    result = run_optimizer(catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop,
+                           progress=progress)
     return response_from_result(result, content_hash(catalog))

@@ -198,3 +198,20 @@ def wait_serving(stubs: Stubs, timeout_s: float = READY_TIMEOUT_S) -> None:
             pass
         time.sleep(0.1)
     raise AssertionError("server never became SERVING")
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def make_pki(folder: Path) -> None:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by it."""
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+             "-keyout", "ca.key", "-out", "ca.pem", cwd=folder)
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name in ("server", "client"):
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}",
+                 "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=folder)
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", f"{name}.pem",
+                 cwd=folder)

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import SMALL_SCENARIO, run
-from service_support import TOKEN_A, start, write_tokens
-from test_service_tls import _make_pki as make_pki
+from service_support import TOKEN_A, make_pki, start, write_tokens
 
 FEASIBLE = (*SMALL_SCENARIO, "--target-hours", "8", "--top-k", "2", "--format", "json")
 

@@ -284,8 +284,10 @@ BAD_CALLS = [
         cluster=estimate_pb2.Cluster(gpus=8)), "INVALID_ARGUMENT", "cluster."),
     ("Estimate", lambda: estimate_pb2.EstimateRequest(
         workload=estimate_pb2.Workload(model="bert-large"),
-        cluster=estimate_pb2.Cluster(gpus=8, server_sku="x"), catalog="small-test"),
-     "INVALID_ARGUMENT", "catalog: Estimate over the service takes a bundled catalog only"),
+        cluster=estimate_pb2.Cluster(gpus=8, server_sku="x", fabric="infiniband",
+                                     topology="fat_tree", nic_gbps_per_node=400),
+        catalog="small-test"),
+     "INVALID_ARGUMENT", "cluster.server_sku: server 'x' is not in catalog"),
     ("GetCatalog", lambda: catalog_pb2.GetCatalogRequest(ref="nope"), "NOT_FOUND",
      "catalog 'nope' not found"),
     ("ExportCatalog", lambda: catalog_pb2.ExportCatalogRequest(ref="small-test", format="pdf"),

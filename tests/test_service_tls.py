@@ -3,7 +3,6 @@ the bearer token still decides the tenant."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,30 +10,21 @@ import grpc
 import pytest
 
 from optimizer._pb.procurement.v1 import catalog_pb2
-from tests.service_support import TOKEN_A, Stubs, bearer, health_status, serving, write_tokens
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-def _make_pki(folder: Path) -> None:
-    """A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by it."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-             "-keyout", "ca.key", "-out", "ca.pem", cwd=folder)
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    for name in ("server", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}",
-                 "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=folder)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", f"{name}.pem",
-                 cwd=folder)
+from tests.service_support import (
+    TOKEN_A,
+    Stubs,
+    bearer,
+    health_status,
+    make_pki,
+    serving,
+    write_tokens,
+)
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("pki")
-    _make_pki(folder)
+    make_pki(folder)
     return folder
 
 

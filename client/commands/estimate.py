@@ -21,7 +21,7 @@ def read_request(path: str) -> estimate_pb2.EstimateRequest:
     try:
         return json_format.Parse(text, estimate_pb2.EstimateRequest())
     except json_format.ParseError as e:
-        raise InvalidInput(str(e), field=Path(path).name) from None
+        raise InvalidInput(" ".join(str(e).split()), field=Path(path).name) from None
 
 
 def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
@@ -64,12 +64,13 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
 @output_format("table", "json")
 @output_file
-def estimate(spec: str, fmt: str, output: str | None) -> None:
+@click.pass_context
+def estimate(ctx: click.Context, spec: str, fmt: str, output: str | None) -> None:
     """Estimate the training time of the workload in SPEC (an EstimateRequest as JSON) on its
     cluster; the parallel plan is chosen when SPEC does not fix it."""
-    from optimizer.api import estimate as estimate_api
+    from client.transport import transport_from
 
-    response = estimate_api(read_request(spec))
+    response = transport_from(ctx).estimate(read_request(spec))
     if fmt == "json":
         text = json_format.MessageToJson(response, preserving_proto_field_name=True,
                                          always_print_fields_with_no_presence=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import inspect
 import signal
 import sys
 import threading
@@ -82,9 +81,6 @@ class JobRunner:
         from optimizer import api  # the solver stack, imported once per worker
 
         self._api = api
-        # Progress reports need optimizer.api.optimize(progress=...); without it OptimizeStream
-        # still sends the pool's heartbeats.
-        self._reports_progress = "progress" in inspect.signature(api.optimize).parameters
         self._data_dir = data_dir
         self._catalogs: OrderedDict[str, Any] = OrderedDict()
         self._store: Any = None
@@ -96,19 +92,13 @@ class JobRunner:
             return smoke_test()
         if kind == "estimate":
             est = estimate_pb2.EstimateRequest.FromString(payload)
-            if est.catalog and _bundled(est.catalog) is None:
-                # optimizer.api.estimate resolves the reference itself, outside any tenant.
-                self.catalog(est.catalog, tenant)  # NotFound unless the tenant has it
-                raise InvalidInput("Estimate over the service takes a bundled catalog only; "
-                                   "give the GPU fields instead of a stored catalog",
-                                   field="catalog")
-            return self._api.estimate(est).SerializeToString()
+            catalog = self.catalog(est.catalog, tenant) if est.catalog else None
+            return self._api.estimate(est, catalog=catalog).SerializeToString()
         if kind == "optimize":
             req = optimize_pb2.OptimizeRequest.FromString(payload)
             catalog = self.catalog(req.catalog, tenant)
-            extra = {"progress": progress} if self._reports_progress else {}
             return self._api.optimize(req, data_dir=self._data_dir, tenant=tenant,
-                                      catalog=catalog, **extra).SerializeToString()
+                                      catalog=catalog, progress=progress).SerializeToString()
         msg = f"unknown job kind {kind!r}"
         raise SolverFailed(msg)
 
