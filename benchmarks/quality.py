@@ -29,7 +29,8 @@ CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
 WORK_GPUS = {
     "smallest": (8,),
     "quick": (64, 4096),
-    "full": (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384),
+    "full": (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192,
+             16384),
 }
 BASELINES = {"rule of thumb": rule_of_thumb, "reference": reference_design}
 SOLVER_LIMIT_S = 60.0
@@ -72,14 +73,22 @@ def over_stock(base: BaselineDesign, stock: dict[str, int]) -> str:
                      for sku, n in sorted(need.items()) if sku in stock and n > stock[sku])
 
 
-def compare(sc: Scenario) -> list[Comparison]:
+@dataclass(frozen=True)
+class ScenarioResult:
+    comparisons: list[Comparison]
+    no_design: list[str]  # baselines that find no design meeting the scenario's target
+    at_target: Outcome | None  # the optimizer at that target, when a baseline found none
+
+
+def compare(sc: Scenario) -> ScenarioResult:
     """Both baselines for ``sc`` and the optimizer's answers at their time and their capex."""
     catalog = bundled()[sc.catalog]
     stock = stock_limits(catalog)
-    out = []
+    out, no_design = [], []
     for label, make in BASELINES.items():
         base: BaselineDesign | None = make(catalog, sc.spec(target_hours=sc.target_hours))
         if base is None:
+            no_design.append(label)
             continue
         cheap = run_optimize(catalog, sc.spec(target_hours=base.time_hours,
                                               time_limit_s=SOLVER_LIMIT_S))
@@ -88,7 +97,11 @@ def compare(sc: Scenario) -> list[Comparison]:
                                              time_limit_s=SOLVER_LIMIT_S))
         out.append(Comparison(label, base.gpus, describe(base.design), base.bom.capex_cents,
                               base.time_hours, cheap, fast, over_stock(base, stock)))
-    return out
+    at_target = None
+    if no_design:
+        at_target = run_optimize(catalog, sc.spec(target_hours=sc.target_hours,
+                                                  time_limit_s=SOLVER_LIMIT_S))
+    return ScenarioResult(out, no_design, at_target)
 
 
 def run(level: str, out: Path) -> list[Table]:
@@ -99,17 +112,23 @@ def run(level: str, out: Path) -> list[Table]:
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
     scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
-    worse, missing = [], []
+    worse, only_optimizer = [], []
     for sc in scenarios:
         try:
-            found = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
+            found: ScenarioResult = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
         except TimeoutError:
-            missing.append(sc.name)
             table.add(sc.name, "-", f"stopped at {SCENARIO_TIMEOUT_S:g} s", *([None] * 8))
             continue
-        if not found:
-            missing.append(sc.name)
-        for c in found:
+        for label in found.no_design:
+            o = found.at_target
+            met = o is not None and o.capex_cents is not None
+            if met:
+                only_optimizer.append(f"{sc.name} ({label})")
+            table.add(sc.name, label, "none meets the target", None,
+                      o.capex_usd if o else None, None, sc.target_hours,
+                      None, None, o.design if o else "", "only the optimizer meets the target"
+                      if met else "neither meets the target")
+        for c in found.comparisons:
             verdict = "WORSE" if c.worse else "never worse"
             if c.worse:
                 worse.append(f"{sc.name} vs {c.baseline}")
@@ -133,8 +152,9 @@ def run(level: str, out: Path) -> list[Table]:
                         _pct(min(s["cost"])), _pct(min(s["time"])) if s["time"] else None)
     summary.notes.append(f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
                          f"comparison(s){': ' + '; '.join(worse) if worse else ''}.")
-    if missing:
-        summary.notes.append(f"No baseline or no answer for: {', '.join(missing)}.")
+    if only_optimizer:
+        summary.notes.append(f"The baseline finds no design meeting the target, the optimizer "
+                             f"does: {', '.join(only_optimizer)}.")
     publish("quality", [table, summary], out, {"level": level, "scenarios": len(scenarios),
                                                "solver_limit_s": SOLVER_LIMIT_S})
     return [table, summary]

@@ -143,7 +143,7 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
                       "|--:|--:|--:|---|---|"]
             for _, p in front.head(MAX_LISTED_POINTS).iterrows():
                 lines.append(f"| {p['training_time_hours']:,.1f} | {_money(p['capex_usd'])} "
-                             f"| {p['gpus']} | {p['fabric']} | {p['topology']} |")
+                             f"| {p['gpus']:.0f} | {p['fabric']} | {p['topology']} |")
             if len(front) > MAX_LISTED_POINTS:
                 lines.append(f"| ... {len(front) - MAX_LISTED_POINTS} more | | | | |")
             lines.append("")
