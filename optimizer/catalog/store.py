@@ -13,6 +13,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -125,7 +126,7 @@ class CatalogStore:
                 _INHERITED_CONNECTIONS.append(self._conn)
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn)
             conn.execute("PRAGMA synchronous = FULL")
             self._conn, self._pid = conn, os.getpid()
             self._ensure_schema(conn)
@@ -321,3 +322,16 @@ def renamed(catalog: Catalog, name: str) -> Catalog:
     if not name.strip():
         raise InvalidInput("must not be empty", field="name")
     return replace(catalog, meta=replace(catalog.meta, name=name))
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new database to WAL (persistent once set). The switch needs an exclusive lock
+    and SQLite does not call the busy handler for it, so concurrent first opens retry."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
