@@ -112,7 +112,8 @@ def run(level: str, out: Path) -> list[Table]:
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
     scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
-    worse, only_optimizer = [], []
+    worse: list[str] = []
+    only_optimizer: dict[str, list[str]] = {b: [] for b in BASELINES}
     for sc in scenarios:
         try:
             found: ScenarioResult = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
@@ -123,8 +124,8 @@ def run(level: str, out: Path) -> list[Table]:
             o = found.at_target
             met = o is not None and o.capex_cents is not None
             if met:
-                only_optimizer.append(f"{sc.name} ({label})")
-            table.add(sc.name, label, "none meets the target", None,
+                only_optimizer[label].append(sc.name)
+            table.add(sc.name, label, "none (not buildable here, or too slow)", None,
                       o.capex_usd if o else None, None, sc.target_hours,
                       None, None, o.design if o else "", "only the optimizer meets the target"
                       if met else "neither meets the target")
@@ -152,9 +153,12 @@ def run(level: str, out: Path) -> list[Table]:
                         _pct(min(s["cost"])), _pct(min(s["time"])) if s["time"] else None)
     summary.notes.append(f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
                          f"comparison(s){': ' + '; '.join(worse) if worse else ''}.")
-    if only_optimizer:
-        summary.notes.append(f"The baseline finds no design meeting the target, the optimizer "
-                             f"does: {', '.join(only_optimizer)}.")
+    for label, names in only_optimizer.items():
+        if names:
+            summary.notes.append(f"The {label} has no design meeting the target (its parts are "
+                                 f"not in the catalog, or it is too slow at every size it "
+                                 f"allows) where the optimizer has one, in {len(names)} "
+                                 f"scenario(s): {', '.join(names)}.")
     publish("quality", [table, summary], out, {"level": level, "scenarios": len(scenarios),
                                                "solver_limit_s": SOLVER_LIMIT_S})
     return [table, summary]
