@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
-from optimizer.optimize.candidates import Timer, TimeKey, confident_hours, make_design, smallest_meeting
+from optimizer.optimize.candidates import (
+    Timer,
+    TimeKey,
+    confident_hours,
+    make_design,
+    smallest_meeting,
+)
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
@@ -98,13 +104,18 @@ def _size_limit(key: TimeKey, spec: OptimizeSpec, server: Server) -> int:
     return cap if most is None else min(cap, most // key.nics_per_node)
 
 
-def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
-    """The seed article's design for the request's target (cheapest over servers)."""
+def _target_and_timer(catalog: Catalog, spec: OptimizeSpec) -> tuple[float, Timer]:
+    """Both baselines size for the request's target with the optimizer's own estimator."""
     target = spec.constraints.target_training_hours
     if target is None:
-        msg = "the rule-of-thumb baseline needs a target; expected target_training_hours"
+        msg = "a baseline design needs a target; expected target_training_hours"
         raise InvalidInput(msg, field="constraints.target_training_hours")
-    timer = Timer(spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence)
+    return target, Timer(spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence)
+
+
+def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
+    """The seed article's design for the request's target (cheapest over servers)."""
+    target, timer = _target_and_timer(catalog, spec)
     layout = Layout()
     found: list[BaselineDesign] = []
     for server in catalog.servers:
@@ -145,11 +156,7 @@ def _smallest_in_regime(catalog: Catalog, spec: OptimizeSpec, server: Server,
 
 def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
     """The non-blocking rail-optimised InfiniBand fat-tree (DGX SuperPOD style), cheapest server."""
-    target = spec.constraints.target_training_hours
-    if target is None:
-        msg = "the reference design needs a target; expected target_training_hours"
-        raise InvalidInput(msg, field="constraints.target_training_hours")
-    timer = Timer(spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence)
+    target, timer = _target_and_timer(catalog, spec)
     layout = Layout()
     found = []
     for server in catalog.servers:

@@ -87,7 +87,10 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: 
         extra = d.bom.capex_cents - best.bom.capex_cents
         rel = f"Costs {usd(extra)} ({extra / best.bom.capex_cents:+.1%}) more than rank 1. "
     else:
-        rel = (f"Takes {d.time_hours - best.time_hours:,.1f} h longer than rank 1. ")
+        extra = d.bom.capex_cents - best.bom.capex_cents
+        slower = d.time_hours - best.time_hours
+        rel = (f"Trains as fast as rank 1 and costs {usd(extra)} more. " if slower < 0.05 else
+               f"Takes {slower:,.1f} h longer than rank 1. ")
     bind = f"At its limit: {', '.join(binding)}." if binding else "No constraint is at its limit."
     return head + money + timing + rel + bind
 
