@@ -160,7 +160,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     servers = {s.sku: s for s in space.servers}
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
-    floors = _ideal_floors(space, keyed, timer, target) if math.isfinite(target) else {}
+    floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
     ordered = []
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -205,7 +205,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
 
 
 def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
-                  target: float) -> dict[tuple[str, str], int | None]:
+                  target: float, clock: Clock) -> dict[tuple[str, str], int | None]:
     """Per (server, fabric): fewest nodes that meet the target on an ideal network with the
     fastest NICs the fabric offers there (None: no size does). A lower bound for every key."""
     best: dict[tuple[str, str], tuple[int, int]] = {}
@@ -216,6 +216,9 @@ def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer:
     servers = {s.sku: s for s in space.servers}
     floors: dict[tuple[str, str], int | None] = {}
     for (sku, fabric), (gbps, npn) in sorted(best.items()):
+        if clock.expired():  # unbounded floors: the keys stay in, the clock stops them later
+            floors[(sku, fabric)] = _node_caps(space.spec, servers[sku], None)[0]
+            continue
         server = servers[sku]
         lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
         hi = _node_caps(space.spec, server, None)[1]

@@ -94,6 +94,8 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
                       "bound_usd": 0.0 if bound is None else bound / 100,
                       "designs_found": rank}, force=True)
 
+    if not ranked and outcome.open_bound is not None and status is SolveStatus.INFEASIBLE:
+        status = SolveStatus.TIME_LIMIT  # nothing proves infeasibility: the clock ran out
     ranked = explain_ranked(ranked, spec, stock)
     text = "" if ranked else _diagnose(catalog, spec, space, timer, status, problem, clock)
     if not ranked or clock.expired():
@@ -187,11 +189,11 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
 def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: Timer,
               status: SolveStatus, problem: Problem, clock: Clock) -> str:
     """Say in the user's terms why no design came back, by re-solving without the limits."""
-    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
-        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
     if clock.expired():
         return ("the time limit ended the search before any design was found; raise "
                 "solver.time_limit_s")
+    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
+        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
     c = spec.constraints
     limits = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
     if spec.objective is Objective.MIN_TIME:

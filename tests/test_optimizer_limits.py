@@ -1,0 +1,59 @@
+"""The request's time limit, cancellation and progress reports."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+
+from optimizer.catalog import load_catalog
+from optimizer.catalog.resolve import bundled_catalogs
+from optimizer.optimize.request import Constraints, OptimizeSpec
+from optimizer.optimize.solve import optimize
+from optimizer.workload.presets import preset
+
+PROGRESS_KEYS = {"phase", "candidates_evaluated", "best_capex_usd", "bound_usd",
+                 "designs_found", "elapsed_s"}
+
+
+def _big_request(limit_s: float) -> tuple[object, OptimizeSpec]:
+    """Many structural choices: a 175B model on the widest catalog, top 20."""
+    catalog = load_catalog(next(p for p in bundled_catalogs() if p.name == "ethernet-budget"))
+    spec = OptimizeSpec(workload=preset("gpt3-175b"),
+                        constraints=Constraints(target_training_hours=2000.0), top_k=20,
+                        time_limit_s=limit_s)
+    return catalog, spec
+
+
+def test_a_short_time_limit_returns_the_best_found_with_a_warning() -> None:
+    catalog, spec = _big_request(0.5)
+    start = time.perf_counter()
+    result = optimize(catalog, spec)
+    assert time.perf_counter() - start < spec.time_limit_s + 5.0
+    assert any("time limit ended the search" in w for w in result.warnings)
+    if result.designs:  # what was found before the limit, ranked
+        assert result.status in ("OPTIMAL", "FEASIBLE")
+        assert (result.status == "FEASIBLE") == (result.gap > 0.0)
+    else:  # the limit came before any design: say so, never "infeasible"
+        assert result.status == "TIME_LIMIT"
+        assert "time limit ended the search" in result.diagnosis
+
+
+def test_cancelling_stops_the_search() -> None:
+    catalog, spec = _big_request(60.0)
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    start = time.perf_counter()
+    result = optimize(catalog, spec, stop=stop)
+    assert time.perf_counter() - start < 10.0
+    assert any("time limit ended the search" in w for w in result.warnings)
+
+
+def test_progress_reports_carry_the_documented_fields() -> None:
+    catalog, spec = _big_request(30.0)
+    events: list[dict] = []
+    optimize(catalog, replace(spec, top_k=2), progress=events.append)
+    assert events
+    assert all(PROGRESS_KEYS <= set(e) for e in events)
+    assert {e["phase"] for e in events} >= {"solve"}
+    assert [e["designs_found"] for e in events if e["phase"] == "solve"] == [1, 2]
