@@ -74,10 +74,15 @@ def isolated(fn: Callable[..., Any], *args: Any, timeout_s: float | None = None)
             proc.kill()
             msg = f"{getattr(fn, '__name__', fn)} exceeded {timeout_s} s"
             raise TimeoutError(msg)
-        kind, payload = parent.recv()
+        try:
+            kind, payload = parent.recv()
+        except EOFError:
+            kind, payload = "error", "the child died without a result"
     finally:
         proc.join()
         parent.close()
+    if kind == "error" and proc.exitcode:
+        payload += f" (exit code {proc.exitcode}; -9 is a kill, e.g. out of memory)"
     if kind == "error":
         raise ChildFailed(payload)
     return payload

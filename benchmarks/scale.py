@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.measure import Measured, fit_exponent, isolated
+from benchmarks.measure import ChildFailed, Measured, fit_exponent, isolated
 from benchmarks.report import Table, parser, publish
 from benchmarks.scenarios import Outcome, Scenario, bundled, run_optimize
 from benchmarks.synthetic import synthetic_catalog
@@ -44,22 +44,24 @@ def sweep_workload() -> Workload:
     return preset("llama3-70b", global_batch_size=16384)
 
 
-def _point(catalog: Catalog, sc: Scenario, top_k: int, timeout_s: float
-           ) -> Measured | None:
+def _point(catalog: Catalog, sc: Scenario, top_k: int, timeout_s: float) -> Measured | str:
+    """The measured request, or why it has no measurement (stopped, or its process died)."""
     spec = sc.spec(target_hours=sc.target_hours, top_k=top_k, time_limit_s=SOLVER_LIMIT_S)
     try:
         return isolated(run_optimize, catalog, spec, timeout_s=timeout_s)
     except TimeoutError:
-        return None
+        return f"stopped at {timeout_s:g} s"
+    except ChildFailed as e:
+        return f"failed: {str(e).strip().splitlines()[-1]}"
 
 
 COLUMNS = ("status", "GPUs chosen", "rank-1 design", "candidates timed", "wall s", "CPU s",
            "peak RSS growth MiB")
 
 
-def _cells(m: Measured | None, timeout_s: float) -> tuple[object, ...]:
-    if m is None:
-        return (f"stopped at {timeout_s:g} s", None, "", None, None, None, None)
+def _cells(m: Measured | str) -> tuple[object, ...]:
+    if isinstance(m, str):
+        return (m, None, "", None, None, None, None)
     o: Outcome = m.value
     return (o.status, o.gpus, o.design, o.candidates_evaluated, m.wall_s, m.cpu_s,
             m.peak_rss_growth_mib)
@@ -74,8 +76,8 @@ def cluster_sweep(level: str) -> Table:
     for gpus in CLUSTER_GPUS[level]:
         sc = Scenario(SWEEP_CATALOG, gpus, sweep_workload())
         m = _point(catalog, sc, 1, timeout)
-        table.add(gpus, sc.target_hours, *_cells(m, timeout))
-        if m is not None:
+        table.add(gpus, sc.target_hours, *_cells(m))
+        if isinstance(m, Measured):
             xs.append(gpus)
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
@@ -100,8 +102,8 @@ def catalog_sweep(level: str) -> Table:
                 + len(catalog.links))
         sc = Scenario(name, CATALOG_SWEEP_GPUS, sweep_workload())
         m = _point(catalog, sc, 1, timeout)
-        table.add(name, skus, *_cells(m, timeout))
-        if m is not None:
+        table.add(name, skus, *_cells(m))
+        if isinstance(m, Measured):
             xs.append(skus)
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
@@ -119,9 +121,8 @@ def targets(level: str) -> Table:
     for name in TARGET_CATALOGS[level]:
         for gpus, top_k, limit_s in TARGETS:
             m = _point(bundled()[name], Scenario(name, gpus, sweep_workload()), top_k, timeout)
-            proven = m is not None and m.value.status == "OPTIMAL"
-            met = "yes" if proven and m is not None and m.cpu_s <= limit_s else "NO"
-            table.add(name, gpus, top_k, limit_s, *_cells(m, timeout), met)
+            met = isinstance(m, Measured) and m.value.status == "OPTIMAL" and m.cpu_s <= limit_s
+            table.add(name, gpus, top_k, limit_s, *_cells(m), "yes" if met else "NO")
     return table
 
 

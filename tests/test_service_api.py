@@ -17,8 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from optimizer._pb.procurement.v1 import catalog_pb2, estimate_pb2, optimize_pb2, service_pb2
+from optimizer.batch import LocalEngine, run_batch
+from optimizer.batch.spec import BatchSpec, SpecRow
+from optimizer.batch.writer import read_results
 from optimizer.service import limits
 from tests.service_support import (
+    SMALL_CATALOG,
     TOKEN_A,
     TOKEN_B,
     Stubs,
@@ -178,6 +182,57 @@ def test_batch_streams_one_result_per_scenario_and_catalog(
     assert got[(1, "infiniband-ndr")].request_id == "s1"
     assert got[(0, "missing")].error_code == "NOT_FOUND"
     assert got[(0, "missing")].error_message == "catalog 'missing' not found"
+
+
+def test_a_batch_result_is_the_procure_batch_row_of_the_same_scenario(
+        stubs: Stubs, stored: catalog_pb2.CatalogInfo, tmp_path: Path) -> None:
+    """The RPC plans and solves through the batch runner: the same scenario ids as
+    ``procure batch`` (catalog content + request) and the same rank-1 designs."""
+    scenarios = [small_optimize(request_id="p0"),
+                 small_optimize(request_id="p1", objective="min_time",
+                                constraints=optimize_pb2.Constraints(budget_usd=5e6))]
+    request = service_pb2.BatchOptimizeRequest(scenarios=scenarios,
+                                               catalogs=["small-test", "infiniband-ndr"])
+    served = list(stubs.optimizer.BatchOptimize(request, metadata=A, timeout=120))
+    rows = [SpecRow(ref, s, "") for s in scenarios
+            for ref in (str(SMALL_CATALOG), "infiniband-ndr")]
+    run_batch(BatchSpec(tuple(rows)), tmp_path, engine=LocalEngine(1), report=False)
+    table = read_results(tmp_path).set_index("scenario_id")
+    assert sorted(r.scenario_id for r in served) == sorted(table.index)
+    for result in served:
+        row, top = table.loc[result.scenario_id], result.response.designs[0]
+        assert not result.error_code and result.response.status == row["status"]
+        assert (top.gpus, top.nodes, top.server_sku, top.nic_sku, top.fabric, top.topology) == (
+            row["gpus"], row["nodes"], row["server_sku"], row["nic_sku"], row["fabric"],
+            row["topology"])
+        assert (top.capex_usd, top.training_time_hours) == pytest.approx(
+            (row["capex_usd"], row["training_time_hours"]))
+
+
+def test_runs_of_the_same_scenario_are_solved_once_and_reported_for_each(
+        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    before = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=A,
+                                        timeout=5).solves
+    request = service_pb2.BatchOptimizeRequest(
+        scenarios=[small_optimize(request_id="twice")],
+        catalogs=["small-test", "small-test@1", stored.id])
+    results = list(stubs.optimizer.BatchOptimize(request, metadata=A, timeout=120))
+    assert sorted(r.catalog for r in results) == sorted(request.catalogs)
+    assert len({r.scenario_id for r in results}) == 1
+    assert len({r.response.SerializeToString() for r in results}) == 1
+    after = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=A,
+                                       timeout=5).solves
+    assert after == before + 1
+
+
+def test_a_batch_can_name_neither_a_server_path_nor_another_tenants_catalog(
+        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    refs = [str(SMALL_CATALOG), "/etc", "small-test", stored.id]
+    request = service_pb2.BatchOptimizeRequest(scenarios=[small_optimize()], catalogs=refs)
+    results = list(stubs.optimizer.BatchOptimize(request, metadata=B, timeout=60))
+    assert [(r.catalog, r.error_code, r.error_message, r.HasField("response"))
+            for r in results] == [(ref, "NOT_FOUND", f"catalog {ref!r} not found", False)
+                                  for ref in refs]
 
 
 def test_metrics_count_calls_by_method_and_status(stubs: Stubs) -> None:

@@ -103,6 +103,24 @@ def test_a_cancelled_stream_stops_the_solve(stubs: Stubs) -> None:
     assert idle_within(pids, 2.0)
 
 
+def test_a_cancelled_batch_stops_its_solve_and_starts_no_other(stubs: Stubs) -> None:
+    before = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5)
+    scenarios = [long_optimize() for _ in range(3)]
+    for i, scenario in enumerate(scenarios):
+        scenario.request_id = f"long-{i}"
+    results = stubs.optimizer.BatchOptimize(
+        service_pb2.BatchOptimizeRequest(scenarios=scenarios), timeout=60)
+    pids = _busy_workers()
+    results.cancel()
+    assert idle_within(pids, 2.0)
+    time.sleep(1.0)  # long enough for a next scenario to be queued and started, were it sent
+    after = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5)
+    assert (after.workers_busy, after.queue_depth) == (0, 0)
+    assert after.solves == before.solves
+    assert after.worker_restarts == before.worker_restarts + 1
+    assert idle_within(worker_pids(os.getpid()), 2.0)
+
+
 def test_a_full_queue_refuses_at_once_while_health_answers(stubs: Stubs) -> None:
     running = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
     _busy_workers()

@@ -86,8 +86,7 @@ def iter_batch(plan: BatchPlan, out_dir: str | Path, *, engine: Engine, resume: 
     writer = ResultWriter(out, csv_copy=csv, flush_rows=flush_rows, flush_s=flush_s)
     todo = [s for s in plan.scenarios if s.scenario_id not in writer.written]
     done = skipped = len(plan.scenarios) - len(todo)
-    catalogs = {cid: info.data for cid, info in plan.catalogs.items()}
-    results = engine.run(catalogs, todo, timeout_s=timeout_s)
+    results = engine.run(plan.catalog_data, todo, timeout_s=timeout_s)
     try:
         for result in results:
             if writer.add(result):

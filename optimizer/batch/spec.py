@@ -19,8 +19,9 @@ import io
 import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog.canonical import canonical_json, hash_canonical
+from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput, LimitExceeded
 
@@ -85,6 +87,12 @@ class BatchPlan:
     catalogs: Mapping[str, CatalogInfo]  # by catalog_id
     scenarios: tuple[Scenario, ...]
     duplicates: int  # rows dropped because an earlier row has the same id
+    row_ids: tuple[str, ...] = ()  # the scenario id of every spec row, duplicates included
+
+    @property
+    def catalog_data(self) -> dict[str, bytes]:
+        """What an engine ships: each catalog's canonical bytes by catalog id."""
+        return {cid: info.data for cid, info in self.catalogs.items()}
 
 
 def canonical_request_json(request: optimize_pb2.OptimizeRequest) -> str:
@@ -208,30 +216,38 @@ def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
 
 
 def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
-               tenant: str = "default") -> BatchPlan:
+               tenant: str = "default",
+               resolve: Callable[[str], Catalog] | None = None) -> BatchPlan:
     """Resolve each distinct catalog reference once and give every row its stable id;
-    rows that repeat an earlier id are dropped (and counted)."""
+    rows that repeat an earlier id are dropped (and counted).
+
+    ``resolve`` replaces ``resolve_catalog`` (a path, a bundled name or a stored catalog of
+    ``tenant`` in ``data_dir``), e.g. with the service's rule, which never reads a path.
+    """
+    lookup = resolve or partial(resolve_catalog, data_dir=data_dir, tenant=tenant)
     by_ref: dict[str, CatalogInfo] = {}
     catalogs: dict[str, CatalogInfo] = {}
     scenarios: list[Scenario] = []
+    row_ids: list[str] = []
     seen: set[str] = set()
     for row in spec.rows:
         info = by_ref.get(row.catalog_ref)
         if info is None:
-            catalog = resolve_catalog(row.catalog_ref, data_dir=data_dir, tenant=tenant)
+            catalog = lookup(row.catalog_ref)
             data = canonical_json(catalog)
             fresh = CatalogInfo(catalog_id=hash_canonical(data), ref=row.catalog_ref,
                                 name=catalog.meta.name, vendor=catalog.meta.vendor, data=data)
             info = by_ref[row.catalog_ref] = catalogs.setdefault(fresh.catalog_id, fresh)
         request_json = canonical_request_json(row.request)
         sid = scenario_id(info.catalog_id, request_json)
+        row_ids.append(sid)
         if sid in seen:
             continue
         seen.add(sid)
         scenarios.append(Scenario(sid, short_hash(request_json), info.catalog_id,
                                   row.catalog_ref, request_json))
     return BatchPlan(catalogs=catalogs, scenarios=tuple(scenarios),
-                     duplicates=len(spec.rows) - len(scenarios))
+                     duplicates=len(spec.rows) - len(scenarios), row_ids=tuple(row_ids))
 
 
 def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,9 +28,14 @@ from optimizer.optimize.request import Objective
 # Row status of a scenario that raised instead of returning a response.
 ERROR = "ERROR"
 
+# Decoded catalogs a process keeps, least recently used dropped first: a long-lived service
+# worker sees many tenants' catalogs, a batch rarely more than a few.
+MAX_DECODED_CATALOGS = 32
+
 # Per-process caches: canonical bytes installed by a pool initializer, decoded catalogs.
 _shipped: dict[str, bytes] = {}
-_decoded: dict[str, Catalog] = {}
+_decoded: OrderedDict[str, Catalog] = OrderedDict()
+_decoded_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -47,9 +53,11 @@ def install_catalogs(catalogs: Mapping[str, bytes]) -> None:
 def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
     """The decoded catalog ``catalog_id``, from ``data`` or the installed bytes, decoded
     once per process."""
-    cached = _decoded.get(catalog_id)
-    if cached is not None:
-        return cached
+    with _decoded_lock:  # a Dask worker may run several tasks in threads
+        cached = _decoded.get(catalog_id)
+        if cached is not None:
+            _decoded.move_to_end(catalog_id)
+            return cached
     raw = data if data is not None else _shipped.get(catalog_id)
     if raw is None:
         raise InvalidInput("catalog content was not shipped to this worker",
@@ -57,7 +65,11 @@ def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
     if hash_canonical(raw) != catalog_id:
         raise InvalidInput("shipped catalog bytes do not match their content hash",
                            field=f"catalog {catalog_id[:12]}")
-    catalog = _decoded[catalog_id] = catalog_from_canonical(raw)
+    catalog = catalog_from_canonical(raw)
+    with _decoded_lock:
+        _decoded[catalog_id] = catalog
+        while len(_decoded) > MAX_DECODED_CATALOGS:
+            _decoded.popitem(last=False)
     return catalog
 
 

@@ -1,8 +1,10 @@
 """What a solver worker process does: receive a job, run the core on it, send the result back.
 
-Runs in the spawned worker processes only, so it imports nothing of grpc (reliability.md B1).
-Requests and responses cross the pipe as serialized protobuf messages; errors as their status
-code name and message, never as a traceback.
+Runs in the spawned worker processes, so it imports nothing of grpc (reliability.md B1).
+Requests and responses cross the pipe as serialized protobuf messages (a batch scenario as
+``batch_engine``'s payload); errors as their status code name and message, never as a
+traceback. ``tenant_catalog`` is the one rule for which catalogs a caller may name; the server
+applies it too when it plans a batch.
 """
 
 from __future__ import annotations
@@ -17,13 +19,20 @@ from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optimizer.errors import InvalidInput, NotFound, ProcurementError, SolverFailed
 
+if TYPE_CHECKING:
+    from optimizer.catalog.model import Catalog
+    from optimizer.catalog.store import CatalogStore
+
 Progress = Callable[[dict[str, Any]], None]
+Cache = Callable[[str, Callable[[], Any]], Any]
 _PR_SET_PDEATHSIG = 1
 _CACHED_CATALOGS = 8
+# A batch scenario (optimizer.service.batch_engine): the batch runner's task, in a worker.
+SCENARIO_JOB = "scenario"
 
 
 def worker_main(conn: Connection, data_dir: str | None) -> None:
@@ -99,29 +108,27 @@ class JobRunner:
             catalog = self.catalog(req.catalog, tenant)
             return self._api.optimize(req, data_dir=self._data_dir, tenant=tenant,
                                       catalog=catalog, progress=progress).SerializeToString()
+        if kind == SCENARIO_JOB:
+            from optimizer.service.batch_engine import run_scenario_job
+
+            return run_scenario_job(payload)
         msg = f"unknown job kind {kind!r}"
         raise SolverFailed(msg)
 
     def catalog(self, ref: str, tenant: str) -> Any:
-        """A bundled catalog by name, else the tenant's stored one. Never a server path: a
-        caller must not make the server read its own files."""
-        from optimizer.catalog import load_catalog
+        """``tenant_catalog`` against the data directory's store, decoded catalogs cached."""
+        return tenant_catalog(ref, tenant, self._open_store(), cached=self._cached)
+
+    def _open_store(self) -> CatalogStore | None:
+        """The data directory's store, or None while it has none (a lookup must not create
+        an empty store)."""
         from optimizer.catalog.store import DB_FILENAME, CatalogStore, default_data_dir
 
-        if not ref:
-            raise InvalidInput("required; expected a catalog name, name@version or id",
-                               field="catalog")
-        folder = _bundled(ref)
-        if folder is not None:
-            return self._cached(f"bundled:{ref}", lambda: load_catalog(folder))
         if self._store is None:
             store_dir = Path(self._data_dir) if self._data_dir else default_data_dir()
-            if not (store_dir / DB_FILENAME).is_file():
-                raise NotFound(f"catalog {ref!r} not found")
-            self._store = CatalogStore(store_dir)
-        info = self._store.info(ref, tenant=tenant)
-        return self._cached(f"{tenant}:{info.id}",
-                            lambda: self._store.get(info.id, tenant=tenant))
+            if (store_dir / DB_FILENAME).is_file():
+                self._store = CatalogStore(store_dir)
+        return self._store
 
     def _cached(self, key: str, load: Callable[[], Any]) -> Any:
         if key in self._catalogs:
@@ -132,6 +139,28 @@ class JobRunner:
         while len(self._catalogs) > _CACHED_CATALOGS:
             self._catalogs.popitem(last=False)
         return value
+
+
+def _uncached(key: str, load: Callable[[], Any]) -> Any:
+    return load()
+
+
+def tenant_catalog(ref: str, tenant: str, store: CatalogStore | None, *,
+                   cached: Cache = _uncached) -> Catalog:
+    """A bundled catalog by name, else ``tenant``'s stored one (``store`` None: nothing is
+    stored). Never a server path: a caller must not make the server read its own files."""
+    from optimizer.catalog import load_catalog
+
+    if not ref:
+        raise InvalidInput("required; expected a catalog name, name@version or id",
+                           field="catalog")
+    folder = _bundled(ref)
+    if folder is not None:
+        return cached(f"bundled:{ref}", lambda: load_catalog(folder))
+    if store is None:
+        raise NotFound(f"catalog {ref!r} not found")
+    info = store.info(ref, tenant=tenant)
+    return cached(f"{tenant}:{info.id}", lambda: store.get(info.id, tenant=tenant))
 
 
 def _bundled(ref: str) -> Path | None:

@@ -81,17 +81,27 @@ def check_batch_runs(runs: int) -> None:
         raise LimitExceeded(msg)
 
 
-def with_solver_deadline(request: optimize_pb2.OptimizeRequest,
-                         remaining_s: float | None) -> optimize_pb2.OptimizeRequest:
-    """``request`` with its solver time limit cut to the call's remaining time minus
-    DEADLINE_MARGIN_S (reliability.md A1); unchanged when the call has no deadline."""
+def solver_seconds(remaining_s: float | None) -> float | None:
+    """Solver time a call with ``remaining_s`` left can give a solve: that minus
+    DEADLINE_MARGIN_S (reliability.md A1), None without a deadline. Raises DeadlineExceeded
+    when it is below MIN_SOLVER_SECONDS, so a hopeless solve never starts."""
     if remaining_s is None:
-        return request
+        return None
     available = remaining_s - DEADLINE_MARGIN_S
     if available < MIN_SOLVER_SECONDS:
         msg = (f"the call's deadline leaves {max(0.0, remaining_s):.2f} s; a solve needs at "
                f"least {MIN_SOLVER_SECONDS + DEADLINE_MARGIN_S:g} s")
         raise DeadlineExceeded(msg)
+    return available
+
+
+def with_solver_deadline(request: optimize_pb2.OptimizeRequest,
+                         remaining_s: float | None) -> optimize_pb2.OptimizeRequest:
+    """``request`` with its solver time limit cut to ``solver_seconds(remaining_s)``;
+    unchanged when the call has no deadline."""
+    available = solver_seconds(remaining_s)
+    if available is None:
+        return request
     requested = (request.solver.time_limit_s if request.solver.HasField("time_limit_s")
                  else DEFAULT_SOLVER_SECONDS)
     if requested <= available:

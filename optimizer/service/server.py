@@ -147,7 +147,7 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
             maximum_concurrent_rpcs=config.max_concurrent_rpcs)
         catalog_pb2_grpc.add_CatalogServiceServicer_to_server(CatalogServicer(store), server)
         service_pb2_grpc.add_OptimizerServiceServicer_to_server(
-            OptimizerServicer(pool, metrics), server)
+            OptimizerServicer(pool, metrics, store), server)
         health_servicer = health.HealthServicer()
         for name in ("", *SERVICE_NAMES):
             health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)

@@ -25,16 +25,17 @@ from optimizer.catalog.io import catalog_rows, read_tables_from_bytes
 from optimizer.catalog.resolve import bundled_catalogs
 from optimizer.catalog.store import CatalogStore, StoredCatalogInfo, renamed
 from optimizer.catalog.validation import validate
-from optimizer.errors import InvalidInput, LimitExceeded, ProcurementError
+from optimizer.errors import InvalidInput, LimitExceeded
 from optimizer.optimize.convert import spec_from_proto
 from optimizer.service import limits
-from optimizer.service.errors import Cancelled, DeadlineExceeded
+from optimizer.service.batch_call import batch_results
+from optimizer.service.batch_engine import ServiceEngine
 from optimizer.service.interceptors import CallContext
+from optimizer.service.jobs import tenant_catalog
 from optimizer.service.metrics import Metrics
 from optimizer.service.pool import Job, WorkerPool
 
 MAX_REQUEST_ID_CHARS = 128
-_BATCH_POLL_S = 0.02
 _HEARTBEAT_S = 1.0
 _PROGRESS_FIELDS = ("phase", "candidates_evaluated", "best_capex_usd", "bound_usd", "elapsed_s",
                     "designs_found")
@@ -157,21 +158,21 @@ class _Call:
 class OptimizerServicer(service_pb2_grpc.OptimizerServiceServicer):
     """Estimation and optimization, run in the worker pool, never on a gRPC thread."""
 
-    def __init__(self, pool: WorkerPool, metrics: Metrics) -> None:
+    def __init__(self, pool: WorkerPool, metrics: Metrics, store: CatalogStore) -> None:
         self._pool = pool
         self._metrics = metrics
+        self._store = store  # batch planning resolves the caller's catalogs here
 
-    def _submit(self, call: _Call, kind: str, request: Any, tenant: str, *,
-                wait: bool = False) -> Job:
+    def _submit(self, call: _Call, kind: str, request: Any, tenant: str) -> Job:
         return self._pool.submit(kind, request.SerializeToString(), tenant,
-                                 deadline=call.deadline, stop=call.stop, wait=wait)
+                                 deadline=call.deadline, stop=call.stop)
 
-    def _optimize_job(self, call: _Call, request: optimize_pb2.OptimizeRequest, tenant: str,
-                      *, wait: bool = False) -> Job:
+    def _optimize_job(self, call: _Call, request: optimize_pb2.OptimizeRequest,
+                      tenant: str) -> Job:
         limits.check_optimize(request)
         spec_from_proto(request)  # every field checked here, before the job waits in a queue
         capped = limits.with_solver_deadline(request, call.remaining_s())
-        return self._submit(call, "optimize", capped, tenant, wait=wait)
+        return self._submit(call, "optimize", capped, tenant)
 
     def Estimate(self, request: estimate_pb2.EstimateRequest,
                  context: CallContext) -> estimate_pb2.EstimateResponse:
@@ -199,66 +200,13 @@ class OptimizerServicer(service_pb2_grpc.OptimizerServiceServicer):
 
     def BatchOptimize(self, request: service_pb2.BatchOptimizeRequest,
                       context: CallContext) -> Iterator[service_pb2.BatchResult]:
-        """Runs every (scenario, catalog) pair, at most one per worker at a time, and streams
-        each result as it finishes; a scenario that cannot run is a result with its error."""
-        runs: list[tuple[int, optimize_pb2.OptimizeRequest]] = []
-        for i, scenario in enumerate(request.scenarios):
-            for ref in request.catalogs or [scenario.catalog]:
-                run = optimize_pb2.OptimizeRequest()
-                run.CopyFrom(scenario)
-                run.catalog = ref
-                runs.append((i, run))
-        limits.check_batch_runs(len(runs))
-        for i, scenario in enumerate(request.scenarios):
-            limits.check_optimize(scenario, field=f"scenarios[{i}]")
-        call = _Call(context)
-        pending = iter(runs)
-        running: list[tuple[int, optimize_pb2.OptimizeRequest, Job]] = []
-        while True:
-            if call.stop.is_set():
-                raise Cancelled("the call was cancelled; the batch was stopped")
-            while len(running) < self._pool.size and (nxt := next(pending, None)) is not None:
-                i, run = nxt
-                try:
-                    running.append((i, run, self._optimize_job(call, run, context.tenant,
-                                                               wait=True)))
-                except ProcurementError as e:
-                    yield _batch_result(i, run, error=_per_run(e))
-            if not running:
-                return
-            finished = [entry for entry in running if entry[2].done.is_set()]
-            if not finished:
-                time.sleep(_BATCH_POLL_S)
-            for entry in finished:
-                running.remove(entry)
-                i, run, job = entry
-                try:
-                    response = optimize_pb2.OptimizeResponse.FromString(job.result())
-                except ProcurementError as e:
-                    yield _batch_result(i, run, error=_per_run(e))
-                    continue
-                yield _batch_result(i, run, response=response)
+        """The batch runner's plan and task on this service's workers, at most one run per
+        worker at a time; each result streams as it finishes (service/batch_call.py)."""
+        call, tenant = _Call(context), context.tenant
+        engine = ServiceEngine(self._pool, tenant, deadline=call.deadline, stop=call.stop)
+        return batch_results(request, engine,
+                             lambda ref: tenant_catalog(ref, tenant, self._store))
 
     def GetMetrics(self, request: service_pb2.GetMetricsRequest,
                    context: CallContext) -> service_pb2.GetMetricsResponse:
         return self._metrics.to_proto(self._pool.stats())
-
-
-def _per_run(error: ProcurementError) -> ProcurementError:
-    """A failure that ends only its own run of a batch; cancellation ends the whole call."""
-    if isinstance(error, (Cancelled, DeadlineExceeded)) or error.grpc_code in (
-            "CANCELLED", "DEADLINE_EXCEEDED"):
-        raise error
-    return error
-
-
-def _batch_result(index: int, run: optimize_pb2.OptimizeRequest, *,
-                  response: optimize_pb2.OptimizeResponse | None = None,
-                  error: ProcurementError | None = None) -> service_pb2.BatchResult:
-    out = service_pb2.BatchResult(scenario_index=index, catalog=run.catalog,
-                                  request_id=run.request_id)
-    if response is not None:
-        out.response.CopyFrom(response)
-    if error is not None:
-        out.error_code, out.error_message = error.grpc_code, str(error)
-    return out

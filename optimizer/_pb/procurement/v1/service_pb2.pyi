@@ -41,20 +41,22 @@ class BatchOptimizeRequest(_message.Message):
     def __init__(self, scenarios: _Optional[_Iterable[_Union[_optimize_pb2.OptimizeRequest, _Mapping]]] = ..., catalogs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class BatchResult(_message.Message):
-    __slots__ = ("scenario_index", "catalog", "request_id", "response", "error_code", "error_message")
+    __slots__ = ("scenario_index", "catalog", "request_id", "response", "error_code", "error_message", "scenario_id")
     SCENARIO_INDEX_FIELD_NUMBER: _ClassVar[int]
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
     ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
     ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SCENARIO_ID_FIELD_NUMBER: _ClassVar[int]
     scenario_index: int
     catalog: str
     request_id: str
     response: _optimize_pb2.OptimizeResponse
     error_code: str
     error_message: str
-    def __init__(self, scenario_index: _Optional[int] = ..., catalog: _Optional[str] = ..., request_id: _Optional[str] = ..., response: _Optional[_Union[_optimize_pb2.OptimizeResponse, _Mapping]] = ..., error_code: _Optional[str] = ..., error_message: _Optional[str] = ...) -> None: ...
+    scenario_id: str
+    def __init__(self, scenario_index: _Optional[int] = ..., catalog: _Optional[str] = ..., request_id: _Optional[str] = ..., response: _Optional[_Union[_optimize_pb2.OptimizeResponse, _Mapping]] = ..., error_code: _Optional[str] = ..., error_message: _Optional[str] = ..., scenario_id: _Optional[str] = ...) -> None: ...
 
 class GetMetricsRequest(_message.Message):
     __slots__ = ()

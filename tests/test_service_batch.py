@@ -1,0 +1,125 @@
+"""The service's batch engine is the batch runner's engine on the service's worker pool: the
+same rows as the local pool, the call's deadline bounds each solve, and a stopped call ends
+its jobs (the worker's CPU goes idle) without starting the rest. A failed run becomes an
+error result that never quotes a bug's message."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2, service_pb2
+from optimizer.batch import BatchPlan, Engine, LocalEngine, plan_batch, run_batch
+from optimizer.batch.spec import Scenario, spec_from_document
+from optimizer.batch.tasks import TaskResult, failed_result
+from optimizer.batch.writer import TIMING_COLUMNS, read_results
+from optimizer.errors import SolverFailed
+from optimizer.service.batch_call import batch_results
+from optimizer.service.batch_engine import ServiceEngine
+from optimizer.service.errors import Cancelled
+from optimizer.service.jobs import tenant_catalog
+from optimizer.service.pool import WorkerPool
+from tests.service_support import idle_within
+
+FAST = {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
+        "allowed_topologies": ["single_switch"], "constraints": {"max_gpus": 32}}
+# Several seconds of search per scenario on one core (tests.service_support.long_optimize).
+SLOW = {"top_k": 20, "workload": {"model": "gpt3-175b", "training_tokens": 3e11},
+        "constraints": {"target_training_hours": 5000}, "solver": {"time_limit_s": 120}}
+
+
+def _plan(doc: dict) -> BatchPlan:
+    return plan_batch(spec_from_document(doc))
+
+
+def _rows(out: Path) -> pd.DataFrame:
+    frame = read_results(out).drop(columns=list(TIMING_COLUMNS))
+    return frame.sort_values("scenario_id").reset_index(drop=True)
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Iterator[WorkerPool]:
+    pool = WorkerPool(2, 2, tmp_path / "data")
+    pool.start()
+    yield pool
+    pool.close()
+
+
+def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
+        tmp_path: Path, pool: WorkerPool) -> None:
+    plan = _plan({"catalogs": ["infiniband-ndr", "roce-spectrum"], "defaults": FAST,
+                  "scenarios": [{}, {"catalog": "infiniband-ndr",
+                                     "constraints": {"budget_usd": -1}}],
+                  "grid": {"constraints.target_training_hours": [24.0, 96.0]}})
+    local = run_batch(plan, tmp_path / "local", engine=LocalEngine(2), report=False)
+    served = run_batch(plan, tmp_path / "served", engine=ServiceEngine(pool, "default"),
+                       report=False)
+    assert served.written == local.written == len(plan.scenarios) == 6
+    assert served.errors == local.errors == 2
+    pd.testing.assert_frame_equal(_rows(tmp_path / "served"), _rows(tmp_path / "local"))
+    assert pool.stats().solves == 6
+
+
+def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPool) -> None:
+    plan = _plan({"catalogs": ["ethernet-budget"], "scenarios": [SLOW]})
+    started = time.monotonic()
+    engine = ServiceEngine(pool, "default", deadline=started + 3.0)
+    [result] = engine.run(plan.catalog_data, plan.scenarios)
+    assert time.monotonic() - started < 3.0  # stopped by its timeout, not killed by the pool
+    assert result.row["error_code"] == "DEADLINE_EXCEEDED"
+    assert "best result found" in result.row["error"]
+    assert pool.stats().restarts == 0
+
+
+def test_a_stopped_call_kills_its_running_jobs_and_starts_no_more(pool: WorkerPool) -> None:
+    plan = _plan({"catalogs": ["ethernet-budget"],
+                  "scenarios": [{**SLOW, "request_id": f"slow-{i}"} for i in range(4)]})
+    stop = threading.Event()
+    engine = ServiceEngine(pool, "default", stop=stop)
+    results = engine.run(plan.catalog_data, plan.scenarios)
+    threading.Timer(1.0, stop.set).start()
+    with pytest.raises(Cancelled, match="the call was cancelled; the batch was stopped"):
+        next(results)
+    assert idle_within([w.process.pid for w in pool._workers], 3.0)
+    stats = pool.stats()
+    assert (stats.busy, stats.queued, stats.solves) == (0, 0, 0)
+    assert stats.restarts == 2  # the two running jobs; the other two never started
+
+
+class _FailingEngine(Engine):
+    """Fails every scenario with ``error``, as an engine reports a worker that died."""
+
+    workers = 1
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
+            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+        for s in scenarios:
+            yield failed_result(s, self.error, catalogs[s.catalog_id])
+
+
+@pytest.mark.parametrize(("error", "message"), [
+    (SolverFailed("the solver worker ended unexpectedly (exit code -9)"),
+     "SolverFailed: the solver worker ended unexpectedly (exit code -9)"),
+    (KeyError("price 41999.5 of sku-7"), "internal error (KeyError)"),
+])
+def test_a_failed_run_is_an_error_result_and_a_bugs_message_stays_inside(
+        error: Exception, message: str) -> None:
+    request = service_pb2.BatchOptimizeRequest(
+        scenarios=[optimize_pb2.OptimizeRequest(
+            request_id="r", top_k=1, workload=estimate_pb2.Workload(model="bert-large"),
+            constraints=optimize_pb2.Constraints(target_training_hours=24))],
+        catalogs=["infiniband-ndr"])
+    [result] = batch_results(request, _FailingEngine(error),
+                             lambda ref: tenant_catalog(ref, "default", None))
+    assert (result.scenario_index, result.catalog, result.request_id) == (
+        0, "infiniband-ndr", "r")
+    assert (result.error_code, result.error_message) == ("INTERNAL", message)
+    assert len(result.scenario_id) == 32 and not result.HasField("response")
