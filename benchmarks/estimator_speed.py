@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import time
+from dataclasses import replace
 
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
@@ -49,7 +50,9 @@ def main() -> None:
     infeasible = 0
     for w, c in work:
         try:
-            planned.append((w, c, plan_and_estimate(w, c)))
+            est = plan_and_estimate(w, c)
+            # The plan may leave GPUs idle: re-time it on the GPUs it occupies.
+            planned.append((w, replace(c, gpus=est.gpus_used), est))
         except PlanInfeasible:
             infeasible += 1
     with_planner_s = time.perf_counter() - start

@@ -45,8 +45,12 @@ def _resident_bytes() -> int:
         return int(f.read().split()[1]) * PAGE_BYTES
 
 
-def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...],
+           memory_limit_mib: int | None) -> None:
     try:
+        if memory_limit_mib is not None:
+            limit = memory_limit_mib * MIB
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         start_rss = _resident_bytes()
         start, start_cpu = time.perf_counter(), time.process_time()
         value = fn(*args)
@@ -59,14 +63,17 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> N
         conn.close()
 
 
-def isolated(fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> Measured:
+def isolated(fn: Callable[..., Any], *args: Any, timeout_s: float | None = None,
+             memory_limit_mib: int | None = None) -> Measured:
     """``fn(*args)`` in a fresh forked process: its wall time, peak memory growth and value.
 
-    ``timeout_s`` kills the child and raises TimeoutError once exceeded (brute force budgets).
+    ``timeout_s`` kills the child and raises TimeoutError once exceeded (brute force budgets);
+    ``memory_limit_mib`` caps its address space, so a runaway call fails with MemoryError
+    (ChildFailed here) instead of drawing the machine into the kernel's out-of-memory killer.
     """
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args))
+    proc = ctx.Process(target=_child, args=(child, fn, args, memory_limit_mib))
     proc.start()
     child.close()
     try:

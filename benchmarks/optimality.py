@@ -29,7 +29,7 @@ TOP_K = 3
 LADDERS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
     "smallest": ((7,), (1,)),
     "quick": ((7, 9), (1, 2, 4, 8)),
-    "full": ((7, 8, 9, 12), (1, 2, 4, 8, 16, 32, 64, 128)),
+    "full": ((7, 8, 9), (1, 2, 4, 8, 16, 32, 64, 128)),
 }
 BRUTE_BUDGET_S = {"smallest": 20.0, "quick": 20.0, "full": 300.0}
 # BERT-Large on a few nodes, with the work of 3/4 of the largest cluster (benchmarks.scenarios)

@@ -34,6 +34,8 @@ CATALOG_SWEEP_GPUS = 1024
 # ``SOLVER_LIMIT_S``; a point over the timeout means the search before the MIP ignored it).
 POINT_TIMEOUT_S = {"smallest": 60.0, "quick": 120.0, "full": 600.0}
 SOLVER_LIMIT_S = 60.0
+# Address-space cap per point: one 5,000-SKU request once grew past the 24 GB of the machine.
+MEMORY_LIMIT_MIB = 8192
 # (GPUs' worth of work, top K, target seconds) from the issue.
 TARGETS = ((16384, 1, 2.0), (16384, 10, 10.0), (131072, 1, 10.0))
 TARGET_CATALOGS = {"smallest": (), "quick": (SWEEP_CATALOG,),
@@ -48,7 +50,8 @@ def _point(catalog: Catalog, sc: Scenario, top_k: int, timeout_s: float) -> Meas
     """The measured request, or why it has no measurement (stopped, or its process died)."""
     spec = sc.spec(target_hours=sc.target_hours, top_k=top_k, time_limit_s=SOLVER_LIMIT_S)
     try:
-        return isolated(run_optimize, catalog, spec, timeout_s=timeout_s)
+        return isolated(run_optimize, catalog, spec, timeout_s=timeout_s,
+                        memory_limit_mib=MEMORY_LIMIT_MIB)
     except TimeoutError:
         return f"stopped at {timeout_s:g} s"
     except ChildFailed as e:
