@@ -27,6 +27,8 @@ from optimizer.service.jobs import SCENARIO_JOB
 from optimizer.service.pool import Job, WorkerPool
 
 _POLL_S = 0.02
+# Codes of a job stopped because its call ended: they end the run, not just a scenario.
+_CALL_ENDED = (Cancelled.grpc_code, DeadlineExceeded.grpc_code)
 
 
 def scenario_payload(scenario: Scenario, catalog_data: bytes, timeout_s: float | None,
@@ -121,9 +123,9 @@ class ServiceEngine(Engine):
         any engine. Cancellation and the deadline end the call instead."""
         try:
             return task_result(job.result())
-        except (Cancelled, DeadlineExceeded):
-            raise
         except ProcurementError as e:
+            if e.grpc_code in _CALL_ENDED:  # also a worker's DeadlineExceeded (WorkerError)
+                raise
             return failed_result(s, e, catalog_data)
 
     def _raise_if_stopped(self) -> None:
