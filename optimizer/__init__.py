@@ -1,3 +1,6 @@
-"""Cluster procurement optimizer: catalog -> performance model -> topology sizing -> MIP -> ranked BOMs."""
+"""Cluster procurement optimizer.
+
+catalog -> performance model -> topology sizing -> MIP -> ranked, verified BOMs.
+"""
 
 __version__ = "0.1.0"

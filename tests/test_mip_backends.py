@@ -15,7 +15,7 @@ BACKENDS = available_backends()
 
 
 def knapsack(n: int = 6) -> tuple[MipModel, int]:
-    """Cover a demand of 23 units with integer packs; known optimum 2x10 + 1x3 = 3 packs... in cents."""
+    """Cover 23 units with packs of 10 ($9.00) and 3 ($2.80): the optimum is 2x10 + 1x3."""
     m = MipModel()
     ten = m.var("ten", 0, n)
     three = m.var("three", 0, n)

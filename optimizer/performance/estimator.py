@@ -397,7 +397,7 @@ class StepModel:
         a2a = max(self.a2a_nv_s, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0)
         p2p = self.p2p_nv_s + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
         dp = self.dp_nv_s + sum(min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
-                                for r, t in zip(self.dp_ring, self.dp_tree))
+                                for r, t in zip(self.dp_ring, self.dp_tree, strict=True))
         if self.fsdp:  # prefetched under each micro-batch's compute
             dp_exposed = max(0.0, dp - compute)
         else:

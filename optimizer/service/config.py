@@ -1,4 +1,4 @@
-"""How the server is started: address, store, TLS, tokens, workers, and the safety checks on them."""
+"""How the server is started: address, store, TLS, tokens, workers, and their safety checks."""
 
 from __future__ import annotations
 
