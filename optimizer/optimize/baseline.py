@@ -3,7 +3,8 @@
 Rule of thumb (shared/domain.md section 2, from the seed article): fabric by GPU count
 (> 256 InfiniBand, 32-256 RoCE, < 32 TCP Ethernet) and topology by GPU count (tens: a single
 switch; hundreds: a fat-tree; more than a thousand: dragonfly or torus), non-blocking, one NIC
-per GPU at the fastest compatible speed, the cheapest compatible switch, links chosen greedily.
+per GPU at the fastest compatible speed, the cheapest compatible switch, links chosen greedily;
+a design the catalog's stock cannot supply is not a baseline (the buyer could not order it).
 For each server the smallest GPU count that meets the target under those rules is built; the
 cheapest of those is the baseline. Where the catalog cannot build the rule's fabric, the next
 one in the rule's order is used (said in ``note``).
@@ -28,6 +29,7 @@ from optimizer.optimize.candidates import (
     make_design,
     smallest_meeting,
 )
+from optimizer.optimize.formulation import over_stock, stock_limits
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
@@ -85,10 +87,13 @@ def _candidate(catalog: Catalog, server: Server, fabric: str, topology: str,
 
 def _build(catalog: Catalog, key: TimeKey, nic: Nic, switch: Switch | None, nodes: int,
            timer: Timer, layout: Layout, server: Server, note: str) -> BaselineDesign | None:
+    """The priced design, or None when the catalog cannot supply it (parts, reach, stock)."""
     design = make_design(key, nodes, nic, switch, layout)
     try:
         bom = build_bom(design, catalog)
     except InvalidInput:
+        return None
+    if over_stock(bom, stock_limits(catalog)):
         return None
     est = timer.estimate(key, nodes)
     if est is None:

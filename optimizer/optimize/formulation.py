@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.mip import MipModel
+from optimizer.topology.bom import BillOfMaterials
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,14 @@ def stock_limits(catalog: Catalog) -> dict[str, int]:
     rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
     return {r.sku: r.availability.stock_units for r in rows
             if r.availability.stock_units is not None}
+
+
+def over_stock(bom: BillOfMaterials, stock: Mapping[str, int]) -> bool:
+    """The BOM orders more of some SKU (over all its lines) than the catalog has in stock."""
+    used: dict[str, int] = defaultdict(int)
+    for line in bom.lines:
+        used[line.sku] += line.quantity
+    return any(qty > stock[sku] for sku, qty in used.items() if sku in stock)
 
 
 def build_model(rows: Sequence[CandidateRow], options: Mapping[LinkClass, Sequence[LinkChoice]],

@@ -20,6 +20,7 @@ from optimizer.optimize.candidates import (
     make_design,
     smallest_meeting,
 )
+from optimizer.optimize.formulation import over_stock
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.topology.bom import build_bom
 from optimizer.topology.design import Design
@@ -50,12 +51,7 @@ def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> 
         bom = build_bom(design, catalog)
     except InvalidInput:
         return None
-    used: dict[str, int] = {}
-    for line in bom.lines:
-        used[line.sku] = used.get(line.sku, 0) + line.quantity
-    if any(q > stock[s] for s, q in used.items() if s in stock):
-        return None
-    return bom.capex_cents
+    return None if over_stock(bom, stock) else bom.capex_cents
 
 
 class KBest:
