@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.measure import isolated
-from benchmarks.report import Table, parser, publish
+from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import bundled, run_optimize, scenario
 from benchmarks.synthetic import synthetic_catalog
 from optimizer.catalog.model import Catalog
@@ -65,10 +65,5 @@ def run(level: str, out: Path) -> list[Table]:
     return [table]
 
 
-def main() -> None:
-    args = parser(__doc__).parse_args()
-    run(args.level, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    module_main(run, __doc__)

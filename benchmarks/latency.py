@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.measure import Ran, run_command
-from benchmarks.report import Table, parser, publish
+from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import scenario
 
 PAIRS = {"smallest": 200, "quick": 2_000, "full": 10_000}
@@ -71,10 +71,5 @@ def run(level: str, out: Path) -> list[Table]:
     return tables
 
 
-def main() -> None:
-    args = parser(__doc__).parse_args()
-    run(args.level, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    module_main(run, __doc__)

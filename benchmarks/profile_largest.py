@@ -14,7 +14,7 @@ import pstats
 from pathlib import Path
 
 from benchmarks.measure import isolated
-from benchmarks.report import Table, parser, publish
+from benchmarks.report import Table, module_main, publish
 from benchmarks.scale import SOLVER_LIMIT_S, SWEEP_CATALOG, sweep_workload
 from benchmarks.scenarios import Scenario, bundled, describe
 from optimizer.optimize.solve import optimize
@@ -96,10 +96,5 @@ def run(level: str, out: Path) -> list[Table]:
     return tables
 
 
-def main() -> None:
-    args = parser(__doc__).parse_args()
-    run(args.level, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    module_main(run, __doc__)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.measure import isolated
-from benchmarks.report import Table, parser, publish
+from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import Outcome, Scenario, bundled, describe, run_optimize, scenario
 from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
 from optimizer.optimize.formulation import stock_limits
@@ -168,10 +168,5 @@ def _pct(value: float | None) -> str | None:
     return None if value is None else f"{value:+.1%}"
 
 
-def main() -> None:
-    args = parser(__doc__).parse_args()
-    run(args.level, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    module_main(run, __doc__)

@@ -13,6 +13,7 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -103,6 +104,12 @@ def publish(name: str, tables: list[Table], out: Path, params: dict[str, Any]) -
                       for t in tables]}
     path.write_text(json.dumps(doc, indent=2, default=str))
     return path
+
+
+def module_main(run: Callable[[str, Path], list[Table]], description: str | None) -> None:
+    """``python -m benchmarks.<module>``: parse the shared flags and run the benchmark."""
+    args = parser(description).parse_args()
+    run(args.level, args.out)
 
 
 def parser(description: str | None) -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks.measure import ChildFailed, Measured, fit_exponent, isolated
-from benchmarks.report import Table, parser, publish
+from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import Outcome, Scenario, bundled, run_optimize
 from benchmarks.synthetic import synthetic_catalog
 from optimizer.catalog.model import Catalog
@@ -70,51 +70,51 @@ def _cells(m: Measured | str) -> tuple[object, ...]:
             m.peak_rss_growth_mib)
 
 
-def cluster_sweep(level: str) -> Table:
-    timeout = POINT_TIMEOUT_S[level]
-    catalog = bundled()[SWEEP_CATALOG]
-    table = Table(f"Cluster size sweep ({SWEEP_CATALOG}, Llama 3 70B, top-1)",
-                  ("GPUs' worth of work", "target h", *COLUMNS))
+Point = tuple[float, tuple[object, ...], Catalog, Scenario]  # x, leading cells, catalog, scenario
+
+
+def _sweep(table: Table, axis: str, points: list[Point], timeout_s: float) -> Table:
+    """Measure each point into a row (leading cells first) and fit the growth along ``axis``."""
     xs, times, mems = [], [], []
-    for gpus in CLUSTER_GPUS[level]:
-        sc = Scenario(SWEEP_CATALOG, gpus, sweep_workload())
-        m = _point(catalog, sc, 1, timeout)
-        table.add(gpus, sc.target_hours, *_cells(m))
+    for x, lead, catalog, sc in points:
+        m = _point(catalog, sc, 1, timeout_s)
+        table.add(*lead, *_cells(m))
         if isinstance(m, Measured):
-            xs.append(gpus)
+            xs.append(x)
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
     if len(xs) >= 2:
-        table.notes.append(f"Fitted growth: CPU time ~ GPUs^{fit_exponent(xs, times):.2f}, "
-                           f"peak memory growth ~ GPUs^{fit_exponent(xs, mems):.2f} "
-                           f"(least squares on log-log, {len(xs)} points).")
+        table.notes.append(f"Fitted growth: CPU time ~ {axis}^{fit_exponent(xs, times):.2f}, "
+                           f"peak memory growth ~ {axis}^{fit_exponent(xs, mems):.2f} "
+                           f"(least squares on log-log, {len(xs)} finished points).")
     return table
 
 
+def cluster_sweep(level: str) -> Table:
+    catalog = bundled()[SWEEP_CATALOG]
+    table = Table(f"Cluster size sweep ({SWEEP_CATALOG}, Llama 3 70B, top-1)",
+                  ("GPUs' worth of work", "target h", *COLUMNS))
+    points: list[Point] = []
+    for gpus in CLUSTER_GPUS[level]:
+        sc = Scenario(SWEEP_CATALOG, gpus, sweep_workload())
+        points.append((gpus, (gpus, sc.target_hours), catalog, sc))
+    return _sweep(table, "GPUs", points, POINT_TIMEOUT_S[level])
+
+
 def catalog_sweep(level: str) -> Table:
-    timeout = POINT_TIMEOUT_S[level]
     catalogs: list[tuple[str, Catalog]] = list(bundled().items())
     if level == "smallest":
         catalogs = [(SWEEP_CATALOG, bundled()[SWEEP_CATALOG])]
     catalogs += [(f"synthetic-{n}", synthetic_catalog(n)) for n in SYNTHETIC_SKUS[level]]
     table = Table(f"Catalog size sweep ({CATALOG_SWEEP_GPUS:,} GPUs' worth of Llama 3 70B, "
                   "top-1)", ("catalog", "SKUs", *COLUMNS))
-    xs, times, mems = [], [], []
+    points: list[Point] = []
     for name, catalog in catalogs:
         skus = (len(catalog.servers) + len(catalog.nics) + len(catalog.switches)
                 + len(catalog.links))
-        sc = Scenario(name, CATALOG_SWEEP_GPUS, sweep_workload())
-        m = _point(catalog, sc, 1, timeout)
-        table.add(name, skus, *_cells(m))
-        if isinstance(m, Measured):
-            xs.append(skus)
-            times.append(m.cpu_s)
-            mems.append(m.peak_rss_growth_mib)
-    if len(xs) >= 2:
-        table.notes.append(f"Fitted growth: CPU time ~ SKUs^{fit_exponent(xs, times):.2f}, "
-                           f"peak memory growth ~ SKUs^{fit_exponent(xs, mems):.2f} "
-                           f"({len(xs)} finished points).")
-    return table
+        points.append((skus, (name, skus), catalog,
+                       Scenario(name, CATALOG_SWEEP_GPUS, sweep_workload())))
+    return _sweep(table, "SKUs", points, POINT_TIMEOUT_S[level])
 
 
 def targets(level: str) -> Table:
@@ -139,10 +139,5 @@ def run(level: str, out: Path) -> list[Table]:
     return tables
 
 
-def main() -> None:
-    args = parser(__doc__).parse_args()
-    run(args.level, args.out)
-
-
 if __name__ == "__main__":
-    main()
+    module_main(run, __doc__)
