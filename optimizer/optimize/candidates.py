@@ -116,29 +116,37 @@ class SearchSpace:
         return self.spec.allowed_topologies or TOPOLOGY_FAMILIES
 
     def keys(self) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
-        """Every time key with the (NIC, switch) SKU pairs that realise it."""
+        """Every time key with the (NIC, switch) SKU pairs that realise it (one shared list
+        per fabric, speed and radix: keys of different servers reference the same pairs)."""
+        pairs = self._pairs()
         for server in self.servers:
-            for fabric in self.fabrics:
-                nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
-                for speed in sorted({n.speed_gbps for n in nics}):
-                    at_speed = [n for n in nics if n.speed_gbps == speed]
-                    radixes: dict[int, list[Switch]] = {}
-                    for w in self.switches:
-                        k = ports_at_speed(w, speed)
-                        if k and switch_fits_fabric(w, fabric):
-                            radixes.setdefault(k, []).append(w)
-                    for npn in nics_per_node_options(server):
-                        for topology in self.topologies:
-                            ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
-                            for ratio in ratios:
-                                if topology == "torus":
-                                    key = TimeKey(server.sku, fabric, speed, npn, topology, 1.0, 0)
-                                    yield key, [(n, None) for n in at_speed]
-                                    continue
-                                for k, sws in sorted(radixes.items()):
-                                    key = TimeKey(server.sku, fabric, speed, npn, topology,
-                                                  ratio, k)
-                                    yield key, [(n, w) for n in at_speed for w in sws]
+            for (fabric, speed, radix), parts in pairs.items():
+                for npn in nics_per_node_options(server):
+                    for topology in self.topologies:
+                        if (topology == "torus") != (radix == 0):
+                            continue
+                        ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
+                        for ratio in ratios:
+                            yield (TimeKey(server.sku, fabric, speed, npn, topology, ratio,
+                                           radix), parts)
+
+    def _pairs(self) -> dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]]:
+        """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless torus."""
+        out: dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]] = {}
+        for fabric in self.fabrics:
+            nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
+            for speed in sorted({n.speed_gbps for n in nics}):
+                at_speed = [n for n in nics if n.speed_gbps == speed]
+                radixes: dict[int, list[Switch]] = {}
+                for w in self.switches:
+                    k = ports_at_speed(w, speed)
+                    if k and switch_fits_fabric(w, fabric):
+                        radixes.setdefault(k, []).append(w)
+                if "torus" in self.topologies:
+                    out[(fabric, speed, 0)] = [(n, None) for n in at_speed]
+                for k, sws in sorted(radixes.items()):
+                    out[(fabric, speed, k)] = [(n, w) for n in at_speed for w in sws]
+        return out
 
 
 def nics_per_node_options(server: Server) -> list[int]:
@@ -157,15 +165,20 @@ class Timer:
         self.confidence = confidence
         self.fixed = fixed
         self.evaluations = 0
-        self._cache: dict[tuple[TimeKey, int], Estimate | None] = {}
-        self._ideal: dict[tuple[str, str, int, int, int], float] = {}
+        # Servers with the same GPU and node figures time the same: cache by those figures.
+        self._perf = {sku: (s.gpu_model, s.gpus_per_node, s.gpu_peak_bf16_tflops,
+                            s.gpu_peak_fp8_tflops, s.gpu_memory_gb, s.intra_node_gbytes_per_s)
+                      for sku, s in servers.items()}
+        self._cache: dict[tuple, tuple[TimeKey, Estimate | None]] = {}
+        self._ideal: dict[tuple, float] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
         """The planner's estimate, or None where no plan fits or the size cannot be built."""
-        cached = self._cache.get((key, nodes), ...)
-        if cached is not ...:
-            return cached  # type: ignore[return-value]
+        memo = (self._perf[key.server_sku], key.fabric, key.nic_speed_gbps, key.nics_per_node,
+                key.topology, key.oversubscription, key.radix, nodes)
+        if memo in self._cache:
+            return self._cache[memo][1]
         result: Estimate | None
         try:
             profile = size_network(key.topology, nodes * key.nics_per_node, key.radix,
@@ -175,7 +188,7 @@ class Timer:
                                key.nics_per_node, nodes, profile)
         except InvalidInput:
             result = None
-        self._cache[(key, nodes)] = result
+        self._cache[memo] = (key, result)
         return result
 
     def reestimate(self, design: Design, plan: PhysicalPlan) -> Estimate | None:
@@ -202,8 +215,8 @@ class Timer:
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
         """The fastest (key, nodes, hours) estimated so far, for diagnosing an unmet target."""
-        timed = [(confident_hours(e, self.confidence), k, n)
-                 for (k, n), e in self._cache.items() if e is not None]
+        timed = [(confident_hours(e, self.confidence), k, memo[-1])
+                 for memo, (k, e) in self._cache.items() if e is not None]
         if not timed:
             return None
         hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
@@ -215,10 +228,11 @@ class Timer:
         every node under it. No topology makes any collective faster
         (tests/test_optimizer_bounds.py), so the smallest size meeting the target here bounds
         every key of the same server, fabric and bandwidth from below."""
-        args = (server_sku, fabric, nic_speed_gbps, nics_per_node, nodes)
-        if args not in self._ideal:
-            self._ideal[args] = self._ideal_hours(*args)
-        return self._ideal[args]
+        memo = (self._perf[server_sku], fabric, nic_speed_gbps, nics_per_node, nodes)
+        if memo not in self._ideal:
+            self._ideal[memo] = self._ideal_hours(server_sku, fabric, nic_speed_gbps,
+                                                  nics_per_node, nodes)
+        return self._ideal[memo]
 
     def _ideal_hours(self, server_sku: str, fabric: str, nic_speed_gbps: int,
                      nics_per_node: int, nodes: int) -> float:
@@ -337,20 +351,50 @@ def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -
 def build_candidates(timer: Timer, key: TimeKey, nodes: int,
                      parts: list[tuple[Nic, Switch | None]], catalog: Catalog,
                      layout: Layout, topologies: tuple[str, ...]) -> list[Candidate]:
-    """Every buildable, non-redundant (NIC, switch) realisation of ``key`` at ``nodes``."""
+    """The buildable, non-redundant (NIC, switch) realisations of ``key`` at ``nodes`` that are
+    not beaten by another on NIC-and-switch cost, power and rack units at this size."""
     est = timer.estimate(key, nodes)
     if est is None:
         return []
     hours = confident_hours(est, timer.confidence)
-    out = []
+    plans = []
     for nic, switch in parts:
         design = make_design(key, nodes, nic, switch, layout)
         try:
             plan = physical_plan(design, catalog)
         except InvalidInput:
             continue
-        if redundant(design, plan, topologies):
+        if not redundant(design, plan, topologies):
+            plans.append(plan)
+    gpus = nodes * timer.servers[key.server_sku].gpus_per_node
+    return [Candidate(plan.design, plan, est, hours, key, gpus)
+            for plan in efficient_parts(plans, catalog)]
+
+
+def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[PhysicalPlan]:
+    """Plans of one key and size whose NIC and switch SKUs no other plan beats.
+
+    Within a key and size every plan needs the same servers, NIC count, switch count and links,
+    so a plan differs only in what its NICs and switches cost (at their volume tier), draw and
+    occupy; a plan no cheaper, no leaner and no smaller than another, or one whose parts exceed
+    their stock, cannot be part of an optimum.
+    """
+    stock = {p.sku: p.availability.stock_units for p in (*catalog.nics, *catalog.switches)
+             if p.availability.stock_units is not None}
+    prices = {p.sku: p.price_cents for p in (*catalog.nics, *catalog.switches)}
+    scored = []
+    for plan in plans:
+        qty = {plan.nics.sku: plan.nics.quantity}
+        for sw in plan.switches:
+            qty[sw.sku] = qty.get(sw.sku, 0) + sw.quantity
+        if any(q > stock[s] for s, q in qty.items() if s in stock):
             continue
-        out.append(Candidate(design, plan, est, hours, key,
-                             nodes * timer.servers[key.server_sku].gpus_per_node))
-    return out
+        cost = sum(q * catalog.unit_price_cents(s, q, prices[s]) for s, q in qty.items())
+        scored.append(((cost, plan.nic_power_kw + plan.switch_power_kw, plan.rack_units),
+                       design_order(plan.design), plan))
+    scored.sort(key=lambda t: (t[0], t[1]))
+    kept: list[tuple[tuple[int, float, int], PhysicalPlan]] = []
+    for score, _, plan in scored:
+        if not any(all(k <= s for k, s in zip(best, score, strict=True)) for best, _ in kept):
+            kept.append((score, plan))
+    return [plan for _, plan in kept]

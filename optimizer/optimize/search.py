@@ -39,9 +39,17 @@ def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
 
 
 def node_cost_bound(catalog: Catalog, server: Server, key: TimeKey,
-                    parts: list[tuple[Nic, Switch | None]]) -> int:
-    """A lower bound on the cost per node of any design of ``key``: server + its NICs."""
-    nic = min(deepest_unit_cents(catalog, n.sku, n.price_cents) for n, _ in parts)
+                    parts: list[tuple[Nic, Switch | None]],
+                    memo: dict[int, int] | None = None) -> int:
+    """A lower bound on the cost per node of any design of ``key``: server + its NICs.
+
+    ``memo`` caches the cheapest NIC per parts list (keys share their parts lists) for one
+    search."""
+    nic = None if memo is None else memo.get(id(parts))
+    if nic is None:
+        nic = min(deepest_unit_cents(catalog, n.sku, n.price_cents) for n, _ in parts)
+        if memo is not None:
+            memo[id(parts)] = nic
     return deepest_unit_cents(catalog, server.sku, server.price_cents) + key.nics_per_node * nic
 
 
@@ -158,6 +166,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     budget = spec.constraints.budget_cents
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
     ordered = []
+    nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
@@ -166,7 +175,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
             if floor is None:
                 continue  # not even an ideal network of this fabric meets the target
             lo = max(lo, floor)
-        bound = lo * node_cost_bound(catalog, server, key, parts)
+        bound = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
         if lo <= hi and (budget is None or bound <= budget):
             ordered.append((bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
@@ -254,10 +263,11 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
         msg = "min_time needs a budget; expected a positive budget_usd"
         raise InvalidInput(msg, field="constraints.budget_usd")
     ordered = []
+    nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
-        hi = min(hi, budget // node_cost_bound(catalog, server, key, parts))
+        hi = min(hi, budget // node_cost_bound(catalog, server, key, parts, nic_memo))
         if lo <= hi:
             # No design of the key is faster than its largest size on an ideal network.
             bound = timer.ideal_hours(key.server_sku, key.fabric, key.nic_speed_gbps,

@@ -21,6 +21,7 @@ from optimizer.optimize.explain import (
     sensitivity,
     usd,
 )
+from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
     Problem,
@@ -55,6 +56,7 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
     """
     start = time.perf_counter()
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
+    catalog = prune_dominated(catalog)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
     timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
