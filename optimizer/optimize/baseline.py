@@ -37,13 +37,16 @@ from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.sizing import max_endpoints
 
-# GPU-count regimes of the rule: (first GPU count, fabric preference, topology preference).
-RULE_REGIMES: tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...] = (
-    (1, ("ethernet", "roce", "infiniband"), ("single_switch", "fat_tree")),
-    (32, ("roce", "infiniband", "ethernet"), ("single_switch", "fat_tree")),
-    (100, ("roce", "infiniband", "ethernet"), ("fat_tree",)),
-    (257, ("infiniband", "roce", "ethernet"), ("fat_tree",)),
-    (1001, ("infiniband", "roce", "ethernet"), ("dragonfly", "torus", "fat_tree")),
+# GPU-count regimes of the rule: (first GPU count, fabric preference, topology choices). The
+# topology choices are groups in order of preference: the first group that can be built at the
+# size is the rule's, and within a group ("dragonfly or torus") the cheaper design that meets
+# the target is taken; a later group is a fallback when the size does not fit the earlier one.
+RULE_REGIMES: tuple[tuple[int, tuple[str, ...], tuple[tuple[str, ...], ...]], ...] = (
+    (1, ("ethernet", "roce", "infiniband"), (("single_switch",), ("fat_tree",))),
+    (32, ("roce", "infiniband", "ethernet"), (("single_switch",), ("fat_tree",))),
+    (100, ("roce", "infiniband", "ethernet"), (("fat_tree",),)),
+    (257, ("infiniband", "roce", "ethernet"), (("fat_tree",),)),
+    (1001, ("infiniband", "roce", "ethernet"), (("dragonfly", "torus"), ("fat_tree",))),
 )
 MAX_NODES = 16_384
 
@@ -124,11 +127,11 @@ def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None
     layout = Layout()
     found: list[BaselineDesign] = []
     for server in catalog.servers:
-        for i, (first_gpus, fabrics, topologies) in enumerate(RULE_REGIMES):
+        for i, (first_gpus, fabrics, groups) in enumerate(RULE_REGIMES):
             lo = math.ceil(first_gpus / server.gpus_per_node)
             last = RULE_REGIMES[i + 1][0] - 1 if i + 1 < len(RULE_REGIMES) else None
             hi = MAX_NODES if last is None else last // server.gpus_per_node
-            built = _smallest_in_regime(catalog, spec, server, fabrics, topologies, lo, hi,
+            built = _smallest_in_regime(catalog, spec, server, fabrics, groups, lo, hi,
                                         target, timer, layout)
             if built is not None:
                 found.append(built)
@@ -137,25 +140,34 @@ def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None
 
 
 def _smallest_in_regime(catalog: Catalog, spec: OptimizeSpec, server: Server,
-                        fabrics: tuple[str, ...],
-                        topologies: tuple[str, ...], lo: int, hi: int, target: float,
-                        timer: Timer, layout: Layout) -> BaselineDesign | None:
-    """The rule's preferred buildable fabric and topology; the first that fits the size."""
+                        fabrics: tuple[str, ...], groups: tuple[tuple[str, ...], ...],
+                        lo: int, hi: int, target: float, timer: Timer,
+                        layout: Layout) -> BaselineDesign | None:
+    """The rule's design in one GPU-count regime: the preferred buildable fabric, the first
+    topology group that fits the size, the cheaper of its choices that meets the target."""
     for fabric in fabrics:
-        for topology in topologies:
-            found = _candidate(catalog, server, fabric, topology)
-            if found is None:
-                continue
-            key, nic, switch = found
-            top = min(hi, _size_limit(key, spec, server))
-            if top < lo:
-                continue
-            nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
-            if nodes is None:
-                return None  # the rule's choice is too slow in this regime
+        for group in groups:
+            fitting = []
+            for topology in group:
+                found = _candidate(catalog, server, fabric, topology)
+                if found is None:
+                    continue
+                top = min(hi, _size_limit(found[0], spec, server))
+                if top >= lo:
+                    fitting.append((found, top))
+            if not fitting:
+                continue  # this group cannot be built at this size: the next is the fallback
             note = "" if fabric == fabrics[0] else (
                 f"the catalog cannot build {fabrics[0]}; used {fabric}")
-            return _build(catalog, key, nic, switch, nodes, timer, layout, server, note)
+            built = []
+            for (key, nic, switch), top in fitting:
+                nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top,
+                                         lo)
+                design = None if nodes is None else _build(catalog, key, nic, switch, nodes,
+                                                           timer, layout, server, note)
+                if design is not None:
+                    built.append(design)
+            return min(built, key=lambda b: b.bom.capex_cents, default=None)
     return None
 
 
