@@ -97,20 +97,20 @@ def small_optimize(catalog: str = "small-test", **fields: Any) -> optimize_pb2.O
 
 
 def long_optimize() -> optimize_pb2.OptimizeRequest:
-    """A search over many candidates that runs for several seconds on one core."""
+    """A search over many candidates that runs for tens of seconds on one core: the fastest
+    405B clusters for $4B, top 20 (every key's size search runs up to the budget)."""
     return optimize_pb2.OptimizeRequest(
-        catalog="ethernet-budget",
-        workload=estimate_pb2.Workload(model="gpt3-175b", training_tokens=3e11),
-        constraints=optimize_pb2.Constraints(target_training_hours=5000), top_k=20,
+        catalog="ethernet-budget", workload=estimate_pb2.Workload(model="llama3-405b"),
+        objective="min_time", constraints=optimize_pb2.Constraints(budget_usd=4e9), top_k=20,
         solver=optimize_pb2.SolverOptions(time_limit_s=120))
 
 
 def medium_optimize() -> optimize_pb2.OptimizeRequest:
-    """A few seconds of search on one core."""
+    """Several seconds of search on one core (the fastest 70B clusters for $300M, top 20)."""
     return optimize_pb2.OptimizeRequest(
-        catalog="infiniband-ndr",
-        workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=1e12),
-        constraints=optimize_pb2.Constraints(target_training_hours=2000), top_k=5)
+        catalog="roce-spectrum", workload=estimate_pb2.Workload(model="llama3-70b"),
+        objective="min_time", constraints=optimize_pb2.Constraints(budget_usd=3e8), top_k=20,
+        solver=optimize_pb2.SolverOptions(time_limit_s=60))
 
 
 def small_estimate() -> estimate_pb2.EstimateRequest:

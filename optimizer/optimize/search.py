@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -28,6 +30,8 @@ from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 Parts = list[tuple[Nic, Switch | None]]
+
+SECONDS_PER_HOUR = 3600
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
@@ -63,21 +67,28 @@ def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> 
 
 
 class KBest:
-    """The K-th best value over distinct groups: the pruning threshold."""
+    """The K-th best value over distinct groups: the pruning threshold (None until K groups).
+
+    Values are capex (min_cost) or (training seconds, capex) (min_time, lexicographic)."""
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.best: dict[tuple, float] = {}
+        self.best: dict[tuple, Any] = {}
 
-    def offer(self, group: tuple, value: float) -> None:
-        if value < self.best.get(group, math.inf):
+    def offer(self, group: tuple, value: Any) -> None:
+        if group not in self.best or value < self.best[group]:
             self.best[group] = value
 
     @property
-    def threshold(self) -> float:
+    def threshold(self) -> Any:
         if len(self.best) < self.k:
-            return math.inf
+            return None
         return sorted(self.best.values())[self.k - 1]
+
+    def beats(self, bound: Any) -> bool:
+        """K groups are already better than anything whose bound is ``bound``."""
+        threshold = self.threshold
+        return threshold is not None and bound > threshold
 
 
 @dataclass
@@ -127,9 +138,10 @@ def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, in
 
 def _report(clock: Clock, timer: Timer, kbest: KBest, time_valued: bool) -> None:
     best = min(kbest.best.values(), default=None)
+    seconds, cents = best if time_valued and best else (0, best or 0)
     clock.report({"phase": "search", "candidates_evaluated": timer.evaluations,
-                  "best_capex_usd": 0.0 if best is None or time_valued else best / 100,
-                  "best_training_time_hours": best if time_valued and best else 0.0,
+                  "best_capex_usd": cents / 100,
+                  "best_training_time_hours": seconds / SECONDS_PER_HOUR,
                   "bound_usd": 0.0, "designs_found": 0})
 
 
@@ -154,7 +166,8 @@ def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], 
         out.append(Costed(cand, cost))
         if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
             continue
-        kbest.offer(cand.key.group, cand.time_hours if value_of_time else cost)
+        kbest.offer(cand.key.group, (math.ceil(cand.time_hours * SECONDS_PER_HOUR), cost)
+                    if value_of_time else cost)
 
 
 def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
@@ -182,7 +195,7 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     kbest, out, evaluated = KBest(spec.top_k), [], 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
     for bound, key, parts, lo, hi in ordered:
-        if bound > kbest.threshold:
+        if kbest.beats(bound):
             break  # every later key's bound is at least as large
         if clock.expired():
             return out, evaluated, bound
@@ -267,77 +280,112 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
-        hi = min(hi, budget // node_cost_bound(catalog, server, key, parts, nic_memo))
-        if lo <= hi:
-            # No design of the key is faster than its largest size on an ideal network.
-            bound = timer.ideal_hours(key.server_sku, key.fabric, key.nic_speed_gbps,
-                                      key.nics_per_node, hi)
-            ordered.append((bound, key, parts, lo, hi))
+        per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
+        hi = min(hi, budget // per_node)
+        if lo > hi:
+            continue
+        # No design of the key is faster than its largest size on an ideal network, and none
+        # reaches that time with fewer nodes than the ideal network needs for it.
+        def ideal(n: int, k: TimeKey = key) -> float:
+            return timer.ideal_hours(k.server_sku, k.fabric, k.nic_speed_gbps,
+                                     k.nics_per_node, n)
+        fastest = ideal(hi)
+        if not math.isfinite(fastest):
+            continue  # no plan fits even the largest size: none fits a smaller one
+        fewest = smallest_meeting(ideal, fastest, lo, hi, lo) or hi
+        bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
+        ordered.append((bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
     kbest, out, evaluated = KBest(spec.top_k), [], 0
     for bound, key, parts, lo, hi in ordered:
-        if bound > kbest.threshold:
+        if kbest.beats(bound):
             break
         if clock.expired():
-            return out, evaluated, bound
+            return out, evaluated, bound[0] / SECONDS_PER_HOUR
         _report(clock, timer, kbest, time_valued=True)
         evaluated += 1
-        top = _largest_affordable(key, parts, lo, hi, catalog, layout, budget, stock,
-                                  exact_cost)
-        if top is None:
-            continue
-        # The fastest affordable time may hold on a plateau of sizes (a plan leaves GPUs idle):
-        # its smallest size is the cheapest way to get it. Half the size feeds the frontier.
-        fastest = timer.hours(key, top)
-        start = smallest_meeting(lambda n, k=key: timer.hours(k, n), fastest, lo, top, top)
-        for size in sorted({top, start or top, max(lo, top // 2)}):
+        afford = _Affordability(key, parts, catalog, layout, budget, stock, exact_cost)
+        hours = functools.partial(timer.hours, key)
+        # Time is non-increasing in size and plateaus (a plan leaves GPUs idle): the cheapest
+        # way to the key's best time is the start of its last plateau. Only when that is over
+        # budget does the budget decide, at the largest affordable size.
+        start = smallest_meeting(hours, hours(hi), lo, hi, lo)
+        if start is not None and afford(start):
+            top = start
+        else:
+            top = afford.largest(lo, hi)
+            if top is None:
+                continue
+            start = smallest_meeting(hours, hours(top), lo, top, top)
+        # Volume breaks above the start can make a larger size of the same time cheaper; half
+        # the size feeds the frontier.
+        extra = break_sizes(catalog, key, parts, start or top, top)
+        for size in sorted({top, start or top, max(lo, top // 2), *extra}):
             cands = build_candidates(timer, key, size, parts, catalog, layout,
                                      space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
     return out, evaluated, None
 
 
-def _largest_affordable(key: TimeKey, parts: list[tuple[Nic, Switch | None]], lo: int, hi: int,
-                        catalog: Catalog, layout: Layout, budget: int, stock: dict[str, int],
-                        exact_cost: Callable[[PhysicalPlan], int | None]) -> int | None:
-    """Largest node count with a build that fits the budget.
+class _Affordability:
+    """Whether a key's design of n nodes fits the budget, and the largest size that does.
 
     The greedy BOM answers most checks; where it is over budget the exact price (the MIP on
-    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper. Cost
-    grows with the node count, so the search is smallest_meeting on the mirrored axis, started
-    from the size the greedy cost at ``hi`` scales to.
+    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper.
     """
-    greedy: dict[int, int | None] = {}
 
-    def cheapest_greedy(n: int) -> int | None:
-        if n not in greedy:
-            costs = []
-            for nic, switch in parts:
-                cost = standalone_cost(make_design(key, n, nic, switch, layout), catalog, stock)
-                if cost is not None:
-                    costs.append(cost)
-            greedy[n] = min(costs, default=None)
-        return greedy[n]
+    def __init__(self, key: TimeKey, parts: Parts, catalog: Catalog, layout: Layout,
+                 budget: int, stock: dict[str, int],
+                 exact_cost: Callable[[PhysicalPlan], int | None]) -> None:
+        self.key, self.parts, self.catalog, self.layout = key, parts, catalog, layout
+        self.budget, self.stock, self.exact_cost = budget, stock, exact_cost
+        self._greedy: dict[int, int | None] = {}
 
-    def affordable(n: int) -> bool:
-        cheapest = cheapest_greedy(n)
-        if cheapest is not None and cheapest <= budget:
-            return True
-        for nic, switch in parts:
+    def cheapest_greedy(self, n: int) -> int | None:
+        if n not in self._greedy:
+            costs = [standalone_cost(make_design(self.key, n, nic, switch, self.layout),
+                                     self.catalog, self.stock) for nic, switch in self.parts]
+            self._greedy[n] = min((c for c in costs if c is not None), default=None)
+        return self._greedy[n]
+
+    def __call__(self, n: int) -> bool:
+        return self.greedy_fits(n) or self.exact_fits(n)
+
+    def greedy_fits(self, n: int) -> bool:
+        cheapest = self.cheapest_greedy(n)
+        return cheapest is not None and cheapest <= self.budget
+
+    def exact_fits(self, n: int) -> bool:
+        for nic, switch in self.parts:
             try:
-                plan = physical_plan(make_design(key, n, nic, switch, layout), catalog)
+                plan = physical_plan(make_design(self.key, n, nic, switch, self.layout),
+                                     self.catalog)
             except InvalidInput:
                 continue
-            cost = exact_cost(plan)
-            if cost is not None and cost <= budget:
+            cost = self.exact_cost(plan)
+            if cost is not None and cost <= self.budget:
                 return True
         return False
 
-    at_hi = cheapest_greedy(hi)
-    guess = hi if not at_hi else max(lo, min(hi, hi * budget // at_hi))
-    mirrored = smallest_meeting(lambda m: 0.0 if affordable(lo + hi - m) else 1.0, 0.5,
-                                lo, hi, lo + hi - guess)
-    return None if mirrored is None else lo + hi - mirrored
+    def largest(self, lo: int, hi: int) -> int | None:
+        """Largest affordable size in [lo, hi]. Cost grows with size, so: the largest size the
+        greedy price affords (cheap to find), then exact prices above it (an exact price is
+        never above the greedy one, so the answer is at or above it; usually the next size
+        already misses and one MIP settles it)."""
+        at_hi = self.cheapest_greedy(hi)
+        guess = hi if not at_hi else max(lo, min(hi, hi * self.budget // at_hi))
+        greedy = self._largest(self.greedy_fits, lo, hi, guess)
+        floor = lo if greedy is None else greedy + 1
+        if floor > hi or not self.exact_fits(floor):
+            return greedy
+        return self._largest(self, floor, hi, floor)
+
+    @staticmethod
+    def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int) -> int | None:
+        """smallest_meeting on the mirrored axis: the largest n in [lo, hi] that fits."""
+        mirrored = smallest_meeting(lambda m: 0.0 if fits(lo + hi - m) else 1.0, 0.5,
+                                    lo, hi, lo + hi - guess)
+        return None if mirrored is None else lo + hi - mirrored
 
 
 def _key_order(key: TimeKey) -> tuple:
