@@ -3,13 +3,15 @@
 A *time key* fixes everything the estimator sees except the node count: server (GPU), fabric,
 NIC speed and NICs per node, topology family, oversubscription and switch radix. For each key
 the node counts worth buying are found by search with the estimator (the smallest count that
-meets the target for ``min_cost``; a ladder up to the largest affordable count for
-``min_time``), and every (NIC SKU, switch SKU) that realises the key becomes a candidate.
+meets the target for ``min_cost``; the cheapest size of the fastest affordable time for
+``min_time``), and the efficient (NIC SKU, switch SKU) pairs that realise the key become
+candidates.
 
 Keys are visited best-bound-first and skipped once a valid bound shows they cannot enter the
-top K (branch and bound over keys): the cost bound prices only the servers and NICs a key needs
-at its deepest volume break; the time bound is compute alone at the estimator's optimistic
-kernel efficiency. docs/optimizer.md states both and tests/test_optimizer_bounds.py checks them.
+top K (branch and bound over keys, optimizer.optimize.search). The bounds come from the same
+estimator on an ideal network (``Timer.ideal_hours``) and from compute alone at the optimistic
+kernel efficiency (``Timer.lower_bound_hours``); docs/optimizer.md states them and
+tests/test_optimizer_bounds.py checks that no real design beats them.
 """
 
 from __future__ import annotations
