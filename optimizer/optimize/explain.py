@@ -132,7 +132,13 @@ def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
             for s in plan.switches)
         gap = cost_of(res, vm) - best.bom.capex_cents
         name = FABRIC_NAMES[fabric]
-        if switch_cents and gap < switch_cents:
+        if gap <= 0:
+            lines.append(f"{name} ties rank 1 at {usd(cost_of(res, vm))}; it ranks below only "
+                         f"on the tie-break (training time, then names).")
+        elif not switch_cents:
+            lines.append(f"{name}'s best design has no switches and costs {usd(gap)} more; no "
+                         f"switch price cut changes the choice.")
+        elif gap < switch_cents:
             lines.append(f"{name} takes rank 1 once its switches are "
                          f"{gap / switch_cents:.0%} cheaper (its best design costs "
                          f"{usd(gap)} more; switches {usd(switch_cents)}).")
