@@ -25,7 +25,7 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
-from optimizer.performance.estimator import Estimate
+from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
@@ -43,7 +43,6 @@ FABRICS = ("infiniband", "roce", "ethernet")
 OVERSUBSCRIPTIONS = (1.0, 2.0, 3.0)
 OVERSUBSCRIBABLE = ("fat_tree", "rail_optimized")
 NICS_PER_NODE = (1, 2, 4, 8)
-SECONDS_PER_HOUR = 3600.0
 
 
 @dataclass(frozen=True)

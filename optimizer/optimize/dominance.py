@@ -7,9 +7,9 @@ losslessness, ports, speed, breakout; link kind, speed, family) is no dearer at 
 (list price and every volume break), draws no more power, takes no more rack units, adds no
 more latency, reaches at least as far (cables and optics; fiber is kept whole) and is in stock
 at least as much, with no longer lead time. Buying the dominated part instead can never lower
-capex, power, racks or training time, so removing it keeps every optimum (ties keep the SKU that sorts first, as the optimizer's tie-break would). Real vendor
-catalogs list many near-duplicate parts; they shrink to the Pareto-efficient ones before any
-design is enumerated.
+capex, power, racks or training time, so removing it keeps every optimum (ties keep the SKU
+that sorts first, as the optimizer's tie-break would). Real vendor catalogs list many
+near-duplicate parts; they shrink to the Pareto-efficient ones before any design is enumerated.
 """
 
 from __future__ import annotations

@@ -17,11 +17,10 @@ from optimizer.optimize.formulation import (
     build_model,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
-from optimizer.optimize.candidates import Costed, design_order
+from optimizer.optimize.candidates import SECONDS_PER_HOUR, Costed, design_order
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
 
-SECONDS_PER_HOUR = 3600
 
 
 @dataclass

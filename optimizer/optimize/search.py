@@ -13,6 +13,7 @@ from typing import Any
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
+    SECONDS_PER_HOUR,
     Candidate,
     Costed,
     SearchSpace,
@@ -30,8 +31,6 @@ from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 Parts = list[tuple[Nic, Switch | None]]
-
-SECONDS_PER_HOUR = 3600
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072

@@ -12,7 +12,13 @@ from dataclasses import replace
 from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
-from optimizer.optimize.candidates import SearchSpace, Timer, confident_hours, design_order
+from optimizer.optimize.candidates import (
+    SECONDS_PER_HOUR,
+    SearchSpace,
+    Timer,
+    confident_hours,
+    design_order,
+)
 from optimizer.optimize.explain import (
     FABRIC_NAMES,
     TOPOLOGY_NAMES,
@@ -40,7 +46,6 @@ from optimizer.topology.check import check_bom
 from optimizer.topology.layout import Layout, LinkOption
 from optimizer.topology.plan import PhysicalPlan
 
-SECONDS_PER_HOUR = 3600
 
 
 def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None = None,
