@@ -20,7 +20,7 @@ def _timer(model: str, confidence: Confidence) -> Timer:
     return Timer(preset(model), SERVERS, confidence)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(model=st.sampled_from(["bert-large", "llama3-8b", "mixtral-8x7b", "llama3-70b"]),
        server=st.sampled_from(sorted(SERVERS)), fabric=st.sampled_from(["infiniband", "roce"]),
        npn=st.sampled_from([1, 2, 4, 8]), topology=st.sampled_from(TOPOLOGY_FAMILIES),
