@@ -28,15 +28,23 @@ def main() -> None:
     size = p.add_mutually_exclusive_group()
     size.add_argument("--smallest", action="store_true", help="CI smoke case (< 60 s)")
     size.add_argument("--full", action="store_true", help="everything (tens of minutes)")
-    p.add_argument("--only", choices=tuple(SUITE), action="append",
-                   help="run only this benchmark (repeatable)")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"directory for the JSON results (default {DEFAULT_OUT})")
+    p.add_argument(
+        "--only", choices=tuple(SUITE), action="append", help="run only this benchmark (repeatable)"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"directory for the JSON results (default {DEFAULT_OUT})",
+    )
     args = p.parse_args()
     level = "smallest" if args.smallest else "full" if args.full else "quick"
     info = machine()
-    print(f"# Benchmarks ({level}) on {info['nproc']} x {info['cpu_model']}, Python "
-          f"{info['python']}, commit {info['commit']}\n", flush=True)
+    print(
+        f"# Benchmarks ({level}) on {info['nproc']} x {info['cpu_model']}, Python "
+        f"{info['python']}, commit {info['commit']}\n",
+        flush=True,
+    )
     start = time.perf_counter()
     for name in args.only or SUITE:
         began = time.perf_counter()

@@ -28,8 +28,14 @@ def fit_generation(name: str, cases: list[PublishedCase]) -> tuple[float, float,
     original = calibration.GENERATIONS[name]
 
     def errors(eff: float) -> list[float]:
-        calibration.set_generation(replace(original, kernel_efficiency=eff,
-                                           kernel_efficiency_low=eff, kernel_efficiency_high=eff))
+        calibration.set_generation(
+            replace(
+                original,
+                kernel_efficiency=eff,
+                kernel_efficiency_low=eff,
+                kernel_efficiency_high=eff,
+            )
+        )
         return [relative_error(c) for c in mine]
 
     lo, hi = 0.3, 0.95
@@ -54,8 +60,10 @@ def main() -> None:
         for name in ("A100", "H100"):
             eff, lo, hi = fit_generation(name, cases)
             print(f"fit {name}: kernel_efficiency={eff:.3f}  error range {lo:+.3f}..{hi:+.3f}")
-    print(f"| case | source | GPUs | plan (t,p,d,vp,zero,mb) | measured TFLOP/s/GPU | "
-          f"estimated | error |")
+    print(
+        "| case | source | GPUs | plan (t,p,d,vp,zero,mb) | measured TFLOP/s/GPU | "
+        "estimated | error |"
+    )
     print("|---|---|---|---|---|---|---|")
     errors: list[float] = []
     for c in cases:
@@ -63,16 +71,22 @@ def main() -> None:
         err = est.hardware_tflops_per_gpu / c.measured_hardware_tflops_per_gpu - 1
         errors.append(abs(err))
         p = est.plan
-        print(f"| {c.id} | {c.source.split(',')[0]} | {c.cluster.gpus} | "
-              f"{p.tensor},{p.pipeline},{p.data},{p.virtual_pipeline},{p.zero_stage},"
-              f"{p.micro_batch_size} | {c.measured_hardware_tflops_per_gpu:.1f} | "
-              f"{est.hardware_tflops_per_gpu:.1f} | {err:+.1%} |")
+        print(
+            f"| {c.id} | {c.source.split(',')[0]} | {c.cluster.gpus} | "
+            f"{p.tensor},{p.pipeline},{p.data},{p.virtual_pipeline},{p.zero_stage},"
+            f"{p.micro_batch_size} | {c.measured_hardware_tflops_per_gpu:.1f} | "
+            f"{est.hardware_tflops_per_gpu:.1f} | {err:+.1%} |"
+        )
         if c.measured_training_days is not None:
             days = est.training_time_hours / 24
-            print(f"| {c.id} (training time) | | | | {c.measured_training_days:g} days | "
-                  f"{days:.1f} days | {days / c.measured_training_days - 1:+.1%} |")
-    print(f"\n{len(errors)} points: median |error| {statistics.median(errors):.1%}, "
-          f"worst {max(errors):.1%}")
+            print(
+                f"| {c.id} (training time) | | | | {c.measured_training_days:g} days | "
+                f"{days:.1f} days | {days / c.measured_training_days - 1:+.1%} |"
+            )
+    print(
+        f"\n{len(errors)} points: median |error| {statistics.median(errors):.1%}, "
+        f"worst {max(errors):.1%}"
+    )
 
 
 if __name__ == "__main__":

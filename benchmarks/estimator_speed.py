@@ -21,20 +21,37 @@ from optimizer.performance.validation import HGX_H100, SELENE, cluster_for
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
-WORKLOADS = ("bert-large", "llama3-8b", "mpt-7b", "megatron-18.4b", "mpt-30b", "llama3-70b",
-             "gpt3-175b", "mixtral-8x7b", "mixtral-8x22b", "llama3-405b")
+WORKLOADS = (
+    "bert-large",
+    "llama3-8b",
+    "mpt-7b",
+    "megatron-18.4b",
+    "mpt-30b",
+    "llama3-70b",
+    "gpt3-175b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
+    "llama3-405b",
+)
 GPU_COUNTS = (64, 128, 256, 512, 1024, 2048, 4096)
 FABRICS = ("infiniband", "roce", "ethernet")
-TOPOLOGIES = (("fat_tree", 1.0), ("fat_tree", 3.0), ("rail_optimized", 1.0),
-              ("rail_optimized", 2.0), ("dragonfly", 1.0))
+TOPOLOGIES = (
+    ("fat_tree", 1.0),
+    ("fat_tree", 3.0),
+    ("rail_optimized", 1.0),
+    ("rail_optimized", 2.0),
+    ("dragonfly", 1.0),
+)
 SYSTEMS = (SELENE, HGX_H100)
 
 
 def pairs(n: int) -> list[tuple[Workload, ClusterSpec]]:
     """``n`` pairs cycling over workloads x systems x sizes x fabrics x topologies."""
     workloads = [preset(name) for name in WORKLOADS]
-    clusters = [cluster_for(s, g, t, f, o) for s, g, f, (t, o)
-                in itertools.product(SYSTEMS, GPU_COUNTS, FABRICS, TOPOLOGIES)]
+    clusters = [
+        cluster_for(s, g, t, f, o)
+        for s, g, f, (t, o) in itertools.product(SYSTEMS, GPU_COUNTS, FABRICS, TOPOLOGIES)
+    ]
     grid = list(itertools.product(workloads, clusters))
     return [grid[i % len(grid)] for i in range(n)]
 

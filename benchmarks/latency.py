@@ -32,42 +32,63 @@ def jobs(level: str) -> dict[str, list[str]]:
     out = {"procure catalog show": [*cli, "catalog", "show", f"catalogs/{CATALOG}"]}
     if level != "smallest":
         out[f"procure optimize ({sc.name}, top 3)"] = [
-            *cli, "optimize", "--catalog", CATALOG, "--workload", sc.workload.name,
-            "--target-hours", f"{sc.target_hours:.1f}", "--top-k", "3"]
+            *cli,
+            "optimize",
+            "--catalog",
+            CATALOG,
+            "--workload",
+            sc.workload.name,
+            "--target-hours",
+            f"{sc.target_hours:.1f}",
+            "--top-k",
+            "3",
+        ]
     return out
 
 
 def throughput(level: str) -> Table:
-    ran = run_command([sys.executable, "-m", "benchmarks.estimator_speed", "--pairs",
-                       str(PAIRS[level])])
-    table = Table("Estimator throughput (one core; benchmarks.estimator_speed)",
-                  ("mode", "estimates per second", "pairs"))
+    ran = run_command(
+        [sys.executable, "-m", "benchmarks.estimator_speed", "--pairs", str(PAIRS[level])]
+    )
+    table = Table(
+        "Estimator throughput (one core; benchmarks.estimator_speed)",
+        ("mode", "estimates per second", "pairs"),
+    )
     for mode, rate in RATE.findall(ran.stdout):
         table.add(mode, int(rate.replace(",", "")), PAIRS[level])
     if ran.returncode != 0:
         last = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else "no output"
         table.add("FAILED", None, PAIRS[level])
         table.notes.append(f"benchmarks.estimator_speed exited {ran.returncode}: {last}")
-    table.notes.append("Targets (docs/performance-model.md): >= 500/s with the planner, "
-                       ">= 20,000/s without.")
+    table.notes.append(
+        "Targets (docs/performance-model.md): >= 500/s with the planner, >= 20,000/s without."
+    )
     return table
 
 
 def latency(level: str) -> Table:
-    table = Table("End-to-end CLI latency (process start to exit)",
-                  ("job", "runs", "exit code", "median wall s", "median CPU s", "best wall s"))
+    table = Table(
+        "End-to-end CLI latency (process start to exit)",
+        ("job", "runs", "exit code", "median wall s", "median CPU s", "best wall s"),
+    )
     for name, argv in jobs(level).items():
         runs: list[Ran] = [run_command(argv, timeout_s=600) for _ in range(REPEATS[level])]
-        table.add(name, len(runs), max(r.returncode for r in runs),
-                  statistics.median(r.wall_s for r in runs),
-                  statistics.median(r.cpu_s for r in runs), min(r.wall_s for r in runs))
+        table.add(
+            name,
+            len(runs),
+            max(r.returncode for r in runs),
+            statistics.median(r.wall_s for r in runs),
+            statistics.median(r.cpu_s for r in runs),
+            min(r.wall_s for r in runs),
+        )
     return table
 
 
 def run(level: str, out: Path) -> list[Table]:
     tables = [throughput(level), latency(level)]
-    publish("latency", tables, out, {"level": level, "pairs": PAIRS[level],
-                                     "repeats": REPEATS[level]})
+    publish(
+        "latency", tables, out, {"level": level, "pairs": PAIRS[level], "repeats": REPEATS[level]}
+    )
     return tables
 
 

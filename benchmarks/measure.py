@@ -45,8 +45,9 @@ def _resident_bytes() -> int:
         return int(f.read().split()[1]) * PAGE_BYTES
 
 
-def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...],
-           memory_limit_mib: int | None) -> None:
+def _child(
+    conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], memory_limit_mib: int | None
+) -> None:
     try:
         if memory_limit_mib is not None:
             limit = memory_limit_mib * MIB
@@ -57,14 +58,18 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...],
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
         conn.send(("ok", Measured(value, wall, cpu, max(0, peak - start_rss) / MIB)))
-    except Exception:  # noqa: BLE001 - the parent re-raises it with the child's traceback
+    except Exception:
         conn.send(("error", traceback.format_exc()))
     finally:
         conn.close()
 
 
-def isolated(fn: Callable[..., Any], *args: Any, timeout_s: float | None = None,
-             memory_limit_mib: int | None = None) -> Measured:
+def isolated(
+    fn: Callable[..., Any],
+    *args: Any,
+    timeout_s: float | None = None,
+    memory_limit_mib: int | None = None,
+) -> Measured:
     """``fn(*args)`` in a fresh forked process: its wall time, peak memory growth and value.
 
     ``timeout_s`` kills the child and raises TimeoutError once exceeded (brute force budgets);
@@ -119,9 +124,15 @@ def run_command(argv: list[str], *, timeout_s: float | None = None) -> Ran:
     """Run ``argv`` from the repository root, as a user would, timing it end to end."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=timeout_s, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
-                          check=False)
+    done = subprocess.run(
+        argv,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        check=False,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

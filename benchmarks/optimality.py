@@ -44,9 +44,12 @@ def instance_spec(max_nodes: int) -> OptimizeSpec:
     gpus = max_nodes * GPUS_PER_NODE
     return OptimizeSpec(
         workload=workload,
-        constraints=Constraints(target_training_hours=target_hours(workload, max(1, gpus * 3 // 4)),
-                                max_gpus=gpus),
-        top_k=TOP_K, time_limit_s=120.0)
+        constraints=Constraints(
+            target_training_hours=target_hours(workload, max(1, gpus * 3 // 4)), max_gpus=gpus
+        ),
+        top_k=TOP_K,
+        time_limit_s=120.0,
+    )
 
 
 def _mip(catalog: Catalog, max_nodes: int) -> list[tuple[Any, int]]:
@@ -61,9 +64,21 @@ def _brute(catalog: Catalog, max_nodes: int) -> list[tuple[Any, int]]:
 
 def run(level: str, out: Path, brute_budget_s: float | None = None) -> list[Table]:
     budget = brute_budget_s or BRUTE_BUDGET_S[level]
-    table = Table("MIP vs brute force (same instance, same run)",
-                  ("catalog SKUs", "max nodes", "designs", "rank-1 capex USD", "same optimum",
-                   "MIP CPU s", "brute CPU s", "brute/MIP", "MIP wall s", "brute wall s"))
+    table = Table(
+        "MIP vs brute force (same instance, same run)",
+        (
+            "catalog SKUs",
+            "max nodes",
+            "designs",
+            "rank-1 capex USD",
+            "same optimum",
+            "MIP CPU s",
+            "brute CPU s",
+            "brute/MIP",
+            "MIP wall s",
+            "brute wall s",
+        ),
+    )
     largest: tuple[Any, ...] | None = None
     catalog_sizes, node_counts = LADDERS[level]
     for skus in catalog_sizes:
@@ -74,12 +89,23 @@ def run(level: str, out: Path, brute_budget_s: float | None = None) -> list[Tabl
             if largest is None or row[6] > largest[6]:
                 largest = row
     if largest is not None:
-        table.notes.append(f"Largest instance brute force finished within {budget:g} s: "
-                           f"{largest[0]} SKUs x {largest[1]} nodes, brute/MIP = "
-                           f"{largest[7]:,.1f}x (target >= 100x at a 300 s budget).")
-    publish("optimality", [table], out, {"level": level, "brute_budget_s": budget,
-                                         "top_k": TOP_K, "work_tokens": WORK_TOKENS,
-                                         "global_batch": GLOBAL_BATCH})
+        table.notes.append(
+            f"Largest instance brute force finished within {budget:g} s: "
+            f"{largest[0]} SKUs x {largest[1]} nodes, brute/MIP = "
+            f"{largest[7]:,.1f}x (target >= 100x at a 300 s budget)."
+        )
+    publish(
+        "optimality",
+        [table],
+        out,
+        {
+            "level": level,
+            "brute_budget_s": budget,
+            "top_k": TOP_K,
+            "work_tokens": WORK_TOKENS,
+            "global_batch": GLOBAL_BATCH,
+        },
+    )
     return [table]
 
 
@@ -90,19 +116,41 @@ def _compare(skus: int, max_nodes: int, budget: float, table: Table) -> tuple[An
     try:
         brute = isolated(_brute, catalog, max_nodes, timeout_s=budget)
     except TimeoutError:
-        table.add(skus, max_nodes, len(mip.value), _usd(mip.value), "-", mip.cpu_s,
-                  f"> {budget:g} (wall)", f"> {budget / mip.wall_s:,.0f}", mip.wall_s,
-                  f"> {budget:g}")
-        table.notes.append(f"Brute force exceeded its {budget:g} s budget at {skus} SKUs x "
-                           f"{max_nodes} nodes.")
+        table.add(
+            skus,
+            max_nodes,
+            len(mip.value),
+            _usd(mip.value),
+            "-",
+            mip.cpu_s,
+            f"> {budget:g} (wall)",
+            f"> {budget / mip.wall_s:,.0f}",
+            mip.wall_s,
+            f"> {budget:g}",
+        )
+        table.notes.append(
+            f"Brute force exceeded its {budget:g} s budget at {skus} SKUs x {max_nodes} nodes."
+        )
         return None
     same = mip.value == brute.value
-    row = (skus, max_nodes, len(mip.value), _usd(mip.value), "yes" if same else "NO",
-           mip.cpu_s, brute.cpu_s, brute.cpu_s / mip.cpu_s, mip.wall_s, brute.wall_s)
+    row = (
+        skus,
+        max_nodes,
+        len(mip.value),
+        _usd(mip.value),
+        "yes" if same else "NO",
+        mip.cpu_s,
+        brute.cpu_s,
+        brute.cpu_s / mip.cpu_s,
+        mip.wall_s,
+        brute.wall_s,
+    )
     table.add(*row)
     if not same:
-        table.notes.append(f"DIFFERENT OPTIMUM at {skus} SKUs x {max_nodes} nodes: MIP "
-                           f"{mip.value[:1]} vs brute {brute.value[:1]}")
+        table.notes.append(
+            f"DIFFERENT OPTIMUM at {skus} SKUs x {max_nodes} nodes: MIP "
+            f"{mip.value[:1]} vs brute {brute.value[:1]}"
+        )
     return row
 
 
@@ -112,9 +160,12 @@ def _usd(designs: list[tuple[Any, int]]) -> float | None:
 
 def main() -> None:
     p = parser(__doc__)
-    p.add_argument("--brute-budget-s", type=float, default=None,
-                   help="stop the ladder once brute force exceeds this (default: 20 s quick, "
-                        "300 s full)")
+    p.add_argument(
+        "--brute-budget-s",
+        type=float,
+        default=None,
+        help="stop the ladder once brute force exceeds this (default: 20 s quick, 300 s full)",
+    )
     args = p.parse_args()
     run(args.level, args.out, args.brute_budget_s)
 

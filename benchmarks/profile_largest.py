@@ -57,12 +57,18 @@ def profiled(gpus: int, top_k: int) -> dict[str, list[tuple[object, ...]]]:
     result = profile.runcall(optimize, catalog, spec)
     stats = pstats.Stats(profile)
     raw = stats.stats  # type: ignore[attr-defined]
-    total = max(ct for (f, _, n), (_, _, _, ct, _) in raw.items()
-                if f.endswith("optimize/solve.py") and n == "optimize")
+    total = max(
+        ct
+        for (f, _, n), (_, _, _, ct, _) in raw.items()
+        if f.endswith("optimize/solve.py") and n == "optimize"
+    )
     phases = []
     for label, suffix, name in PHASES:
-        hits = [(nc, ct) for (f, _, n), (_, nc, _, ct, _) in raw.items()
-                if f.endswith(suffix) and n == name]
+        hits = [
+            (nc, ct)
+            for (f, _, n), (_, nc, _, ct, _) in raw.items()
+            if f.endswith(suffix) and n == name
+        ]
         if hits:
             calls = sum(nc for nc, _ in hits)
             cum = sum(ct for _, ct in hits)
@@ -74,8 +80,14 @@ def profiled(gpus: int, top_k: int) -> dict[str, list[tuple[object, ...]]]:
         "phases": phases,
         "cumulative": [(_where(k), v[1], v[3]) for k, v in by_cum],
         "own": [(_where(k), v[1], v[2]) for k, v in by_own],
-        "result": [(result.status, len(result.designs), result.candidates_evaluated,
-                    describe(best.design) if best else "")],
+        "result": [
+            (
+                result.status,
+                len(result.designs),
+                result.candidates_evaluated,
+                describe(best.design) if best else "",
+            )
+        ],
     }
 
 
@@ -83,13 +95,19 @@ def run(level: str, out: Path) -> list[Table]:
     gpus, top_k = INSTANCE[level]
     found = isolated(profiled, gpus, top_k).value
     title = f"{gpus:,} GPUs' worth of Llama 3 70B, {SWEEP_CATALOG}, top {top_k}, under cProfile"
-    phases = Table(f"Where the time goes: {title}",
-                   ("phase", "calls", "cumulative s", "of the request"), found["phases"])
+    phases = Table(
+        f"Where the time goes: {title}",
+        ("phase", "calls", "cumulative s", "of the request"),
+        found["phases"],
+    )
     status, designs, timed, design = found["result"][0]
-    phases.notes.append(f"Result: {status}, {designs} designs, {timed} candidate estimates, "
-                        f"rank 1 {design}. cProfile roughly doubles pure-Python time.")
-    cumulative = Table("Top entries by cumulative time", ("function", "calls", "cumulative s"),
-                       found["cumulative"])
+    phases.notes.append(
+        f"Result: {status}, {designs} designs, {timed} candidate estimates, "
+        f"rank 1 {design}. cProfile roughly doubles pure-Python time."
+    )
+    cumulative = Table(
+        "Top entries by cumulative time", ("function", "calls", "cumulative s"), found["cumulative"]
+    )
     own = Table("Top entries by own time", ("function", "calls", "own s"), found["own"])
     tables = [phases, cumulative, own]
     publish("profile_largest", tables, out, {"level": level, "gpus": gpus, "top_k": top_k})

@@ -29,8 +29,26 @@ CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
 WORK_GPUS = {
     "smallest": (8,),
     "quick": (64, 4096),
-    "full": (8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192,
-             16384),
+    "full": (
+        8,
+        16,
+        24,
+        32,
+        48,
+        64,
+        96,
+        128,
+        192,
+        256,
+        384,
+        512,
+        768,
+        1024,
+        2048,
+        4096,
+        8192,
+        16384,
+    ),
 }
 BASELINES = {"rule of thumb": rule_of_thumb, "reference": reference_design}
 SOLVER_LIMIT_S = 60.0
@@ -60,8 +78,9 @@ class Comparison:
 
     @property
     def worse(self) -> bool:
-        return not self.over_stock and any(s is None or s < -1e-9
-                                           for s in (self.cost_saved, self.time_saved))
+        return not self.over_stock and any(
+            s is None or s < -1e-9 for s in (self.cost_saved, self.time_saved)
+        )
 
 
 def over_stock(base: BaselineDesign, stock: dict[str, int]) -> str:
@@ -69,8 +88,11 @@ def over_stock(base: BaselineDesign, stock: dict[str, int]) -> str:
     need: dict[str, int] = {}
     for line in base.bom.lines:
         need[line.sku] = need.get(line.sku, 0) + line.quantity
-    return "; ".join(f"{sku} needs {n:,}, stock {stock[sku]:,}"
-                     for sku, n in sorted(need.items()) if sku in stock and n > stock[sku])
+    return "; ".join(
+        f"{sku} needs {n:,}, stock {stock[sku]:,}"
+        for sku, n in sorted(need.items())
+        if sku in stock and n > stock[sku]
+    )
 
 
 @dataclass(frozen=True)
@@ -90,25 +112,54 @@ def compare(sc: Scenario) -> ScenarioResult:
         if base is None:
             no_design.append(label)
             continue
-        cheap = run_optimize(catalog, sc.spec(target_hours=base.time_hours,
-                                              time_limit_s=SOLVER_LIMIT_S))
-        fast = run_optimize(catalog, sc.spec(objective=Objective.MIN_TIME,
-                                             budget_cents=base.bom.capex_cents,
-                                             time_limit_s=SOLVER_LIMIT_S))
-        out.append(Comparison(label, base.gpus, describe(base.design), base.bom.capex_cents,
-                              base.time_hours, cheap, fast, over_stock(base, stock)))
+        cheap = run_optimize(
+            catalog, sc.spec(target_hours=base.time_hours, time_limit_s=SOLVER_LIMIT_S)
+        )
+        fast = run_optimize(
+            catalog,
+            sc.spec(
+                objective=Objective.MIN_TIME,
+                budget_cents=base.bom.capex_cents,
+                time_limit_s=SOLVER_LIMIT_S,
+            ),
+        )
+        out.append(
+            Comparison(
+                label,
+                base.gpus,
+                describe(base.design),
+                base.bom.capex_cents,
+                base.time_hours,
+                cheap,
+                fast,
+                over_stock(base, stock),
+            )
+        )
     at_target = None
     if no_design:
-        at_target = run_optimize(catalog, sc.spec(target_hours=sc.target_hours,
-                                                  time_limit_s=SOLVER_LIMIT_S))
+        at_target = run_optimize(
+            catalog, sc.spec(target_hours=sc.target_hours, time_limit_s=SOLVER_LIMIT_S)
+        )
     return ScenarioResult(out, no_design, at_target)
 
 
 def run(level: str, out: Path) -> list[Table]:
-    table = Table("Optimizer vs the rule of thumb and the reference design",
-                  ("scenario", "baseline", "baseline design", "baseline USD",
-                   "optimizer USD at equal time", "cost saved", "baseline h", "optimizer h at equal budget",
-                   "time saved", "optimizer design at equal time", "verdict"))
+    table = Table(
+        "Optimizer vs the rule of thumb and the reference design",
+        (
+            "scenario",
+            "baseline",
+            "baseline design",
+            "baseline USD",
+            "optimizer USD at equal time",
+            "cost saved",
+            "baseline h",
+            "optimizer h at equal budget",
+            "time saved",
+            "optimizer design at equal time",
+            "verdict",
+        ),
+    )
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
     scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
@@ -125,10 +176,19 @@ def run(level: str, out: Path) -> list[Table]:
             met = o is not None and o.capex_cents is not None
             if met:
                 only_optimizer[label].append(sc.name)
-            table.add(sc.name, label, "none (not buildable here, or too slow)", None,
-                      o.capex_usd if o else None, None, sc.target_hours,
-                      None, None, o.design if o else "", "only the optimizer meets the target"
-                      if met else "neither meets the target")
+            table.add(
+                sc.name,
+                label,
+                "none (not buildable here, or too slow)",
+                None,
+                o.capex_usd if o else None,
+                None,
+                sc.target_hours,
+                None,
+                None,
+                o.design if o else "",
+                "only the optimizer meets the target" if met else "neither meets the target",
+            )
         for c in found.comparisons:
             verdict = "WORSE" if c.worse else "never worse"
             if c.worse:
@@ -139,28 +199,58 @@ def run(level: str, out: Path) -> list[Table]:
                 for kind, value in (("cost", c.cost_saved), ("time", c.time_saved)):
                     if value is not None:
                         savings[c.baseline][kind].append(value)
-            table.add(sc.name, c.baseline, c.base_design, c.base_capex_cents / 100,
-                      c.at_equal_time.capex_usd, _pct(c.cost_saved), c.base_hours,
-                      c.at_equal_budget.time_hours, _pct(c.time_saved),
-                      c.at_equal_time.design, verdict)
-    summary = Table("Median savings", ("baseline", "comparisons", "median cost saved",
-                                       "median time saved", "worst cost saved",
-                                       "worst time saved"))
+            table.add(
+                sc.name,
+                c.baseline,
+                c.base_design,
+                c.base_capex_cents / 100,
+                c.at_equal_time.capex_usd,
+                _pct(c.cost_saved),
+                c.base_hours,
+                c.at_equal_budget.time_hours,
+                _pct(c.time_saved),
+                c.at_equal_time.design,
+                verdict,
+            )
+    summary = Table(
+        "Median savings",
+        (
+            "baseline",
+            "comparisons",
+            "median cost saved",
+            "median time saved",
+            "worst cost saved",
+            "worst time saved",
+        ),
+    )
     for label, s in savings.items():
         if s["cost"]:
-            summary.add(label, len(s["cost"]), _pct(statistics.median(s["cost"])),
-                        _pct(statistics.median(s["time"])) if s["time"] else None,
-                        _pct(min(s["cost"])), _pct(min(s["time"])) if s["time"] else None)
-    summary.notes.append(f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
-                         f"comparison(s){': ' + '; '.join(worse) if worse else ''}.")
+            summary.add(
+                label,
+                len(s["cost"]),
+                _pct(statistics.median(s["cost"])),
+                _pct(statistics.median(s["time"])) if s["time"] else None,
+                _pct(min(s["cost"])),
+                _pct(min(s["time"])) if s["time"] else None,
+            )
+    summary.notes.append(
+        f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
+        f"comparison(s){': ' + '; '.join(worse) if worse else ''}."
+    )
     for label, names in only_optimizer.items():
         if names:
-            summary.notes.append(f"The {label} has no design meeting the target (its parts are "
-                                 f"not in the catalog, or it is too slow at every size it "
-                                 f"allows) where the optimizer has one, in {len(names)} "
-                                 f"scenario(s): {', '.join(names)}.")
-    publish("quality", [table, summary], out, {"level": level, "scenarios": len(scenarios),
-                                               "solver_limit_s": SOLVER_LIMIT_S})
+            summary.notes.append(
+                f"The {label} has no design meeting the target (its parts are "
+                f"not in the catalog, or it is too slow at every size it "
+                f"allows) where the optimizer has one, in {len(names)} "
+                f"scenario(s): {', '.join(names)}."
+            )
+    publish(
+        "quality",
+        [table, summary],
+        out,
+        {"level": level, "scenarios": len(scenarios), "solver_limit_s": SOLVER_LIMIT_S},
+    )
     return [table, summary]
 
 

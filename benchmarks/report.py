@@ -77,16 +77,28 @@ def machine() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
-    return {"nproc": os.cpu_count(), "cpu_model": cpu, "python": sys.version.split()[0],
-            "platform": platform.platform(), "packages": versions,
-            "load_average_1min": os.getloadavg()[0], "commit": _commit()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": versions,
+        "load_average_1min": os.getloadavg()[0],
+        "commit": _commit(),
+    }
 
 
 def _commit() -> str:
     """The checked-out commit, marked "+changes" when the working tree differs from it."""
+
     def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=Path(__file__).resolve().parent.parent,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            ["git", *args],
+            cwd=Path(__file__).resolve().parent.parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         return done.stdout.strip() if done.returncode == 0 else ""
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
@@ -99,9 +111,12 @@ def publish(name: str, tables: list[Table], out: Path, params: dict[str, Any]) -
         print(t.render(), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    doc = {"benchmark": name, "params": params, "machine": machine(),
-           "tables": [{"title": t.title, "rows": t.records(), "notes": t.notes}
-                      for t in tables]}
+    doc = {
+        "benchmark": name,
+        "params": params,
+        "machine": machine(),
+        "tables": [{"title": t.title, "rows": t.records(), "notes": t.notes} for t in tables],
+    }
     path.write_text(json.dumps(doc, indent=2, default=str))
     return path
 
@@ -115,8 +130,16 @@ def module_main(run: Callable[[str, Path], list[Table]], description: str | None
 def parser(description: str | None) -> argparse.ArgumentParser:
     """The flags every benchmark module shares: the run size and where the JSON goes."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--level", choices=LEVELS, default="quick",
-                   help="smallest (CI smoke), quick (default) or full")
-    p.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                   help=f"directory for the JSON results (default {DEFAULT_OUT})")
+    p.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="quick",
+        help="smallest (CI smoke), quick (default) or full",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"directory for the JSON results (default {DEFAULT_OUT})",
+    )
     return p

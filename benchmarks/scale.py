@@ -38,8 +38,11 @@ SOLVER_LIMIT_S = 60.0
 MEMORY_LIMIT_MIB = 8192
 # (GPUs' worth of work, top K, target seconds) from the issue.
 TARGETS = ((16384, 1, 2.0), (16384, 10, 10.0), (131072, 1, 10.0))
-TARGET_CATALOGS = {"smallest": (), "quick": (SWEEP_CATALOG,),
-                   "full": ("infiniband-ndr", "roce-spectrum", "ethernet-budget")}
+TARGET_CATALOGS = {
+    "smallest": (),
+    "quick": (SWEEP_CATALOG,),
+    "full": ("infiniband-ndr", "roce-spectrum", "ethernet-budget"),
+}
 
 
 def sweep_workload() -> Workload:
@@ -50,24 +53,39 @@ def _point(catalog: Catalog, sc: Scenario, top_k: int, timeout_s: float) -> Meas
     """The measured request, or why it has no measurement (stopped, or its process died)."""
     spec = sc.spec(target_hours=sc.target_hours, top_k=top_k, time_limit_s=SOLVER_LIMIT_S)
     try:
-        return isolated(run_optimize, catalog, spec, timeout_s=timeout_s,
-                        memory_limit_mib=MEMORY_LIMIT_MIB)
+        return isolated(
+            run_optimize, catalog, spec, timeout_s=timeout_s, memory_limit_mib=MEMORY_LIMIT_MIB
+        )
     except TimeoutError:
         return f"stopped at {timeout_s:g} s"
     except ChildFailed as e:
         return f"failed: {str(e).strip().splitlines()[-1]}"
 
 
-COLUMNS = ("status", "GPUs chosen", "rank-1 design", "candidates timed", "wall s", "CPU s",
-           "peak RSS growth MiB")
+COLUMNS = (
+    "status",
+    "GPUs chosen",
+    "rank-1 design",
+    "candidates timed",
+    "wall s",
+    "CPU s",
+    "peak RSS growth MiB",
+)
 
 
 def _cells(m: Measured | str) -> tuple[object, ...]:
     if isinstance(m, str):
         return (m, None, "", None, None, None, None)
     o: Outcome = m.value
-    return (o.status, o.gpus, o.design, o.candidates_evaluated, m.wall_s, m.cpu_s,
-            m.peak_rss_growth_mib)
+    return (
+        o.status,
+        o.gpus,
+        o.design,
+        o.candidates_evaluated,
+        m.wall_s,
+        m.cpu_s,
+        m.peak_rss_growth_mib,
+    )
 
 
 Point = tuple[float, tuple[object, ...], Catalog, Scenario]  # x, leading cells, catalog, scenario
@@ -84,16 +102,20 @@ def _sweep(table: Table, axis: str, points: list[Point], timeout_s: float) -> Ta
             times.append(m.cpu_s)
             mems.append(m.peak_rss_growth_mib)
     if len(xs) >= 2:
-        table.notes.append(f"Fitted growth: CPU time ~ {axis}^{fit_exponent(xs, times):.2f}, "
-                           f"peak memory growth ~ {axis}^{fit_exponent(xs, mems):.2f} "
-                           f"(least squares on log-log, {len(xs)} finished points).")
+        table.notes.append(
+            f"Fitted growth: CPU time ~ {axis}^{fit_exponent(xs, times):.2f}, "
+            f"peak memory growth ~ {axis}^{fit_exponent(xs, mems):.2f} "
+            f"(least squares on log-log, {len(xs)} finished points)."
+        )
     return table
 
 
 def cluster_sweep(level: str) -> Table:
     catalog = bundled()[SWEEP_CATALOG]
-    table = Table(f"Cluster size sweep ({SWEEP_CATALOG}, Llama 3 70B, top-1)",
-                  ("GPUs' worth of work", "target h", *COLUMNS))
+    table = Table(
+        f"Cluster size sweep ({SWEEP_CATALOG}, Llama 3 70B, top-1)",
+        ("GPUs' worth of work", "target h", *COLUMNS),
+    )
     points: list[Point] = []
     for gpus in CLUSTER_GPUS[level]:
         sc = Scenario(SWEEP_CATALOG, gpus, sweep_workload())
@@ -106,21 +128,25 @@ def catalog_sweep(level: str) -> Table:
     if level == "smallest":
         catalogs = [(SWEEP_CATALOG, bundled()[SWEEP_CATALOG])]
     catalogs += [(f"synthetic-{n}", synthetic_catalog(n)) for n in SYNTHETIC_SKUS[level]]
-    table = Table(f"Catalog size sweep ({CATALOG_SWEEP_GPUS:,} GPUs' worth of Llama 3 70B, "
-                  "top-1)", ("catalog", "SKUs", *COLUMNS))
+    table = Table(
+        f"Catalog size sweep ({CATALOG_SWEEP_GPUS:,} GPUs' worth of Llama 3 70B, top-1)",
+        ("catalog", "SKUs", *COLUMNS),
+    )
     points: list[Point] = []
     for name, catalog in catalogs:
-        skus = (len(catalog.servers) + len(catalog.nics) + len(catalog.switches)
-                + len(catalog.links))
-        points.append((skus, (name, skus), catalog,
-                       Scenario(name, CATALOG_SWEEP_GPUS, sweep_workload())))
+        skus = len(catalog.servers) + len(catalog.nics) + len(catalog.switches) + len(catalog.links)
+        points.append(
+            (skus, (name, skus), catalog, Scenario(name, CATALOG_SWEEP_GPUS, sweep_workload()))
+        )
     return _sweep(table, "SKUs", points, POINT_TIMEOUT_S[level])
 
 
 def targets(level: str) -> Table:
     timeout = POINT_TIMEOUT_S[level]
-    table = Table("Latency targets (one core; met = proven optimal within the target CPU time)",
-                  ("catalog", "GPUs' worth of work", "top K", "target s", *COLUMNS, "met"))
+    table = Table(
+        "Latency targets (one core; met = proven optimal within the target CPU time)",
+        ("catalog", "GPUs' worth of work", "top K", "target s", *COLUMNS, "met"),
+    )
     for name in TARGET_CATALOGS[level]:
         for gpus, top_k, limit_s in TARGETS:
             m = _point(bundled()[name], Scenario(name, gpus, sweep_workload()), top_k, timeout)
@@ -133,9 +159,17 @@ def run(level: str, out: Path) -> list[Table]:
     tables = [cluster_sweep(level), catalog_sweep(level)]
     if TARGET_CATALOGS[level]:
         tables.append(targets(level))
-    publish("scale", tables, out, {"level": level, "solver_limit_s": SOLVER_LIMIT_S,
-                                   "point_timeout_s": POINT_TIMEOUT_S[level],
-                                   "workload": "llama3-70b, global_batch_size=16384"})
+    publish(
+        "scale",
+        tables,
+        out,
+        {
+            "level": level,
+            "solver_limit_s": SOLVER_LIMIT_S,
+            "point_timeout_s": POINT_TIMEOUT_S[level],
+            "workload": "llama3-70b, global_batch_size=16384",
+        },
+    )
     return tables
 
 

@@ -33,8 +33,12 @@ OVERHEAD_ALLOWANCE = 1.5
 # The workload each work size trains: small models for small clusters, as buyers do, each
 # fitting the memory of the cluster it is sized for (optimizer.workload.memory).
 WORKLOAD_BY_GPUS = (
-    (8, "bert-large"), (32, "mpt-7b"), (128, "llama3-8b"), (512, "mpt-30b"),
-    (2048, "llama3-70b"), (16384, "llama3-405b"),
+    (8, "bert-large"),
+    (32, "mpt-7b"),
+    (128, "llama3-8b"),
+    (512, "mpt-30b"),
+    (2048, "llama3-70b"),
+    (16384, "llama3-405b"),
 )
 
 
@@ -72,14 +76,24 @@ class Scenario:
     def target_hours(self) -> float:
         return target_hours(self.workload, self.gpus)
 
-    def spec(self, *, objective: Objective = Objective.MIN_COST, top_k: int = 1,
-             target_hours: float | None = None, budget_cents: int | None = None,
-             backend: str = "cpsat", time_limit_s: float = 60.0) -> OptimizeSpec:
+    def spec(
+        self,
+        *,
+        objective: Objective = Objective.MIN_COST,
+        top_k: int = 1,
+        target_hours: float | None = None,
+        budget_cents: int | None = None,
+        backend: str = "cpsat",
+        time_limit_s: float = 60.0,
+    ) -> OptimizeSpec:
         return OptimizeSpec(
             workload=self.workload,
-            constraints=Constraints(target_training_hours=target_hours,
-                                    budget_cents=budget_cents),
-            objective=objective, top_k=top_k, backend=backend, time_limit_s=time_limit_s)
+            constraints=Constraints(target_training_hours=target_hours, budget_cents=budget_cents),
+            objective=objective,
+            top_k=top_k,
+            backend=backend,
+            time_limit_s=time_limit_s,
+        )
 
 
 def scenario(catalog: str, gpus: int, workload: Workload | None = None) -> Scenario:
@@ -107,11 +121,15 @@ class Outcome:
 def outcome(result: OptimizeResult) -> Outcome:
     best = result.designs[0] if result.designs else None
     return Outcome(
-        status=result.status, designs=len(result.designs),
-        gpus=best.gpus if best else None, capex_cents=best.bom.capex_cents if best else None,
+        status=result.status,
+        designs=len(result.designs),
+        gpus=best.gpus if best else None,
+        capex_cents=best.bom.capex_cents if best else None,
         time_hours=best.time_hours if best else None,
         design=describe(best.design) if best else "",
-        candidates_evaluated=result.candidates_evaluated, solve_time_s=result.solve_time_s)
+        candidates_evaluated=result.candidates_evaluated,
+        solve_time_s=result.solve_time_s,
+    )
 
 
 def describe(design: Design) -> str:

@@ -27,12 +27,12 @@ from google.protobuf import json_format
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from optimizer._pb.procurement.v1 import (
+from optimizer._pb.procurement.v1 import (  # noqa: E402
     estimate_pb2,
     optimize_pb2,
     service_pb2_grpc,
 )
-from tests.service_support import Stubs, spawn_server, wait_serving
+from tests.service_support import Stubs, spawn_server, wait_serving  # noqa: E402
 
 
 def _estimate() -> estimate_pb2.EstimateRequest:
@@ -42,8 +42,11 @@ def _estimate() -> estimate_pb2.EstimateRequest:
 
 def _optimize(catalog: str) -> optimize_pb2.OptimizeRequest:
     return optimize_pb2.OptimizeRequest(
-        catalog=catalog, workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
-        constraints=optimize_pb2.Constraints(target_training_hours=24), top_k=1)
+        catalog=catalog,
+        workload=estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
+        constraints=optimize_pb2.Constraints(target_training_hours=24),
+        top_k=1,
+    )
 
 
 def _server_rss_mb(pid: int) -> float:
@@ -57,8 +60,16 @@ def _server_rss_mb(pid: int) -> float:
     return total / 2**20
 
 
-def _client(address: str, until: float, optimize_share: float, catalogs: list[str], seed: int,
-            latencies: dict[str, list[float]], errors: list[str], lock: threading.Lock) -> None:
+def _client(
+    address: str,
+    until: float,
+    optimize_share: float,
+    catalogs: list[str],
+    seed: int,
+    latencies: dict[str, list[float]],
+    errors: list[str],
+    lock: threading.Lock,
+) -> None:
     rng = random.Random(seed)
     estimate = _estimate()
     optimize = {c: _optimize(c) for c in catalogs}
@@ -81,8 +92,11 @@ def _client(address: str, until: float, optimize_share: float, catalogs: list[st
 
 
 def _percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 1
         else values[0]
+    )
 
 
 def main() -> None:
@@ -90,13 +104,18 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of load")
     parser.add_argument("--workers", type=int, default=2, help="server solver processes")
-    parser.add_argument("--optimize-share", type=float, default=0.3,
-                        help="fraction of calls that are Optimize (the rest Estimate)")
+    parser.add_argument(
+        "--optimize-share",
+        type=float,
+        default=0.3,
+        help="fraction of calls that are Optimize (the rest Estimate)",
+    )
     args = parser.parse_args()
     catalogs = ["infiniband-ndr", "roce-spectrum", "ethernet-budget"]
     with tempfile.TemporaryDirectory() as tmp:
-        proc, address = spawn_server(Path(tmp) / "data", log_path=Path(tmp) / "server.log",
-                                     workers=args.workers)
+        proc, address = spawn_server(
+            Path(tmp) / "data", log_path=Path(tmp) / "server.log", workers=args.workers
+        )
         try:
             with grpc.insecure_channel(address) as channel:
                 wait_serving(Stubs(channel))
@@ -110,9 +129,22 @@ def main() -> None:
             lock = threading.Lock()
             started = time.monotonic()
             until = started + args.duration
-            threads = [threading.Thread(target=_client, args=(
-                address, until, args.optimize_share, catalogs, i, latencies, errors, lock))
-                for i in range(args.clients)]
+            threads = [
+                threading.Thread(
+                    target=_client,
+                    args=(
+                        address,
+                        until,
+                        args.optimize_share,
+                        catalogs,
+                        i,
+                        latencies,
+                        errors,
+                        lock,
+                    ),
+                )
+                for i in range(args.clients)
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -123,14 +155,19 @@ def main() -> None:
             proc.terminate()
             proc.wait(60)
     every = [x for values in latencies.values() for x in values]
-    print(f"clients {args.clients}, server workers {args.workers}, duration {elapsed:.1f} s, "
-          f"cpus {os.cpu_count()}")
-    print(f"calls {len(every)}, throughput {len(every) / elapsed:.1f} calls/s, "
-          f"errors {len(errors)}")
+    print(
+        f"clients {args.clients}, server workers {args.workers}, duration {elapsed:.1f} s, "
+        f"cpus {os.cpu_count()}"
+    )
+    print(
+        f"calls {len(every)}, throughput {len(every) / elapsed:.1f} calls/s, errors {len(errors)}"
+    )
     for kind, values in sorted({"all": every, **latencies}.items()):
         if values:
-            print(f"  {kind:9s} n={len(values):5d}  p50 {_percentile(values, 50) * 1000:8.1f} ms"
-                  f"  p99 {_percentile(values, 99) * 1000:8.1f} ms")
+            print(
+                f"  {kind:9s} n={len(values):5d}  p50 {_percentile(values, 50) * 1000:8.1f} ms"
+                f"  p99 {_percentile(values, 99) * 1000:8.1f} ms"
+            )
     print(f"server RSS (server + workers): before {rss_before:.0f} MiB, after {rss_after:.0f} MiB")
     for line in errors[:10]:
         print("error:", line)

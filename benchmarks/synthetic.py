@@ -147,11 +147,13 @@ def _counts(skus: int) -> dict[str, int]:
     return counts
 
 
-def _availability(rng: random.Random, stock_share: float, stock_range: tuple[int, int]
-                  ) -> Availability:
+def _availability(
+    rng: random.Random, stock_share: float, stock_range: tuple[int, int]
+) -> Availability:
     stock = rng.randint(*stock_range) if rng.random() < stock_share else None
-    return Availability(stock_units=stock, lead_time_days=rng.choice((14, 30, 60, 90)),
-                        source=SOURCE)
+    return Availability(
+        stock_units=stock, lead_time_days=rng.choice((14, 30, 60, 90)), source=SOURCE
+    )
 
 
 def synthetic_records(skus: int, seed: int = 0) -> Catalog:
@@ -165,53 +167,91 @@ def synthetic_records(skus: int, seed: int = 0) -> Catalog:
     servers = []
     for i in range(n["servers"]):
         c: _ServerClass = pick(SERVER_CLASSES, i)  # type: ignore[assignment]
-        servers.append(Server(
-            sku=f"SRV-{c.gpu_model}-{i:04d}", vendor=rng.choice(VENDORS), gpu_model=c.gpu_model,
-            gpus_per_node=8, gpu_peak_bf16_tflops=float(c.bf16_tflops), gpu_memory_gb=float(c.memory_gb),
-            intra_node_gbytes_per_s=float(c.nvlink_gbytes_per_s), max_nics=8,
-            power_kw=float(c.power_kw),
-            rack_units=c.rack_units, price_cents=_spread(rng, c.price_usd),
-            gpu_peak_fp8_tflops=None if c.fp8_tflops is None else float(c.fp8_tflops),
-            availability=_availability(rng, 0.1, (64, 4096))))
+        servers.append(
+            Server(
+                sku=f"SRV-{c.gpu_model}-{i:04d}",
+                vendor=rng.choice(VENDORS),
+                gpu_model=c.gpu_model,
+                gpus_per_node=8,
+                gpu_peak_bf16_tflops=float(c.bf16_tflops),
+                gpu_memory_gb=float(c.memory_gb),
+                intra_node_gbytes_per_s=float(c.nvlink_gbytes_per_s),
+                max_nics=8,
+                power_kw=float(c.power_kw),
+                rack_units=c.rack_units,
+                price_cents=_spread(rng, c.price_usd),
+                gpu_peak_fp8_tflops=None if c.fp8_tflops is None else float(c.fp8_tflops),
+                availability=_availability(rng, 0.1, (64, 4096)),
+            )
+        )
     nics = []
     for i in range(n["nics"]):
         nc: _NicClass = pick(NIC_CLASSES, i)  # type: ignore[assignment]
-        nics.append(Nic(
-            sku=f"NIC-{nc.speed_gbps}G-{i:04d}", vendor=rng.choice(VENDORS),
-            speed_gbps=nc.speed_gbps, ports=1, protocols=nc.protocols, power_w=float(nc.power_w),
-            price_cents=_spread(rng, nc.price_usd),
-            availability=_availability(rng, 0.1, (512, 32768))))
+        nics.append(
+            Nic(
+                sku=f"NIC-{nc.speed_gbps}G-{i:04d}",
+                vendor=rng.choice(VENDORS),
+                speed_gbps=nc.speed_gbps,
+                ports=1,
+                protocols=nc.protocols,
+                power_w=float(nc.power_w),
+                price_cents=_spread(rng, nc.price_usd),
+                availability=_availability(rng, 0.1, (512, 32768)),
+            )
+        )
     switches = []
     for i in range(n["switches"]):
         sc: _SwitchClass = pick(SWITCH_CLASSES, i)  # type: ignore[assignment]
-        switches.append(Switch(
-            sku=f"SW-{sc.family[:3].upper()}-{sc.ports}x{sc.speed_gbps}G-{i:04d}",
-            vendor=rng.choice(VENDORS), fabric_family=sc.family, ports=sc.ports,
-            port_speed_gbps=sc.speed_gbps, breakout=sc.breakout, lossless=sc.lossless,
-            latency_ns=float(sc.latency_ns), power_w=float(sc.power_w), rack_units=sc.rack_units,
-            price_cents=_spread(rng, sc.price_usd),
-            availability=_availability(rng, 0.1, (64, 4096))))
+        switches.append(
+            Switch(
+                sku=f"SW-{sc.family[:3].upper()}-{sc.ports}x{sc.speed_gbps}G-{i:04d}",
+                vendor=rng.choice(VENDORS),
+                fabric_family=sc.family,
+                ports=sc.ports,
+                port_speed_gbps=sc.speed_gbps,
+                breakout=sc.breakout,
+                lossless=sc.lossless,
+                latency_ns=float(sc.latency_ns),
+                power_w=float(sc.power_w),
+                rack_units=sc.rack_units,
+                price_cents=_spread(rng, sc.price_usd),
+                availability=_availability(rng, 0.1, (64, 4096)),
+            )
+        )
     links = []
     for i in range(n["links"]):
         lc: _LinkClass = pick(LINK_CLASSES, i)  # type: ignore[assignment]
-        links.append(Link(
-            sku=f"LNK-{lc.kind.upper()}-{lc.speed_gbps}G-{lc.reach_m:g}M-{i:04d}",
-            vendor=rng.choice(VENDORS), kind=lc.kind, speed_gbps=lc.speed_gbps,
-            fabric_family=lc.family, reach_m=float(lc.reach_m), power_w=float(lc.power_w),
-            price_cents=_spread(rng, lc.price_usd),
-            availability=_availability(rng, 0.05 if lc.kind != "fiber" else 0.0,
-                                       (1024, 65536))))
+        links.append(
+            Link(
+                sku=f"LNK-{lc.kind.upper()}-{lc.speed_gbps}G-{lc.reach_m:g}M-{i:04d}",
+                vendor=rng.choice(VENDORS),
+                kind=lc.kind,
+                speed_gbps=lc.speed_gbps,
+                fabric_family=lc.family,
+                reach_m=float(lc.reach_m),
+                power_w=float(lc.power_w),
+                price_cents=_spread(rng, lc.price_usd),
+                availability=_availability(rng, 0.05 if lc.kind != "fiber" else 0.0, (1024, 65536)),
+            )
+        )
     breaks = []
     for part in (*servers, *nics, *switches, *links):
         if part.price_cents >= 100 and rng.random() < 0.2:
-            for min_qty, off in ((rng.choice((16, 64, 128)), rng.uniform(0.03, 0.08)),
-                                 (rng.choice((512, 1024, 8192)), rng.uniform(0.09, 0.15))):
-                breaks.append(PriceBreak(part.sku, min_qty, round(part.price_cents * (1 - off)),
-                                         SOURCE))
-    meta = CatalogMeta(name=f"synthetic-{skus}", vendor="synthetic", currency="USD",
-                       quote_date=QUOTE_DATE, valid_until=VALID_UNTIL)
-    return Catalog(meta, tuple(servers), tuple(nics), tuple(switches), tuple(links),
-                   tuple(breaks))
+            for min_qty, off in (
+                (rng.choice((16, 64, 128)), rng.uniform(0.03, 0.08)),
+                (rng.choice((512, 1024, 8192)), rng.uniform(0.09, 0.15)),
+            ):
+                breaks.append(
+                    PriceBreak(part.sku, min_qty, round(part.price_cents * (1 - off)), SOURCE)
+                )
+    meta = CatalogMeta(
+        name=f"synthetic-{skus}",
+        vendor="synthetic",
+        currency="USD",
+        quote_date=QUOTE_DATE,
+        valid_until=VALID_UNTIL,
+    )
+    return Catalog(meta, tuple(servers), tuple(nics), tuple(switches), tuple(links), tuple(breaks))
 
 
 def synthetic_catalog(skus: int, seed: int = 0) -> Catalog:

@@ -18,35 +18,75 @@ from client.options import DEFAULT_TENANT
 from optimizer import __version__
 from optimizer.errors import ProcurementError
 
-EPILOG = ("Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
-          "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused.")
+EPILOG = (
+    "Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
+    "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused."
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(__version__, prog_name="procure")
-@click.option("--server", metavar="HOST:PORT", envvar="PROCURE_SERVER", default=None,
-              help="Send requests to this procure server instead of running them here "
-                   "[env PROCURE_SERVER].")
-@click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Use TLS to --server, trusting this CA certificate (PEM).")
-@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Client certificate chain (PEM) for a server that requires mutual TLS.")
-@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Private key (PEM) of --tls-cert.")
-@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="File holding the bearer token for --server [or env PROCURE_TOKEN]; the "
-                   "token is never printed.")
-@click.option("--data-dir", type=click.Path(file_okay=False), envvar="PROCURE_DATA_DIR",
-              default=None, help="Embedded catalog store directory [env PROCURE_DATA_DIR; "
-                                 "default ~/.local/share/procure].")
-@click.option("--tenant", envvar="PROCURE_TENANT", default=DEFAULT_TENANT, show_default=True,
-              help="Tenant of the embedded store (a server takes it from the token).")
+@click.option(
+    "--server",
+    metavar="HOST:PORT",
+    envvar="PROCURE_SERVER",
+    default=None,
+    help="Send requests to this procure server instead of running them here [env PROCURE_SERVER].",
+)
+@click.option(
+    "--tls-ca",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Use TLS to --server, trusting this CA certificate (PEM).",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Client certificate chain (PEM) for a server that requires mutual TLS.",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Private key (PEM) of --tls-cert.",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="File holding the bearer token for --server [or env PROCURE_TOKEN]; the "
+    "token is never printed.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    envvar="PROCURE_DATA_DIR",
+    default=None,
+    help="Embedded catalog store directory [env PROCURE_DATA_DIR; default ~/.local/share/procure].",
+)
+@click.option(
+    "--tenant",
+    envvar="PROCURE_TENANT",
+    default=DEFAULT_TENANT,
+    show_default=True,
+    help="Tenant of the embedded store (a server takes it from the token).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars or notes on stderr.")
 @click.option("--debug", is_flag=True, help="Show tracebacks for unexpected errors.")
 @click.pass_context
-def cli(ctx: click.Context, server: str | None, tls_ca: str | None, tls_cert: str | None,
-        tls_key: str | None, token_file: str | None, data_dir: str | None, tenant: str,
-        quiet: bool, debug: bool) -> None:
+def cli(
+    ctx: click.Context,
+    server: str | None,
+    tls_ca: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    token_file: str | None,
+    data_dir: str | None,
+    tenant: str,
+    quiet: bool,
+    debug: bool,
+) -> None:
     """Plan GPU training clusters: estimate training time, optimize fabric, topology and
     SKUs against a budget and a target, sweep budget scenarios, and manage vendor price
     catalogs."""
@@ -54,9 +94,17 @@ def cli(ctx: click.Context, server: str | None, tls_ca: str | None, tls_cert: st
         raise click.UsageError("--tls-cert and --tls-key go together")
     if tls_cert and not tls_ca:
         raise click.UsageError("--tls-cert needs --tls-ca (client certificates need TLS)")
-    ctx.obj = {"server": server, "tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key,
-               "token_file": token_file,
-               "data_dir": data_dir, "tenant": tenant, "quiet": quiet, "debug": debug}
+    ctx.obj = {
+        "server": server,
+        "tls_ca": tls_ca,
+        "tls_cert": tls_cert,
+        "tls_key": tls_key,
+        "token_file": token_file,
+        "data_dir": data_dir,
+        "tenant": tenant,
+        "quiet": quiet,
+        "debug": debug,
+    }
 
 
 def _register() -> None:
@@ -64,16 +112,22 @@ def _register() -> None:
 
     cli.add_command(catalog.catalog)
     from client.commands import estimate
+
     cli.add_command(estimate.estimate)
     from client.commands import serve
+
     cli.add_command(serve.serve)
     from client.commands import optimize
+
     cli.add_command(optimize.optimize)
     from client.commands import batch
+
     cli.add_command(batch.batch)
     from client.commands import sweep
+
     cli.add_command(sweep.sweep)
     from client.commands import completion
+
     cli.add_command(completion.completion)
 
 
@@ -105,8 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # last resort: one line, never a traceback
         if debug:
             raise
-        click.echo(f"internal error: {type(e).__name__}: {e} (run with --debug for details)",
-                   err=True)
+        click.echo(
+            f"internal error: {type(e).__name__}: {e} (run with --debug for details)", err=True
+        )
         sys.exit(EXIT_INTERNAL)
     sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -31,9 +31,14 @@ def workload_label(request: optimize_pb2.OptimizeRequest) -> str:
 def point_of(design: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:
     """A design as a point in the cost-time plane, with what the plot labels it by."""
     return optimize_pb2.ParetoPoint(
-        capex_usd=design.capex_usd, training_time_hours=design.training_time_hours,
-        gpus=design.gpus, server_sku=design.server_sku, fabric=design.fabric,
-        topology=design.topology, oversubscription=design.oversubscription)
+        capex_usd=design.capex_usd,
+        training_time_hours=design.training_time_hours,
+        gpus=design.gpus,
+        server_sku=design.server_sku,
+        fabric=design.fabric,
+        topology=design.topology,
+        oversubscription=design.oversubscription,
+    )
 
 
 def point_key(point: optimize_pb2.ParetoPoint) -> bytes:
@@ -41,8 +46,7 @@ def point_key(point: optimize_pb2.ParetoPoint) -> bytes:
     return point.SerializeToString(deterministic=True)
 
 
-def points_of(responses: Iterable[optimize_pb2.OptimizeResponse]
-              ) -> list[optimize_pb2.ParetoPoint]:
+def points_of(responses: Iterable[optimize_pb2.OptimizeResponse]) -> list[optimize_pb2.ParetoPoint]:
     """Every ranked design and every frontier point the responses report, without repeats."""
     seen: set[bytes] = set()
     points = []
@@ -58,8 +62,17 @@ def points_of(responses: Iterable[optimize_pb2.OptimizeResponse]
 def frontier(points: Iterable[optimize_pb2.ParetoPoint]) -> list[optimize_pb2.ParetoPoint]:
     """The non-dominated points (no other point is both cheaper-or-equal and faster-or-equal
     and better in one), cheapest first."""
-    ordered = sorted(points, key=lambda p: (p.capex_usd, p.training_time_hours, p.gpus,
-                                            p.server_sku, p.fabric, p.topology))
+    ordered = sorted(
+        points,
+        key=lambda p: (
+            p.capex_usd,
+            p.training_time_hours,
+            p.gpus,
+            p.server_sku,
+            p.fabric,
+            p.topology,
+        ),
+    )
     front: list[optimize_pb2.ParetoPoint] = []
     best_hours = math.inf
     for point in ordered:

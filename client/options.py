@@ -24,13 +24,21 @@ def output_format(*choices: str) -> Callable[[F], F]:
     """``--format``: how results are written (default: a readable table)."""
     allowed = choices or FORMATS
     return click.option(
-        "--format", "fmt", type=click.Choice(allowed), default="table", show_default=True,
+        "--format",
+        "fmt",
+        type=click.Choice(allowed),
+        default="table",
+        show_default=True,
         help="Output format; json is the protobuf JSON of the response message.",
     )
 
 
 output_file = click.option(
-    "--output", "-o", "output", type=click.Path(dir_okay=False, writable=True), default=None,
+    "--output",
+    "-o",
+    "output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
     help="Write to FILE instead of standard output (required for xlsx).",
 )
 
@@ -45,8 +53,12 @@ def _check_plot(ctx: click.Context, param: click.Parameter, value: str | None) -
 def plot_file(what: str) -> Callable[[F], F]:
     """``--plot FILE.png|svg``: the cost vs training-time frontier and ``what``."""
     return click.option(
-        "--plot", type=click.Path(dir_okay=False), callback=_check_plot, default=None,
-        help=f"Write the cost vs training-time frontier and {what} to FILE.png or FILE.svg.")
+        "--plot",
+        type=click.Path(dir_okay=False),
+        callback=_check_plot,
+        default=None,
+        help=f"Write the cost vs training-time frontier and {what} to FILE.png or FILE.svg.",
+    )
 
 
 def root_option(ctx: click.Context, key: str, default: object = None) -> object:
@@ -54,8 +66,9 @@ def root_option(ctx: click.Context, key: str, default: object = None) -> object:
     return (ctx.find_root().obj or {}).get(key, default)
 
 
-def _inherit(key: str, default: object) -> Callable[[click.Context, click.Parameter, object],
-                                                    object]:
+def _inherit(
+    key: str, default: object
+) -> Callable[[click.Context, click.Parameter, object], object]:
     def callback(ctx: click.Context, param: click.Parameter, value: object) -> object:
         return value if value is not None else root_option(ctx, key, default)
 
@@ -63,16 +76,21 @@ def _inherit(key: str, default: object) -> Callable[[click.Context, click.Parame
 
 
 data_dir = click.option(
-    "--data-dir", type=click.Path(file_okay=False), envvar="PROCURE_DATA_DIR", default=None,
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    envvar="PROCURE_DATA_DIR",
+    default=None,
     callback=_inherit("data_dir", None),
     help="Catalog store directory [env PROCURE_DATA_DIR; default ~/.local/share/procure].",
 )
 
 tenant = click.option(
-    "--tenant", envvar="PROCURE_TENANT", default=None,
+    "--tenant",
+    envvar="PROCURE_TENANT",
+    default=None,
     callback=_inherit("tenant", DEFAULT_TENANT),
     help=f"Tenant that owns catalogs in the embedded store [env PROCURE_TENANT; default "
-         f"{DEFAULT_TENANT}].",
+    f"{DEFAULT_TENANT}].",
 )
 
 
@@ -80,24 +98,34 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
     """The request flags ``optimize`` and ``sweep`` share (everything but the scenario axes)."""
     options = [
         click.option("--tokens", type=float, help="Training tokens (overrides the preset's)."),
-        click.option("--objective", type=click.Choice(["min-cost", "min-time"]),
-                     help="min-cost: cheapest meeting the target; min-time: fastest within "
-                          "the budget."),
-        click.option("--top-k", type=int, default=top_k_default,
-                     help=f"Distinct designs per scenario [default: "
-                          f"{top_k_default or 3}]."),
-        click.option("--fabric", multiple=True,
-                     help="Allowed fabric (repeatable): infiniband, roce, ethernet."),
+        click.option(
+            "--objective",
+            type=click.Choice(["min-cost", "min-time"]),
+            help="min-cost: cheapest meeting the target; min-time: fastest within the budget.",
+        ),
+        click.option(
+            "--top-k",
+            type=int,
+            default=top_k_default,
+            help=f"Distinct designs per scenario [default: {top_k_default or 3}].",
+        ),
+        click.option(
+            "--fabric",
+            multiple=True,
+            help="Allowed fabric (repeatable): infiniband, roce, ethernet.",
+        ),
         click.option("--topology", multiple=True, help="Allowed topology (repeatable)."),
         click.option("--vendor", multiple=True, help="Allowed vendor (repeatable)."),
         click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable)."),
         click.option("--max-power-kw", type=float, help="Facility power cap in kW."),
         click.option("--max-gpus", type=int, help="Largest cluster to consider, in GPUs."),
-        click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]),
-                     help="Solver."),
+        click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]), help="Solver."),
         click.option("--time-limit", type=float, help="Solver time limit in seconds."),
-        click.option("--confidence", type=click.Choice(["expected", "pessimistic"]),
-                     help="pessimistic: meet the target under the estimator's high time."),
+        click.option(
+            "--confidence",
+            type=click.Choice(["expected", "pessimistic"]),
+            help="pessimistic: meet the target under the estimator's high time.",
+        ),
     ]
 
     def decorate(f: F) -> F:

@@ -27,29 +27,45 @@ FIGURE_SIZE_IN = (13.0, 5.5)
 DPI = 100  # -> 1300 x 550 pixels
 MAX_BARS = 8
 FABRIC_COLOURS = {"infiniband": "tab:blue", "roce": "tab:orange", "ethernet": "tab:green"}
-TOPOLOGY_MARKERS = {"single_switch": "o", "fat_tree": "s", "rail_optimized": "^",
-                    "dragonfly": "D", "torus": "P"}
+TOPOLOGY_MARKERS = {
+    "single_switch": "o",
+    "fat_tree": "s",
+    "rail_optimized": "^",
+    "dragonfly": "D",
+    "torus": "P",
+}
 FRONT_STYLES = ("-", "--", "-.", ":")  # one per workload
 # CostBreakdown field -> bar label, bottom of the stack first.
-COST_PARTS = (("servers_usd", "servers"), ("nics_usd", "NICs"), ("switches_usd", "switches"),
-              ("cables_usd", "cables"), ("optics_usd", "optics"))
+COST_PARTS = (
+    ("servers_usd", "servers"),
+    ("nics_usd", "NICs"),
+    ("switches_usd", "switches"),
+    ("cables_usd", "cables"),
+    ("optics_usd", "optics"),
+)
 
 
-def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint], fronts: Sequence[Front],
-               designs: Sequence[optimize_pb2.Design],
-               requests: Sequence[optimize_pb2.OptimizeRequest], title: str = "") -> None:
+def write_plot(
+    path: str,
+    points: Sequence[optimize_pb2.ParetoPoint],
+    fronts: Sequence[Front],
+    designs: Sequence[optimize_pb2.Design],
+    requests: Sequence[optimize_pb2.OptimizeRequest],
+    title: str = "",
+) -> None:
     """Write to ``path`` (.png or .svg): ``points`` with each workload's frontier and the
     requests' budget and target lines, beside the cost breakdown of ``designs``."""
     suffix = Path(path).suffix.lower()
     if suffix not in PLOT_FORMATS:
-        raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg",
-                           field="--plot")
+        raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg", field="--plot")
     c = [r.constraints for r in requests]
     budgets_usd = sorted({x.budget_usd for x in c if x.HasField("budget_usd")})
-    targets_hours = sorted({x.target_training_hours for x in c
-                            if x.HasField("target_training_hours")})
-    fig, (left, right) = plt.subplots(1, 2, figsize=FIGURE_SIZE_IN, dpi=DPI,
-                                      gridspec_kw={"width_ratios": (3, 2)})
+    targets_hours = sorted(
+        {x.target_training_hours for x in c if x.HasField("target_training_hours")}
+    )
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=FIGURE_SIZE_IN, dpi=DPI, gridspec_kw={"width_ratios": (3, 2)}
+    )
     try:
         _frontier_panel(left, points, fronts, budgets_usd, targets_hours)
         _breakdown_panel(right, designs[:MAX_BARS])
@@ -61,30 +77,54 @@ def write_plot(path: str, points: Sequence[optimize_pb2.ParetoPoint], fronts: Se
         plt.close(fig)
 
 
-def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
-                    fronts: Sequence[Front], budgets_usd: Sequence[float],
-                    targets_hours: Sequence[float]) -> None:
+def _frontier_panel(
+    ax: Axes,
+    points: Sequence[optimize_pb2.ParetoPoint],
+    fronts: Sequence[Front],
+    budgets_usd: Sequence[float],
+    targets_hours: Sequence[float],
+) -> None:
     for fabric in sorted({p.fabric for p in points}):
         for topology in sorted({p.topology for p in points if p.fabric == fabric}):
             group = [p for p in points if p.fabric == fabric and p.topology == topology]
-            ax.scatter([p.training_time_hours for p in group],
-                       [p.capex_usd / 1e6 for p in group],
-                       c=FABRIC_COLOURS.get(fabric, "tab:gray"),
-                       marker=TOPOLOGY_MARKERS.get(topology, "x"), alpha=0.75, s=36,
-                       label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}")
+            ax.scatter(
+                [p.training_time_hours for p in group],
+                [p.capex_usd / 1e6 for p in group],
+                c=FABRIC_COLOURS.get(fabric, "tab:gray"),
+                marker=TOPOLOGY_MARKERS.get(topology, "x"),
+                alpha=0.75,
+                s=36,
+                label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}",
+            )
     for front, style in zip(fronts, itertools.cycle(FRONT_STYLES)):
         # Fastest first: each step runs right at a design's cost to the next slower, cheaper
         # one, so everything above and to the right of the line is dominated.
         steps = sorted(front.points, key=lambda p: p.training_time_hours)
-        ax.step([p.training_time_hours for p in steps], [p.capex_usd / 1e6 for p in steps],
-                where="post", color="black", linestyle=style, linewidth=1,
-                label=f"frontier: {front.workload}")
+        ax.step(
+            [p.training_time_hours for p in steps],
+            [p.capex_usd / 1e6 for p in steps],
+            where="post",
+            color="black",
+            linestyle=style,
+            linewidth=1,
+            label=f"frontier: {front.workload}",
+        )
     for i, budget in enumerate(budgets_usd):
-        ax.axhline(budget / 1e6, color="tab:red", linestyle="--", linewidth=0.8,
-                   label="budget" if i == 0 else None)
+        ax.axhline(
+            budget / 1e6,
+            color="tab:red",
+            linestyle="--",
+            linewidth=0.8,
+            label="budget" if i == 0 else None,
+        )
     for i, target in enumerate(targets_hours):
-        ax.axvline(target, color="tab:purple", linestyle=":", linewidth=0.8,
-                   label="target time" if i == 0 else None)
+        ax.axvline(
+            target,
+            color="tab:purple",
+            linestyle=":",
+            linewidth=0.8,
+            label="target time" if i == 0 else None,
+        )
     hours = [p.training_time_hours for p in points] + list(targets_hours)
     if hours and min(hours) > 0 and max(hours) / min(hours) > 20:
         ax.set_xscale("log")
@@ -97,16 +137,24 @@ def _frontier_panel(ax: Axes, points: Sequence[optimize_pb2.ParetoPoint],
 
 
 def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:
-    labels = [f"{d.gpus:,} GPUs\n{FABRIC.get(d.fabric, d.fabric)}\n"
-              f"{topology_label(d.topology, d.oversubscription)}" for d in designs]
+    labels = [
+        f"{d.gpus:,} GPUs\n{FABRIC.get(d.fabric, d.fabric)}\n"
+        f"{topology_label(d.topology, d.oversubscription)}"
+        for d in designs
+    ]
     bottoms = [0.0] * len(designs)
     for field, name in COST_PARTS:
         heights = [getattr(d.cost, field) / 1e6 for d in designs]
         ax.bar(range(len(designs)), heights, bottom=bottoms, label=name)
         bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     for x, d in enumerate(designs):
-        ax.annotate(f"{money(d.capex_usd)}\n{d.cost.network_share:.0%} network",
-                    (x, bottoms[x]), ha="center", va="bottom", fontsize=7)
+        ax.annotate(
+            f"{money(d.capex_usd)}\n{d.cost.network_share:.0%} network",
+            (x, bottoms[x]),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
     ax.set_xticks(range(len(designs)), labels, fontsize=7)
     ax.set_ylabel("capex (million USD)")
     ax.set_title("cost breakdown of the top designs")

@@ -20,16 +20,25 @@ from client.options import root_option
 
 
 @contextmanager
-def progress_bar(ctx: click.Context, description: str, total: int
-                 ) -> Iterator[Callable[[int], None]]:
+def progress_bar(
+    ctx: click.Context, description: str, total: int
+) -> Iterator[Callable[[int], None]]:
     """Yield ``update(done)``; draws elapsed time and an estimate of the time left."""
     console = Console(stderr=True)
     if root_option(ctx, "quiet", False) or not console.is_terminal:
         yield lambda done: None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("left"),
-                   TimeRemainingColumn(), console=console, transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
     task = bar.add_task(description, total=total)
     with bar:
         yield lambda done: bar.update(task, completed=done)

@@ -24,8 +24,13 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.export import safe_text
 
 FABRIC = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
-TOPOLOGY = {"single_switch": "single switch", "fat_tree": "fat-tree",
-            "rail_optimized": "rail-optimized", "dragonfly": "dragonfly", "torus": "torus"}
+TOPOLOGY = {
+    "single_switch": "single switch",
+    "fat_tree": "fat-tree",
+    "rail_optimized": "rail-optimized",
+    "dragonfly": "dragonfly",
+    "torus": "torus",
+}
 
 
 @contextmanager
@@ -45,8 +50,9 @@ def money(usd: float) -> str:
 
 def to_dict(message: Message) -> dict[str, object]:
     """The protobuf JSON form of ``message`` (proto field names, every field present)."""
-    return json_format.MessageToDict(message, preserving_proto_field_name=True,
-                                     always_print_fields_with_no_presence=True)
+    return json_format.MessageToDict(
+        message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
 
 
 def hours(value: float) -> str:
@@ -70,39 +76,69 @@ def topology_label(topology: str, ratio: float) -> str:
 
 def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     table = Table(title=title)
-    for name, justify in (("rank", "right"), ("GPUs", "right"), ("server", "left"),
-                          ("fabric", "left"), ("topology", "left"), ("capex", "right"),
-                          ("network", "right"), ("time (h)", "right"), ("range (h)", "right"),
-                          ("power (kW)", "right"), ("at limit", "left")):
+    for name, justify in (
+        ("rank", "right"),
+        ("GPUs", "right"),
+        ("server", "left"),
+        ("fabric", "left"),
+        ("topology", "left"),
+        ("capex", "right"),
+        ("network", "right"),
+        ("time (h)", "right"),
+        ("range (h)", "right"),
+        ("power (kW)", "right"),
+        ("at limit", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for d in resp.designs:
-        table.add_row(str(d.rank), f"{d.gpus:,}", d.server_sku, FABRIC.get(d.fabric, d.fabric),
-                      topology_label(d.topology, d.oversubscription), money(d.capex_usd),
-                      f"{d.cost.network_share:.1%}", hours(d.training_time_hours),
-                      f"{hours(d.training_time_hours_low)}-"
-                      f"{hours(d.training_time_hours_high)}",
-                      f"{d.power_kw:,.0f}", ", ".join(d.binding) or "-")
+        table.add_row(
+            str(d.rank),
+            f"{d.gpus:,}",
+            d.server_sku,
+            FABRIC.get(d.fabric, d.fabric),
+            topology_label(d.topology, d.oversubscription),
+            money(d.capex_usd),
+            f"{d.cost.network_share:.1%}",
+            hours(d.training_time_hours),
+            f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
+            f"{d.power_kw:,.0f}",
+            ", ".join(d.binding) or "-",
+        )
     return table
 
 
 def bom_table(design: optimize_pb2.Design) -> Table:
     table = Table(title=f"bill of materials, rank {design.rank}")
-    for name, justify in (("category", "left"), ("sku", "left"), ("vendor", "left"),
-                          ("where", "left"), ("qty", "right"), ("unit", "right"),
-                          ("extended", "right")):
+    for name, justify in (
+        ("category", "left"),
+        ("sku", "left"),
+        ("vendor", "left"),
+        ("where", "left"),
+        ("qty", "right"),
+        ("unit", "right"),
+        ("extended", "right"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
-    lines = sorted(design.bom, key=lambda b: (order.index(b.category)
-                                              if b.category in order else 99, b.tier, b.sku))
+    lines = sorted(
+        design.bom,
+        key=lambda b: (order.index(b.category) if b.category in order else 99, b.tier, b.sku),
+    )
     for i, line in enumerate(lines):
         where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
         last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
-        table.add_row(line.category, line.sku, line.vendor, where, f"{line.quantity:,}",
-                      f"${line.unit_price_usd:,.2f}", money(line.extended_price_usd),
-                      end_section=last_of_category)
+        table.add_row(
+            line.category,
+            line.sku,
+            line.vendor,
+            where,
+            f"{line.quantity:,}",
+            f"${line.unit_price_usd:,.2f}",
+            money(line.extended_price_usd),
+            end_section=last_of_category,
+        )
     racks = f"{design.racks} rack" + ("" if design.racks == 1 else "s")
-    table.add_row("total", "", "", racks, "", "", money(design.capex_usd),
-                  style="bold")
+    table.add_row("total", "", "", racks, "", "", money(design.capex_usd), style="bold")
     return table
 
 
@@ -124,25 +160,49 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
 
 
 def designs_frame(resp: optimize_pb2.OptimizeResponse) -> pd.DataFrame:
-    rows = [{
-        "rank": d.rank, "gpus": d.gpus, "nodes": d.nodes, "server_sku": safe_text(d.server_sku),
-        "nic_sku": safe_text(d.nic_sku), "fabric": d.fabric, "topology": d.topology,
-        "oversubscription": d.oversubscription, "capex_usd": d.capex_usd,
-        "network_share": d.cost.network_share, "training_time_hours": d.training_time_hours,
-        "training_time_hours_low": d.training_time_hours_low,
-        "training_time_hours_high": d.training_time_hours_high, "power_kw": d.power_kw,
-        "racks": d.racks, "binding": ";".join(d.binding),
-    } for d in resp.designs]
+    rows = [
+        {
+            "rank": d.rank,
+            "gpus": d.gpus,
+            "nodes": d.nodes,
+            "server_sku": safe_text(d.server_sku),
+            "nic_sku": safe_text(d.nic_sku),
+            "fabric": d.fabric,
+            "topology": d.topology,
+            "oversubscription": d.oversubscription,
+            "capex_usd": d.capex_usd,
+            "network_share": d.cost.network_share,
+            "training_time_hours": d.training_time_hours,
+            "training_time_hours_low": d.training_time_hours_low,
+            "training_time_hours_high": d.training_time_hours_high,
+            "power_kw": d.power_kw,
+            "racks": d.racks,
+            "binding": ";".join(d.binding),
+        }
+        for d in resp.designs
+    ]
     return pd.DataFrame(rows)
 
 
 def bom_frame(design: optimize_pb2.Design) -> pd.DataFrame:
-    return pd.DataFrame([{
-        "category": b.category, "sku": safe_text(b.sku), "vendor": safe_text(b.vendor),
-        "tier": safe_text(b.tier), "length_m": b.length_m or None, "quantity": b.quantity,
-        "unit_price_usd": b.unit_price_usd, "extended_price_usd": b.extended_price_usd,
-        "power_kw": b.power_kw, "rack_units": b.rack_units, "source": safe_text(b.source),
-    } for b in design.bom])
+    return pd.DataFrame(
+        [
+            {
+                "category": b.category,
+                "sku": safe_text(b.sku),
+                "vendor": safe_text(b.vendor),
+                "tier": safe_text(b.tier),
+                "length_m": b.length_m or None,
+                "quantity": b.quantity,
+                "unit_price_usd": b.unit_price_usd,
+                "extended_price_usd": b.extended_price_usd,
+                "power_kw": b.power_kw,
+                "rack_units": b.rack_units,
+                "source": safe_text(b.source),
+            }
+            for b in design.bom
+        ]
+    )
 
 
 def write_frames(frames: Sequence[tuple[str, pd.DataFrame]], fmt: str, output: str | None) -> None:
@@ -155,8 +215,9 @@ def write_frames(frames: Sequence[tuple[str, pd.DataFrame]], fmt: str, output: s
             click.echo(text, nl=False)
         return
     if not output:
-        raise InvalidInput("xlsx output needs a file; expected --output FILE.xlsx",
-                           field="--output")
+        raise InvalidInput(
+            "xlsx output needs a file; expected --output FILE.xlsx", field="--output"
+        )
     with pd.ExcelWriter(output, engine="openpyxl") as writer:
         for name, frame in frames:
             frame.to_excel(writer, sheet_name=name[:31], index=False)

@@ -51,13 +51,15 @@ class Outcome:
         req, best = self.request, self.best
         c = req.constraints
         return {
-            "scenario": self.index, "catalog": safe_text(req.catalog),
+            "scenario": self.index,
+            "catalog": safe_text(req.catalog),
             "workload": safe_text(req.workload.model or "custom"),
             "training_tokens": req.workload.training_tokens or None,
             "objective": req.objective or "min_cost",
             "budget_usd": c.budget_usd if c.HasField("budget_usd") else None,
-            "target_training_hours": (c.target_training_hours
-                                      if c.HasField("target_training_hours") else None),
+            "target_training_hours": (
+                c.target_training_hours if c.HasField("target_training_hours") else None
+            ),
             "status": "ERROR" if self.error else self.response.status,  # type: ignore[union-attr]
             "gpus": best.gpus if best else None,
             "server_sku": safe_text(best.server_sku) if best else None,
@@ -71,9 +73,14 @@ class Outcome:
         }
 
 
-def grid_requests(base: optimize_pb2.OptimizeRequest, *, catalogs: Sequence[str] = (),
-                  workloads: Sequence[str] = (), budgets_usd: Sequence[float] = (),
-                  targets_hours: Sequence[float] = ()) -> list[optimize_pb2.OptimizeRequest]:
+def grid_requests(
+    base: optimize_pb2.OptimizeRequest,
+    *,
+    catalogs: Sequence[str] = (),
+    workloads: Sequence[str] = (),
+    budgets_usd: Sequence[float] = (),
+    targets_hours: Sequence[float] = (),
+) -> list[optimize_pb2.OptimizeRequest]:
     """``base`` under every combination of the given axes (an empty axis keeps base's value).
 
     Without an explicit objective a grid with targets minimises cost and a budget-only grid
@@ -81,8 +88,8 @@ def grid_requests(base: optimize_pb2.OptimizeRequest, *, catalogs: Sequence[str]
     """
     requests = []
     for catalog, workload, budget, target in itertools.product(
-            catalogs or [None], workloads or [None], budgets_usd or [None],
-            targets_hours or [None]):
+        catalogs or [None], workloads or [None], budgets_usd or [None], targets_hours or [None]
+    ):
         req = optimize_pb2.OptimizeRequest()
         req.CopyFrom(base)
         if catalog is not None:
@@ -100,8 +107,9 @@ def grid_requests(base: optimize_pb2.OptimizeRequest, *, catalogs: Sequence[str]
     return requests
 
 
-def file_requests(path: str, overrides: optimize_pb2.OptimizeRequest
-                  ) -> list[optimize_pb2.OptimizeRequest]:
+def file_requests(
+    path: str, overrides: optimize_pb2.OptimizeRequest
+) -> list[optimize_pb2.OptimizeRequest]:
     """The scenarios of a batch-format spec file, each with ``overrides`` merged on top."""
     requests = []
     for row in load_spec(path).rows:
@@ -113,8 +121,11 @@ def file_requests(path: str, overrides: optimize_pb2.OptimizeRequest
     return requests
 
 
-def run_sweep(requests: Sequence[optimize_pb2.OptimizeRequest], transport: Transport,
-              progress: Callable[[int], None] = lambda done: None) -> list[Outcome]:
+def run_sweep(
+    requests: Sequence[optimize_pb2.OptimizeRequest],
+    transport: Transport,
+    progress: Callable[[int], None] = lambda done: None,
+) -> list[Outcome]:
     """Solve every scenario in order. A scenario whose values the optimizer rejects becomes
     an error row; anything else (a missing catalog, an unreachable server) stops the sweep."""
     outcomes = []
@@ -138,12 +149,12 @@ def sweep_fronts(outcomes: Sequence[Outcome]) -> list[Front]:
     for o in outcomes:
         if o.response is not None:
             by_workload.setdefault(workload_label(o.request), []).append(o.response)
-    return [Front(label, frontier(points_of(responses)))
-            for label, responses in by_workload.items()]
+    return [
+        Front(label, frontier(points_of(responses))) for label, responses in by_workload.items()
+    ]
 
 
-def top_designs(outcomes: Sequence[Outcome], fronts: Sequence[Front]
-                ) -> list[optimize_pb2.Design]:
+def top_designs(outcomes: Sequence[Outcome], fronts: Sequence[Front]) -> list[optimize_pb2.Design]:
     """The distinct rank-1 designs that lie on a frontier (all of them if none does),
     cheapest first: the ones worth a cost breakdown."""
     distinct: dict[bytes, optimize_pb2.Design] = {}
@@ -161,56 +172,92 @@ def scenarios_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
 
 
 def frontier_frame(fronts: Sequence[Front]) -> pd.DataFrame:
-    return pd.DataFrame([{"workload": f.workload, **to_dict(p)} for f in fronts
-                         for p in f.points])
+    return pd.DataFrame([{"workload": f.workload, **to_dict(p)} for f in fronts for p in f.points])
 
 
-def sweep_document(outcomes: Sequence[Outcome],
-                   fronts: Sequence[Front]) -> dict[str, object]:
+def sweep_document(outcomes: Sequence[Outcome], fronts: Sequence[Front]) -> dict[str, object]:
     """The sweep as JSON: each scenario's OptimizeRequest and OptimizeResponse (or error) in
     protobuf JSON, and each workload's frontier as ParetoPoint messages."""
     return {
-        "scenarios": [{"scenario": o.index, "request": to_dict(o.request),
-                       **({"response": to_dict(o.response)} if o.response else {}),
-                       **({"error": o.error} if o.error else {})} for o in outcomes],
-        "frontier": [{"workload": f.workload, "points": [to_dict(p) for p in f.points]}
-                     for f in fronts],
+        "scenarios": [
+            {
+                "scenario": o.index,
+                "request": to_dict(o.request),
+                **({"response": to_dict(o.response)} if o.response else {}),
+                **({"error": o.error} if o.error else {}),
+            }
+            for o in outcomes
+        ],
+        "frontier": [
+            {"workload": f.workload, "points": [to_dict(p) for p in f.points]} for f in fronts
+        ],
     }
 
 
 def sweep_table(outcomes: Sequence[Outcome]) -> Table:
     table = Table(title=f"budget sweep: {len(outcomes):,} scenarios, rank-1 design each")
-    for name, justify in (("#", "right"), ("catalog", "left"), ("workload", "left"),
-                          ("budget", "right"), ("target (h)", "right"), ("objective", "left"),
-                          ("GPUs", "right"), ("fabric", "left"), ("topology", "left"),
-                          ("capex", "right"), ("time (h)", "right"), ("network", "right")):
+    for name, justify in (
+        ("#", "right"),
+        ("catalog", "left"),
+        ("workload", "left"),
+        ("budget", "right"),
+        ("target (h)", "right"),
+        ("objective", "left"),
+        ("GPUs", "right"),
+        ("fabric", "left"),
+        ("topology", "left"),
+        ("capex", "right"),
+        ("time (h)", "right"),
+        ("network", "right"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for o in outcomes:
         c, best = o.request.constraints, o.best
-        inputs = [str(o.index), o.request.catalog, o.request.workload.model or "custom",
-                  money(c.budget_usd) if c.HasField("budget_usd") else "-",
-                  hours(c.target_training_hours) if c.HasField("target_training_hours")
-                  else "-", (o.request.objective or "min_cost").replace("_", "-")]
+        inputs = [
+            str(o.index),
+            o.request.catalog,
+            o.request.workload.model or "custom",
+            money(c.budget_usd) if c.HasField("budget_usd") else "-",
+            hours(c.target_training_hours) if c.HasField("target_training_hours") else "-",
+            (o.request.objective or "min_cost").replace("_", "-"),
+        ]
         if best is None:
             table.add_row(*inputs, "-", "no design", "", "", "", "", style="dim")
             continue
-        table.add_row(*inputs, f"{best.gpus:,}", FABRIC.get(best.fabric, best.fabric),
-                      topology_label(best.topology, best.oversubscription),
-                      money(best.capex_usd), hours(best.training_time_hours),
-                      f"{best.cost.network_share:.1%}")
+        table.add_row(
+            *inputs,
+            f"{best.gpus:,}",
+            FABRIC.get(best.fabric, best.fabric),
+            topology_label(best.topology, best.oversubscription),
+            money(best.capex_usd),
+            hours(best.training_time_hours),
+            f"{best.cost.network_share:.1%}",
+        )
     return table
 
 
 def frontier_table(front: Front) -> Table:
-    table = Table(title=f"cost-time Pareto frontier of {front.workload} "
-                        f"({len(front.points)} designs)")
-    for name, justify in (("capex", "right"), ("time (h)", "right"), ("GPUs", "right"),
-                          ("server", "left"), ("fabric", "left"), ("topology", "left")):
+    table = Table(
+        title=f"cost-time Pareto frontier of {front.workload} ({len(front.points)} designs)"
+    )
+    for name, justify in (
+        ("capex", "right"),
+        ("time (h)", "right"),
+        ("GPUs", "right"),
+        ("server", "left"),
+        ("fabric", "left"),
+        ("topology", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for p in front.points:
-        table.add_row(money(p.capex_usd), hours(p.training_time_hours), f"{p.gpus:,}",
-                      p.server_sku, FABRIC.get(p.fabric, p.fabric),
-                      topology_label(p.topology, p.oversubscription))
+        table.add_row(
+            money(p.capex_usd),
+            hours(p.training_time_hours),
+            f"{p.gpus:,}",
+            p.server_sku,
+            FABRIC.get(p.fabric, p.fabric),
+            topology_label(p.topology, p.oversubscription),
+        )
     return table
 
 

@@ -72,8 +72,15 @@ class RemoteError(ProcurementError):
 
 # Status code name -> the core error the embedded run raises for the same problem.
 _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
-    cls.grpc_code: cls for cls in (InvalidInput, NotFound, LimitExceeded, Unauthenticated,
-                                   PermissionDenied, SolverFailed)
+    cls.grpc_code: cls
+    for cls in (
+        InvalidInput,
+        NotFound,
+        LimitExceeded,
+        Unauthenticated,
+        PermissionDenied,
+        SolverFailed,
+    )
 }
 
 
@@ -94,9 +101,16 @@ class Remote:
     cannot read the client's files); bundled names and stored ids go as they are.
     """
 
-    def __init__(self, server: str, tls_ca: str | None = None, token: str | None = None, *,
-                 client_cert: tuple[str, str] | None = None, timeout_s: float | None = None,
-                 notify: Callable[[str], None] = lambda note: None) -> None:
+    def __init__(
+        self,
+        server: str,
+        tls_ca: str | None = None,
+        token: str | None = None,
+        *,
+        client_cert: tuple[str, str] | None = None,
+        timeout_s: float | None = None,
+        notify: Callable[[str], None] = lambda note: None,
+    ) -> None:
         import grpc
 
         from optimizer._pb.procurement.v1 import catalog_pb2_grpc, service_pb2_grpc
@@ -110,7 +124,8 @@ class Remote:
             credentials = grpc.ssl_channel_credentials(
                 read_file(tls_ca, "--tls-ca"),
                 private_key=read_file(key, "--tls-key") if key else None,
-                certificate_chain=read_file(cert, "--tls-cert") if cert else None)
+                certificate_chain=read_file(cert, "--tls-cert") if cert else None,
+            )
             self._channel = grpc.secure_channel(server, credentials)
         else:
             self._channel = grpc.insecure_channel(server)
@@ -147,18 +162,22 @@ class Remote:
             req = sent
         return self.call(self._stub.Optimize, req)  # type: ignore[no-any-return]
 
-    def upload(self, path: str, name: str | None = None, request_id: str | None = None
-               ) -> catalog_pb2.UploadCatalogResponse:
+    def upload(
+        self, path: str, name: str | None = None, request_id: str | None = None
+    ) -> catalog_pb2.UploadCatalogResponse:
         """Validate the catalog at ``path`` here (the same report as embedded), then store it
         on the server as a new version (identical content returns the existing one)."""
-        return self.call(self.catalogs.UploadCatalog,  # type: ignore[no-any-return]
-                         iter(upload_messages(path, name or "", request_id or "")))
+        return self.call(
+            self.catalogs.UploadCatalog,  # type: ignore[no-any-return]
+            iter(upload_messages(path, name or "", request_id or "")),
+        )
 
     def download(self, ref: str, fmt: str = "csv") -> dict[str, bytes]:
         """The server's export of the stored catalog ``ref``: file name -> content."""
         files: dict[str, bytearray] = {}
-        for chunk in self.stream(self.catalogs.ExportCatalog,
-                                 catalog_pb2.ExportCatalogRequest(ref=ref, format=fmt)):
+        for chunk in self.stream(
+            self.catalogs.ExportCatalog, catalog_pb2.ExportCatalogRequest(ref=ref, format=fmt)
+        ):
             # Only the base name: the server never chooses where a file lands.
             files.setdefault(Path(chunk.file_name).name, bytearray()).extend(chunk.data)
         return {name: bytes(data) for name, data in files.items()}
@@ -173,8 +192,9 @@ class Remote:
     def stored_id(self, path: str) -> str:
         if path not in self._uploaded:
             info = self.upload(path).catalog
-            self._notify(f"uploaded catalog {path} to {self.server} as {info.ref} "
-                         f"(id {info.id[:12]})")
+            self._notify(
+                f"uploaded catalog {path} to {self.server} as {info.ref} (id {info.id[:12]})"
+            )
             self._uploaded[path] = info.id
         return self._uploaded[path]
 
@@ -185,8 +205,9 @@ class Remote:
 UPLOAD_CHUNK_BYTES = 1024 * 1024  # well under the server's message limit
 
 
-def upload_messages(path: str, name: str, request_id: str
-                    ) -> list[catalog_pb2.UploadCatalogRequest]:
+def upload_messages(
+    path: str, name: str, request_id: str
+) -> list[catalog_pb2.UploadCatalogRequest]:
     """The catalog at ``path``, validated here and written as canonical CSV tables, in chunks.
 
     Built before the call starts, so a catalog that fails validation raises CatalogInvalid
@@ -203,9 +224,14 @@ def upload_messages(path: str, name: str, request_id: str
             data = file.read_bytes()
             for start in range(0, max(1, len(data)), UPLOAD_CHUNK_BYTES):
                 first = not messages
-                messages.append(catalog_pb2.UploadCatalogRequest(
-                    request_id=request_id if first else "", name=name if first else "",
-                    file_name=file.name, data=data[start:start + UPLOAD_CHUNK_BYTES]))
+                messages.append(
+                    catalog_pb2.UploadCatalogRequest(
+                        request_id=request_id if first else "",
+                        name=name if first else "",
+                        file_name=file.name,
+                        data=data[start : start + UPLOAD_CHUNK_BYTES],
+                    )
+                )
     return messages
 
 
@@ -247,7 +273,12 @@ def remote_from(ctx: click.Context) -> Remote:
             click.echo(note, err=True)
 
     cert, key = obj.get("tls_cert"), obj.get("tls_key")
-    remote = Remote(obj["server"], obj.get("tls_ca"), read_token(obj.get("token_file")),
-                    client_cert=(cert, key) if cert and key else None, notify=notify)
+    remote = Remote(
+        obj["server"],
+        obj.get("tls_ca"),
+        read_token(obj.get("token_file")),
+        client_cert=(cert, key) if cert and key else None,
+        notify=notify,
+    )
     root.call_on_close(remote.close)
     return remote

@@ -16,9 +16,13 @@ from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
 
 
-def estimate(request: estimate_pb2.EstimateRequest, *, data_dir: str | None = None,
-             tenant: str = "default", catalog: Catalog | None = None
-             ) -> estimate_pb2.EstimateResponse:
+def estimate(
+    request: estimate_pb2.EstimateRequest,
+    *,
+    data_dir: str | None = None,
+    tenant: str = "default",
+    catalog: Catalog | None = None,
+) -> estimate_pb2.EstimateResponse:
     """Training time of the request's workload on its cluster; the planner fills any
     parallel degree the request leaves out.
 
@@ -32,10 +36,15 @@ def estimate(request: estimate_pb2.EstimateRequest, *, data_dir: str | None = No
     return response_to_proto(plan_and_estimate(workload, cluster, fixed, fabrics))
 
 
-def optimize(request: optimize_pb2.OptimizeRequest, *, data_dir: str | None = None,
-             tenant: str = "default", catalog: Catalog | None = None,
-             stop: threading.Event | None = None,
-             progress: Callable[[dict], None] | None = None) -> optimize_pb2.OptimizeResponse:
+def optimize(
+    request: optimize_pb2.OptimizeRequest,
+    *,
+    data_dir: str | None = None,
+    tenant: str = "default",
+    catalog: Catalog | None = None,
+    stop: threading.Event | None = None,
+    progress: Callable[[dict], None] | None = None,
+) -> optimize_pb2.OptimizeResponse:
     """Ranked, verified designs for the request over its catalog.
 
     ``catalog`` overrides the request's catalog reference (the batch runner ships catalog
@@ -47,9 +56,11 @@ def optimize(request: optimize_pb2.OptimizeRequest, *, data_dir: str | None = No
     spec = spec_from_proto(request)
     if catalog is None:
         if not request.catalog:
-            raise InvalidInput("missing; expected a catalog path, bundled name or stored id",
-                               field="catalog")
+            raise InvalidInput(
+                "missing; expected a catalog path, bundled name or stored id", field="catalog"
+            )
         catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
-    result = run_optimizer(catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop,
-                           progress=progress)
+    result = run_optimizer(
+        catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop, progress=progress
+    )
     return response_from_result(result, content_hash(catalog))

@@ -32,18 +32,42 @@ def scenarios() -> list[dict]:
         out += [
             {"catalog": cat, "workload": small, "constraints": {"target_training_hours": 200}},
             {"catalog": cat, "workload": small, "constraints": {"target_training_hours": 50}},
-            {"catalog": cat, "workload": bert, "constraints": {"target_training_hours": 3},
-             "top_k": 3},
-            {"catalog": cat, "workload": small, "objective": "min_time",
-             "constraints": {"budget_usd": 3_000_000}},
-            {"catalog": cat, "workload": bert, "objective": "min_time",
-             "constraints": {"budget_usd": 1_000_000}, "top_k": 2},
-            {"catalog": cat, "workload": small,
-             "constraints": {"target_training_hours": 100, "max_power_kw": 400}},
-            {"catalog": cat, "workload": small, "allowed_topologies": ["fat_tree"],
-             "constraints": {"target_training_hours": 80}},
-            {"catalog": cat, "workload": small, "confidence": "pessimistic",
-             "constraints": {"target_training_hours": 120, "budget_usd": 20_000_000}},
+            {
+                "catalog": cat,
+                "workload": bert,
+                "constraints": {"target_training_hours": 3},
+                "top_k": 3,
+            },
+            {
+                "catalog": cat,
+                "workload": small,
+                "objective": "min_time",
+                "constraints": {"budget_usd": 3_000_000},
+            },
+            {
+                "catalog": cat,
+                "workload": bert,
+                "objective": "min_time",
+                "constraints": {"budget_usd": 1_000_000},
+                "top_k": 2,
+            },
+            {
+                "catalog": cat,
+                "workload": small,
+                "constraints": {"target_training_hours": 100, "max_power_kw": 400},
+            },
+            {
+                "catalog": cat,
+                "workload": small,
+                "allowed_topologies": ["fat_tree"],
+                "constraints": {"target_training_hours": 80},
+            },
+            {
+                "catalog": cat,
+                "workload": small,
+                "confidence": "pessimistic",
+                "constraints": {"target_training_hours": 120, "budget_usd": 20_000_000},
+            },
         ]
     return out
 
@@ -53,8 +77,11 @@ def solve(request: dict) -> dict:
     if not resp.designs:
         return {"status": resp.status}
     d = resp.designs[0]
-    return {"status": "SOLVED", "capex_usd": d.capex_usd,
-            "training_time_hours": d.training_time_hours}
+    return {
+        "status": "SOLVED",
+        "capex_usd": d.capex_usd,
+        "training_time_hours": d.training_time_hours,
+    }
 
 
 def main() -> None:

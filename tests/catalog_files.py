@@ -41,13 +41,13 @@ def set_cell(folder: Path, table: str, row: int, column: str, value: str) -> Non
 def drop_column(folder: Path, table: str, column: str) -> None:
     rows = read_rows(folder, table)
     at = rows[0].index(column)
-    write_rows(folder, table, [r[:at] + r[at + 1:] for r in rows])
+    write_rows(folder, table, [r[:at] + r[at + 1 :] for r in rows])
 
 
 def add_column(folder: Path, table: str, column: str, value: str) -> None:
     rows = read_rows(folder, table)
-    write_rows(folder, table, [rows[0] + [column]] + [r + [value] for r in rows[1:]])
+    write_rows(folder, table, [rows[0] + [column]] + [[*r, value] for r in rows[1:]])
 
 
 def append_row(folder: Path, table: str, cells: list[str]) -> None:
-    write_rows(folder, table, read_rows(folder, table) + [cells])
+    write_rows(folder, table, [*read_rows(folder, table), cells])

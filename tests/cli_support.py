@@ -38,7 +38,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> Result:
 
 def run_process(*args: str, env: dict[str, str] | None = None) -> Result:
     """``procure ARGS`` as a child process, as a shell would run it."""
-    done = subprocess.run([sys.executable, "-m", "client.cli", *args], cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "client.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     return Result(done.returncode, done.stdout, done.stderr)

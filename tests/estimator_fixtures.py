@@ -6,18 +6,38 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.topology.sizing import size_network
 
 
-def cluster(gpus: int = 64, *, fabric: str = "infiniband", topology: str = "fat_tree",
-            oversubscription: float = 1.0, nic_gbps_per_node: float = 3200.0,
-            nics_per_node: int = 8, gpu: str = "H100", radix: int = 64,
-            memory_gb: float = 80.0) -> ClusterSpec:
+def cluster(
+    gpus: int = 64,
+    *,
+    fabric: str = "infiniband",
+    topology: str = "fat_tree",
+    oversubscription: float = 1.0,
+    nic_gbps_per_node: float = 3200.0,
+    nics_per_node: int = 8,
+    gpu: str = "H100",
+    radix: int = 64,
+    memory_gb: float = 80.0,
+) -> ClusterSpec:
     """An HGX-class cluster (8 GPUs per node) on the named network."""
     a100 = gpu == "A100"
     nodes = max(1, gpus // 8)
-    profile = size_network(topology, nodes * nics_per_node, radix,
-                           oversubscription=oversubscription, rails=nics_per_node).profile
-    return ClusterSpec(gpus=gpus, gpus_per_node=8, gpu_peak_tflops=312.0 if a100 else 989.4,
-                       gpu_memory_gb=memory_gb,
-                       intra_node_gbytes_per_s=300.0 if a100 else 450.0, fabric=fabric,
-                       nic_gbps_per_node=nic_gbps_per_node, nics_per_node=nics_per_node,
-                       topology=profile, gpu_model=gpu,
-                       gpu_peak_fp8_tflops=None if a100 else 1978.9)
+    profile = size_network(
+        topology,
+        nodes * nics_per_node,
+        radix,
+        oversubscription=oversubscription,
+        rails=nics_per_node,
+    ).profile
+    return ClusterSpec(
+        gpus=gpus,
+        gpus_per_node=8,
+        gpu_peak_tflops=312.0 if a100 else 989.4,
+        gpu_memory_gb=memory_gb,
+        intra_node_gbytes_per_s=300.0 if a100 else 450.0,
+        fabric=fabric,
+        nic_gbps_per_node=nic_gbps_per_node,
+        nics_per_node=nics_per_node,
+        topology=profile,
+        gpu_model=gpu,
+        gpu_peak_fp8_tflops=None if a100 else 1978.9,
+    )

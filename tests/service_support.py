@@ -45,8 +45,16 @@ def bearer(token: str) -> tuple[tuple[str, str]]:
 
 def start(tmp: Path, **overrides: Any) -> tuple[Service, str]:
     """An in-process server on 127.0.0.1:<free port>, ready (smoke test passed)."""
-    config = ServiceConfig(**{"address": "127.0.0.1:0", "data_dir": tmp / "data",
-                              "workers": 1, "queue_size": 2, "grace_s": 5.0, **overrides})
+    config = ServiceConfig(
+        **{
+            "address": "127.0.0.1:0",
+            "data_dir": tmp / "data",
+            "workers": 1,
+            "queue_size": 2,
+            "grace_s": 5.0,
+            **overrides,
+        }
+    )
     service, port = create_server(config)
     assert service.ready.wait(READY_TIMEOUT_S), "server never became ready"
     return service, f"127.0.0.1:{port}"
@@ -75,24 +83,30 @@ def catalog_files(folder: Path = SMALL_CATALOG) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix == ".csv"}
 
 
-def upload_messages(files: Mapping[str, bytes], *, request_id: str = "", name: str = "",
-                    chunk_bytes: int = 256) -> Iterator[catalog_pb2.UploadCatalogRequest]:
+def upload_messages(
+    files: Mapping[str, bytes], *, request_id: str = "", name: str = "", chunk_bytes: int = 256
+) -> Iterator[catalog_pb2.UploadCatalogRequest]:
     """The files in chunks of ``chunk_bytes``; request_id and name on the first message."""
     first = True
     for file_name, data in files.items():
         for start_at in range(0, max(1, len(data)), chunk_bytes):
             yield catalog_pb2.UploadCatalogRequest(
-                request_id=request_id if first else "", name=name if first else "",
-                file_name=file_name, data=data[start_at:start_at + chunk_bytes])
+                request_id=request_id if first else "",
+                name=name if first else "",
+                file_name=file_name,
+                data=data[start_at : start_at + chunk_bytes],
+            )
             first = False
 
 
 def small_optimize(catalog: str = "small-test", **fields: Any) -> optimize_pb2.OptimizeRequest:
     """BERT-Large on a handful of GPUs: solves in well under a second."""
     base: dict[str, Any] = {
-        "catalog": catalog, "top_k": 1,
+        "catalog": catalog,
+        "top_k": 1,
         "workload": estimate_pb2.Workload(model="bert-large", training_tokens=1e9),
-        "constraints": optimize_pb2.Constraints(target_training_hours=24)}
+        "constraints": optimize_pb2.Constraints(target_training_hours=24),
+    }
     return optimize_pb2.OptimizeRequest(**{**base, **fields})
 
 
@@ -100,17 +114,25 @@ def long_optimize() -> optimize_pb2.OptimizeRequest:
     """A search over many candidates that runs for tens of seconds on one core: the fastest
     405B clusters for $4B, top 20 (every key's size search runs up to the budget)."""
     return optimize_pb2.OptimizeRequest(
-        catalog="ethernet-budget", workload=estimate_pb2.Workload(model="llama3-405b"),
-        objective="min_time", constraints=optimize_pb2.Constraints(budget_usd=4e9), top_k=20,
-        solver=optimize_pb2.SolverOptions(time_limit_s=120))
+        catalog="ethernet-budget",
+        workload=estimate_pb2.Workload(model="llama3-405b"),
+        objective="min_time",
+        constraints=optimize_pb2.Constraints(budget_usd=4e9),
+        top_k=20,
+        solver=optimize_pb2.SolverOptions(time_limit_s=120),
+    )
 
 
 def medium_optimize() -> optimize_pb2.OptimizeRequest:
     """Several seconds of search on one core (the fastest 70B clusters for $300M, top 20)."""
     return optimize_pb2.OptimizeRequest(
-        catalog="roce-spectrum", workload=estimate_pb2.Workload(model="llama3-70b"),
-        objective="min_time", constraints=optimize_pb2.Constraints(budget_usd=3e8), top_k=20,
-        solver=optimize_pb2.SolverOptions(time_limit_s=60))
+        catalog="roce-spectrum",
+        workload=estimate_pb2.Workload(model="llama3-70b"),
+        objective="min_time",
+        constraints=optimize_pb2.Constraints(budget_usd=3e8),
+        top_k=20,
+        solver=optimize_pb2.SolverOptions(time_limit_s=60),
+    )
 
 
 def small_estimate() -> estimate_pb2.EstimateRequest:
@@ -136,8 +158,11 @@ def process_cpu_s(pid: int) -> float:
 def worker_pids(server_pid: int) -> list[int]:
     import psutil
 
-    return [p.pid for p in psutil.Process(server_pid).children(recursive=True)
-            if "python" in p.name().lower()]
+    return [
+        p.pid
+        for p in psutil.Process(server_pid).children(recursive=True)
+        if "python" in p.name().lower()
+    ]
 
 
 def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) -> bool:
@@ -147,6 +172,7 @@ def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) 
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+
         def cpu() -> float:
             total = 0.0
             for pid in pids:
@@ -155,6 +181,7 @@ def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) 
                 except psutil.NoSuchProcess:
                     continue
             return total
+
         before = cpu()
         time.sleep(0.5)
         if cpu() - before < busy_below_s:
@@ -167,15 +194,30 @@ _SERVE = "from client.commands.serve import serve; serve(prog_name='procure serv
 _LISTENING = re.compile(r'"event": "listening", "address": "([^"]+)"')
 
 
-def spawn_server(data_dir: Path, *extra: str, log_path: Path,
-                 workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def spawn_server(
+    data_dir: Path, *extra: str, log_path: Path, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
     """``procure serve`` as a child process; returns it and its address once it listens."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SERVE, "--address", "127.0.0.1:0",
-         "--data-dir", str(data_dir), "--workers", str(workers), *extra],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-c",
+            _SERVE,
+            "--address",
+            "127.0.0.1:0",
+            "--data-dir",
+            str(data_dir),
+            "--workers",
+            str(workers),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         match = _LISTENING.search(log_path.read_text(errors="replace"))
@@ -206,12 +248,52 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def make_pki(folder: Path) -> None:
     """A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by it."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-             "-keyout", "ca.key", "-out", "ca.pem", cwd=folder)
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        cwd=folder,
+    )
     (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     for name in ("server", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}",
-                 "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=folder)
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-days", "2", "-extfile", "san.ext", "-out", f"{name}.pem",
-                 cwd=folder)
+        _openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            f"/CN={name}",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            cwd=folder,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+            "-out",
+            f"{name}.pem",
+            cwd=folder,
+        )

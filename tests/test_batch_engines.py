@@ -19,17 +19,28 @@ from optimizer.batch.writer import RESPONSES_FILE, TIMING_COLUMNS, read_results
 
 CATALOGS = ["infiniband-ndr", "roce-spectrum", "ethernet-budget"]
 # Small solves (well under a second each): an 8-GPU-class BERT run with room to spare.
-FAST = {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
-        "allowed_topologies": ["single_switch"], "constraints": {"max_gpus": 32}}
+FAST = {
+    "top_k": 1,
+    "workload": {"model": "bert-large", "training_tokens": 1e10},
+    "allowed_topologies": ["single_switch"],
+    "constraints": {"max_gpus": 32},
+}
 
 
 def _plan(targets: list[float], *, bad: bool = False) -> BatchPlan:
     scenarios: list[dict] = [{}]
     if bad:  # a scenario the optimizer rejects: must become an error row, not end the batch
         scenarios.append({"catalog": "infiniband-ndr", "constraints": {"budget_usd": -1}})
-    return plan_batch(spec_from_document({
-        "catalogs": CATALOGS, "defaults": FAST, "scenarios": scenarios,
-        "grid": {"constraints.target_training_hours": targets}}))
+    return plan_batch(
+        spec_from_document(
+            {
+                "catalogs": CATALOGS,
+                "defaults": FAST,
+                "scenarios": scenarios,
+                "grid": {"constraints.target_training_hours": targets},
+            }
+        )
+    )
 
 
 def _rows(out: Path) -> pd.DataFrame:
@@ -49,8 +60,7 @@ def _responses(out: Path) -> dict[str, dict]:
 
 def _assert_each_scenario_written_once(plan: BatchPlan, out: Path) -> None:
     ids = list(read_results(out)["scenario_id"])
-    lines = [json.loads(x)["scenario_id"] for x in
-             (out / RESPONSES_FILE).read_text().splitlines()]
+    lines = [json.loads(x)["scenario_id"] for x in (out / RESPONSES_FILE).read_text().splitlines()]
     expected = sorted(s.scenario_id for s in plan.scenarios)
     assert sorted(ids) == expected
     assert sorted(lines) == expected
@@ -58,13 +68,18 @@ def _assert_each_scenario_written_once(plan: BatchPlan, out: Path) -> None:
 
 @pytest.fixture(scope="module")
 def dask_client() -> Iterator[Client]:
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 
 def test_local_pool_and_dask_cluster_give_identical_results(
-        tmp_path: Path, dask_client: Client) -> None:
+    tmp_path: Path, dask_client: Client
+) -> None:
     plan = _plan([24.0, 96.0], bad=True)
     local = run_batch(plan, tmp_path / "local", engine=LocalEngine(2))
     dask = run_batch(plan, tmp_path / "dask", engine=DaskEngine(dask_client))
@@ -77,7 +92,8 @@ def test_local_pool_and_dask_cluster_give_identical_results(
 
 
 def test_a_dask_worker_killed_mid_batch_loses_and_repeats_nothing(
-        tmp_path: Path, dask_client: Client) -> None:
+    tmp_path: Path, dask_client: Client
+) -> None:
     plan = _plan([12.0, 24.0, 48.0, 96.0])
     killed: list[int] = []
 
@@ -89,8 +105,7 @@ def test_a_dask_worker_killed_mid_batch_loses_and_repeats_nothing(
         os.kill(pid, signal.SIGKILL)  # its nanny starts a fresh worker
         killed.append(pid)
 
-    summary = run_batch(plan, tmp_path, engine=DaskEngine(dask_client),
-                        progress=kill_a_busy_worker)
+    summary = run_batch(plan, tmp_path, engine=DaskEngine(dask_client), progress=kill_a_busy_worker)
     assert killed
     assert summary.written == len(plan.scenarios) and summary.errors == 0
     _assert_each_scenario_written_once(plan, tmp_path)

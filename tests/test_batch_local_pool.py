@@ -17,11 +17,20 @@ from optimizer.batch.writer import RESPONSES_FILE, read_results
 
 
 def _plan(targets: list[float]) -> BatchPlan:
-    return plan_batch(spec_from_document({
-        "catalogs": ["infiniband-ndr", "roce-spectrum"],
-        "defaults": {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
-                     "allowed_topologies": ["single_switch"], "constraints": {"max_gpus": 32}},
-        "grid": {"constraints.target_training_hours": targets}}))
+    return plan_batch(
+        spec_from_document(
+            {
+                "catalogs": ["infiniband-ndr", "roce-spectrum"],
+                "defaults": {
+                    "top_k": 1,
+                    "workload": {"model": "bert-large", "training_tokens": 1e10},
+                    "allowed_topologies": ["single_switch"],
+                    "constraints": {"max_gpus": 32},
+                },
+                "grid": {"constraints.target_training_hours": targets},
+            }
+        )
+    )
 
 
 def _pool_children(before: set[int]) -> list[multiprocessing.process.BaseProcess]:
@@ -35,7 +44,8 @@ def children_before() -> set[int]:
 
 
 def test_a_local_worker_killed_mid_batch_is_retried_and_nothing_repeats(
-        tmp_path: Path, children_before: set[int]) -> None:
+    tmp_path: Path, children_before: set[int]
+) -> None:
     plan = _plan([12.0, 24.0, 48.0, 96.0])
     killed: list[int] = []
 
@@ -53,7 +63,8 @@ def test_a_local_worker_killed_mid_batch_is_retried_and_nothing_repeats(
 
 
 def test_a_scenario_whose_worker_always_dies_becomes_an_error_row(
-        tmp_path: Path, children_before: set[int]) -> None:
+    tmp_path: Path, children_before: set[int]
+) -> None:
     plan = _plan([24.0])
     plan = BatchPlan(plan.catalogs, plan.scenarios[:1], 0)
     stop = threading.Event()

@@ -11,23 +11,44 @@ from hypothesis import strategies as st
 from optimizer.batch.report import frontier, vendor_table, winners, write_report
 
 
-def _row(catalog: str, key: str, capex: float | None, hours: float | None, *,
-         objective: str = "min_cost", target: float = 24.0) -> dict:
-    return {"scenario_id": f"{catalog}-{key}", "comparison_key": key, "catalog": catalog,
-            "vendor": catalog.upper(), "objective": objective, "workload_key": "w",
-            "workload_model": "bert-large", "training_tokens": 1e10,
-            "target_training_hours": target,
-            "status": "OPTIMAL" if capex else "INFEASIBLE", "capex_usd": capex,
-            "training_time_hours": hours, "gpus": 8, "fabric": "roce",
-            "topology": "single_switch"}
+def _row(
+    catalog: str,
+    key: str,
+    capex: float | None,
+    hours: float | None,
+    *,
+    objective: str = "min_cost",
+    target: float = 24.0,
+) -> dict:
+    return {
+        "scenario_id": f"{catalog}-{key}",
+        "comparison_key": key,
+        "catalog": catalog,
+        "vendor": catalog.upper(),
+        "objective": objective,
+        "workload_key": "w",
+        "workload_model": "bert-large",
+        "training_tokens": 1e10,
+        "target_training_hours": target,
+        "status": "OPTIMAL" if capex else "INFEASIBLE",
+        "capex_usd": capex,
+        "training_time_hours": hours,
+        "gpus": 8,
+        "fabric": "roce",
+        "topology": "single_switch",
+    }
 
 
-ROWS = pd.DataFrame([
-    _row("ib", "a", 300.0, 10.0), _row("roce", "a", 200.0, 12.0),
-    _row("ib", "b", 500.0, 5.0), _row("roce", "b", None, None),
-    _row("ib", "c", 900.0, 2.0, objective="min_time"),
-    _row("roce", "c", 800.0, 3.0, objective="min_time"),
-])
+ROWS = pd.DataFrame(
+    [
+        _row("ib", "a", 300.0, 10.0),
+        _row("roce", "a", 200.0, 12.0),
+        _row("ib", "b", 500.0, 5.0),
+        _row("roce", "b", None, None),
+        _row("ib", "c", 900.0, 2.0, objective="min_time"),
+        _row("roce", "c", 800.0, 3.0, objective="min_time"),
+    ]
+)
 
 
 def test_the_cheapest_wins_min_cost_and_the_fastest_wins_min_time() -> None:
@@ -50,17 +71,26 @@ def test_the_report_names_every_catalog_and_draws_a_png(tmp_path: Path) -> None:
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 
-_points = st.lists(st.tuples(st.integers(1, 50), st.integers(1, 50)), min_size=1,
-                   max_size=30)
+_points = st.lists(st.tuples(st.integers(1, 50), st.integers(1, 50)), min_size=1, max_size=30)
 
 
 @given(_points)
-def test_the_frontier_holds_exactly_the_points_nothing_beats(points: list[tuple[int, int]]
-                                                              ) -> None:
-    frame = pd.DataFrame([{"training_time_hours": float(t), "capex_usd": float(c), "gpus": 8,
-                           "fabric": "roce", "topology": "fat_tree"} for t, c in points])
-    front = set(zip(frontier(frame)["training_time_hours"], frontier(frame)["capex_usd"],
-                    strict=True))
+def test_the_frontier_holds_exactly_the_points_nothing_beats(points: list[tuple[int, int]]) -> None:
+    frame = pd.DataFrame(
+        [
+            {
+                "training_time_hours": float(t),
+                "capex_usd": float(c),
+                "gpus": 8,
+                "fabric": "roce",
+                "topology": "fat_tree",
+            }
+            for t, c in points
+        ]
+    )
+    front = set(
+        zip(frontier(frame)["training_time_hours"], frontier(frame)["capex_usd"], strict=True)
+    )
 
     def beaten(t: float, c: float) -> bool:
         return any(t2 <= t and c2 <= c and (t2, c2) != (t, c) for t2, c2 in points)

@@ -16,8 +16,12 @@ from optimizer.errors import InvalidInput
 
 SPEC = {
     "catalogs": ["infiniband-ndr", "roce-spectrum"],
-    "defaults": {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
-                 "allowed_topologies": ["single_switch"], "constraints": {"max_gpus": 32}},
+    "defaults": {
+        "top_k": 1,
+        "workload": {"model": "bert-large", "training_tokens": 1e10},
+        "allowed_topologies": ["single_switch"],
+        "constraints": {"max_gpus": 32},
+    },
     "grid": {"constraints.target_training_hours": [12.0, 24.0, 48.0]},
 }
 
@@ -45,7 +49,8 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path: Path) -> None:
 
 
 def test_the_cli_writes_rows_csv_and_report_and_exits_0(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({**SPEC, "grid": {"constraints.target_training_hours": [48.0]}}))
     out = tmp_path / "out"
@@ -60,11 +65,22 @@ def test_the_cli_writes_rows_csv_and_report_and_exits_0(
 
 
 def test_the_cli_refuses_workers_with_a_scheduler(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "spec.csv"
     spec.write_text("catalog,model\ninfiniband-ndr,bert-large\n")
     with pytest.raises(SystemExit) as done:
-        main(["batch", str(spec), "--out", str(tmp_path / "o"), "--workers", "2",
-              "--scheduler", "tcp://127.0.0.1:1"])
+        main(
+            [
+                "batch",
+                str(spec),
+                "--out",
+                str(tmp_path / "o"),
+                "--workers",
+                "2",
+                "--scheduler",
+                "tcp://127.0.0.1:1",
+            ]
+        )
     assert done.value.code == 3
     assert "workers" in capsys.readouterr().err

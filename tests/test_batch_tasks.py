@@ -13,13 +13,22 @@ from optimizer.batch.writer import ROW_SCHEMA
 
 @pytest.fixture(scope="module")
 def plan() -> BatchPlan:
-    return plan_batch(spec_from_document({
-        "catalogs": ["infiniband-ndr"],
-        "defaults": {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
-                     "allowed_topologies": ["single_switch"]},
-        "scenarios": [{"constraints": {"target_training_hours": 48}},
-                      {"constraints": {"target_training_hours": -48}}],
-    }))
+    return plan_batch(
+        spec_from_document(
+            {
+                "catalogs": ["infiniband-ndr"],
+                "defaults": {
+                    "top_k": 1,
+                    "workload": {"model": "bert-large", "training_tokens": 1e10},
+                    "allowed_topologies": ["single_switch"],
+                },
+                "scenarios": [
+                    {"constraints": {"target_training_hours": 48}},
+                    {"constraints": {"target_training_hours": -48}},
+                ],
+            }
+        )
+    )
 
 
 def test_a_solved_scenario_is_a_row_with_its_rank_1_design(plan: BatchPlan) -> None:
@@ -47,8 +56,9 @@ def test_a_request_the_optimizer_rejects_is_an_error_row(plan: BatchPlan) -> Non
 def test_catalog_bytes_that_do_not_match_their_id_are_an_error_row(plan: BatchPlan) -> None:
     good = plan.scenarios[0]
     tampered = plan.catalogs[good.catalog_id].data.replace(b"NVIDIA", b"NVIDIB")
-    fresh = type(good)(good.scenario_id, good.comparison_key, "f" * 64, good.catalog_ref,
-                       good.request_json)
+    fresh = type(good)(
+        good.scenario_id, good.comparison_key, "f" * 64, good.catalog_ref, good.request_json
+    )
     row = run_scenario(fresh, tampered).row
     assert row["status"] == ERROR and "content hash" in row["error"]
 

@@ -20,8 +20,13 @@ from optimizer.batch.writer import (
 
 def _result(i: int) -> TaskResult:
     """A complete row without solving anything: the error row of a scenario."""
-    s = Scenario(scenario_id=f"id-{i:04d}", comparison_key=f"k{i}", catalog_id="0" * 64,
-                 catalog_ref="quote.xlsx", request_json='{"top_k":1}')
+    s = Scenario(
+        scenario_id=f"id-{i:04d}",
+        comparison_key=f"k{i}",
+        catalog_id="0" * 64,
+        catalog_ref="quote.xlsx",
+        request_json='{"top_k":1}',
+    )
     return failed_result(s, RuntimeError(f"failure {i}"))
 
 
@@ -38,8 +43,11 @@ def test_a_scenario_added_twice_is_written_once(tmp_path: Path) -> None:
     assert [writer.add(_result(i)) for i in (0, 1, 0, 2, 1)] == [True, True, False, True, False]
     writer.flush()
     assert sorted(read_results(tmp_path)["scenario_id"]) == ["id-0000", "id-0001", "id-0002"]
-    assert [json.loads(x)["scenario_id"] for x in _lines(tmp_path)] == \
-        ["id-0000", "id-0001", "id-0002"]
+    assert [json.loads(x)["scenario_id"] for x in _lines(tmp_path)] == [
+        "id-0000",
+        "id-0001",
+        "id-0002",
+    ]
 
 
 def test_a_reopened_directory_knows_what_is_written_and_refuses_it_again(tmp_path: Path) -> None:

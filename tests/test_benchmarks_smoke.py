@@ -15,10 +15,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = ("optimality", "scale", "backends", "quality", "latency", "profile_largest")
-HEADERS = ("### MIP vs brute force", "### Cluster size sweep", "### Catalog size sweep",
-           "### Backends on the same instances", "### Optimizer vs the rule of thumb",
-           "### Median savings", "### Estimator throughput", "### End-to-end CLI latency",
-           "### Where the time goes")
+HEADERS = (
+    "### MIP vs brute force",
+    "### Cluster size sweep",
+    "### Catalog size sweep",
+    "### Backends on the same instances",
+    "### Optimizer vs the rule of thumb",
+    "### Median savings",
+    "### Estimator throughput",
+    "### End-to-end CLI latency",
+    "### Where the time goes",
+)
 
 pytestmark = pytest.mark.slow
 
@@ -26,8 +33,14 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("bench")
-    done = subprocess.run([sys.executable, "-m", "benchmarks", "--smallest", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--smallest", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return done, out
 
 

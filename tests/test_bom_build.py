@@ -24,20 +24,34 @@ CATALOGS = Path(__file__).resolve().parents[1] / "catalogs"
 
 
 def _design(**kw) -> Design:
-    base = {"server_sku": "SRV-H100", "nodes": 64, "nic_sku": "CX7-400", "nics_per_node": 8,
-            "fabric": "infiniband", "topology": "fat_tree", "switch_skus": ("NDR-64",)}
+    base = {
+        "server_sku": "SRV-H100",
+        "nodes": 64,
+        "nic_sku": "CX7-400",
+        "nics_per_node": 8,
+        "fabric": "infiniband",
+        "topology": "fat_tree",
+        "switch_skus": ("NDR-64",),
+    }
     return Design(**{**base, **kw})
 
 
 def _qty(bom, **match) -> int:
-    return sum(ln.quantity for ln in bom.lines
-               if all(getattr(ln, k) == v for k, v in match.items()))
+    return sum(
+        ln.quantity for ln in bom.lines if all(getattr(ln, k) == v for k, v in match.items())
+    )
 
 
 def test_bom_lists_every_category_with_extended_prices():
     bom = build_bom(_design(), CAT)
-    assert {ln.category for ln in bom.lines} == {"server", "nic", "switch", "transceiver",
-                                                 "fiber", "cable"}
+    assert {ln.category for ln in bom.lines} == {
+        "server",
+        "nic",
+        "switch",
+        "transceiver",
+        "fiber",
+        "cable",
+    }
     assert all(ln.extended_price_cents == ln.unit_price_cents * ln.quantity for ln in bom.lines)
     assert bom.network_cents == bom.capex_cents - _qty(bom, category="server") * 30_000_000
 
@@ -59,21 +73,30 @@ def test_volume_break_applies_to_the_total_across_tiers():
 
 def test_stock_shortfall_moves_the_rest_to_the_next_cheapest_option():
     cheap_aoc = dataclasses.replace(
-        CAT, links=tuple(dataclasses.replace(lk, price_cents=50_000) if lk.sku == "IB-AOC-30M"
-                         else lk for lk in CAT.links))
+        CAT,
+        links=tuple(
+            dataclasses.replace(lk, price_cents=50_000) if lk.sku == "IB-AOC-30M" else lk
+            for lk in CAT.links
+        ),
+    )
     design = _design(topology="rail_optimized")
     bom = build_bom(design, cheap_aoc)
     assert _qty(bom, sku="IB-AOC-30M") == 300  # all the stock
-    assert _qty(bom, tier="node-leaf", category="transceiver") // 2 + _qty(
-        bom, tier="node-leaf", sku="IB-AOC-30M") == 512
+    assert (
+        _qty(bom, tier="node-leaf", category="transceiver") // 2
+        + _qty(bom, tier="node-leaf", sku="IB-AOC-30M")
+        == 512
+    )
     assert check_bom(design, bom, cheap_aoc) == []
 
 
 def test_an_explicit_link_choice_is_priced_as_given():
     design = _design(topology="rail_optimized")
     plan = physical_plan(design, CAT)
-    choice = {d.group: [(link_options(d.length_m, 400, "infiniband", CAT)[-1], d.count)]
-              for d in plan.links}
+    choice = {
+        d.group: [(link_options(d.length_m, 400, "infiniband", CAT)[-1], d.count)]
+        for d in plan.links
+    }
     bom = build_bom(design, CAT, choice)
     assert bom.capex_cents > build_bom(design, CAT).capex_cents
     assert check_bom(design, bom, CAT) == []
@@ -82,8 +105,10 @@ def test_an_explicit_link_choice_is_priced_as_given():
 def test_a_link_choice_with_the_wrong_count_is_refused():
     design = _design()
     plan = physical_plan(design, CAT)
-    choice = {d.group: [(link_options(d.length_m, 400, "infiniband", CAT)[0], d.count - 1)]
-              for d in plan.links}
+    choice = {
+        d.group: [(link_options(d.length_m, 400, "infiniband", CAT)[0], d.count - 1)]
+        for d in plan.links
+    }
     with pytest.raises(InvalidInput) as e:
         build_bom(design, CAT, choice)
     assert e.value.field == "link_choice.node-leaf"
@@ -102,7 +127,8 @@ def test_oversubscription_shows_in_the_bom_and_in_the_profile():
     bom_full, bom_over = build_bom(full, CAT), build_bom(over, CAT)
     assert _qty(bom_over, tier="spine") < _qty(bom_full, tier="spine")
     assert _qty(bom_over, tier="leaf-spine", category="transceiver") < _qty(
-        bom_full, tier="leaf-spine", category="transceiver")
+        bom_full, tier="leaf-spine", category="transceiver"
+    )
     profile_full = physical_plan(full, CAT).sizing.profile
     profile_over = physical_plan(over, CAT).sizing.profile
     assert profile_over.oversubscription == 3.0 > profile_full.oversubscription
@@ -119,14 +145,47 @@ def test_rail_optimization_shows_in_the_cabling_and_in_the_profile():
     assert not physical_plan(packed, CAT).sizing.profile.rail_optimized
 
 
-@pytest.mark.parametrize(("catalog", "design"), [
-    ("infiniband-ndr", Design("DGX-H100", 127, "MCX75310AAS-NEAT", 8, "infiniband",
-                              "rail_optimized", switch_skus=("MQM9790-NS2F",))),
-    ("roce-spectrum", Design("SYS-A22GA-NBRT", 64, "BCM957608-P1400GDF", 8, "roce", "fat_tree",
-                             switch_skus=("SN5600",))),
-    ("ethernet-budget", Design("L40S-8GPU-4U", 8, "E810-CQDA2", 2, "ethernet", "single_switch",
-                               switch_skus=("SN4600C",))),
-])
+@pytest.mark.parametrize(
+    ("catalog", "design"),
+    [
+        (
+            "infiniband-ndr",
+            Design(
+                "DGX-H100",
+                127,
+                "MCX75310AAS-NEAT",
+                8,
+                "infiniband",
+                "rail_optimized",
+                switch_skus=("MQM9790-NS2F",),
+            ),
+        ),
+        (
+            "roce-spectrum",
+            Design(
+                "SYS-A22GA-NBRT",
+                64,
+                "BCM957608-P1400GDF",
+                8,
+                "roce",
+                "fat_tree",
+                switch_skus=("SN5600",),
+            ),
+        ),
+        (
+            "ethernet-budget",
+            Design(
+                "L40S-8GPU-4U",
+                8,
+                "E810-CQDA2",
+                2,
+                "ethernet",
+                "single_switch",
+                switch_skus=("SN4600C",),
+            ),
+        ),
+    ],
+)
 def test_bundled_catalogs_build_sound_boms(catalog, design):
     cat = load_catalog(CATALOGS / catalog)
     bom = build_bom(design, cat)

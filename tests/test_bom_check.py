@@ -12,18 +12,21 @@ from optimizer.topology.design import Design
 from tests.topology_fixtures import topology_catalog
 
 CAT = topology_catalog(aoc_stock=300)
-DESIGN = Design("SRV-H100", 64, "CX7-400", 8, "infiniband", "rail_optimized",
-                switch_skus=("NDR-64",))
+DESIGN = Design(
+    "SRV-H100", 64, "CX7-400", 8, "infiniband", "rail_optimized", switch_skus=("NDR-64",)
+)
 BOM = build_bom(DESIGN, CAT)
 
 
 def _with_lines(lines: list[BomLine], bom: BillOfMaterials = BOM) -> BillOfMaterials:
     """The BOM with ``lines``, its totals recomputed so only the line change is wrong."""
     return dataclasses.replace(
-        bom, lines=tuple(lines),
+        bom,
+        lines=tuple(lines),
         capex_cents=sum(ln.extended_price_cents for ln in lines),
         network_cents=sum(ln.extended_price_cents for ln in lines if ln.category != "server"),
-        power_kw=sum(ln.power_kw for ln in lines))
+        power_kw=sum(ln.power_kw for ln in lines),
+    )
 
 
 def _line(pred) -> int:
@@ -50,7 +53,9 @@ def test_the_reference_bom_is_sound():
 def test_a_missing_spine_is_a_switch_count_violation():
     spine = _line(lambda ln: ln.tier == "spine")
     assert _codes(_replace(spine, quantity=BOM.lines[spine].quantity - 1)) == {
-        "switch-count", "switch-ports"}
+        "switch-count",
+        "switch-ports",
+    }
 
 
 def test_too_few_leaves_overflow_their_ports():
@@ -60,7 +65,8 @@ def test_too_few_leaves_overflow_their_ports():
 
 def test_a_missing_server_is_a_server_count_violation():
     assert _codes(_replace(_line(lambda ln: ln.category == "server"), quantity=63)) == {
-        "server-count"}
+        "server-count"
+    }
 
 
 def test_a_missing_nic_is_a_nic_count_violation():
@@ -79,19 +85,51 @@ def test_dropping_the_uplinks_is_a_link_count_violation():
 
 def test_copper_on_a_long_group_is_a_reach_violation():
     lines = [ln for ln in BOM.lines if ln.tier != "leaf-spine"]
-    uplinks = sum(ln.quantity for ln in BOM.lines
-                  if ln.tier == "leaf-spine" and ln.category == "transceiver") // 2
+    uplinks = (
+        sum(
+            ln.quantity
+            for ln in BOM.lines
+            if ln.tier == "leaf-spine" and ln.category == "transceiver"
+        )
+        // 2
+    )
     length = next(ln.length_m for ln in BOM.lines if ln.tier == "leaf-spine")
-    lines.append(BomLine("cable", "IB-DAC-3M", "Acme", uplinks, 18_000, uplinks * 18_000,
-                         "leaf-spine", 0.0, 0, "test", length))
+    lines.append(
+        BomLine(
+            "cable",
+            "IB-DAC-3M",
+            "Acme",
+            uplinks,
+            18_000,
+            uplinks * 18_000,
+            "leaf-spine",
+            0.0,
+            0,
+            "test",
+            length,
+        )
+    )
     assert _codes(_with_lines(lines)) == {"reach"}
 
 
 def test_an_ethernet_cable_in_an_infiniband_fabric_is_a_protocol_violation():
     lines = [ln for ln in BOM.lines if ln.tier != "leaf-spine"]
     uplinks = 512
-    lines.append(BomLine("cable", "ETH-AOC-50M", "Acme", uplinks, 80_000, uplinks * 80_000,
-                         "leaf-spine", 0.0, 0, "test", 9.0))
+    lines.append(
+        BomLine(
+            "cable",
+            "ETH-AOC-50M",
+            "Acme",
+            uplinks,
+            80_000,
+            uplinks * 80_000,
+            "leaf-spine",
+            0.0,
+            0,
+            "test",
+            9.0,
+        )
+    )
     assert _codes(_with_lines(lines)) == {"protocol"}
 
 
@@ -107,16 +145,18 @@ def test_a_price_ignoring_the_volume_break_is_a_unit_price_violation():
     index = next(i for i, ln in enumerate(bom.lines) if ln.category == "server")
     assert bom.lines[index].unit_price_cents == 29_100_000  # the 128-unit break applies
     lines = list(bom.lines)
-    lines[index] = dataclasses.replace(lines[index], unit_price_cents=30_000_000,
-                                       extended_price_cents=128 * 30_000_000)
+    lines[index] = dataclasses.replace(
+        lines[index], unit_price_cents=30_000_000, extended_price_cents=128 * 30_000_000
+    )
     assert {v.code for v in check_bom(design, _with_lines(lines, bom), CAT)} == {"unit-price"}
 
 
 def test_a_wrong_extended_price_is_an_extended_price_violation():
     index = _line(lambda ln: ln.category == "nic")
     lines = list(BOM.lines)
-    lines[index] = dataclasses.replace(lines[index],
-                                       extended_price_cents=lines[index].extended_price_cents + 1)
+    lines[index] = dataclasses.replace(
+        lines[index], extended_price_cents=lines[index].extended_price_cents + 1
+    )
     assert _codes(_with_lines(lines)) == {"extended-price"}
 
 
@@ -126,7 +166,8 @@ def test_capex_off_by_one_cent_is_a_capex_violation():
 
 def test_a_wrong_network_total_is_a_network_cents_violation():
     assert _codes(dataclasses.replace(BOM, network_cents=BOM.network_cents - 100)) == {
-        "network-cents"}
+        "network-cents"
+    }
 
 
 def test_an_odd_transceiver_count_does_not_pair_up():
@@ -147,8 +188,21 @@ def test_a_line_listed_for_a_shorter_length_than_the_layout_is_a_length_violatio
 def test_ordering_beyond_stock_is_a_stock_violation():
     lines = [ln for ln in BOM.lines if ln.tier != "node-leaf"]
     length = next(ln.length_m for ln in BOM.lines if ln.tier == "node-leaf")
-    lines.append(BomLine("cable", "IB-AOC-30M", "Acme", 512, 95_000, 512 * 95_000,
-                         "node-leaf", 512 * 0.016, 0, "test", length))
+    lines.append(
+        BomLine(
+            "cable",
+            "IB-AOC-30M",
+            "Acme",
+            512,
+            95_000,
+            512 * 95_000,
+            "node-leaf",
+            512 * 0.016,
+            0,
+            "test",
+            length,
+        )
+    )
     assert _codes(_with_lines(lines)) == {"stock"}
 
 
@@ -176,15 +230,15 @@ def test_more_nics_than_slots_is_a_nic_slots_violation():
 
 
 def test_a_switch_tier_the_topology_lacks_is_a_switch_count_violation():
-    extra = BomLine("switch", "NDR-64", "Acme", 4, 3_600_000, 4 * 3_600_000, "core", 5.2, 4,
-                    "test")
+    extra = BomLine("switch", "NDR-64", "Acme", 4, 3_600_000, 4 * 3_600_000, "core", 5.2, 4, "test")
     assert "switch-count" in _codes(_with_lines([*BOM.lines, extra]))
 
 
 @pytest.mark.parametrize("topology", ["fat_tree", "dragonfly", "single_switch"])
 def test_removing_any_switch_line_is_caught_for_every_switched_family(topology):
-    design = dataclasses.replace(DESIGN, topology=topology,
-                                 nodes=8 if topology == "single_switch" else 64)
+    design = dataclasses.replace(
+        DESIGN, topology=topology, nodes=8 if topology == "single_switch" else 64
+    )
     bom = build_bom(design, CAT)
     lines = [ln for ln in bom.lines if ln.category != "switch"]
     assert "switch-count" in {v.code for v in check_bom(design, _with_lines(lines, bom), CAT)}

@@ -15,17 +15,20 @@ from optimizer.topology.plan import physical_plan
 from tests.topology_fixtures import topology_catalog
 
 CATALOGS = {stock: topology_catalog(aoc_stock=stock) for stock in (None, 0, 40, 300)}
-PARTS = {"infiniband": (("CX7-400",), ("NDR-64",)),
-         "roce": (("CX7-400", "THOR2-400"), ("SN5600",)),
-         "ethernet": (("CX7-400", "THOR2-400"), ("SN5600", "TH5-LOSSY"))}
+PARTS = {
+    "infiniband": (("CX7-400",), ("NDR-64",)),
+    "roce": (("CX7-400", "THOR2-400"), ("SN5600",)),
+    "ethernet": (("CX7-400", "THOR2-400"), ("SN5600", "TH5-LOSSY")),
+}
 
 
 @st.composite
 def designs(draw: st.DrawFn) -> tuple[Design, int | None]:
     fabric = draw(st.sampled_from(sorted(PARTS)))
     nics, switches = PARTS[fabric]
-    topology = draw(st.sampled_from(
-        ["single_switch", "fat_tree", "rail_optimized", "dragonfly", "torus"]))
+    topology = draw(
+        st.sampled_from(["single_switch", "fat_tree", "rail_optimized", "dragonfly", "torus"])
+    )
     nics_per_node = draw(st.integers(6, 8) if topology == "torus" else st.integers(1, 8))
     max_nodes = {"single_switch": 64 // nics_per_node, "torus": 150}.get(topology, 320)
     oversubscription, tier = 1.0, "leaf"
@@ -33,11 +36,16 @@ def designs(draw: st.DrawFn) -> tuple[Design, int | None]:
         oversubscription = draw(st.sampled_from([1.0, 2.0, 3.0]))
         tier = draw(st.sampled_from(["leaf", "aggregation"]))
     design = Design(
-        server_sku="SRV-H100", nodes=draw(st.integers(1, max_nodes)),
-        nic_sku=draw(st.sampled_from(nics)), nics_per_node=nics_per_node, fabric=fabric,
-        topology=topology, oversubscription=oversubscription,
+        server_sku="SRV-H100",
+        nodes=draw(st.integers(1, max_nodes)),
+        nic_sku=draw(st.sampled_from(nics)),
+        nics_per_node=nics_per_node,
+        fabric=fabric,
+        topology=topology,
+        oversubscription=oversubscription,
         switch_skus=() if topology == "torus" else (draw(st.sampled_from(switches)),),
-        oversubscribed_tier=tier)
+        oversubscribed_tier=tier,
+    )
     return design, draw(st.sampled_from(sorted(CATALOGS, key=str)))
 
 
@@ -49,14 +57,19 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 def test_every_endpoint_has_a_link(case):
     design, stock = case
     bom = build_bom(design, CATALOGS[stock])
-    links = sum(ln.quantity if ln.category == "cable" else ln.quantity // 2
-                for ln in bom.lines if ln.category in ("cable", "transceiver"))
+    links = sum(
+        ln.quantity if ln.category == "cable" else ln.quantity // 2
+        for ln in bom.lines
+        if ln.category in ("cable", "transceiver")
+    )
     if design.topology == "torus":  # each torus link joins two NIC ports
         assert 2 * links <= design.endpoints
         return
-    node_links = sum(ln.quantity if ln.category == "cable" else ln.quantity // 2
-                     for ln in bom.lines
-                     if ln.tier == "node-leaf" and ln.category in ("cable", "transceiver"))
+    node_links = sum(
+        ln.quantity if ln.category == "cable" else ln.quantity // 2
+        for ln in bom.lines
+        if ln.tier == "node-leaf" and ln.category in ("cable", "transceiver")
+    )
     assert node_links == design.nodes * design.nics_per_node
 
 
@@ -113,11 +126,14 @@ def test_volume_breaks_apply_to_a_skus_total_quantity(case):
     totals = Counter[str]()
     for ln in bom.lines:
         totals[ln.sku] += ln.quantity
-    list_prices = {row.sku: row.price_cents
-                   for row in (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)}
+    list_prices = {
+        row.sku: row.price_cents
+        for row in (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    }
     for ln in bom.lines:
-        assert ln.unit_price_cents == catalog.unit_price_cents(ln.sku, totals[ln.sku],
-                                                               list_prices[ln.sku])
+        assert ln.unit_price_cents == catalog.unit_price_cents(
+            ln.sku, totals[ln.sku], list_prices[ln.sku]
+        )
 
 
 @SETTINGS

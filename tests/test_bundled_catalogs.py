@@ -31,8 +31,11 @@ def _endpoint_pairs(catalog: Catalog, fabric: str) -> list[tuple[Nic, Switch, in
     pairs = []
     for nic in catalog.nics:
         for sw in catalog.switches:
-            if (fabric not in nic.protocols or sw.fabric_family != _FAMILY[fabric]
-                    or (fabric == "roce" and not sw.lossless)):
+            if (
+                fabric not in nic.protocols
+                or sw.fabric_family != _FAMILY[fabric]
+                or (fabric == "roce" and not sw.lossless)
+            ):
                 continue
             if nic.speed_gbps == sw.port_speed_gbps:
                 pairs.append((nic, sw, sw.ports))
@@ -41,11 +44,17 @@ def _endpoint_pairs(catalog: Catalog, fabric: str) -> list[tuple[Nic, Switch, in
     return pairs
 
 
-def _links(catalog: Catalog, fabric: str, speed_gbps: int, kinds: tuple[str, ...],
-           reach_m: float) -> list[str]:
-    return [lk.sku for lk in catalog.links
-            if lk.kind in kinds and lk.speed_gbps == speed_gbps and lk.reach_m >= reach_m
-            and lk.fabric_family in (_FAMILY[fabric], "any")]
+def _links(
+    catalog: Catalog, fabric: str, speed_gbps: int, kinds: tuple[str, ...], reach_m: float
+) -> list[str]:
+    return [
+        lk.sku
+        for lk in catalog.links
+        if lk.kind in kinds
+        and lk.speed_gbps == speed_gbps
+        and lk.reach_m >= reach_m
+        and lk.fabric_family in (_FAMILY[fabric], "any")
+    ]
 
 
 def _fiber(catalog: Catalog, reach_m: float) -> list[str]:
@@ -99,10 +108,15 @@ def test_fabric_is_buildable_from_8_to_16384_gpus(name: str, fabric: str) -> Non
     assert max(k**3 // 4 for _, _, k in pairs) >= MAX_GPUS
     speeds = {nic.speed_gbps for nic, _, _ in pairs}
     assert any(_links(catalog, fabric, s, COPPER, IN_RACK_M) for s in speeds), "in-rack copper"
-    cross_row = [s for s in speeds
-                 if _links(catalog, fabric, s, ("aoc",), CROSS_ROW_M)
-                 or (_links(catalog, fabric, s, ("transceiver",), CROSS_ROW_M)
-                     and _fiber(catalog, CROSS_ROW_M))]
+    cross_row = [
+        s
+        for s in speeds
+        if _links(catalog, fabric, s, ("aoc",), CROSS_ROW_M)
+        or (
+            _links(catalog, fabric, s, ("transceiver",), CROSS_ROW_M)
+            and _fiber(catalog, CROSS_ROW_M)
+        )
+    ]
     assert cross_row, "leaf-to-spine across the row"
     assert any(_links(catalog, fabric, s, ("transceiver",), CROSS_HALL_M) for s in speeds)
     assert _fiber(catalog, CROSS_HALL_M), "single-mode fiber across the hall"
@@ -125,5 +139,9 @@ def test_a_stock_limited_cable_has_an_unlimited_alternative(name: str) -> None:
     """Finite stock forces a mix, never a dead end at 16,384 GPUs."""
     catalog = load_catalog(_folder(name))
     for limited in (lk for lk in catalog.links if lk.availability.stock_units is not None):
-        assert any(other.availability.stock_units is None and other.speed_gbps == limited.speed_gbps
-                   and other.reach_m >= limited.reach_m for other in catalog.links), limited.sku
+        assert any(
+            other.availability.stock_units is None
+            and other.speed_gbps == limited.speed_gbps
+            and other.reach_m >= limited.reach_m
+            for other in catalog.links
+        ), limited.sku

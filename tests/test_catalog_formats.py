@@ -19,8 +19,11 @@ from optimizer.catalog.schema import MAX_PRICE_USD
 from optimizer.errors import InvalidInput
 
 BUNDLED = Path(__file__).resolve().parents[1] / "catalogs"
-FOLDERS = sorted(p for p in BUNDLED.iterdir() if (p / "metadata.csv").is_file()) \
-    if BUNDLED.is_dir() else []
+FOLDERS = (
+    sorted(p for p in BUNDLED.iterdir() if (p / "metadata.csv").is_file())
+    if BUNDLED.is_dir()
+    else []
+)
 
 
 def test_the_bundled_catalogs_exist() -> None:
@@ -57,13 +60,21 @@ _SOURCES = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs"))
 
 
 @settings(max_examples=40, deadline=None)
-@given(price_cents=st.integers(1, MAX_PRICE_USD * 100), power_kw=st.decimals(
-    "0.001", "1000", places=3), source=_SOURCES)
-def test_any_valid_value_survives_a_csv_round_trip(price_cents: int, power_kw: Decimal,
-                                                   source: str) -> None:
+@given(
+    price_cents=st.integers(1, MAX_PRICE_USD * 100),
+    power_kw=st.decimals("0.001", "1000", places=3),
+    source=_SOURCES,
+)
+def test_any_valid_value_survives_a_csv_round_trip(
+    price_cents: int, power_kw: Decimal, source: str
+) -> None:
     catalog = load_catalog_report(SMALL).raise_for_errors()
-    server = replace(catalog.servers[0], price_cents=price_cents, power_kw=float(power_kw),
-                     availability=replace(catalog.servers[0].availability, source=source))
+    server = replace(
+        catalog.servers[0],
+        price_cents=price_cents,
+        power_kw=float(power_kw),
+        availability=replace(catalog.servers[0].availability, source=source),
+    )
     changed = replace(catalog, servers=(server, *catalog.servers[1:]))
     with tempfile.TemporaryDirectory() as tmp:
         try:

@@ -17,9 +17,34 @@ from optimizer.errors import CatalogInvalid
 
 FILES = {p.name: p.read_bytes() for p in SMALL.iterdir() if p.suffix == ".csv"}
 # Bytes that matter to CSV, spreadsheets, UTF-8 and the parsers, mixed into valid files.
-NASTY = st.sampled_from([b",", b'"', b"\n", b"\r", b"\r\n", b";", b"=", b"+", b"-", b"@",
-                         b" ", b"\t", b"\x00", b"\xff", b"\xc3", b"\xef\xbb\xbf", b"NaN",
-                         b"1e9", b"0", b"-1", b".", b"true", b"infiniband", b"\xe2\x80\xa6"])
+NASTY = st.sampled_from(
+    [
+        b",",
+        b'"',
+        b"\n",
+        b"\r",
+        b"\r\n",
+        b";",
+        b"=",
+        b"+",
+        b"-",
+        b"@",
+        b" ",
+        b"\t",
+        b"\x00",
+        b"\xff",
+        b"\xc3",
+        b"\xef\xbb\xbf",
+        b"NaN",
+        b"1e9",
+        b"0",
+        b"-1",
+        b".",
+        b"true",
+        b"infiniband",
+        b"\xe2\x80\xa6",
+    ]
+)
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -40,7 +65,7 @@ def damaged(draw: st.DrawFn) -> dict[str, bytes]:
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data)))
         cut = draw(st.integers(0, 3))
-        data[at:at + cut] = draw(NASTY)
+        data[at : at + cut] = draw(NASTY)
     return {**FILES, name: bytes(data)}
 
 
@@ -75,7 +100,8 @@ def _exported(fmt: str) -> dict[str, bytes]:
 @settings(FUZZ, max_examples=60)
 @given(st.sampled_from(["xlsx", "parquet"]), st.data())
 def test_damaged_workbook_and_parquet_bytes_only_ever_fail_validation(
-        fmt: str, data: st.DataObject) -> None:
+    fmt: str, data: st.DataObject
+) -> None:
     files = _exported(fmt)
     name = data.draw(st.sampled_from(sorted(files)))
     damaged_bytes = bytearray(files[name])

@@ -55,8 +55,7 @@ def test_a_valid_catalog_becomes_typed_records() -> None:
     assert catalog.switches[0].lossless is True
     assert catalog.links[3].price_cents == 250  # fiber, USD 2.50 per metre
     assert catalog.meta.quote_date == date(2026, 1, 15)
-    assert catalog.unit_price_cents("SW-QM9790", 100, catalog.switches[0].price_cents) == \
-        3_420_000
+    assert catalog.unit_price_cents("SW-QM9790", 100, catalog.switches[0].price_cents) == 3_420_000
 
 
 def test_a_byte_order_mark_is_tolerated(tmp_path: Path) -> None:
@@ -105,8 +104,7 @@ def test_an_unknown_uploaded_file_is_an_error() -> None:
 def test_an_oversize_upload_is_refused_before_parsing() -> None:
     files = {**_small_bytes(), "links.csv": b"\xff" * (MAX_FILE_BYTES + 1)}
     report = validate(read_tables_from_bytes(files), today=TODAY)
-    assert [(p.table, p.value) for p in report.errors] == [
-        ("links", f"{MAX_FILE_BYTES + 1} bytes")]
+    assert [(p.table, p.value) for p in report.errors] == [("links", f"{MAX_FILE_BYTES + 1} bytes")]
 
 
 def test_no_files_at_all_is_one_error() -> None:
@@ -133,9 +131,14 @@ def _workbook(edit: dict[tuple[str, int, str], object]) -> bytes:
 
 
 def test_xlsx_numbers_booleans_and_dates_read_as_their_text() -> None:
-    data = _workbook({("servers", 2, "price_usd"): 296644, ("servers", 2, "power_kw"): 10.2,
-                      ("switches", 2, "lossless"): True,
-                      ("metadata", 5, "value"): datetime(2026, 1, 15)})
+    data = _workbook(
+        {
+            ("servers", 2, "price_usd"): 296644,
+            ("servers", 2, "power_kw"): 10.2,
+            ("switches", 2, "lossless"): True,
+            ("metadata", 5, "value"): datetime(2026, 1, 15),
+        }
+    )
     report = validate(read_tables_from_bytes({"quote.xlsx": data}), today=TODAY)
     assert report.raise_for_errors() == load_catalog(SMALL, today=TODAY)
 
@@ -144,14 +147,16 @@ def test_an_xlsx_formula_is_refused_not_evaluated() -> None:
     data = _workbook({("servers", 3, "price_usd"): "=B2*2"})
     report = validate(read_tables_from_bytes({"quote.xlsx": data}), today=TODAY)
     assert [(p.table, p.row, p.column, p.value) for p in report.problems] == [
-        ("servers", 3, "price_usd", "=B2*2")]
+        ("servers", 3, "price_usd", "=B2*2")
+    ]
 
 
 def test_a_numeric_price_below_the_cent_is_refused_not_rounded() -> None:
     data = _workbook({("nics", 2, "price_usd"): 2200.005})
     report = validate(read_tables_from_bytes({"quote.xlsx": data}), today=TODAY)
     assert [(p.table, p.row, p.column, p.value) for p in report.problems] == [
-        ("nics", 2, "price_usd", "2200.005")]
+        ("nics", 2, "price_usd", "2200.005")
+    ]
 
 
 def test_an_unknown_sheet_is_an_error() -> None:
@@ -191,14 +196,16 @@ def _typed_servers(memory_gb: list[float | None]) -> pa.Table:
     columns: dict[str, object] = {h: [r[i] for r in rows[1:]] for i, h in enumerate(rows[0])}
     columns["gpus_per_node"] = pa.array([8, 8], pa.int64())
     columns["gpu_memory_gb"] = pa.array(memory_gb, pa.float64())
-    columns["price_usd"] = pa.array([Decimal("296644.00"), Decimal("148390.00")],
-                                    pa.decimal128(12, 2))
+    columns["price_usd"] = pa.array(
+        [Decimal("296644.00"), Decimal("148390.00")], pa.decimal128(12, 2)
+    )
     return pa.table(columns)
 
 
 def test_typed_parquet_columns_read_as_their_text() -> None:
-    report = validate(read_tables_from_bytes(_parquet_files(_typed_servers([80.0, 80.0]))),
-                      today=TODAY)
+    report = validate(
+        read_tables_from_bytes(_parquet_files(_typed_servers([80.0, 80.0]))), today=TODAY
+    )
     assert report.raise_for_errors() == load_catalog(SMALL, today=TODAY)
 
 
@@ -207,7 +214,8 @@ def test_parquet_nan_and_null_are_refused(memory: float | None, value: str) -> N
     files = _parquet_files(_typed_servers([80.0, memory]))
     report = validate(read_tables_from_bytes(files), today=TODAY)
     assert [(p.table, p.row, p.column, p.value) for p in report.problems] == [
-        ("servers", 3, "gpu_memory_gb", value)]
+        ("servers", 3, "gpu_memory_gb", value)
+    ]
 
 
 @given(st.integers(min_value=0, max_value=MAX_PRICE_USD * 100))
@@ -215,8 +223,9 @@ def test_money_text_round_trips_to_the_cent(cents: int) -> None:
     assert parse_usd_cents(format_usd(cents)) == cents
 
 
-@pytest.mark.parametrize("text", ["1e3", "+5", "-5", "1,000", "$5", "5.", ".5", "5.001", " 5",
-                                  "NaN", "inf", "٣"])
+@pytest.mark.parametrize(
+    "text", ["1e3", "+5", "-5", "1,000", "$5", "5.", ".5", "5.001", " 5", "NaN", "inf", "٣"]
+)
 def test_money_accepts_only_plain_decimals(text: str) -> None:
     assert parse_usd_cents(text) is None
 
@@ -226,8 +235,15 @@ _DECIMAL_COLUMNS = [c for c in COLUMNS if c.kind == "decimal"]
 
 @given(st.sampled_from(_DECIMAL_COLUMNS), st.data())
 def test_decimal_cells_round_trip_exactly(column: Column, data: st.DataObject) -> None:
-    value = data.draw(st.floats(min_value=0.0, max_value=float(column.maximum or 0),
-                                exclude_min=True, allow_nan=False, allow_subnormal=False))
+    value = data.draw(
+        st.floats(
+            min_value=0.0,
+            max_value=float(column.maximum or 0),
+            exclude_min=True,
+            allow_nan=False,
+            allow_subnormal=False,
+        )
+    )
     text = format_cell(column, value)
     try:
         assert parse_cell(column, text) == value
@@ -250,8 +266,14 @@ def test_the_documentation_shows_every_table_of_the_schema() -> None:
 
 def test_the_documented_limits_are_the_enforced_ones() -> None:
     docs = DOCS.read_text(encoding="utf-8")
-    for name in ("MAX_FILE_BYTES", "MAX_XLSX_UNCOMPRESSED_BYTES", "MAX_ROWS_PER_TABLE",
-                 "MAX_PRICE_USD", "MAX_QUANTITY", "MAX_TEXT_CHARS"):
+    for name in (
+        "MAX_FILE_BYTES",
+        "MAX_XLSX_UNCOMPRESSED_BYTES",
+        "MAX_ROWS_PER_TABLE",
+        "MAX_PRICE_USD",
+        "MAX_QUANTITY",
+        "MAX_TEXT_CHARS",
+    ):
         assert f"| `{name}` | {getattr(schema, name):,} |" in docs, name
 
 

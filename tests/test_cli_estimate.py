@@ -37,16 +37,25 @@ def test_every_example_estimates(capsys: pytest.CaptureFixture[str], example: st
     code, out, _ = _run(capsys, str(EXAMPLES / example), "--format", "json")
     resp = json.loads(out)
     assert code == 0
-    assert resp["training_time_hours_low"] <= resp["training_time_hours"] \
+    assert (
+        resp["training_time_hours_low"]
+        <= resp["training_time_hours"]
         <= resp["training_time_hours_high"]
+    )
 
 
 def test_json_output_uses_proto_field_names(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = _run(capsys, str(EXAMPLES / "estimate-llama3-70b.json"), "--format", "json")
     resp = json.loads(out)
-    assert {"step_time_s", "training_time_hours", "model_tflops_per_gpu",
-            "hardware_tflops_per_gpu", "memory_per_gpu_gb", "parallelism",
-            "breakdown"} <= resp.keys()
+    assert {
+        "step_time_s",
+        "training_time_hours",
+        "model_tflops_per_gpu",
+        "hardware_tflops_per_gpu",
+        "memory_per_gpu_gb",
+        "parallelism",
+        "breakdown",
+    } <= resp.keys()
     assert "micro_batch_size" in resp["parallelism"]
 
 
@@ -58,42 +67,62 @@ def test_table_output_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     target = tmp_path / "out.json"
-    code, out, _ = _run(capsys, str(EXAMPLES / "estimate-llama3-70b.json"), "--format", "json",
-                        "--output", str(target))
+    code, out, _ = _run(
+        capsys,
+        str(EXAMPLES / "estimate-llama3-70b.json"),
+        "--format",
+        "json",
+        "--output",
+        str(target),
+    )
     assert code == 0 and out == ""
     assert json.loads(target.read_text())["training_time_hours"] > 0
 
 
 def test_fixed_plan_is_reported_back(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, str(EXAMPLES / "estimate-gpt3-175b-megatron.json"), "--format",
-                     "json")
+    _, out, _ = _run(capsys, str(EXAMPLES / "estimate-gpt3-175b-megatron.json"), "--format", "json")
     p = json.loads(out)["parallelism"]
     assert (p["tensor"], p["pipeline"], p["data"]) == (8, 8, 16)
 
 
-@pytest.mark.parametrize(("changes", "field"), [
-    ({"cluster__gpuz": 8}, "gpuz"),                                  # unknown field
-    ({"cluster__fabric": "omnipath"}, "cluster.fabric"),
-    ({"cluster__nic_gbps_per_node": 0}, "cluster.nic_gbps_per_node"),
-    ({"cluster__topology": "hypercube"}, "cluster.topology"),
-    ({"parallelism__tensor": 3}, "parallelism"),
-    ({"parallelism__tensor": 8, "parallelism__pipeline": 1, "parallelism__data": 128,
-      "parallelism__zero_stage": 0, "parallelism__micro_batch_size": 1,
-      "parallelism__virtual_pipeline": 1, "parallelism__expert": 1}, "parallelism"),
-    ({"workload__model": "gpt-9"}, "workload.model"),
-    ({"workload__activation_recompute": "sometimes"}, "workload.activation_recompute"),
-])
-def test_bad_specs_exit_3_naming_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                           changes: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"cluster__gpuz": 8}, "gpuz"),  # unknown field
+        ({"cluster__fabric": "omnipath"}, "cluster.fabric"),
+        ({"cluster__nic_gbps_per_node": 0}, "cluster.nic_gbps_per_node"),
+        ({"cluster__topology": "hypercube"}, "cluster.topology"),
+        ({"parallelism__tensor": 3}, "parallelism"),
+        (
+            {
+                "parallelism__tensor": 8,
+                "parallelism__pipeline": 1,
+                "parallelism__data": 128,
+                "parallelism__zero_stage": 0,
+                "parallelism__micro_batch_size": 1,
+                "parallelism__virtual_pipeline": 1,
+                "parallelism__expert": 1,
+            },
+            "parallelism",
+        ),
+        ({"workload__model": "gpt-9"}, "workload.model"),
+        ({"workload__activation_recompute": "sometimes"}, "workload.activation_recompute"),
+    ],
+)
+def test_bad_specs_exit_3_naming_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, changes: dict[str, Any], field: str
+) -> None:
     code, _, err = _run(capsys, str(_spec(tmp_path, **changes)), "--format", "json")
     assert code == 3
     assert field in err and "Traceback" not in err
 
 
-def test_a_model_that_does_not_fit_is_infeasible(capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
-    code, _, err = _run(capsys, str(_spec(tmp_path, workload__model="llama3-405b",
-                                          cluster__gpus=8)))
+def test_a_model_that_does_not_fit_is_infeasible(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = _run(
+        capsys, str(_spec(tmp_path, workload__model="llama3-405b", cluster__gpus=8))
+    )
     assert code == 3 and "no parallel plan fits" in err
 
 
@@ -102,18 +131,26 @@ def test_custom_architecture_needs_its_fields() -> None:
     req.workload.layers = 2
     req.cluster.gpus = 8
     req.cluster.fabric = "roce"
-    with pytest.raises(ValueError, match="workload.hidden_size"):
+    with pytest.raises(ValueError, match=r"workload.hidden_size"):
         estimate(req)
 
 
 def test_fabric_profile_override_in_the_request_slows_the_estimate(tmp_path: Path) -> None:
     spec = json.loads((EXAMPLES / "estimate-mixtral-8x7b-roce.json").read_text())
     base = estimate(_parse(spec))
-    spec["fabric_profiles"] = [{
-        "fabric": "roce", "efficiency_low": 0.2, "efficiency_expected": 0.3,
-        "efficiency_high": 0.4, "base_latency_us_low": 5, "base_latency_us_expected": 10,
-        "base_latency_us_high": 20, "per_hop_latency_ns": 400,
-        "host_network_cpu_ghz_per_node": 32}]
+    spec["fabric_profiles"] = [
+        {
+            "fabric": "roce",
+            "efficiency_low": 0.2,
+            "efficiency_expected": 0.3,
+            "efficiency_high": 0.4,
+            "base_latency_us_low": 5,
+            "base_latency_us_expected": 10,
+            "base_latency_us_high": 20,
+            "per_hop_latency_ns": 400,
+            "host_network_cpu_ghz_per_node": 32,
+        }
+    ]
     assert estimate(_parse(spec)).training_time_hours > base.training_time_hours
 
 
@@ -121,12 +158,18 @@ def test_server_sku_takes_gpu_fields_from_the_catalog() -> None:
     from optimizer.catalog.resolve import resolve_catalog
 
     server = resolve_catalog("infiniband-ndr").servers[0]
-    spec = {"workload": {"model": "llama3-8b"}, "catalog": "infiniband-ndr",
-            "cluster": {"gpus": 64, "server_sku": server.sku, "fabric": "infiniband",
-                        "nic_gbps_per_node": 3200}}
+    spec = {
+        "workload": {"model": "llama3-8b"},
+        "catalog": "infiniband-ndr",
+        "cluster": {
+            "gpus": 64,
+            "server_sku": server.sku,
+            "fabric": "infiniband",
+            "nic_gbps_per_node": 3200,
+        },
+    }
     resp = estimate(_parse(spec))
-    assert resp.mfu * 1.0 == pytest.approx(resp.model_tflops_per_gpu
-                                           / server.gpu_peak_bf16_tflops)
+    assert resp.mfu * 1.0 == pytest.approx(resp.model_tflops_per_gpu / server.gpu_peak_bf16_tflops)
 
 
 def _parse(spec: dict[str, Any]) -> estimate_pb2.EstimateRequest:

@@ -21,7 +21,8 @@ INFEASIBLE = (*SMALL_SCENARIO, "--target-hours", "4", "--budget-usd", "1e5", "--
 
 
 def test_table_shows_ranked_designs_and_the_rank_1_bom_with_units(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     result = run(capsys, "optimize", *FEASIBLE)
     assert result.code == 0, result.err
     assert "ranked designs (OPTIMAL" in result.out
@@ -39,7 +40,8 @@ def test_json_parses_into_the_response_message(capsys: pytest.CaptureFixture[str
 
 
 def test_csv_has_one_row_per_design_with_units_in_column_names(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out = tmp_path / "designs.csv"
     result = run(capsys, "optimize", *FEASIBLE, "--format", "csv", "--output", str(out))
     frame = pd.read_csv(out)
@@ -48,8 +50,9 @@ def test_csv_has_one_row_per_design_with_units_in_column_names(
     assert {"capex_usd", "training_time_hours", "network_share", "power_kw"} <= set(frame)
 
 
-def test_xlsx_holds_the_designs_and_the_rank_1_bom(capsys: pytest.CaptureFixture[str],
-                                                   tmp_path: Path) -> None:
+def test_xlsx_holds_the_designs_and_the_rank_1_bom(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     book = tmp_path / "plan.xlsx"
     result = run(capsys, "optimize", *FEASIBLE, "--format", "xlsx", "--output", str(book))
     sheets = pd.read_excel(book, sheet_name=None, engine="openpyxl")
@@ -61,14 +64,16 @@ def test_xlsx_holds_the_designs_and_the_rank_1_bom(capsys: pytest.CaptureFixture
 
 
 def test_xlsx_without_an_output_file_names_the_option_and_exits_3(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     result = run(capsys, "optimize", *FEASIBLE, "--format", "xlsx")
     assert result.code == 3
     assert result.err.startswith("error: --output:") and "Traceback" not in result.err
 
 
-def test_png_plot_is_an_image_of_the_documented_size(capsys: pytest.CaptureFixture[str],
-                                                      tmp_path: Path) -> None:
+def test_png_plot_is_an_image_of_the_documented_size(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     png = tmp_path / "frontier.png"
     result = run(capsys, "optimize", *FEASIBLE, "--plot", str(png))
     assert result.code == 0
@@ -84,28 +89,46 @@ def test_svg_plot_is_an_svg_document(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "<svg" in svg.read_text()[:2000]
 
 
-def test_a_plot_with_an_unknown_suffix_is_a_usage_error(capsys: pytest.CaptureFixture[str],
-                                                        tmp_path: Path) -> None:
+def test_a_plot_with_an_unknown_suffix_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     result = run(capsys, "optimize", *FEASIBLE, "--plot", str(tmp_path / "plot.gif"))
     assert result.code == 2
     assert "Invalid value for '--plot'" in result.err and "expected a .png or .svg" in result.err
 
 
-def test_flags_override_the_fields_of_a_request_file(capsys: pytest.CaptureFixture[str],
-                                                     tmp_path: Path) -> None:
+def test_flags_override_the_fields_of_a_request_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     request = tmp_path / "request.json"
-    request.write_text(json.dumps({"workload": {"model": "bert-large", "training_tokens": 2e10},
-                                   "constraints": {"target_training_hours": 1000},
-                                   "top_k": 1}))
-    result = run(capsys, "optimize", str(request), "--catalog", SMALL_SCENARIO[1],
-                 "--target-hours", "4", "--format", "json")
+    request.write_text(
+        json.dumps(
+            {
+                "workload": {"model": "bert-large", "training_tokens": 2e10},
+                "constraints": {"target_training_hours": 1000},
+                "top_k": 1,
+            }
+        )
+    )
+    result = run(
+        capsys,
+        "optimize",
+        str(request),
+        "--catalog",
+        SMALL_SCENARIO[1],
+        "--target-hours",
+        "4",
+        "--format",
+        "json",
+    )
     resp = json_format.Parse(result.out, optimize_pb2.OptimizeResponse())
     assert result.code == 0
     assert resp.designs[0].training_time_hours <= 4
 
 
 def test_a_request_file_with_an_unknown_field_names_the_file_and_exits_3(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     request = tmp_path / "request.json"
     request.write_text('{"budget": 1}')
     result = run(capsys, "optimize", str(request))

@@ -18,8 +18,9 @@ PLAN = ParallelPlan(tensor=2, pipeline=2, data=16, virtual_pipeline=2, micro_bat
 def test_breakdown_adds_up_to_the_step_time() -> None:
     e = estimate(LLAMA8, cluster(64), PLAN)
     b = e.breakdown
-    assert e.step_time_s == pytest.approx(b.compute_s + b.pipeline_bubble_s
-                                          + b.exposed_communication_s + b.host_cpu_overhead_s)
+    assert e.step_time_s == pytest.approx(
+        b.compute_s + b.pipeline_bubble_s + b.exposed_communication_s + b.host_cpu_overhead_s
+    )
 
 
 def test_training_time_is_steps_times_step_time() -> None:
@@ -45,7 +46,8 @@ def test_pipeline_bubble_follows_narayanan_1f1b_formula() -> None:
     m = 512 // 16
     b = e.breakdown
     assert b.pipeline_bubble_s == pytest.approx(
-        (2 - 1) / (2 * m) * (b.compute_s + b.tensor_parallel_s + b.all_to_all_s))
+        (2 - 1) / (2 * m) * (b.compute_s + b.tensor_parallel_s + b.all_to_all_s)
+    )
 
 
 def test_fp8_is_faster_than_bf16_on_hopper() -> None:
@@ -55,20 +57,23 @@ def test_fp8_is_faster_than_bf16_on_hopper() -> None:
 
 
 def test_fp8_on_a_gpu_without_fp8_names_the_field() -> None:
-    with pytest.raises(InvalidInput, match="workload.precision"):
+    with pytest.raises(InvalidInput, match=r"workload.precision"):
         estimate(preset("llama3-8b", precision="fp8"), cluster(64, gpu="A100"), PLAN)
 
 
-@pytest.mark.parametrize(("plan", "field"), [
-    (ParallelPlan(2, 2, 8), "parallelism"),                       # 32 != 64 GPUs
-    (ParallelPlan(3, 1, 21), "parallelism"),                       # 63 != 64 GPUs
-    (ParallelPlan(64, 1, 1), "parallelism.tensor"),                # 64 does not divide 32 heads
-    (ParallelPlan(1, 64, 1), "parallelism.pipeline"),              # more stages than layers
-    (ParallelPlan(1, 2, 32, virtual_pipeline=3), "parallelism.virtual_pipeline"),
-    (ParallelPlan(1, 1, 64, micro_batch_size=3), "parallelism.micro_batch_size"),
-    (ParallelPlan(1, 1, 64, zero_stage=4), "parallelism.zero_stage"),
-    (ParallelPlan(1, 1, 64, expert=2), "parallelism.expert"),      # dense model
-])
+@pytest.mark.parametrize(
+    ("plan", "field"),
+    [
+        (ParallelPlan(2, 2, 8), "parallelism"),  # 32 != 64 GPUs
+        (ParallelPlan(3, 1, 21), "parallelism"),  # 63 != 64 GPUs
+        (ParallelPlan(64, 1, 1), "parallelism.tensor"),  # 64 does not divide 32 heads
+        (ParallelPlan(1, 64, 1), "parallelism.pipeline"),  # more stages than layers
+        (ParallelPlan(1, 2, 32, virtual_pipeline=3), "parallelism.virtual_pipeline"),
+        (ParallelPlan(1, 1, 64, micro_batch_size=3), "parallelism.micro_batch_size"),
+        (ParallelPlan(1, 1, 64, zero_stage=4), "parallelism.zero_stage"),
+        (ParallelPlan(1, 1, 64, expert=2), "parallelism.expert"),  # dense model
+    ],
+)
 def test_impossible_plans_name_their_field(plan: ParallelPlan, field: str) -> None:
     with pytest.raises(InvalidInput, match=field):
         estimate(LLAMA8, cluster(64), plan)
@@ -80,18 +85,19 @@ def test_a_plan_that_does_not_fit_memory_is_infeasible() -> None:
 
 
 def test_unknown_fabric_names_the_field() -> None:
-    with pytest.raises(InvalidInput, match="cluster.fabric"):
+    with pytest.raises(InvalidInput, match=r"cluster.fabric"):
         estimate(LLAMA8, cluster(64, fabric="omnipath"), PLAN)
 
 
 def test_zero_bandwidth_names_the_field() -> None:
-    with pytest.raises(InvalidInput, match="cluster.nic_gbps_per_node"):
+    with pytest.raises(InvalidInput, match=r"cluster.nic_gbps_per_node"):
         cluster(64, nic_gbps_per_node=0.0)
 
 
 def test_expert_parallel_all_to_all_appears_only_for_moe() -> None:
-    moe = estimate(preset("mixtral-8x7b"), cluster(64),
-                   ParallelPlan(1, 1, 64, expert=8, zero_stage=3))
+    moe = estimate(
+        preset("mixtral-8x7b"), cluster(64), ParallelPlan(1, 1, 64, expert=8, zero_stage=3)
+    )
     dense = estimate(LLAMA8, cluster(64), ParallelPlan(1, 1, 64))
     assert moe.breakdown.all_to_all_s > 0 == dense.breakdown.all_to_all_s
 

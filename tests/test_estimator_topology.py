@@ -32,24 +32,34 @@ def test_oversubscription_slows_all_to_all_heavy_jobs() -> None:
 def test_all_to_all_inside_one_leaf_ignores_oversubscription() -> None:
     flat = cluster(512)
     one_leaf = replace(flat, topology=replace(flat.topology, endpoints_per_leaf=512))
-    assert estimate(MIXTRAL, _oversubscribed(one_leaf, 4.0), MOE_PLAN).breakdown.all_to_all_s \
+    assert (
+        estimate(MIXTRAL, _oversubscribed(one_leaf, 4.0), MOE_PLAN).breakdown.all_to_all_s
         == estimate(MIXTRAL, one_leaf, MOE_PLAN).breakdown.all_to_all_s
+    )
 
 
 def _oversubscribed(c, ratio: float):  # type: ignore[no-untyped-def]
     """The same leaves with fewer uplinks: only oversubscription and bisection change."""
     topo = c.topology
-    return replace(c, topology=replace(topo, oversubscription=ratio,
-                                       bisection_ratio=min(topo.bisection_ratio, 1 / ratio)))
+    return replace(
+        c,
+        topology=replace(
+            topo, oversubscription=ratio, bisection_ratio=min(topo.bisection_ratio, 1 / ratio)
+        ),
+    )
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from(["bert-large", "llama3-8b", "mpt-30b", "mixtral-8x7b"]),
-       gpus=st.sampled_from([64, 256, 1024]), ratio=st.floats(1.0, 16.0),
-       fabric=st.sampled_from(["infiniband", "roce", "ethernet"]),
-       nics=st.sampled_from([1, 8]))
-def test_oversubscription_never_makes_a_job_faster(name: str, gpus: int, ratio: float,
-                                                   fabric: str, nics: int) -> None:
+@given(
+    name=st.sampled_from(["bert-large", "llama3-8b", "mpt-30b", "mixtral-8x7b"]),
+    gpus=st.sampled_from([64, 256, 1024]),
+    ratio=st.floats(1.0, 16.0),
+    fabric=st.sampled_from(["infiniband", "roce", "ethernet"]),
+    nics=st.sampled_from([1, 8]),
+)
+def test_oversubscription_never_makes_a_job_faster(
+    name: str, gpus: int, ratio: float, fabric: str, nics: int
+) -> None:
     """Seed claim: an oversubscribed fat-tree is never faster than the non-blocking one."""
     w = preset(name)
     flat = cluster(gpus, fabric=fabric, nics_per_node=nics, nic_gbps_per_node=400.0 * nics)
@@ -63,8 +73,7 @@ def test_oversubscription_never_makes_a_job_faster(name: str, gpus: int, ratio: 
 def _dp_time(topology: str, oversubscription: float, gpus: int) -> float:
     c = cluster(gpus, topology=topology, oversubscription=oversubscription)
     plan = ParallelPlan(8, 1, gpus // 8, micro_batch_size=1)
-    return estimate(preset("llama3-70b", global_batch_size=1024), c, plan) \
-        .breakdown.data_parallel_s
+    return estimate(preset("llama3-70b", global_batch_size=1024), c, plan).breakdown.data_parallel_s
 
 
 def test_rail_optimized_placement_shortens_the_ring_all_reduce() -> None:

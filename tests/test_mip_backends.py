@@ -58,7 +58,7 @@ def test_equality_and_range_constraints_hold(backend: str) -> None:
 
 
 def test_unknown_backend_names_the_field() -> None:
-    with pytest.raises(InvalidInput, match="solver.backend"):
+    with pytest.raises(InvalidInput, match=r"solver.backend"):
         get_backend("gurobi")
 
 
@@ -88,8 +88,12 @@ def test_time_limit_is_honoured_and_reported(backend: str) -> None:
     start = time.perf_counter()
     res = get_backend(backend).solve(hard_model(), Limits(time_limit_s=1.0))
     assert time.perf_counter() - start < 6.0
-    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.FEASIBLE, SolveStatus.OPTIMAL,
-                          SolveStatus.INFEASIBLE)
+    assert res.status in (
+        SolveStatus.TIME_LIMIT,
+        SolveStatus.FEASIBLE,
+        SolveStatus.OPTIMAL,
+        SolveStatus.INFEASIBLE,
+    )
     if res.status is SolveStatus.FEASIBLE:
         assert res.values is not None and not hard_model().violated(res.values)
 

@@ -30,13 +30,18 @@ def _never_worse(catalog, spec: OptimizeSpec) -> None:
 
 @pytest.mark.parametrize("target", [2.0, 5.0, 20.0])
 def test_tiny_catalog_never_worse_than_the_rules(target: float) -> None:
-    _never_worse(tiny_catalog(), spec_for(target_hours=target, topologies=(), max_nodes=64,
-                                          workload=small_workload(2e11)))
+    _never_worse(
+        tiny_catalog(),
+        spec_for(target_hours=target, topologies=(), max_nodes=64, workload=small_workload(2e11)),
+    )
 
 
 @pytest.mark.parametrize("path", bundled_catalogs(), ids=lambda p: p.name)
 def test_bundled_catalogs_never_worse_than_the_rules(path) -> None:
     catalog = load_catalog(path)
-    spec = OptimizeSpec(workload=preset("llama3-8b", training_tokens=2e12),
-                        constraints=Constraints(target_training_hours=500.0), top_k=1)
+    spec = OptimizeSpec(
+        workload=preset("llama3-8b", training_tokens=2e12),
+        constraints=Constraints(target_training_hours=500.0),
+        top_k=1,
+    )
     _never_worse(catalog, spec)

@@ -16,8 +16,9 @@ from optimizer import api
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.optimize.backends import available_backends
 
-SCENARIOS = json.loads((Path(__file__).parent / "data" / "conformance" /
-                        "scenarios.json").read_text())
+SCENARIOS = json.loads(
+    (Path(__file__).parent / "data" / "conformance" / "scenarios.json").read_text()
+)
 
 
 def test_the_set_has_at_least_twenty_scenarios() -> None:
@@ -25,9 +26,15 @@ def test_the_set_has_at_least_twenty_scenarios() -> None:
 
 
 @pytest.mark.parametrize("backend", available_backends())
-@pytest.mark.parametrize("case", SCENARIOS, ids=lambda c: f"{c['request']['catalog']}-"
-                         f"{c['request']['workload']['model']}-"
-                         f"{c['request'].get('objective', 'min_cost')}")
+@pytest.mark.parametrize(
+    "case",
+    SCENARIOS,
+    ids=lambda c: (
+        f"{c['request']['catalog']}-"
+        f"{c['request']['workload']['model']}-"
+        f"{c['request'].get('objective', 'min_cost')}"
+    ),
+)
 def test_backend_reaches_the_golden_objective(backend: str, case: dict) -> None:
     req = json_format.ParseDict(case["request"], optimize_pb2.OptimizeRequest())
     req.solver.backend = backend

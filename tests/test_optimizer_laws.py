@@ -23,8 +23,11 @@ def _first_cost(result) -> float:
 
 
 @FAST
-@given(catalog=random_catalogs(), budget=st.integers(150_000, 1_500_000),
-       extra=st.integers(1, 1_000_000))
+@given(
+    catalog=random_catalogs(),
+    budget=st.integers(150_000, 1_500_000),
+    extra=st.integers(1, 1_000_000),
+)
 def test_more_budget_never_gives_a_slower_best_design(catalog, budget: int, extra: int) -> None:
     low = optimize(catalog, spec_for(budget_usd=budget, objective=Objective.MIN_TIME))
     high = optimize(catalog, spec_for(budget_usd=budget + extra, objective=Objective.MIN_TIME))
@@ -33,8 +36,9 @@ def test_more_budget_never_gives_a_slower_best_design(catalog, budget: int, extr
 
 @FAST
 @given(catalog=random_catalogs(), target=st.floats(2.0, 30.0), slack=st.floats(0.1, 30.0))
-def test_a_looser_target_never_gives_a_costlier_design(catalog, target: float,
-                                                        slack: float) -> None:
+def test_a_looser_target_never_gives_a_costlier_design(
+    catalog, target: float, slack: float
+) -> None:
     tight = optimize(catalog, spec_for(target_hours=target))
     loose = optimize(catalog, spec_for(target_hours=target + slack))
     assert _first_cost(loose) <= _first_cost(tight)
@@ -42,8 +46,9 @@ def test_a_looser_target_never_gives_a_costlier_design(catalog, target: float,
 
 @FAST
 @given(catalog=random_catalogs(), target=st.floats(2.0, 30.0), power_kw=st.floats(5.0, 60.0))
-def test_adding_a_constraint_never_improves_the_objective(catalog, target: float,
-                                                          power_kw: float) -> None:
+def test_adding_a_constraint_never_improves_the_objective(
+    catalog, target: float, power_kw: float
+) -> None:
     free = optimize(catalog, spec_for(target_hours=target))
     capped = optimize(catalog, spec_for(target_hours=target, max_power_kw=power_kw))
     assert _first_cost(capped) >= _first_cost(free)
@@ -52,17 +57,23 @@ def test_adding_a_constraint_never_improves_the_objective(catalog, target: float
 
 
 @FAST
-@given(catalog=random_catalogs(), target=st.floats(2.0, 30.0), budget=st.integers(200_000,
-                                                                                  3_000_000),
-       top_k=st.integers(1, 5))
-def test_ranks_are_sorted_distinct_and_within_budget_and_target(catalog, target: float,
-                                                                budget: int, top_k: int) -> None:
+@given(
+    catalog=random_catalogs(),
+    target=st.floats(2.0, 30.0),
+    budget=st.integers(200_000, 3_000_000),
+    top_k=st.integers(1, 5),
+)
+def test_ranks_are_sorted_distinct_and_within_budget_and_target(
+    catalog, target: float, budget: int, top_k: int
+) -> None:
     result = optimize(catalog, spec_for(target_hours=target, budget_usd=budget, top_k=top_k))
     costs = [d.bom.capex_cents for d in result.designs]
     assert costs == sorted(costs)
     assert [d.rank for d in result.designs] == list(range(1, len(costs) + 1))
-    groups = {(d.design.server_sku, d.design.fabric, d.design.topology,
-               d.design.oversubscription) for d in result.designs}
+    groups = {
+        (d.design.server_sku, d.design.fabric, d.design.topology, d.design.oversubscription)
+        for d in result.designs
+    }
     assert len(groups) == len(result.designs)
     for d in result.designs:
         assert d.bom.capex_cents <= budget * 100
@@ -92,8 +103,10 @@ def test_an_unreachable_target_says_how_fast_the_fastest_design_is() -> None:
 def test_stock_limits_make_the_optimizer_mix_link_skus() -> None:
     """With only 2 AOCs in stock, links that need them are built from optics for the rest."""
     catalog = tiny_catalog(aoc_stock=2)
-    result = optimize(catalog, spec_for(target_hours=1e6, min_gpus=32, max_nodes=4, top_k=1,
-                                        topologies=("fat_tree",)))
+    result = optimize(
+        catalog,
+        spec_for(target_hours=1e6, min_gpus=32, max_nodes=4, top_k=1, topologies=("fat_tree",)),
+    )
     assert result.designs
     used = {line.sku: line.quantity for line in result.designs[0].bom.lines}
     assert used.get("AOC-30M", 0) <= 2
@@ -102,8 +115,9 @@ def test_stock_limits_make_the_optimizer_mix_link_skus() -> None:
 def test_pessimistic_confidence_never_picks_a_cheaper_design() -> None:
     base = spec_for(target_hours=5.0)
     expected = optimize(tiny_catalog(), base)
-    pessimistic = optimize(tiny_catalog(), replace(base, confidence=type(base.confidence)(
-        "pessimistic")))
+    pessimistic = optimize(
+        tiny_catalog(), replace(base, confidence=type(base.confidence)("pessimistic"))
+    )
     assert _first_cost(pessimistic) >= _first_cost(expected)
     for d in pessimistic.designs:
         assert d.estimate.training_time_hours_high <= 5.0

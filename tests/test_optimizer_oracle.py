@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from optimizer_fixtures import random_catalogs, small_workload, spec_for
 
 from optimizer.optimize.backends import available_backends
 from optimizer.optimize.exhaustive import exhaustive
 from optimizer.optimize.request import Objective
 from optimizer.optimize.solve import optimize
-from optimizer_fixtures import random_catalogs, small_workload, spec_for
 
 MAX_NODES = 4
 
@@ -30,11 +30,19 @@ def _brute_summary(designs: list) -> list[tuple]:
 
 @pytest.mark.parametrize("backend", available_backends())
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(catalog=random_catalogs(), target=st.sampled_from([3.0, 6.0, 12.0, 40.0]),
-       top_k=st.integers(1, 3))
+@given(
+    catalog=random_catalogs(),
+    target=st.sampled_from([3.0, 6.0, 12.0, 40.0]),
+    top_k=st.integers(1, 3),
+)
 def test_min_cost_equals_brute_force(backend: str, catalog, target: float, top_k: int) -> None:
-    spec = spec_for(target_hours=target, top_k=top_k, backend=backend, max_nodes=MAX_NODES,
-                    workload=small_workload())
+    spec = spec_for(
+        target_hours=target,
+        top_k=top_k,
+        backend=backend,
+        max_nodes=MAX_NODES,
+        workload=small_workload(),
+    )
     got = optimize(catalog, spec)
     want = exhaustive(catalog, spec, max_nodes=MAX_NODES)
     assert _summary(got.designs) == _brute_summary(want)
@@ -43,11 +51,17 @@ def test_min_cost_equals_brute_force(backend: str, catalog, target: float, top_k
 
 @pytest.mark.parametrize("backend", available_backends())
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(catalog=random_catalogs(), budget_usd=st.integers(150_000, 2_000_000),
-       top_k=st.integers(1, 3))
+@given(
+    catalog=random_catalogs(), budget_usd=st.integers(150_000, 2_000_000), top_k=st.integers(1, 3)
+)
 def test_min_time_equals_brute_force(backend: str, catalog, budget_usd: int, top_k: int) -> None:
-    spec = spec_for(budget_usd=budget_usd, objective=Objective.MIN_TIME, top_k=top_k,
-                    backend=backend, max_nodes=MAX_NODES)
+    spec = spec_for(
+        budget_usd=budget_usd,
+        objective=Objective.MIN_TIME,
+        top_k=top_k,
+        backend=backend,
+        max_nodes=MAX_NODES,
+    )
     got = optimize(catalog, spec)
     want = exhaustive(catalog, spec, max_nodes=MAX_NODES)
     assert _summary(got.designs) == _brute_summary(want)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import pytest
@@ -31,15 +32,12 @@ def _all_plans(w, c):  # type: ignore[no-untyped-def]
                 for mb in (1, 2, 4):
                     for z in (0, 1, 2, 3):
                         plan = ParallelPlan(t, p, d, 1, vp, z, mb)
-                        try:
+                        with contextlib.suppress(InvalidInput):
                             out.append(estimate(w, c, plan))
-                        except InvalidInput:
-                            pass
     return out
 
 
-@pytest.mark.parametrize(("name", "gpus"), [("llama3-8b", 16), ("mpt-30b", 32),
-                                            ("bert-large", 16)])
+@pytest.mark.parametrize(("name", "gpus"), [("llama3-8b", 16), ("mpt-30b", 32), ("bert-large", 16)])
 def test_planner_finds_the_fastest_plan_of_the_brute_force_search(name: str, gpus: int) -> None:
     w, c = preset(name), cluster(gpus, fabric="roce", nic_gbps_per_node=800)
     best = min(e.step_time_s for e in _all_plans(w, c))
@@ -66,8 +64,15 @@ def test_fixed_degrees_are_respected() -> None:
 
 
 def test_a_complete_plan_is_estimated_as_given() -> None:
-    plan = PartialPlan(tensor=2, pipeline=1, data=32, expert=1, virtual_pipeline=1,
-                       zero_stage=1, micro_batch_size=2)
+    plan = PartialPlan(
+        tensor=2,
+        pipeline=1,
+        data=32,
+        expert=1,
+        virtual_pipeline=1,
+        zero_stage=1,
+        micro_batch_size=2,
+    )
     w, c = preset("llama3-8b"), cluster(64)
     expected = plan.complete()
     assert expected is not None
@@ -75,7 +80,7 @@ def test_a_complete_plan_is_estimated_as_given() -> None:
 
 
 def test_no_plan_fits_raises_plan_infeasible_naming_the_gpu_count() -> None:
-    with pytest.raises(PlanInfeasible, match="cluster.gpus"):
+    with pytest.raises(PlanInfeasible, match=r"cluster.gpus"):
         plan_and_estimate(preset("llama3-405b"), cluster(8))
 
 
@@ -96,14 +101,18 @@ def test_moe_plans_use_expert_parallelism() -> None:
 def test_fabric_table_override_changes_the_estimate() -> None:
     w, c = preset("llama3-8b"), cluster(256, fabric="ethernet", nic_gbps_per_node=400)
     slow = dict(DEFAULT_FABRICS)
-    slow["ethernet"] = replace(slow["ethernet"], efficiency_low=0.1, efficiency_expected=0.1,
-                               efficiency_high=0.1)
+    slow["ethernet"] = replace(
+        slow["ethernet"], efficiency_low=0.1, efficiency_expected=0.1, efficiency_high=0.1
+    )
     assert plan_and_estimate(w, c, fabrics=slow).step_time_s > plan_and_estimate(w, c).step_time_s
 
 
 @settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(["bert-large", "llama3-8b", "mpt-7b", "llama3-70b"]),
-       nodes=st.integers(1, 96), more=st.integers(1, 40))
+@given(
+    name=st.sampled_from(["bert-large", "llama3-8b", "mpt-7b", "llama3-70b"]),
+    nodes=st.integers(1, 96),
+    more=st.integers(1, 40),
+)
 def test_more_nodes_never_make_the_planned_job_slower(name: str, nodes: int, more: int) -> None:
     """A job may leave GPUs idle, so a larger cluster (same network) is never slower; the
     optimizer's smallest-size search relies on this."""

@@ -19,8 +19,9 @@ from optimizer.performance.validation import (
     calibration_cases,
 )
 
-pytestmark = pytest.mark.skipif(not PUBLISHED_RUNS_JSON.is_file(),
-                                reason="needs ../shared/reference/published-runs.json")
+pytestmark = pytest.mark.skipif(
+    not PUBLISHED_RUNS_JSON.is_file(), reason="needs ../shared/reference/published-runs.json"
+)
 
 CASES = calibration_cases() if PUBLISHED_RUNS_JSON.is_file() else []
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +23,14 @@ SEED_LINK_GBPS = {"infiniband": 200.0, "roce": 200.0, "ethernet": 100.0}
 
 
 def _bert_epoch_hours(fabric: str) -> float:
-    c = cluster(64, fabric=fabric, topology="single_switch", nics_per_node=1,
-                nic_gbps_per_node=SEED_LINK_GBPS[fabric], gpu="A100")
+    c = cluster(
+        64,
+        fabric=fabric,
+        topology="single_switch",
+        nics_per_node=1,
+        nic_gbps_per_node=SEED_LINK_GBPS[fabric],
+        gpu="A100",
+    )
     return estimate(BERT, c, BERT_PLAN).training_time_hours
 
 
@@ -53,33 +61,40 @@ def test_fabric_efficiency_defaults_follow_the_seed() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(["bert-large", "llama3-8b", "gpt3-175b", "mixtral-8x7b"]),
-       tensor=st.sampled_from([1, 2, 8]), pipeline=st.sampled_from([1, 2, 4]),
-       doublings=st.integers(1, 4))
-def test_more_gpus_never_raise_the_modelled_compute_time(name: str, tensor: int, pipeline: int,
-                                                         doublings: int) -> None:
+@given(
+    name=st.sampled_from(["bert-large", "llama3-8b", "gpt3-175b", "mixtral-8x7b"]),
+    tensor=st.sampled_from([1, 2, 8]),
+    pipeline=st.sampled_from([1, 2, 4]),
+    doublings=st.integers(1, 4),
+)
+def test_more_gpus_never_raise_the_modelled_compute_time(
+    name: str, tensor: int, pipeline: int, doublings: int
+) -> None:
     """Seed: compute time = FLOPs / (GPUs x peak x efficiency): more data-parallel GPUs never
     make the compute part of a step longer."""
     w = preset(name, global_batch_size=4096)
     times = []
     for k in range(doublings + 1):
-        gpus = 8 * pipeline * tensor * 2 ** k
+        gpus = 8 * pipeline * tensor * 2**k
         plan = ParallelPlan(tensor, pipeline, gpus // (tensor * pipeline), zero_stage=3)
         times.append(estimate(w, cluster(gpus, memory_gb=1e6), plan).breakdown.compute_s)
-    assert all(a >= b for a, b in zip(times, times[1:]))
+    assert all(a >= b for a, b in itertools.pairwise(times))
 
 
 @settings(max_examples=30, deadline=None)
-@given(nodes=st.sampled_from([2, 4, 16, 64]), nic_gbps=st.sampled_from([100.0, 400.0, 3200.0]),
-       fabric=st.sampled_from(["infiniband", "roce", "ethernet"]))
-def test_the_estimators_all_reduce_never_beats_the_line_rate_bound(nodes: int, nic_gbps: float,
-                                                                   fabric: str) -> None:
+@given(
+    nodes=st.sampled_from([2, 4, 16, 64]),
+    nic_gbps=st.sampled_from([100.0, 400.0, 3200.0]),
+    fabric=st.sampled_from(["infiniband", "roce", "ethernet"]),
+)
+def test_the_estimators_all_reduce_never_beats_the_line_rate_bound(
+    nodes: int, nic_gbps: float, fabric: str
+) -> None:
     """Seed / Thakur et al.: an all-reduce of S bytes over n ranks takes >= 2(n-1)/n S/B. With
     tensor parallelism over the node, each GPU's gradient shard crosses the network alone."""
     w = preset("llama3-8b", global_batch_size=8 * nodes)
     c = cluster(8 * nodes, fabric=fabric, nic_gbps_per_node=nic_gbps)
     plan = ParallelPlan(8, 1, nodes, zero_stage=1)
     shard_bytes = w.parameters / 8 * 2
-    bound = coll.line_rate_all_reduce_bound_s(shard_bytes, nodes,
-                                              c.nic_bytes_per_s_per_gpu)
+    bound = coll.line_rate_all_reduce_bound_s(shard_bytes, nodes, c.nic_bytes_per_s_per_gpu)
     assert estimate(w, c, plan).breakdown.data_parallel_s >= bound

@@ -54,8 +54,9 @@ def stubs(server: str) -> Iterator[Stubs]:
 @pytest.fixture(scope="module")
 def stored(stubs: Stubs) -> catalog_pb2.CatalogInfo:
     """The small test catalog, uploaded by tenant A."""
-    reply = stubs.catalogs.UploadCatalog(upload_messages(catalog_files(), request_id="first"),
-                                         metadata=A, timeout=30)
+    reply = stubs.catalogs.UploadCatalog(
+        upload_messages(catalog_files(), request_id="first"), metadata=A, timeout=30
+    )
     return reply.catalog
 
 
@@ -83,30 +84,37 @@ def test_an_upload_is_stored_as_version_one_of_its_name(stored: catalog_pb2.Cata
     assert len(stored.id) == 64 and stored.row_count == 12
 
 
-def test_a_retried_upload_returns_the_first_version(stubs: Stubs,
-                                                    stored: catalog_pb2.CatalogInfo) -> None:
-    again = stubs.catalogs.UploadCatalog(upload_messages(catalog_files(), request_id="first"),
-                                         metadata=A, timeout=30)
+def test_a_retried_upload_returns_the_first_version(
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
+    again = stubs.catalogs.UploadCatalog(
+        upload_messages(catalog_files(), request_id="first"), metadata=A, timeout=30
+    )
     assert again.catalog == stored
     listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), metadata=A, timeout=5)
     assert [c.id for c in listed.catalogs].count(stored.id) == 1
 
 
 def test_list_shows_the_tenants_catalogs_and_the_bundled_ones(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), metadata=A, timeout=5)
     assert stored in listed.catalogs
     assert "infiniband-ndr" in listed.bundled
 
 
-def test_get_returns_metadata_and_every_table(stubs: Stubs,
-                                              stored: catalog_pb2.CatalogInfo) -> None:
-    bare = stubs.catalogs.GetCatalog(catalog_pb2.GetCatalogRequest(ref="small-test"),
-                                     metadata=A, timeout=5)
+def test_get_returns_metadata_and_every_table(
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
+    bare = stubs.catalogs.GetCatalog(
+        catalog_pb2.GetCatalogRequest(ref="small-test"), metadata=A, timeout=5
+    )
     assert bare.catalog == stored and not bare.tables
     full = stubs.catalogs.GetCatalog(
-        catalog_pb2.GetCatalogRequest(ref=stored.id[:10], include_tables=True), metadata=A,
-        timeout=5)
+        catalog_pb2.GetCatalogRequest(ref=stored.id[:10], include_tables=True),
+        metadata=A,
+        timeout=5,
+    )
     tables = {t.name: t for t in full.tables}
     assert {"servers", "nics", "switches", "links", "metadata"} <= set(tables)
     assert "price_usd" in tables["servers"].header and tables["servers"].rows
@@ -114,26 +122,34 @@ def test_get_returns_metadata_and_every_table(stubs: Stubs,
 
 @pytest.mark.parametrize("fmt", ["csv", "xlsx", "parquet"])
 def test_an_exported_catalog_uploads_back_to_the_same_version(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo, fmt: str) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo, fmt: str
+) -> None:
     files: dict[str, bytes] = {}
     for chunk in stubs.catalogs.ExportCatalog(
-            catalog_pb2.ExportCatalogRequest(ref="small-test@1", format=fmt), metadata=A,
-            timeout=30):
+        catalog_pb2.ExportCatalogRequest(ref="small-test@1", format=fmt), metadata=A, timeout=30
+    ):
         files[chunk.file_name] = files.get(chunk.file_name, b"") + chunk.data
     assert all(name.endswith(f".{fmt}") for name in files)
-    again = stubs.catalogs.UploadCatalog(upload_messages(files, chunk_bytes=4096), metadata=A,
-                                         timeout=30)
+    again = stubs.catalogs.UploadCatalog(
+        upload_messages(files, chunk_bytes=4096), metadata=A, timeout=30
+    )
     assert again.catalog.id == stored.id
 
 
 def test_delete_removes_only_the_named_version(stubs: Stubs) -> None:
-    made = stubs.catalogs.UploadCatalog(upload_messages(catalog_files(), name="scratch"),
-                                        metadata=A, timeout=30).catalog
-    gone = stubs.catalogs.DeleteCatalog(catalog_pb2.DeleteCatalogRequest(ref="scratch"),
-                                        metadata=A, timeout=5)
+    made = stubs.catalogs.UploadCatalog(
+        upload_messages(catalog_files(), name="scratch"), metadata=A, timeout=30
+    ).catalog
+    gone = stubs.catalogs.DeleteCatalog(
+        catalog_pb2.DeleteCatalogRequest(ref="scratch"), metadata=A, timeout=5
+    )
     assert [c.id for c in gone.deleted] == [made.id]
-    code, _ = _code(stubs.catalogs.GetCatalog, catalog_pb2.GetCatalogRequest(ref="scratch"),
-                    metadata=A, timeout=5)
+    code, _ = _code(
+        stubs.catalogs.GetCatalog,
+        catalog_pb2.GetCatalogRequest(ref="scratch"),
+        metadata=A,
+        timeout=5,
+    )
     assert code is grpc.StatusCode.NOT_FOUND
 
 
@@ -142,8 +158,7 @@ def test_estimate_returns_a_training_time(stubs: Stubs) -> None:
     assert reply.training_time_hours > 0 and reply.parallelism.data >= 1
 
 
-def test_optimize_returns_a_verified_design(stubs: Stubs,
-                                            stored: catalog_pb2.CatalogInfo) -> None:
+def test_optimize_returns_a_verified_design(stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
     reply = stubs.optimizer.Optimize(small_optimize(), metadata=A, timeout=60)
     assert reply.status == "OPTIMAL"
     assert reply.designs[0].capex_usd > 0 and reply.catalog_id == stored.id
@@ -154,16 +169,18 @@ def test_optimize_against_a_bundled_catalog_needs_no_upload(stubs: Stubs) -> Non
     assert reply.status == "OPTIMAL" and reply.designs[0].fabric == "infiniband"
 
 
-def test_an_infeasible_scenario_is_ok_with_a_status(stubs: Stubs,
-                                                    stored: catalog_pb2.CatalogInfo) -> None:
+def test_an_infeasible_scenario_is_ok_with_a_status(
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     request = small_optimize()
     request.constraints.budget_usd = 1000
     reply = stubs.optimizer.Optimize(request, metadata=A, timeout=60)
     assert reply.status == "INFEASIBLE" and not reply.designs and reply.diagnosis
 
 
-def test_optimize_stream_sends_progress_then_one_result(stubs: Stubs,
-                                                        stored: catalog_pb2.CatalogInfo) -> None:
+def test_optimize_stream_sends_progress_then_one_result(
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     events = list(stubs.optimizer.OptimizeStream(small_optimize(), metadata=A, timeout=60))
     kinds = [e.WhichOneof("event") for e in events]
     assert kinds[0] == "progress" and kinds[-1] == "result" and kinds.count("result") == 1
@@ -171,10 +188,12 @@ def test_optimize_stream_sends_progress_then_one_result(stubs: Stubs,
 
 
 def test_batch_streams_one_result_per_scenario_and_catalog(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     request = service_pb2.BatchOptimizeRequest(
         scenarios=[small_optimize(request_id="s0"), small_optimize(request_id="s1", top_k=2)],
-        catalogs=["small-test", "infiniband-ndr", "missing"])
+        catalogs=["small-test", "infiniband-ndr", "missing"],
+    )
     results = list(stubs.optimizer.BatchOptimize(request, metadata=A, timeout=120))
     got = {(r.scenario_index, r.catalog): r for r in results}
     assert len(results) == 6 and len(got) == 6
@@ -185,17 +204,25 @@ def test_batch_streams_one_result_per_scenario_and_catalog(
 
 
 def test_a_batch_result_is_the_procure_batch_row_of_the_same_scenario(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo, tmp_path: Path) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo, tmp_path: Path
+) -> None:
     """The RPC plans and solves through the batch runner: the same scenario ids as
     ``procure batch`` (catalog content + request) and the same rank-1 designs."""
-    scenarios = [small_optimize(request_id="p0"),
-                 small_optimize(request_id="p1", objective="min_time",
-                                constraints=optimize_pb2.Constraints(budget_usd=5e6))]
-    request = service_pb2.BatchOptimizeRequest(scenarios=scenarios,
-                                               catalogs=["small-test", "infiniband-ndr"])
+    scenarios = [
+        small_optimize(request_id="p0"),
+        small_optimize(
+            request_id="p1",
+            objective="min_time",
+            constraints=optimize_pb2.Constraints(budget_usd=5e6),
+        ),
+    ]
+    request = service_pb2.BatchOptimizeRequest(
+        scenarios=scenarios, catalogs=["small-test", "infiniband-ndr"]
+    )
     served = list(stubs.optimizer.BatchOptimize(request, metadata=A, timeout=120))
-    rows = [SpecRow(ref, s, "") for s in scenarios
-            for ref in (str(SMALL_CATALOG), "infiniband-ndr")]
+    rows = [
+        SpecRow(ref, s, "") for s in scenarios for ref in (str(SMALL_CATALOG), "infiniband-ndr")
+    ]
     run_batch(BatchSpec(tuple(rows)), tmp_path, engine=LocalEngine(1), report=False)
     table = read_results(tmp_path).set_index("scenario_id")
     assert sorted(r.scenario_id for r in served) == sorted(table.index)
@@ -203,36 +230,47 @@ def test_a_batch_result_is_the_procure_batch_row_of_the_same_scenario(
         row, top = table.loc[result.scenario_id], result.response.designs[0]
         assert not result.error_code and result.response.status == row["status"]
         assert (top.gpus, top.nodes, top.server_sku, top.nic_sku, top.fabric, top.topology) == (
-            row["gpus"], row["nodes"], row["server_sku"], row["nic_sku"], row["fabric"],
-            row["topology"])
+            row["gpus"],
+            row["nodes"],
+            row["server_sku"],
+            row["nic_sku"],
+            row["fabric"],
+            row["topology"],
+        )
         assert (top.capex_usd, top.training_time_hours) == pytest.approx(
-            (row["capex_usd"], row["training_time_hours"]))
+            (row["capex_usd"], row["training_time_hours"])
+        )
 
 
 def test_runs_of_the_same_scenario_are_solved_once_and_reported_for_each(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
-    before = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=A,
-                                        timeout=5).solves
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
+    before = stubs.optimizer.GetMetrics(
+        service_pb2.GetMetricsRequest(), metadata=A, timeout=5
+    ).solves
     request = service_pb2.BatchOptimizeRequest(
         scenarios=[small_optimize(request_id="twice")],
-        catalogs=["small-test", "small-test@1", stored.id])
+        catalogs=["small-test", "small-test@1", stored.id],
+    )
     results = list(stubs.optimizer.BatchOptimize(request, metadata=A, timeout=120))
     assert sorted(r.catalog for r in results) == sorted(request.catalogs)
     assert len({r.scenario_id for r in results}) == 1
     assert len({r.response.SerializeToString() for r in results}) == 1
-    after = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=A,
-                                       timeout=5).solves
+    after = stubs.optimizer.GetMetrics(
+        service_pb2.GetMetricsRequest(), metadata=A, timeout=5
+    ).solves
     assert after == before + 1
 
 
 def test_a_batch_can_name_neither_a_server_path_nor_another_tenants_catalog(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     refs = [str(SMALL_CATALOG), "/etc", "small-test", stored.id]
     request = service_pb2.BatchOptimizeRequest(scenarios=[small_optimize()], catalogs=refs)
     results = list(stubs.optimizer.BatchOptimize(request, metadata=B, timeout=60))
-    assert [(r.catalog, r.error_code, r.error_message, r.HasField("response"))
-            for r in results] == [(ref, "NOT_FOUND", f"catalog {ref!r} not found", False)
-                                  for ref in refs]
+    assert [
+        (r.catalog, r.error_code, r.error_message, r.HasField("response")) for r in results
+    ] == [(ref, "NOT_FOUND", f"catalog {ref!r} not found", False) for ref in refs]
 
 
 def test_metrics_count_calls_by_method_and_status(stubs: Stubs) -> None:
@@ -275,34 +313,64 @@ def _mixed_request_ids() -> Iterator[catalog_pb2.UploadCatalogRequest]:
 
 
 BAD_UPLOADS = [
-    ("no messages", lambda: iter(()), "INVALID_ARGUMENT",
-     "file_name: no files; expected the catalog's table files"),
-    ("no file name", lambda: iter([catalog_pb2.UploadCatalogRequest(data=b"x")]),
-     "INVALID_ARGUMENT",
-     "file_name: required in every message; expected a table file name such as servers.csv"),
-    ("request_id changes", _mixed_request_ids, "INVALID_ARGUMENT",
-     "request_id: expected empty or the first message's value"),
-    ("file too large", lambda: _upload(_with("servers.csv",
-                                             b"x" * (limits.MAX_UPLOAD_FILE_BYTES + 1))),
-     "RESOURCE_EXHAUSTED", f"file 'servers.csv' exceeds {limits.MAX_UPLOAD_FILE_BYTES} bytes"),
-    ("too many rows", lambda: _upload(_with("servers.csv", _many_rows())), "RESOURCE_EXHAUSTED",
-     f"table 'servers' has more than {limits.MAX_CATALOG_ROWS} rows"),
-    ("too many files", lambda: _upload({f"t{i}.csv": b"x" for i in range(7)}),
-     "RESOURCE_EXHAUSTED",
-     f"upload carries more than {limits.MAX_UPLOAD_FILES} files; expected one per table"),
-    ("negative price", lambda: _upload(_with("servers.csv", _bad_price())), "INVALID_ARGUMENT",
-     "catalog has 1 error(s):\nerror: servers, row 2, column price_usd: got '-5'; expected"),
-    ("not UTF-8", lambda: _upload(_with("nics.csv", b"sku\n\xff\n")), "INVALID_ARGUMENT",
-     "catalog has 1 error(s):\nerror: nics, row 2: got \"b'\\\\xff'\"; expected UTF-8 text"),
+    (
+        "no messages",
+        lambda: iter(()),
+        "INVALID_ARGUMENT",
+        "file_name: no files; expected the catalog's table files",
+    ),
+    (
+        "no file name",
+        lambda: iter([catalog_pb2.UploadCatalogRequest(data=b"x")]),
+        "INVALID_ARGUMENT",
+        "file_name: required in every message; expected a table file name such as servers.csv",
+    ),
+    (
+        "request_id changes",
+        _mixed_request_ids,
+        "INVALID_ARGUMENT",
+        "request_id: expected empty or the first message's value",
+    ),
+    (
+        "file too large",
+        lambda: _upload(_with("servers.csv", b"x" * (limits.MAX_UPLOAD_FILE_BYTES + 1))),
+        "RESOURCE_EXHAUSTED",
+        f"file 'servers.csv' exceeds {limits.MAX_UPLOAD_FILE_BYTES} bytes",
+    ),
+    (
+        "too many rows",
+        lambda: _upload(_with("servers.csv", _many_rows())),
+        "RESOURCE_EXHAUSTED",
+        f"table 'servers' has more than {limits.MAX_CATALOG_ROWS} rows",
+    ),
+    (
+        "too many files",
+        lambda: _upload({f"t{i}.csv": b"x" for i in range(7)}),
+        "RESOURCE_EXHAUSTED",
+        f"upload carries more than {limits.MAX_UPLOAD_FILES} files; expected one per table",
+    ),
+    (
+        "negative price",
+        lambda: _upload(_with("servers.csv", _bad_price())),
+        "INVALID_ARGUMENT",
+        "catalog has 1 error(s):\nerror: servers, row 2, column price_usd: got '-5'; expected",
+    ),
+    (
+        "not UTF-8",
+        lambda: _upload(_with("nics.csv", b"sku\n\xff\n")),
+        "INVALID_ARGUMENT",
+        "catalog has 1 error(s):\nerror: nics, row 2: got \"b'\\\\xff'\"; expected UTF-8 text",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("case", "messages", "code", "details"), BAD_UPLOADS,
-                         ids=[c[0] for c in BAD_UPLOADS])
-def test_bad_uploads_get_exact_codes_and_messages(stubs: Stubs, case: str, messages: Any,
-                                                  code: str, details: str) -> None:
-    got_code, got_details = _code(stubs.catalogs.UploadCatalog, messages(), metadata=A,
-                                  timeout=30)
+@pytest.mark.parametrize(
+    ("case", "messages", "code", "details"), BAD_UPLOADS, ids=[c[0] for c in BAD_UPLOADS]
+)
+def test_bad_uploads_get_exact_codes_and_messages(
+    stubs: Stubs, case: str, messages: Any, code: str, details: str
+) -> None:
+    got_code, got_details = _code(stubs.catalogs.UploadCatalog, messages(), metadata=A, timeout=30)
     assert got_code.name == code
     assert got_details.startswith(details)
 
@@ -312,55 +380,123 @@ def _optimize(**fields: Any) -> optimize_pb2.OptimizeRequest:
 
 
 BAD_CALLS = [
-    ("Optimize", lambda: _optimize(objective="fastest"), "INVALID_ARGUMENT",
-     "objective: got 'fastest', expected one of min_cost, min_time"),
-    ("Optimize", lambda: optimize_pb2.OptimizeRequest(
-        catalog="small-test", constraints=optimize_pb2.Constraints(target_training_hours=1)),
-     "INVALID_ARGUMENT",
-     "workload: missing; expected a workload (a preset model name or an architecture)"),
-    ("Optimize", lambda: _optimize(allowed_fabrics=["myrinet"]), "INVALID_ARGUMENT",
-     "allowed_fabrics"),
-    ("Optimize", lambda: _optimize(catalog=""), "INVALID_ARGUMENT",
-     "catalog: required; expected a catalog name, name@version or id"),
+    (
+        "Optimize",
+        lambda: _optimize(objective="fastest"),
+        "INVALID_ARGUMENT",
+        "objective: got 'fastest', expected one of min_cost, min_time",
+    ),
+    (
+        "Optimize",
+        lambda: optimize_pb2.OptimizeRequest(
+            catalog="small-test", constraints=optimize_pb2.Constraints(target_training_hours=1)
+        ),
+        "INVALID_ARGUMENT",
+        "workload: missing; expected a workload (a preset model name or an architecture)",
+    ),
+    (
+        "Optimize",
+        lambda: _optimize(allowed_fabrics=["myrinet"]),
+        "INVALID_ARGUMENT",
+        "allowed_fabrics",
+    ),
+    (
+        "Optimize",
+        lambda: _optimize(catalog=""),
+        "INVALID_ARGUMENT",
+        "catalog: required; expected a catalog name, name@version or id",
+    ),
     ("Optimize", lambda: _optimize(catalog="/etc"), "NOT_FOUND", "catalog '/etc' not found"),
     ("Optimize", lambda: _optimize(catalog="nope"), "NOT_FOUND", "catalog 'nope' not found"),
-    ("Optimize", lambda: _optimize(top_k=limits.MAX_TOP_K + 1), "RESOURCE_EXHAUSTED",
-     f"top_k is {limits.MAX_TOP_K + 1}; at most {limits.MAX_TOP_K} designs per request"),
-    ("Optimize", lambda: _optimize(solver=optimize_pb2.SolverOptions(time_limit_s=1e4)),
-     "RESOURCE_EXHAUSTED", "solver.time_limit_s is 10000; at most 600 s"),
-    ("OptimizeStream", lambda: _optimize(objective="fastest"), "INVALID_ARGUMENT",
-     "objective: got 'fastest'"),
-    ("BatchOptimize", lambda: service_pb2.BatchOptimizeRequest(
-        scenarios=[small_optimize()] * (limits.MAX_BATCH_RUNS + 1)), "RESOURCE_EXHAUSTED",
-     (f"batch asks for {limits.MAX_BATCH_RUNS + 1} runs (scenarios x catalogs); at most "
-      f"{limits.MAX_BATCH_RUNS}")),
-    ("Estimate", lambda: estimate_pb2.EstimateRequest(
-        workload=estimate_pb2.Workload(model="bert-large"),
-        cluster=estimate_pb2.Cluster(gpus=8)), "INVALID_ARGUMENT", "cluster."),
-    ("Estimate", lambda: estimate_pb2.EstimateRequest(
-        workload=estimate_pb2.Workload(model="bert-large"),
-        cluster=estimate_pb2.Cluster(gpus=8, server_sku="x", fabric="infiniband",
-                                     topology="fat_tree", nic_gbps_per_node=400),
-        catalog="small-test"),
-     "INVALID_ARGUMENT", "cluster.server_sku: server 'x' is not in catalog"),
-    ("GetCatalog", lambda: catalog_pb2.GetCatalogRequest(ref="nope"), "NOT_FOUND",
-     "catalog 'nope' not found"),
-    ("ExportCatalog", lambda: catalog_pb2.ExportCatalogRequest(ref="small-test", format="pdf"),
-     "INVALID_ARGUMENT", "format: unknown format 'pdf'; expected one of csv, xlsx, parquet"),
-    ("DeleteCatalog", lambda: catalog_pb2.DeleteCatalogRequest(ref=""), "NOT_FOUND",
-     "catalog '' not found"),
+    (
+        "Optimize",
+        lambda: _optimize(top_k=limits.MAX_TOP_K + 1),
+        "RESOURCE_EXHAUSTED",
+        f"top_k is {limits.MAX_TOP_K + 1}; at most {limits.MAX_TOP_K} designs per request",
+    ),
+    (
+        "Optimize",
+        lambda: _optimize(solver=optimize_pb2.SolverOptions(time_limit_s=1e4)),
+        "RESOURCE_EXHAUSTED",
+        "solver.time_limit_s is 10000; at most 600 s",
+    ),
+    (
+        "OptimizeStream",
+        lambda: _optimize(objective="fastest"),
+        "INVALID_ARGUMENT",
+        "objective: got 'fastest'",
+    ),
+    (
+        "BatchOptimize",
+        lambda: service_pb2.BatchOptimizeRequest(
+            scenarios=[small_optimize()] * (limits.MAX_BATCH_RUNS + 1)
+        ),
+        "RESOURCE_EXHAUSTED",
+        (
+            f"batch asks for {limits.MAX_BATCH_RUNS + 1} runs (scenarios x catalogs); at most "
+            f"{limits.MAX_BATCH_RUNS}"
+        ),
+    ),
+    (
+        "Estimate",
+        lambda: estimate_pb2.EstimateRequest(
+            workload=estimate_pb2.Workload(model="bert-large"), cluster=estimate_pb2.Cluster(gpus=8)
+        ),
+        "INVALID_ARGUMENT",
+        "cluster.",
+    ),
+    (
+        "Estimate",
+        lambda: estimate_pb2.EstimateRequest(
+            workload=estimate_pb2.Workload(model="bert-large"),
+            cluster=estimate_pb2.Cluster(
+                gpus=8,
+                server_sku="x",
+                fabric="infiniband",
+                topology="fat_tree",
+                nic_gbps_per_node=400,
+            ),
+            catalog="small-test",
+        ),
+        "INVALID_ARGUMENT",
+        "cluster.server_sku: server 'x' is not in catalog",
+    ),
+    (
+        "GetCatalog",
+        lambda: catalog_pb2.GetCatalogRequest(ref="nope"),
+        "NOT_FOUND",
+        "catalog 'nope' not found",
+    ),
+    (
+        "ExportCatalog",
+        lambda: catalog_pb2.ExportCatalogRequest(ref="small-test", format="pdf"),
+        "INVALID_ARGUMENT",
+        "format: unknown format 'pdf'; expected one of csv, xlsx, parquet",
+    ),
+    (
+        "DeleteCatalog",
+        lambda: catalog_pb2.DeleteCatalogRequest(ref=""),
+        "NOT_FOUND",
+        "catalog '' not found",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("method", "request_of", "code", "details"), BAD_CALLS,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CALLS)])
-def test_bad_requests_get_exact_codes_and_messages(stubs: Stubs,
-                                                   stored: catalog_pb2.CatalogInfo, method: str,
-                                                   request_of: Any, code: str,
-                                                   details: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "request_of", "code", "details"),
+    BAD_CALLS,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(BAD_CALLS)],
+)
+def test_bad_requests_get_exact_codes_and_messages(
+    stubs: Stubs,
+    stored: catalog_pb2.CatalogInfo,
+    method: str,
+    request_of: Any,
+    code: str,
+    details: str,
+) -> None:
     service = stubs.catalogs if hasattr(stubs.catalogs, method) else stubs.optimizer
-    got_code, got_details = _code(getattr(service, method), request_of(), metadata=A,
-                                  timeout=30)
+    got_code, got_details = _code(getattr(service, method), request_of(), metadata=A, timeout=30)
     assert got_code.name == code
     assert got_details.startswith(details)
 
@@ -372,21 +508,27 @@ def test_a_request_over_the_message_limit_is_resource_exhausted(stubs: Stubs) ->
 
 
 def test_a_deadline_too_short_to_solve_is_deadline_exceeded(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     code, _ = _code(stubs.optimizer.Optimize, small_optimize(), metadata=A, timeout=0.4)
     assert code is grpc.StatusCode.DEADLINE_EXCEEDED
 
 
-METHODS = ["/procurement.v1.OptimizerService/Optimize",
-           "/procurement.v1.OptimizerService/Estimate",
-           "/procurement.v1.CatalogService/GetCatalog",
-           "/procurement.v1.CatalogService/DeleteCatalog"]
+METHODS = [
+    "/procurement.v1.OptimizerService/Optimize",
+    "/procurement.v1.OptimizerService/Estimate",
+    "/procurement.v1.CatalogService/GetCatalog",
+    "/procurement.v1.CatalogService/DeleteCatalog",
+]
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(method=st.sampled_from(METHODS), payload=st.binary(max_size=64))
-def test_arbitrary_request_bytes_never_yield_unknown(server: str, method: str,
-                                                     payload: bytes) -> None:
+def test_arbitrary_request_bytes_never_yield_unknown(
+    server: str, method: str, payload: bytes
+) -> None:
     with grpc.insecure_channel(server) as channel:
         call = channel.unary_unary(method)
         try:
@@ -398,15 +540,18 @@ def test_arbitrary_request_bytes_never_yield_unknown(server: str, method: str,
 
 # --------------------------------------------------------------------------- auth
 def test_calls_without_credentials_are_unauthenticated(stubs: Stubs) -> None:
-    code, details = _code(stubs.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest(),
-                          timeout=5)
+    code, details = _code(stubs.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest(), timeout=5)
     assert code is grpc.StatusCode.UNAUTHENTICATED
     assert details == "missing credentials; expected metadata 'authorization: Bearer <token>'"
 
 
 def test_calls_with_a_wrong_token_are_unauthenticated(stubs: Stubs) -> None:
-    code, details = _code(stubs.optimizer.Optimize, small_optimize(),
-                          metadata=bearer("not-a-token-at-all-123"), timeout=5)
+    code, details = _code(
+        stubs.optimizer.Optimize,
+        small_optimize(),
+        metadata=bearer("not-a-token-at-all-123"),
+        timeout=5,
+    )
     assert (code, details) == (grpc.StatusCode.UNAUTHENTICATED, "invalid bearer token")
 
 
@@ -421,38 +566,66 @@ def test_reflection_needs_credentials_too(server: str) -> None:
 
 
 def test_another_tenants_catalog_looks_like_a_missing_one(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
     for ref in ("small-test", "small-test@1", stored.id, stored.id[:8]):
-        theirs = _code(stubs.catalogs.GetCatalog, catalog_pb2.GetCatalogRequest(ref=ref),
-                       metadata=B, timeout=5)
+        theirs = _code(
+            stubs.catalogs.GetCatalog, catalog_pb2.GetCatalogRequest(ref=ref), metadata=B, timeout=5
+        )
         assert theirs == (grpc.StatusCode.NOT_FOUND, f"catalog {ref!r} not found")
     listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), metadata=B, timeout=5)
     assert stored.id not in {c.id for c in listed.catalogs}
 
 
 def test_another_tenant_can_neither_optimize_against_nor_delete_a_catalog(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo) -> None:
-    assert _code(stubs.optimizer.Optimize, small_optimize(stored.id), metadata=B,
-                 timeout=30) == (grpc.StatusCode.NOT_FOUND, f"catalog {stored.id!r} not found")
-    assert _code(stubs.catalogs.DeleteCatalog, catalog_pb2.DeleteCatalogRequest(ref="small-test"),
-                 metadata=B, timeout=5)[0] is grpc.StatusCode.NOT_FOUND
-    assert _code(stubs.catalogs.ExportCatalog, catalog_pb2.ExportCatalogRequest(ref=stored.id),
-                 metadata=B, timeout=5)[0] is grpc.StatusCode.NOT_FOUND
-    still = stubs.catalogs.GetCatalog(catalog_pb2.GetCatalogRequest(ref=stored.id), metadata=A,
-                                      timeout=5)
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo
+) -> None:
+    assert _code(stubs.optimizer.Optimize, small_optimize(stored.id), metadata=B, timeout=30) == (
+        grpc.StatusCode.NOT_FOUND,
+        f"catalog {stored.id!r} not found",
+    )
+    assert (
+        _code(
+            stubs.catalogs.DeleteCatalog,
+            catalog_pb2.DeleteCatalogRequest(ref="small-test"),
+            metadata=B,
+            timeout=5,
+        )[0]
+        is grpc.StatusCode.NOT_FOUND
+    )
+    assert (
+        _code(
+            stubs.catalogs.ExportCatalog,
+            catalog_pb2.ExportCatalogRequest(ref=stored.id),
+            metadata=B,
+            timeout=5,
+        )[0]
+        is grpc.StatusCode.NOT_FOUND
+    )
+    still = stubs.catalogs.GetCatalog(
+        catalog_pb2.GetCatalogRequest(ref=stored.id), metadata=A, timeout=5
+    )
     assert still.catalog == stored
 
 
 # --------------------------------------------------------------------------- logs
 def test_each_call_logs_one_line_without_tokens_or_prices(
-        stubs: Stubs, stored: catalog_pb2.CatalogInfo, caplog: pytest.LogCaptureFixture) -> None:
+    stubs: Stubs, stored: catalog_pb2.CatalogInfo, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.INFO, logger="procure.service")
     reply = stubs.optimizer.Optimize(small_optimize(), metadata=A, timeout=60)
-    _code(stubs.catalogs.GetCatalog, catalog_pb2.GetCatalogRequest(ref="x"),
-          metadata=bearer(TOKEN_B + "x"), timeout=5)
+    _code(
+        stubs.catalogs.GetCatalog,
+        catalog_pb2.GetCatalogRequest(ref="x"),
+        metadata=bearer(TOKEN_B + "x"),
+        timeout=5,
+    )
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "procure.service"]
-    calls = [(line["method"].rsplit("/", 1)[1], line["tenant"], line["code"])
-             for line in lines if line["event"] == "rpc"]
+    calls = [
+        (line["method"].rsplit("/", 1)[1], line["tenant"], line["code"])
+        for line in lines
+        if line["event"] == "rpc"
+    ]
     assert calls == [("Optimize", "tenant-a", "OK"), ("GetCatalog", "-", "UNAUTHENTICATED")]
     assert all(line["duration_ms"] >= 0 for line in lines if line["event"] == "rpc")
     text = caplog.text
@@ -464,8 +637,8 @@ def test_each_call_logs_one_line_without_tokens_or_prices(
 def test_an_xlsx_upload_is_a_single_workbook(stubs: Stubs) -> None:
     files: dict[str, bytes] = {}
     for chunk in stubs.catalogs.ExportCatalog(
-            catalog_pb2.ExportCatalogRequest(ref="small-test", format="xlsx"), metadata=A,
-            timeout=30):
+        catalog_pb2.ExportCatalogRequest(ref="small-test", format="xlsx"), metadata=A, timeout=30
+    ):
         files[chunk.file_name] = files.get(chunk.file_name, b"") + chunk.data
     assert list(files) == ["catalog.xlsx"]
     assert zipfile.ZipFile(io.BytesIO(files["catalog.xlsx"])).testzip() is None

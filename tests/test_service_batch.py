@@ -26,11 +26,19 @@ from optimizer.service.jobs import tenant_catalog
 from optimizer.service.pool import WorkerPool
 from tests.service_support import idle_within
 
-FAST = {"top_k": 1, "workload": {"model": "bert-large", "training_tokens": 1e10},
-        "allowed_topologies": ["single_switch"], "constraints": {"max_gpus": 32}}
+FAST = {
+    "top_k": 1,
+    "workload": {"model": "bert-large", "training_tokens": 1e10},
+    "allowed_topologies": ["single_switch"],
+    "constraints": {"max_gpus": 32},
+}
 # Several seconds of search per scenario on one core (tests.service_support.long_optimize).
-SLOW = {"top_k": 20, "workload": {"model": "gpt3-175b", "training_tokens": 3e11},
-        "constraints": {"target_training_hours": 5000}, "solver": {"time_limit_s": 120}}
+SLOW = {
+    "top_k": 20,
+    "workload": {"model": "gpt3-175b", "training_tokens": 3e11},
+    "constraints": {"target_training_hours": 5000},
+    "solver": {"time_limit_s": 120},
+}
 
 
 def _plan(doc: dict) -> BatchPlan:
@@ -51,14 +59,20 @@ def pool(tmp_path: Path) -> Iterator[WorkerPool]:
 
 
 def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
-        tmp_path: Path, pool: WorkerPool) -> None:
-    plan = _plan({"catalogs": ["infiniband-ndr", "roce-spectrum"], "defaults": FAST,
-                  "scenarios": [{}, {"catalog": "infiniband-ndr",
-                                     "constraints": {"budget_usd": -1}}],
-                  "grid": {"constraints.target_training_hours": [24.0, 96.0]}})
+    tmp_path: Path, pool: WorkerPool
+) -> None:
+    plan = _plan(
+        {
+            "catalogs": ["infiniband-ndr", "roce-spectrum"],
+            "defaults": FAST,
+            "scenarios": [{}, {"catalog": "infiniband-ndr", "constraints": {"budget_usd": -1}}],
+            "grid": {"constraints.target_training_hours": [24.0, 96.0]},
+        }
+    )
     local = run_batch(plan, tmp_path / "local", engine=LocalEngine(2), report=False)
-    served = run_batch(plan, tmp_path / "served", engine=ServiceEngine(pool, "default"),
-                       report=False)
+    served = run_batch(
+        plan, tmp_path / "served", engine=ServiceEngine(pool, "default"), report=False
+    )
     assert served.written == local.written == len(plan.scenarios) == 6
     assert served.errors == local.errors == 2
     pd.testing.assert_frame_equal(_rows(tmp_path / "served"), _rows(tmp_path / "local"))
@@ -77,8 +91,12 @@ def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPoo
 
 
 def test_a_stopped_call_kills_its_running_jobs_and_starts_no_more(pool: WorkerPool) -> None:
-    plan = _plan({"catalogs": ["ethernet-budget"],
-                  "scenarios": [{**SLOW, "request_id": f"slow-{i}"} for i in range(4)]})
+    plan = _plan(
+        {
+            "catalogs": ["ethernet-budget"],
+            "scenarios": [{**SLOW, "request_id": f"slow-{i}"} for i in range(4)],
+        }
+    )
     stop = threading.Event()
     engine = ServiceEngine(pool, "default", stop=stop)
     results = engine.run(plan.catalog_data, plan.scenarios)
@@ -99,27 +117,44 @@ class _FailingEngine(Engine):
     def __init__(self, error: Exception) -> None:
         self.error = error
 
-    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
         for s in scenarios:
             yield failed_result(s, self.error, catalogs[s.catalog_id])
 
 
-@pytest.mark.parametrize(("error", "message"), [
-    (SolverFailed("the solver worker ended unexpectedly (exit code -9)"),
-     "SolverFailed: the solver worker ended unexpectedly (exit code -9)"),
-    (KeyError("price 41999.5 of sku-7"), "internal error (KeyError)"),
-])
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (
+            SolverFailed("the solver worker ended unexpectedly (exit code -9)"),
+            "SolverFailed: the solver worker ended unexpectedly (exit code -9)",
+        ),
+        (KeyError("price 41999.5 of sku-7"), "internal error (KeyError)"),
+    ],
+)
 def test_a_failed_run_is_an_error_result_and_a_bugs_message_stays_inside(
-        error: Exception, message: str) -> None:
+    error: Exception, message: str
+) -> None:
     request = service_pb2.BatchOptimizeRequest(
-        scenarios=[optimize_pb2.OptimizeRequest(
-            request_id="r", top_k=1, workload=estimate_pb2.Workload(model="bert-large"),
-            constraints=optimize_pb2.Constraints(target_training_hours=24))],
-        catalogs=["infiniband-ndr"])
-    [result] = batch_results(request, _FailingEngine(error),
-                             lambda ref: tenant_catalog(ref, "default", None))
-    assert (result.scenario_index, result.catalog, result.request_id) == (
-        0, "infiniband-ndr", "r")
+        scenarios=[
+            optimize_pb2.OptimizeRequest(
+                request_id="r",
+                top_k=1,
+                workload=estimate_pb2.Workload(model="bert-large"),
+                constraints=optimize_pb2.Constraints(target_training_hours=24),
+            )
+        ],
+        catalogs=["infiniband-ndr"],
+    )
+    [result] = batch_results(
+        request, _FailingEngine(error), lambda ref: tenant_catalog(ref, "default", None)
+    )
+    assert (result.scenario_index, result.catalog, result.request_id) == (0, "infiniband-ndr", "r")
     assert (result.error_code, result.error_message) == ("INTERNAL", message)
     assert len(result.scenario_id) == 32 and not result.HasField("response")

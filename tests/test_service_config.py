@@ -19,11 +19,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "s3cret-token-0123456789"
 
 
-@pytest.mark.parametrize(("address", "loopback"), [
-    ("127.0.0.1:50051", True), ("localhost:1", True), ("[::1]:0", True), ("127.1.2.3:9", True),
-    ("0.0.0.0:50051", False), ("[::]:50051", False), ("10.0.0.5:50051", False),
-    ("example.com:443", False),
-])
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [
+        ("127.0.0.1:50051", True),
+        ("localhost:1", True),
+        ("[::1]:0", True),
+        ("127.1.2.3:9", True),
+        ("0.0.0.0:50051", False),
+        ("[::]:50051", False),
+        ("10.0.0.5:50051", False),
+        ("example.com:443", False),
+    ],
+)
 def test_loopback_addresses_are_recognised(address: str, loopback: bool) -> None:
     assert is_loopback(address) is loopback
 
@@ -62,41 +70,52 @@ def test_concurrent_rpcs_must_leave_room_beyond_the_solve_slots() -> None:
 
 
 def test_serve_refuses_a_public_address_before_starting_anything() -> None:
-    out = subprocess.run([sys.executable, "-m", "client.cli", "serve", "--address",
-                          "0.0.0.0:0"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "client.cli", "serve", "--address", "0.0.0.0:0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 3
     assert "refusing to serve 0.0.0.0:0 without TLS" in out.stderr
 
 
 def test_a_token_maps_to_its_tenant() -> None:
-    table = parse_tokens(["# comment", "", f"acme {TOKEN}", "globex other-token-0123456789"],
-                         "tokens")
+    table = parse_tokens(
+        ["# comment", "", f"acme {TOKEN}", "globex other-token-0123456789"], "tokens"
+    )
     assert table.tenant_for(f"Bearer {TOKEN}") == "acme"
     assert table.tenant_for(f"bearer {TOKEN}") == "acme"
 
 
-@pytest.mark.parametrize(("header", "message"), [
-    (None, "missing credentials; expected metadata 'authorization: Bearer <token>'"),
-    (f"Basic {TOKEN}", "expected metadata 'authorization: Bearer <token>'"),
-    ("Bearer wrong-token-0123456789", "invalid bearer token"),
-    (f"Bearer {TOKEN}x", "invalid bearer token"),
-])
-def test_missing_or_wrong_credentials_are_unauthenticated(header: str | None,
-                                                          message: str) -> None:
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (None, "missing credentials; expected metadata 'authorization: Bearer <token>'"),
+        (f"Basic {TOKEN}", "expected metadata 'authorization: Bearer <token>'"),
+        ("Bearer wrong-token-0123456789", "invalid bearer token"),
+        (f"Bearer {TOKEN}x", "invalid bearer token"),
+    ],
+)
+def test_missing_or_wrong_credentials_are_unauthenticated(header: str | None, message: str) -> None:
     table = parse_tokens([f"acme {TOKEN}"], "tokens")
     with pytest.raises(Unauthenticated) as e:
         table.tenant_for(header)
     assert str(e.value) == message
 
 
-@pytest.mark.parametrize(("lines", "field"), [
-    (["acme"], "tokens:1"),
-    (["acme short"], "tokens:1"),
-    ([f"acme {TOKEN}", f"globex {TOKEN}"], "tokens:2"),
-    (["# only a comment"], "tokens"),
-])
-def test_a_bad_token_file_names_the_line_but_never_the_token(lines: list[str],
-                                                             field: str) -> None:
+@pytest.mark.parametrize(
+    ("lines", "field"),
+    [
+        (["acme"], "tokens:1"),
+        (["acme short"], "tokens:1"),
+        ([f"acme {TOKEN}", f"globex {TOKEN}"], "tokens:2"),
+        (["# only a comment"], "tokens"),
+    ],
+)
+def test_a_bad_token_file_names_the_line_but_never_the_token(lines: list[str], field: str) -> None:
     with pytest.raises(InvalidInput) as e:
         parse_tokens(lines, "tokens")
     assert e.value.field == field
@@ -117,18 +136,24 @@ def test_a_shorter_requested_limit_or_no_deadline_is_kept() -> None:
 
 
 def test_a_deadline_too_short_to_solve_fails_at_once() -> None:
-    with pytest.raises(DeadlineExceeded, match="leaves 0.30 s"):
+    with pytest.raises(DeadlineExceeded, match=r"leaves 0.30 s"):
         limits.with_solver_deadline(optimize_pb2.OptimizeRequest(), 0.3)
 
 
-@pytest.mark.parametrize("request_fields", [
-    {"top_k": limits.MAX_TOP_K + 1},
-    {"solver": optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS + 1)},
-])
+@pytest.mark.parametrize(
+    "request_fields",
+    [
+        {"top_k": limits.MAX_TOP_K + 1},
+        {"solver": optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS + 1)},
+    ],
+)
 def test_limits_one_past_the_maximum_are_resource_exhausted(request_fields: dict) -> None:
-    limits.check_optimize(optimize_pb2.OptimizeRequest(
-        top_k=limits.MAX_TOP_K,
-        solver=optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS)))
+    limits.check_optimize(
+        optimize_pb2.OptimizeRequest(
+            top_k=limits.MAX_TOP_K,
+            solver=optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS),
+        )
+    )
     with pytest.raises(LimitExceeded):
         limits.check_optimize(optimize_pb2.OptimizeRequest(**request_fields))
 
@@ -140,8 +165,15 @@ def test_batch_runs_are_limited() -> None:
 
 
 def test_solver_workers_never_import_grpc() -> None:
-    code = ("import sys, optimizer.service.jobs as j; j.JobRunner(None); "
-            "print('grpc' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, check=False)
+    code = (
+        "import sys, optimizer.service.jobs as j; j.JobRunner(None); print('grpc' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.stdout.strip() == "False", out.stderr

@@ -38,8 +38,9 @@ def _wait_busy(pid: int, timeout_s: float = 10.0) -> None:
 
 
 def test_sigterm_lets_the_solve_in_flight_finish_and_refuses_new_calls(tmp_path: Path) -> None:
-    proc, address = spawn_server(tmp_path / "data", "--grace", str(GRACE_S),
-                                 log_path=tmp_path / "server.log")
+    proc, address = spawn_server(
+        tmp_path / "data", "--grace", str(GRACE_S), log_path=tmp_path / "server.log"
+    )
     try:
         with grpc.insecure_channel(address) as channel:
             stubs = Stubs(channel)
@@ -71,7 +72,8 @@ def _upload_until_killed(address: str, acked: list[str], stop: threading.Event) 
         while not stop.is_set():
             try:
                 reply = stubs.catalogs.UploadCatalog(
-                    upload_messages(files, name=f"crash-{i}", request_id=f"r{i}"), timeout=10)
+                    upload_messages(files, name=f"crash-{i}", request_id=f"r{i}"), timeout=10
+                )
             except grpc.RpcError:
                 return  # the server is gone; this upload was never acknowledged
             acked.append(reply.catalog.id)
@@ -110,9 +112,11 @@ def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) ->
             assert set(acked) <= {c.id for c in listed.catalogs}
             for info in listed.catalogs:  # every stored version is complete
                 full = stubs.catalogs.GetCatalog(
-                    catalog_pb2.GetCatalogRequest(ref=info.id, include_tables=True), timeout=10)
-                assert sum(len(t.rows) for t in full.tables if t.name != "metadata") == \
-                    info.row_count
+                    catalog_pb2.GetCatalogRequest(ref=info.id, include_tables=True), timeout=10
+                )
+                assert (
+                    sum(len(t.rows) for t in full.tables if t.name != "metadata") == info.row_count
+                )
     finally:
         proc.kill()
         proc.wait()

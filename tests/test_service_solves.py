@@ -70,8 +70,9 @@ def test_a_job_past_its_deadline_is_killed(tmp_path: Path) -> None:
     pool.start()
     try:
         started = time.monotonic()
-        job = pool.submit("optimize", long_optimize().SerializeToString(), "default",
-                          deadline=started + 1.5)
+        job = pool.submit(
+            "optimize", long_optimize().SerializeToString(), "default", deadline=started + 1.5
+        )
         with pytest.raises(DeadlineExceeded):
             job.result()  # the worker was not told the deadline: the pool enforces it
         assert time.monotonic() - started < 2.5
@@ -109,7 +110,8 @@ def test_a_cancelled_batch_stops_its_solve_and_starts_no_other(stubs: Stubs) -> 
     for i, scenario in enumerate(scenarios):
         scenario.request_id = f"long-{i}"
     results = stubs.optimizer.BatchOptimize(
-        service_pb2.BatchOptimizeRequest(scenarios=scenarios), timeout=60)
+        service_pb2.BatchOptimizeRequest(scenarios=scenarios), timeout=60
+    )
     pids = _busy_workers()
     results.cancel()
     assert idle_within(pids, 2.0)

@@ -30,8 +30,13 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def address(pki: Path) -> Iterator[str]:
-    yield from serving(pki, tokens_file=write_tokens(pki), tls_cert=pki / "server.pem",
-                       tls_key=pki / "server.key", tls_client_ca=pki / "ca.pem")
+    yield from serving(
+        pki,
+        tokens_file=write_tokens(pki),
+        tls_cert=pki / "server.pem",
+        tls_key=pki / "server.key",
+        tls_client_ca=pki / "ca.pem",
+    )
 
 
 def _channel(pki: Path, address: str, *, client_cert: bool) -> grpc.Channel:
@@ -45,14 +50,14 @@ def test_a_client_with_certificate_and_token_is_served(pki: Path, address: str) 
     with _channel(pki, address, client_cert=True) as channel:
         stubs = Stubs(channel)
         assert health_status(stubs) == "SERVING"
-        listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(),
-                                             metadata=bearer(TOKEN_A), timeout=10)
+        listed = stubs.catalogs.ListCatalogs(
+            catalog_pb2.ListCatalogsRequest(), metadata=bearer(TOKEN_A), timeout=10
+        )
         assert "infiniband-ndr" in listed.bundled
 
 
 def test_a_client_without_certificate_is_refused(pki: Path, address: str) -> None:
-    with _channel(pki, address, client_cert=False) as channel, \
-            pytest.raises(grpc.RpcError) as e:
+    with _channel(pki, address, client_cert=False) as channel, pytest.raises(grpc.RpcError) as e:
         health_status(Stubs(channel))
     assert e.value.code() is grpc.StatusCode.UNAVAILABLE
 

@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from catalog_samples import sample_catalog
 from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catalog_samples import sample_catalog
 from client.cli import cli, main
 from optimizer.catalog.canonical import canonical_json, catalog_from_canonical, content_hash
 from optimizer.catalog.model import Link
@@ -48,9 +48,11 @@ def test_hash_ignores_row_order_and_int_float_spelling(rnd, as_int: bool) -> Non
 @given(st.integers(min_value=1, max_value=10**10), st.text(max_size=40))
 def test_canonical_json_round_trips_exactly(price_cents: int, source: str) -> None:
     catalog = sample_catalog()
-    link = dataclasses.replace(catalog.links[0], price_cents=price_cents,
-                               availability=dataclasses.replace(catalog.links[0].availability,
-                                                                source=source))
+    link = dataclasses.replace(
+        catalog.links[0],
+        price_cents=price_cents,
+        availability=dataclasses.replace(catalog.links[0].availability, source=source),
+    )
     catalog = dataclasses.replace(catalog, links=(link, *catalog.links[1:]))
     data = canonical_json(catalog)
     assert canonical_json(catalog_from_canonical(data)) == data
@@ -60,8 +62,9 @@ def test_negative_zero_hashes_as_zero() -> None:
     catalog = sample_catalog()
     nic = dataclasses.replace(catalog.nics[0], power_w=-0.0)
     zero = dataclasses.replace(catalog.nics[0], power_w=0)
-    assert (content_hash(dataclasses.replace(catalog, nics=(nic,)))
-            == content_hash(dataclasses.replace(catalog, nics=(zero,))))
+    assert content_hash(dataclasses.replace(catalog, nics=(nic,))) == content_hash(
+        dataclasses.replace(catalog, nics=(zero,))
+    )
 
 
 def test_any_content_change_changes_the_hash() -> None:
@@ -104,8 +107,9 @@ def test_new_import_of_a_name_adds_a_version_and_keeps_the_old(store: CatalogSto
 
 
 @pytest.mark.parametrize("ref", ["sample@1", "FULL", "PREFIX"])
-def test_a_version_is_found_by_name_at_version_id_or_id_prefix(store: CatalogStore,
-                                                               ref: str) -> None:
+def test_a_version_is_found_by_name_at_version_id_or_id_prefix(
+    store: CatalogStore, ref: str
+) -> None:
     info = store.put(sample_catalog(), tenant=TENANT)
     store.put(sample_catalog(variant=1), tenant=TENANT)
     ref = {"FULL": info.id, "PREFIX": info.id[:8]}.get(ref, ref)
@@ -119,8 +123,9 @@ def test_unknown_reference_is_not_found(store: CatalogStore, ref: str) -> None:
         store.get(ref, tenant=TENANT)
 
 
-def test_an_ambiguous_id_prefix_is_refused(store: CatalogStore,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_ambiguous_id_prefix_is_refused(
+    store: CatalogStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("optimizer.catalog.store.MIN_ID_PREFIX_CHARS", 1)
     # 17 ids over 16 hex digits: two share their first digit (pigeonhole).
     infos = [store.put(sample_catalog(variant=n), tenant=TENANT) for n in range(17)]
@@ -237,8 +242,7 @@ def test_twenty_concurrent_writer_processes_all_succeed(tmp_path: Path) -> None:
     # not 20 interpreter start-ups; each child opens its own connection.
     ctx = multiprocessing.get_context("fork")
     start = ctx.Barrier(20)
-    writers = [ctx.Process(target=_put_in_child, args=(str(tmp_path), n, start))
-               for n in range(20)]
+    writers = [ctx.Process(target=_put_in_child, args=(str(tmp_path), n, start)) for n in range(20)]
     for w in writers:
         w.start()
     for w in writers:
@@ -262,8 +266,7 @@ def test_threads_may_share_one_store(store: CatalogStore) -> None:
     assert len(store.list(TENANT)) == 32
 
 
-def test_a_store_carried_into_a_forked_child_opens_its_own_connection(
-        store: CatalogStore) -> None:
+def test_a_store_carried_into_a_forked_child_opens_its_own_connection(store: CatalogStore) -> None:
     store.put(sample_catalog(), tenant=TENANT)  # the parent's connection is open
     ctx = multiprocessing.get_context("fork")
     refs = ctx.Queue()
@@ -281,8 +284,9 @@ def _put_from_fork(store: CatalogStore, refs: multiprocessing.Queue) -> None:
 
 # ------------------------------------------------------------------ export round trip
 @pytest.mark.parametrize("fmt", ["csv", "xlsx"])
-def test_export_then_import_gives_the_same_hash(store: CatalogStore, tmp_path: Path,
-                                                fmt: str) -> None:
+def test_export_then_import_gives_the_same_hash(
+    store: CatalogStore, tmp_path: Path, fmt: str
+) -> None:
     from optimizer.catalog import load_catalog
 
     original = load_catalog(bundled_catalogs()[0])
@@ -336,9 +340,9 @@ def test_cli_imports_lists_exports_and_deletes(tmp_path: Path) -> None:
     assert json.loads(_procure("catalog", "list", "--format", "json", *store_args).output) == []
 
 
-def test_cli_reports_an_unknown_reference_without_a_traceback(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]
-                                                              ) -> None:
+def test_cli_reports_an_unknown_reference_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["catalog", "export", "nope", str(tmp_path / "x"), "--data-dir", str(tmp_path)])
     assert exited.value.code == NotFound.exit_code

@@ -2,8 +2,8 @@
 
 A forked child process imports catalogs in a loop and writes each id to a pipe only after
 ``put`` returned (after COMMIT). The parent kills it at a random moment, many times, and
-after each kill checks the database (shared/reliability.md F1, F2). Power loss is not simulated: that needs
-a VM or dm-log-writes, so durability across an OS crash is untested here.
+after each kill checks the database (shared/reliability.md F1, F2). Power loss is not
+simulated: that needs a VM or dm-log-writes, so durability across an OS crash is untested here.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from catalog_samples import sample_catalog
+
 from optimizer.catalog.canonical import catalog_from_canonical, content_hash, hash_canonical
 from optimizer.catalog.store import DB_FILENAME, CatalogStore
 
@@ -32,8 +32,9 @@ def _writer(data_dir: Path, base: int, acks: int) -> None:
     store = CatalogStore(data_dir)
     os.write(acks, b"ready\n")
     for n in range(base, base + 1_000_000):
-        info = store.put(sample_catalog(f"crash-{n % 3}", variant=n, links=LINKS_PER_CATALOG),
-                         tenant=TENANT)
+        info = store.put(
+            sample_catalog(f"crash-{n % 3}", variant=n, links=LINKS_PER_CATALOG), tenant=TENANT
+        )
         os.write(acks, f"ack {info.id}\n".encode())
 
 
@@ -62,8 +63,10 @@ def _check_store(data_dir: Path, acknowledged: set[str], checked: set[str]) -> N
     conn = sqlite3.connect(data_dir / DB_FILENAME)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        rows = conn.execute("SELECT id, name, version, row_count, canonical FROM catalog_versions"
-                            " WHERE tenant = ?", (TENANT,)).fetchall()
+        rows = conn.execute(
+            "SELECT id, name, version, row_count, canonical FROM catalog_versions WHERE tenant = ?",
+            (TENANT,),
+        ).fetchall()
     finally:
         conn.close()
     versions: dict[str, list[int]] = {}

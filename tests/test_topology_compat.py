@@ -38,11 +38,19 @@ def test_a_speed_that_does_not_divide_the_port_is_incompatible():
     assert ports_at_speed(SWITCH["NDR-64"], 300) == 0
 
 
-@pytest.mark.parametrize(("sku", "fabric", "fits"), [
-    ("NDR-64", "infiniband", True), ("NDR-64", "roce", False), ("NDR-64", "ethernet", False),
-    ("SN5600", "roce", True), ("SN5600", "ethernet", True), ("SN5600", "infiniband", False),
-    ("TH5-LOSSY", "roce", False), ("TH5-LOSSY", "ethernet", True),
-])
+@pytest.mark.parametrize(
+    ("sku", "fabric", "fits"),
+    [
+        ("NDR-64", "infiniband", True),
+        ("NDR-64", "roce", False),
+        ("NDR-64", "ethernet", False),
+        ("SN5600", "roce", True),
+        ("SN5600", "ethernet", True),
+        ("SN5600", "infiniband", False),
+        ("TH5-LOSSY", "roce", False),
+        ("TH5-LOSSY", "ethernet", True),
+    ],
+)
 def test_switch_fabric_rules(sku, fabric, fits):
     assert switch_fits_fabric(SWITCH[sku], fabric) is fits
 

@@ -73,8 +73,9 @@ def test_oversubscribed_two_tier_holds_k_times_down_ports():
 def test_aggregation_oversubscription_shrinks_the_core_only():
     # 4 full pods of 56 leaves (d_agg = 56 at 7:1) x 32 endpoints.
     full = size_network("fat_tree", 4 * 56 * 32, 64)
-    over = size_network("fat_tree", 4 * 56 * 32, 64, oversubscription=7.0,
-                        oversubscribed_tier="aggregation")
+    over = size_network(
+        "fat_tree", 4 * 56 * 32, 64, oversubscription=7.0, oversubscribed_tier="aggregation"
+    )
     assert over.tier("leaf").switches == full.tier("leaf").switches
     assert over.tier("core").switches < full.tier("core").switches
     assert over.profile.oversubscription == 7.0

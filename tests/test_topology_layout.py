@@ -14,8 +14,9 @@ CAT = topology_catalog()
 
 
 def _ib(nodes: int, topology: str = "rail_optimized", **kw) -> Design:
-    return Design("SRV-H100", nodes, "CX7-400", 8, "infiniband", topology,
-                  switch_skus=("NDR-64",), **kw)
+    return Design(
+        "SRV-H100", nodes, "CX7-400", 8, "infiniband", topology, switch_skus=("NDR-64",), **kw
+    )
 
 
 def test_span_of_one_rack_is_the_in_rack_length():
@@ -90,8 +91,11 @@ def test_optics_are_two_transceivers_plus_fiber_rounded_up_to_whole_metres():
 
 
 def test_multimode_optics_pair_with_multimode_fiber_and_single_mode_with_single_mode():
-    optics = {o.parts[0][0]: o.parts[1][0]
-              for o in link_options(40.0, 400, "infiniband", CAT) if o.kind == "optics"}
+    optics = {
+        o.parts[0][0]: o.parts[1][0]
+        for o in link_options(40.0, 400, "infiniband", CAT)
+        if o.kind == "optics"
+    }
     assert optics == {"IB-SR4": "FIBER-OM4", "IB-DR4": "FIBER-OS2"}
 
 

@@ -13,8 +13,15 @@ CAT = topology_catalog()
 
 
 def _design(**kw) -> Design:
-    base = {"server_sku": "SRV-H100", "nodes": 64, "nic_sku": "CX7-400", "nics_per_node": 8,
-            "fabric": "infiniband", "topology": "rail_optimized", "switch_skus": ("NDR-64",)}
+    base = {
+        "server_sku": "SRV-H100",
+        "nodes": 64,
+        "nic_sku": "CX7-400",
+        "nics_per_node": 8,
+        "fabric": "infiniband",
+        "topology": "rail_optimized",
+        "switch_skus": ("NDR-64",),
+    }
     return Design(**{**base, **kw})
 
 
@@ -24,7 +31,9 @@ def test_plan_lists_servers_nics_switches_and_link_demands():
     assert (plan.nics.sku, plan.nics.quantity) == ("CX7-400", 512)
     assert [(s.tier, s.quantity) for s in plan.switches] == [("leaf", 16), ("spine", 8)]
     assert [(d.group, d.count, d.speed_gbps) for d in plan.links] == [
-        ("node-leaf", 512, 400), ("leaf-spine", 512, 400)]
+        ("node-leaf", 512, 400),
+        ("leaf-spine", 512, 400),
+    ]
 
 
 def test_plan_power_and_rack_units_add_up_from_the_parts():
@@ -37,25 +46,29 @@ def test_plan_power_and_rack_units_add_up_from_the_parts():
 
 def test_breakout_doubles_the_radix_and_halves_the_switches():
     ib = physical_plan(_design(nodes=128, topology="fat_tree"), CAT)
-    eth = physical_plan(_design(nodes=128, topology="fat_tree", fabric="roce",
-                                switch_skus=("SN5600",)), CAT)
+    eth = physical_plan(
+        _design(nodes=128, topology="fat_tree", fabric="roce", switch_skus=("SN5600",)), CAT
+    )
     assert sum(s.quantity for s in eth.switches) < sum(s.quantity for s in ib.switches)
     assert eth.switches[0].ports_per_switch == 128
 
 
-@pytest.mark.parametrize(("change", "field", "why"), [
-    ({"nic_sku": "THOR2-400"}, "design.nic_sku", "not infiniband"),
-    ({"fabric": "roce", "switch_skus": ("TH5-LOSSY",)}, "design.switch_skus", "lossless"),
-    ({"fabric": "roce"}, "design.switch_skus", "ethernet switch"),
-    ({"fabric": "ethernet", "switch_skus": ("NDR-64",)}, "design.switch_skus", "ethernet"),
-    ({"nic_sku": "CX8-800"}, "design.switch_skus", "cannot serve"),
-    ({"nics_per_node": 9}, "design.nics_per_node", "slots"),
-    ({"server_sku": "NOPE"}, "design.server_sku", "no such SKU"),
-    ({"fabric": "fddi"}, "design.fabric", "expected one of"),
-    ({"switch_skus": ()}, "design.switch_skus", "at least one"),
-    ({"switch_skus": ("NDR-64",) * 3}, "design.switch_skus", "one per tier"),
-    ({"topology": "torus"}, "design.switch_skus", "switchless"),
-])
+@pytest.mark.parametrize(
+    ("change", "field", "why"),
+    [
+        ({"nic_sku": "THOR2-400"}, "design.nic_sku", "not infiniband"),
+        ({"fabric": "roce", "switch_skus": ("TH5-LOSSY",)}, "design.switch_skus", "lossless"),
+        ({"fabric": "roce"}, "design.switch_skus", "ethernet switch"),
+        ({"fabric": "ethernet", "switch_skus": ("NDR-64",)}, "design.switch_skus", "ethernet"),
+        ({"nic_sku": "CX8-800"}, "design.switch_skus", "cannot serve"),
+        ({"nics_per_node": 9}, "design.nics_per_node", "slots"),
+        ({"server_sku": "NOPE"}, "design.server_sku", "no such SKU"),
+        ({"fabric": "fddi"}, "design.fabric", "expected one of"),
+        ({"switch_skus": ()}, "design.switch_skus", "at least one"),
+        ({"switch_skus": ("NDR-64",) * 3}, "design.switch_skus", "one per tier"),
+        ({"topology": "torus"}, "design.switch_skus", "switchless"),
+    ],
+)
 def test_incompatible_designs_are_refused_with_the_reason(change, field, why):
     with pytest.raises(InvalidInput, match=why) as e:
         physical_plan(_design(**change), CAT)

@@ -10,8 +10,12 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.sizing import max_endpoints, size_network
 
 # Link ends each group puts on each tier.
-ENDS = {"leaf": {"node-leaf": 1, "leaf-spine": 1}, "spine": {"leaf-spine": 1, "spine-core": 1},
-        "core": {"spine-core": 1}, "router": {"node-leaf": 1, "intra-group": 2, "global": 2}}
+ENDS = {
+    "leaf": {"node-leaf": 1, "leaf-spine": 1},
+    "spine": {"leaf-spine": 1, "spine-core": 1},
+    "core": {"spine-core": 1},
+    "router": {"node-leaf": 1, "intra-group": 2, "global": 2},
+}
 
 
 @st.composite
@@ -25,8 +29,9 @@ def sizings(draw: st.DrawFn):
         ratio = draw(st.sampled_from([1.0, 1.5, 2.0, 3.0, 7.0]))
         tier = draw(st.sampled_from(["leaf", "aggregation"]))
     try:
-        return size_network(family, endpoints, radix, oversubscription=ratio, rails=rails,
-                            oversubscribed_tier=tier)
+        return size_network(
+            family, endpoints, radix, oversubscription=ratio, rails=rails, oversubscribed_tier=tier
+        )
     except InvalidInput:
         return None  # a size the family refuses (tested in test_topology_families.py)
 
@@ -71,14 +76,20 @@ def test_more_endpoints_never_need_fewer_switches(endpoints, radix, ratio):
         bigger = size_network("fat_tree", endpoints + 1, radix, oversubscription=ratio)
     except InvalidInput:
         return
-    assert size_network("fat_tree", endpoints, radix, oversubscription=ratio).switches \
+    assert (
+        size_network("fat_tree", endpoints, radix, oversubscription=ratio).switches
         <= bigger.switches
+    )
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["single_switch", "fat_tree", "rail_optimized", "dragonfly"]),
-       st.sampled_from([8, 12, 16, 24, 32]), st.sampled_from([1, 2, 4, 8]),
-       st.sampled_from([1.0, 3.0]), st.sampled_from(["leaf", "aggregation"]))
+@given(
+    st.sampled_from(["single_switch", "fat_tree", "rail_optimized", "dragonfly"]),
+    st.sampled_from([8, 12, 16, 24, 32]),
+    st.sampled_from([1, 2, 4, 8]),
+    st.sampled_from([1.0, 3.0]),
+    st.sampled_from(["leaf", "aggregation"]),
+)
 def test_max_endpoints_is_the_exact_limit(family, radix, rails, ratio, tier):
     if family in ("single_switch", "dragonfly"):
         ratio = 1.0

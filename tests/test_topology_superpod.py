@@ -19,12 +19,21 @@ RAILS = 8
 UFM_LINKS = 4
 
 # SUs, DGX H100 nodes, leaf, spine, node->leaf cables, leaf->spine cables
-H100 = [(1, 31, 8, 4, 252, 256), (2, 63, 16, 8, 508, 512), (3, 95, 24, 16, 764, 768),
-        (4, 127, 32, 16, 1020, 1024)]
+H100 = [
+    (1, 31, 8, 4, 252, 256),
+    (2, 63, 16, 8, 508, 512),
+    (3, 95, 24, 16, 764, 768),
+    (4, 127, 32, 16, 1020, 1024),
+]
 # SUs, DGX B200 nodes, leaf, spine, core, cables per tier (None where the table gives none)
-B200 = [(2, 64, 16, 8, 0, 512), (4, 128, 32, 16, 0, 1024), (8, 256, 64, 32, 0, None),
-        (16, 512, 128, 128, 64, 4096), (32, 1024, 256, 256, 128, None),
-        (64, 2048, 512, 512, 256, None)]
+B200 = [
+    (2, 64, 16, 8, 0, 512),
+    (4, 128, 32, 16, 0, 1024),
+    (8, 256, 64, 32, 0, None),
+    (16, 512, 128, 128, 64, 4096),
+    (32, 1024, 256, 256, 128, None),
+    (64, 2048, 512, 512, 256, None),
+]
 
 
 def _switches(sizing, tier: str) -> int:
@@ -42,8 +51,9 @@ def test_h100_superpod_switch_and_cable_counts(sus, nodes, leaf, spine, node_lea
 
 
 @pytest.mark.parametrize(("sus", "nodes", "leaf", "spine", "node_leaf", "leaf_spine"), H100)
-def test_h100_ufm_slot_does_not_change_switch_counts(sus, nodes, leaf, spine, node_leaf,
-                                                     leaf_spine):
+def test_h100_ufm_slot_does_not_change_switch_counts(
+    sus, nodes, leaf, spine, node_leaf, leaf_spine
+):
     with_ufm_slot = size_network("rail_optimized", (nodes + 1) * RAILS, RADIX_NDR, rails=RAILS)
     assert (_switches(with_ufm_slot, "leaf"), _switches(with_ufm_slot, "spine")) == (leaf, spine)
 

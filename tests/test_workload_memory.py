@@ -19,8 +19,9 @@ def test_replicated_mixed_precision_adam_costs_16_bytes_per_parameter() -> None:
 
 def test_each_zero_stage_shards_more_state() -> None:
     w = preset("llama3-8b")
-    totals = [memory_per_gpu(w, ParallelPlan(1, 1, 64, zero_stage=z)).total_gb
-              for z in (0, 1, 2, 3)]
+    totals = [
+        memory_per_gpu(w, ParallelPlan(1, 1, 64, zero_stage=z)).total_gb for z in (0, 1, 2, 3)
+    ]
     assert totals == sorted(totals, reverse=True) and len(set(totals)) == 4
 
 
@@ -32,9 +33,13 @@ def test_tensor_and_pipeline_split_the_weights() -> None:
 
 
 def test_recomputation_shrinks_activations() -> None:
-    acts = [memory_per_gpu(preset("gpt3-175b", activation_recompute=mode, flash_attention=False),
-                           ParallelPlan(8, 8, 16)).activations_gb
-            for mode in ("none", "selective", "full")]
+    acts = [
+        memory_per_gpu(
+            preset("gpt3-175b", activation_recompute=mode, flash_attention=False),
+            ParallelPlan(8, 8, 16),
+        ).activations_gb
+        for mode in ("none", "selective", "full")
+    ]
     assert acts[0] > acts[1] > acts[2]
 
 

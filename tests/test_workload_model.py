@@ -14,8 +14,12 @@ from optimizer.workload.presets import preset, preset_names, preset_source
 # Published totals: Llama 3 paper Table 3 (8B/70B/405B), Brown et al. 2020 (175B), Mixtral
 # paper (46.7B total, 12.9B active), Devlin et al. 2019 (BERT-Large 340M incl. pooler/heads).
 PUBLISHED_PARAMETERS = [
-    ("llama3-8b", 8.0e9), ("llama3-70b", 70.6e9), ("llama3-405b", 405.8e9),
-    ("gpt3-175b", 175.0e9), ("mixtral-8x7b", 46.7e9), ("bert-large", 0.34e9),
+    ("llama3-8b", 8.0e9),
+    ("llama3-70b", 70.6e9),
+    ("llama3-405b", 405.8e9),
+    ("gpt3-175b", 175.0e9),
+    ("mixtral-8x7b", 46.7e9),
+    ("bert-large", 0.34e9),
 ]
 
 
@@ -63,18 +67,35 @@ def test_steps_are_tokens_over_batch_tokens() -> None:
 
 
 def test_unknown_preset_names_the_field() -> None:
-    with pytest.raises(InvalidInput, match="workload.model"):
+    with pytest.raises(InvalidInput, match=r"workload.model"):
         preset("gpt-5")
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("layers", 0), ("activation_recompute", "sometimes"), ("precision", "fp4"),
-    ("kv_heads", 7), ("experts_per_token", 9), ("training_tokens", 0.0),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("layers", 0),
+        ("activation_recompute", "sometimes"),
+        ("precision", "fp4"),
+        ("kv_heads", 7),
+        ("experts_per_token", 9),
+        ("training_tokens", 0.0),
+    ],
+)
 def test_invalid_fields_are_named(field: str, value: object) -> None:
-    fields = dict(name="x", layers=2, hidden_size=64, ffn_hidden_size=256, attention_heads=8,
-                  kv_heads=8, sequence_length=128, vocab_size=1000, training_tokens=1e9,
-                  global_batch_size=8, experts=8)
+    fields = dict(
+        name="x",
+        layers=2,
+        hidden_size=64,
+        ffn_hidden_size=256,
+        attention_heads=8,
+        kv_heads=8,
+        sequence_length=128,
+        vocab_size=1000,
+        training_tokens=1e9,
+        global_batch_size=8,
+        experts=8,
+    )
     fields[field] = value
     with pytest.raises(InvalidInput, match=f"workload.{field}"):
         Workload(**fields)  # type: ignore[arg-type]

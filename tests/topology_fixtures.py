@@ -21,42 +21,113 @@ from optimizer.catalog.model import (
 SRC = Availability(source="test fixture")
 
 
-def _switch(sku: str, family: str, ports: int, speed: int, breakout: int, lossless: bool,
-            price_usd: int, power_w: float = 1300.0, rack_units: int = 1) -> Switch:
-    return Switch(sku=sku, vendor="Acme", fabric_family=family, ports=ports,
-                  port_speed_gbps=speed, breakout=breakout, lossless=lossless, latency_ns=300.0,
-                  power_w=power_w, rack_units=rack_units, price_cents=price_usd * 100,
-                  availability=SRC)
+def _switch(
+    sku: str,
+    family: str,
+    ports: int,
+    speed: int,
+    breakout: int,
+    lossless: bool,
+    price_usd: int,
+    power_w: float = 1300.0,
+    rack_units: int = 1,
+) -> Switch:
+    return Switch(
+        sku=sku,
+        vendor="Acme",
+        fabric_family=family,
+        ports=ports,
+        port_speed_gbps=speed,
+        breakout=breakout,
+        lossless=lossless,
+        latency_ns=300.0,
+        power_w=power_w,
+        rack_units=rack_units,
+        price_cents=price_usd * 100,
+        availability=SRC,
+    )
 
 
-def _link(sku: str, kind: str, speed: int, family: str, reach_m: float, price_cents: int,
-          power_w: float = 0.1, stock: int | None = None) -> Link:
-    return Link(sku=sku, vendor="Acme", kind=kind, speed_gbps=speed, fabric_family=family,
-                reach_m=reach_m, power_w=power_w, price_cents=price_cents,
-                availability=Availability(stock_units=stock, source="test fixture"))
+def _link(
+    sku: str,
+    kind: str,
+    speed: int,
+    family: str,
+    reach_m: float,
+    price_cents: int,
+    power_w: float = 0.1,
+    stock: int | None = None,
+) -> Link:
+    return Link(
+        sku=sku,
+        vendor="Acme",
+        kind=kind,
+        speed_gbps=speed,
+        fabric_family=family,
+        reach_m=reach_m,
+        power_w=power_w,
+        price_cents=price_cents,
+        availability=Availability(stock_units=stock, source="test fixture"),
+    )
 
 
 def topology_catalog(*, aoc_stock: int | None = 300) -> Catalog:
     """IB NDR and Spectrum/TH5-style Ethernet parts, a lossy switch and an 800G-only NIC."""
     return Catalog(
-        meta=CatalogMeta(name="topology-fixture", vendor="Acme", currency="USD",
-                         quote_date=date(2026, 1, 15), valid_until=date(2026, 12, 31)),
+        meta=CatalogMeta(
+            name="topology-fixture",
+            vendor="Acme",
+            currency="USD",
+            quote_date=date(2026, 1, 15),
+            valid_until=date(2026, 12, 31),
+        ),
         servers=(
-            Server(sku="SRV-H100", vendor="Acme", gpu_model="H100", gpus_per_node=8,
-                   gpu_peak_bf16_tflops=989.0, gpu_memory_gb=80.0,
-                   intra_node_gbytes_per_s=900.0, max_nics=8, power_kw=10.2, rack_units=8,
-                   price_cents=30_000_000, availability=SRC),
+            Server(
+                sku="SRV-H100",
+                vendor="Acme",
+                gpu_model="H100",
+                gpus_per_node=8,
+                gpu_peak_bf16_tflops=989.0,
+                gpu_memory_gb=80.0,
+                intra_node_gbytes_per_s=900.0,
+                max_nics=8,
+                power_kw=10.2,
+                rack_units=8,
+                price_cents=30_000_000,
+                availability=SRC,
+            ),
         ),
         nics=(
-            Nic(sku="CX7-400", vendor="NVIDIA", speed_gbps=400, ports=1,
-                protocols=frozenset({"infiniband", "roce", "ethernet"}), power_w=25.0,
-                price_cents=220_000, availability=SRC),
-            Nic(sku="THOR2-400", vendor="Broadcom", speed_gbps=400, ports=1,
-                protocols=frozenset({"roce", "ethernet"}), power_w=25.0, price_cents=150_000,
-                availability=SRC),
-            Nic(sku="CX8-800", vendor="NVIDIA", speed_gbps=800, ports=1,
-                protocols=frozenset({"infiniband", "roce", "ethernet"}), power_w=30.0,
-                price_cents=350_000, availability=SRC),
+            Nic(
+                sku="CX7-400",
+                vendor="NVIDIA",
+                speed_gbps=400,
+                ports=1,
+                protocols=frozenset({"infiniband", "roce", "ethernet"}),
+                power_w=25.0,
+                price_cents=220_000,
+                availability=SRC,
+            ),
+            Nic(
+                sku="THOR2-400",
+                vendor="Broadcom",
+                speed_gbps=400,
+                ports=1,
+                protocols=frozenset({"roce", "ethernet"}),
+                power_w=25.0,
+                price_cents=150_000,
+                availability=SRC,
+            ),
+            Nic(
+                sku="CX8-800",
+                vendor="NVIDIA",
+                speed_gbps=800,
+                ports=1,
+                protocols=frozenset({"infiniband", "roce", "ethernet"}),
+                power_w=30.0,
+                price_cents=350_000,
+                availability=SRC,
+            ),
         ),
         switches=(
             _switch("NDR-64", "infiniband", 64, 400, 2, True, 36_000),

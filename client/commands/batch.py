@@ -19,23 +19,53 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
 
 @click.command("batch")
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Directory for results/*.parquet, responses.jsonl and report.md.")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
-              help="Run on this Dask scheduler instead of a local process pool.")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Local worker processes [default: one per CPU].")
-@click.option("--resume", is_flag=True,
-              help="Continue an interrupted batch, skipping scenarios already written.")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory for results/*.parquet, responses.jsonl and report.md.",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    metavar="tcp://HOST:PORT",
+    help="Run on this Dask scheduler instead of a local process pool.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local worker processes [default: one per CPU].",
+)
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue an interrupted batch, skipping scenarios already written.",
+)
 @click.option("--csv", "csv_copy", is_flag=True, help="Also write results.csv.")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True),
-              default=None, help="Ask a solve to stop after this many seconds.")
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Ask a solve to stop after this many seconds.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @data_dir
 @tenant
-def batch(spec: str, out_dir: str, scheduler: str | None, workers: int | None, resume: bool,
-          csv_copy: bool, timeout_s: float | None, quiet: bool, data_dir: str | None,
-          tenant: str) -> None:
+def batch(
+    spec: str,
+    out_dir: str,
+    scheduler: str | None,
+    workers: int | None,
+    resume: bool,
+    csv_copy: bool,
+    timeout_s: float | None,
+    quiet: bool,
+    data_dir: str | None,
+    tenant: str,
+) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
     row per scenario to DIR, plus a per-vendor report."""
     from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
@@ -53,11 +83,20 @@ def batch(spec: str, out_dir: str, scheduler: str | None, workers: int | None, r
         try:
             if bar is not None:
                 bar.start()
-            summary = run_batch(plan, out_dir, engine=engine, resume=resume, csv=csv_copy,
-                                timeout_s=timeout_s, progress=progress)
+            summary = run_batch(
+                plan,
+                out_dir,
+                engine=engine,
+                resume=resume,
+                csv=csv_copy,
+                timeout_s=timeout_s,
+                progress=progress,
+            )
         except KeyboardInterrupt:
-            click.echo(f"interrupted; results so far are in {out_dir}; run again with "
-                       "--resume to finish", err=True)
+            click.echo(
+                f"interrupted; results so far are in {out_dir}; run again with --resume to finish",
+                err=True,
+            )
             raise click.Abort() from None
         finally:
             if bar is not None:
@@ -67,8 +106,14 @@ def batch(spec: str, out_dir: str, scheduler: str | None, workers: int | None, r
 
 
 def _progress_bar(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), console=console, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 def _print_summary(s: BatchSummary) -> None:

@@ -29,12 +29,18 @@ def catalog() -> None:
 def _problem_table(problems: list[Problem], title: str) -> Table:
     table = Table(title=title)
     for header in _PROBLEM_COLUMNS:
-        table.add_column(header, justify="right" if header == "row" else "left",
-                         overflow="fold")
+        table.add_column(header, justify="right" if header == "row" else "left", overflow="fold")
     for p in problems:
         style = "red" if p.severity == "error" else "yellow"
-        table.add_row(p.severity, p.table, "" if p.row is None else str(p.row), p.column or "",
-                      p.value or "", p.expected, style=style)
+        table.add_row(
+            p.severity,
+            p.table,
+            "" if p.row is None else str(p.row),
+            p.column or "",
+            p.value or "",
+            p.expected,
+            style=style,
+        )
     return table
 
 
@@ -50,10 +56,17 @@ def validate(ctx: click.Context, path: str, fmt: str) -> None:
     report = load_catalog_report(path)
     errors, warnings = len(report.errors), len(report.warnings)
     if fmt == "json":
-        click.echo(json.dumps({"valid": report.catalog is not None, "errors": errors,
-                               "warnings": warnings,
-                               "problems": [dataclasses.asdict(p) for p in report.problems]},
-                              indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "valid": report.catalog is not None,
+                    "errors": errors,
+                    "warnings": warnings,
+                    "problems": [dataclasses.asdict(p) for p in report.problems],
+                },
+                indent=2,
+            )
+        )
     else:
         console = Console()
         if report.problems:
@@ -68,19 +81,23 @@ def _summary_tables(summary: CatalogSummary) -> list[Table]:
     head = Table(title=f"catalog {summary.name}", show_header=False)
     head.add_column("field")
     head.add_column("value")
-    for label, value in (("vendor", summary.vendor), ("currency", summary.currency),
-                         ("quote date", summary.quote_date), ("valid until",
-                                                              summary.valid_until),
-                         ("GPU models", ", ".join(summary.gpu_models)),
-                         ("switch fabrics", ", ".join(summary.switch_fabrics)),
-                         ("rows", ", ".join(f"{t} {n}" for t, n in summary.rows.items()))):
+    for label, value in (
+        ("vendor", summary.vendor),
+        ("currency", summary.currency),
+        ("quote date", summary.quote_date),
+        ("valid until", summary.valid_until),
+        ("GPU models", ", ".join(summary.gpu_models)),
+        ("switch fabrics", ", ".join(summary.switch_fabrics)),
+        ("rows", ", ".join(f"{t} {n}" for t, n in summary.rows.items())),
+    ):
         head.add_row(label, "" if value is None else str(value))
     prices = Table(title="price ranges")
     for header in ("category", "count", "min_price_usd", "max_price_usd", "unit"):
         prices.add_column(header, justify="left" if header in ("category", "unit") else "right")
     for r in summary.price_ranges:
-        prices.add_row(r.category, str(r.count), f"{r.min_price_usd:,}", f"{r.max_price_usd:,}",
-                       r.unit)
+        prices.add_row(
+            r.category, str(r.count), f"{r.min_price_usd:,}", f"{r.max_price_usd:,}", r.unit
+        )
     tables = [head, prices]
     if summary.warnings:
         tables.append(_problem_table(list(summary.warnings), "warnings"))
@@ -115,6 +132,6 @@ def show(ctx: click.Context, ref: str, fmt: str, data_dir: str | None, tenant: s
         console.print(table)
 
 
-from client.commands.catalog_store import register as _register_store
+from client.commands.catalog_store import register as _register_store  # noqa: E402
 
 _register_store(catalog)

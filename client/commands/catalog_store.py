@@ -28,10 +28,17 @@ def _remote(ctx: click.Context) -> bool:
 
 def info_from_proto(info: catalog_pb2.CatalogInfo, tenant: str = "") -> StoredCatalogInfo:
     """A server's CatalogInfo as the store's record (the server does not name the tenant)."""
-    return StoredCatalogInfo(tenant=tenant, id=info.id, name=info.name, version=info.version,
-                             vendor=info.vendor, quote_date=info.quote_date or None,
-                             created_at=info.created_at, row_count=info.row_count,
-                             size_bytes=info.size_bytes)
+    return StoredCatalogInfo(
+        tenant=tenant,
+        id=info.id,
+        name=info.name,
+        version=info.version,
+        vendor=info.vendor,
+        quote_date=info.quote_date or None,
+        created_at=info.created_at,
+        row_count=info.row_count,
+        size_bytes=info.size_bytes,
+    )
 
 
 def _info_json(info: StoredCatalogInfo) -> dict[str, object]:
@@ -47,21 +54,31 @@ def _info_table(infos: list[StoredCatalogInfo], title: str) -> Table:
     table.add_column("quote date", no_wrap=True)
     table.add_column("stored (UTC)")
     for i in infos:
-        table.add_row(i.name, str(i.version), i.short_id, str(i.row_count), i.quote_date or "",
-                      i.created_at)
+        table.add_row(
+            i.name, str(i.version), i.short_id, str(i.row_count), i.quote_date or "", i.created_at
+        )
     return table
 
 
 @click.command("import")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", default=None, help="Store under this name instead of metadata's name.")
-@click.option("--request-id", default=None,
-              help="Idempotency key: a retry with the same key returns the first import.")
+@click.option(
+    "--request-id",
+    default=None,
+    help="Idempotency key: a retry with the same key returns the first import.",
+)
 @data_dir
 @tenant
 @click.pass_context
-def import_(ctx: click.Context, path: Path, name: str | None, request_id: str | None,
-            data_dir: str | None, tenant: str) -> None:
+def import_(
+    ctx: click.Context,
+    path: Path,
+    name: str | None,
+    request_id: str | None,
+    data_dir: str | None,
+    tenant: str,
+) -> None:
     """Validate the catalog at PATH (folder of CSVs, .xlsx, or folder of .parquet) and store
     it as a new immutable version; identical content returns the existing version."""
     if _remote(ctx):
@@ -105,13 +122,20 @@ def list_(ctx: click.Context, fmt: str, data_dir: str | None, tenant: str) -> No
 @click.command("export")
 @click.argument("ref")
 @click.argument("dest", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(EXPORT_FORMATS), default="csv",
-              show_default=True, help="csv and parquet write a folder; xlsx writes one workbook.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default="csv",
+    show_default=True,
+    help="csv and parquet write a folder; xlsx writes one workbook.",
+)
 @data_dir
 @tenant
 @click.pass_context
-def export(ctx: click.Context, ref: str, dest: Path, fmt: str, data_dir: str | None,
-           tenant: str) -> None:
+def export(
+    ctx: click.Context, ref: str, dest: Path, fmt: str, data_dir: str | None, tenant: str
+) -> None:
     """Write the stored catalog REF (name, name@version or id) to DEST."""
     if _remote(ctx):
         _download(ctx, ref, dest, fmt)
@@ -135,13 +159,16 @@ def _download(ctx: click.Context, ref: str, dest: Path, fmt: str) -> None:
 @data_dir
 @tenant
 @click.pass_context
-def delete(ctx: click.Context, ref: str, all_versions: bool, data_dir: str | None,
-           tenant: str) -> None:
+def delete(
+    ctx: click.Context, ref: str, all_versions: bool, data_dir: str | None, tenant: str
+) -> None:
     """Delete the stored catalog version REF names; other versions are kept."""
     if _remote(ctx):
         remote = remote_from(ctx)
-        response = remote.call(remote.catalogs.DeleteCatalog, catalog_pb2.DeleteCatalogRequest(
-            ref=ref, all_versions=all_versions))
+        response = remote.call(
+            remote.catalogs.DeleteCatalog,
+            catalog_pb2.DeleteCatalogRequest(ref=ref, all_versions=all_versions),
+        )
         deleted = [info_from_proto(i) for i in response.deleted]
     else:
         with CatalogStore(data_dir) as store:

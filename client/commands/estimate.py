@@ -30,9 +30,12 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
     table.add_column("value", justify="right")
     p, b = resp.parallelism, resp.breakdown
     rows = [
-        ("training time (hours)", f"{resp.training_time_hours:,.1f}  "
-                                  f"[{resp.training_time_hours_low:,.1f} .. "
-                                  f"{resp.training_time_hours_high:,.1f}]"),
+        (
+            "training time (hours)",
+            f"{resp.training_time_hours:,.1f}  "
+            f"[{resp.training_time_hours_low:,.1f} .. "
+            f"{resp.training_time_hours_high:,.1f}]",
+        ),
         ("training time (days)", f"{resp.training_time_hours / 24:,.1f}"),
         ("step time (s)", f"{resp.step_time_s:.3f}"),
         ("steps", f"{resp.steps:,.0f}"),
@@ -42,10 +45,14 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("hardware TFLOP/s per GPU", f"{resp.hardware_tflops_per_gpu:.1f}"),
         ("MFU", f"{resp.mfu:.1%}"),
         ("memory per GPU (GB)", f"{resp.memory_per_gpu_gb:.1f}"),
-        ("plan (tensor, pipeline, data, expert)", f"{p.tensor}, {p.pipeline}, {p.data}, "
-                                                  f"{p.expert}"),
-        ("virtual pipeline / ZeRO stage / micro-batch", f"{p.virtual_pipeline} / "
-                                                        f"{p.zero_stage} / {p.micro_batch_size}"),
+        (
+            "plan (tensor, pipeline, data, expert)",
+            f"{p.tensor}, {p.pipeline}, {p.data}, {p.expert}",
+        ),
+        (
+            "virtual pipeline / ZeRO stage / micro-batch",
+            f"{p.virtual_pipeline} / {p.zero_stage} / {p.micro_batch_size}",
+        ),
         ("compute (s/step)", f"{b.compute_s:.3f}"),
         ("pipeline bubble (s/step)", f"{b.pipeline_bubble_s:.3f}"),
         ("tensor parallel (s/step)", f"{b.tensor_parallel_s:.3f}"),
@@ -72,8 +79,9 @@ def estimate(ctx: click.Context, spec: str, fmt: str, output: str | None) -> Non
 
     response = transport_from(ctx).estimate(read_request(spec))
     if fmt == "json":
-        text = json_format.MessageToJson(response, preserving_proto_field_name=True,
-                                         always_print_fields_with_no_presence=True)
+        text = json_format.MessageToJson(
+            response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
         if output:
             Path(output).write_text(text + "\n")
         else:

@@ -26,19 +26,32 @@ def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
         raise InvalidInput(" ".join(str(e).split()), field=Path(path).name) from None
 
 
-def request_from_flags(*, catalog: str | None = None, workload: str | None = None,
-                       tokens: float | None = None, budget_usd: float | None = None,
-                       target_hours: float | None = None, max_power_kw: float | None = None,
-                       max_gpus: int | None = None, objective: str | None = None,
-                       top_k: int | None = None, fabric: tuple[str, ...] = (),
-                       topology: tuple[str, ...] = (), vendor: tuple[str, ...] = (),
-                       exclude_vendor: tuple[str, ...] = (), backend: str | None = None,
-                       time_limit: float | None = None, confidence: str | None = None,
-                       ) -> optimize_pb2.OptimizeRequest:
+def request_from_flags(
+    *,
+    catalog: str | None = None,
+    workload: str | None = None,
+    tokens: float | None = None,
+    budget_usd: float | None = None,
+    target_hours: float | None = None,
+    max_power_kw: float | None = None,
+    max_gpus: int | None = None,
+    objective: str | None = None,
+    top_k: int | None = None,
+    fabric: tuple[str, ...] = (),
+    topology: tuple[str, ...] = (),
+    vendor: tuple[str, ...] = (),
+    exclude_vendor: tuple[str, ...] = (),
+    backend: str | None = None,
+    time_limit: float | None = None,
+    confidence: str | None = None,
+) -> optimize_pb2.OptimizeRequest:
     """An ``OptimizeRequest`` holding only the flags that were given."""
     req = optimize_pb2.OptimizeRequest(
-        allowed_fabrics=fabric, allowed_topologies=topology, allowed_vendors=vendor,
-        excluded_vendors=exclude_vendor)
+        allowed_fabrics=fabric,
+        allowed_topologies=topology,
+        allowed_vendors=vendor,
+        excluded_vendors=exclude_vendor,
+    )
     if catalog:
         req.catalog = catalog
     if workload:
@@ -46,8 +59,12 @@ def request_from_flags(*, catalog: str | None = None, workload: str | None = Non
     if tokens is not None:
         req.workload.training_tokens = tokens
     c = req.constraints
-    for name, value in (("budget_usd", budget_usd), ("target_training_hours", target_hours),
-                        ("max_power_kw", max_power_kw), ("max_gpus", max_gpus)):
+    for name, value in (
+        ("budget_usd", budget_usd),
+        ("target_training_hours", target_hours),
+        ("max_power_kw", max_power_kw),
+        ("max_gpus", max_gpus),
+    ):
         if value is not None:
             setattr(c, name, value)
     if objective:
@@ -65,20 +82,33 @@ def request_from_flags(*, catalog: str | None = None, workload: str | None = Non
 
 @click.command("optimize")
 @click.argument("request_file", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option("--catalog", help="Catalog: a path, a bundled name (infiniband-ndr, "
-                                "roce-spectrum, ethernet-budget) or a stored id.")
+@click.option(
+    "--catalog",
+    help="Catalog: a path, a bundled name (infiniband-ndr, "
+    "roce-spectrum, ethernet-budget) or a stored id.",
+)
 @click.option("--workload", help="Workload preset, e.g. llama3-70b (see `procure estimate`).")
 @click.option("--budget-usd", type=float, help="Capex budget in US dollars.")
 @click.option("--target-hours", type=float, help="Target training time in hours.")
 @scenario_options()
-@click.option("--fail-on-infeasible", is_flag=True,
-              help=f"Exit with status {EXIT_INFEASIBLE} when no design meets the constraints.")
+@click.option(
+    "--fail-on-infeasible",
+    is_flag=True,
+    help=f"Exit with status {EXIT_INFEASIBLE} when no design meets the constraints.",
+)
 @plot_file("the ranked designs' cost breakdown")
 @output_format()
 @output_file
 @click.pass_context
-def optimize(ctx: click.Context, request_file: str | None, fmt: str, output: str | None,
-             fail_on_infeasible: bool, plot: str | None, **flags: Any) -> None:
+def optimize(
+    ctx: click.Context,
+    request_file: str | None,
+    fmt: str,
+    output: str | None,
+    fail_on_infeasible: bool,
+    plot: str | None,
+    **flags: Any,
+) -> None:
     """Choose fabric, topology, size and SKUs: ranked, verified bills of materials.
 
     Give a REQUEST_FILE (an OptimizeRequest as JSON) or flags; flags given with a file override
@@ -101,7 +131,13 @@ def optimize(ctx: click.Context, request_file: str | None, fmt: str, output: str
         from client.plots import write_plot  # matplotlib only when a plot is asked for
 
         points = points_of([resp])
-        write_plot(plot, points, [Front(workload_label(req), frontier(points))], resp.designs,
-                   [req], title=f"{workload_label(req)} on {req.catalog}")
+        write_plot(
+            plot,
+            points,
+            [Front(workload_label(req), frontier(points))],
+            resp.designs,
+            [req],
+            title=f"{workload_label(req)} on {req.catalog}",
+        )
     if fail_on_infeasible and not resp.designs:
         ctx.exit(EXIT_INFEASIBLE)

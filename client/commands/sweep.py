@@ -32,8 +32,9 @@ class NumberList(click.ParamType):
 
     name = "list"
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> tuple[float, ...]:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[float, ...]:
         if isinstance(value, tuple):
             return value
         try:
@@ -46,36 +47,68 @@ class NumberList(click.ParamType):
                 return tuple(a + (b - a) * i / (n - 1) for i in range(n))
             numbers = tuple(float(v) for v in value.split(",") if v.strip())
         except ValueError:
-            self.fail(f"{value!r}: expected numbers separated by commas, or START:STOP:COUNT",
-                      param, ctx)
+            self.fail(
+                f"{value!r}: expected numbers separated by commas, or START:STOP:COUNT", param, ctx
+            )
         if not numbers:
             self.fail("expected at least one number", param, ctx)
         return numbers
 
 
 @click.command("sweep")
-@click.option("--catalog", "catalogs", multiple=True,
-              help="Catalog (repeatable: every scenario runs against each).")
-@click.option("--workload", "workloads", multiple=True,
-              help="Workload preset (repeatable), e.g. llama3-8b.")
-@click.option("--budgets", "budgets_usd", type=NumberList(), default=None,
-              help="Budgets in USD: 1e6,2e6,5e6 or 1e6:2e7:20.")
-@click.option("--targets", "targets_hours", type=NumberList(), default=None,
-              help="Target training times in hours: 720,1440 or 240:2400:10.")
-@click.option("--scenarios", "scenario_file", type=click.Path(exists=True, dir_okay=False),
-              help="Scenario file (JSON, YAML or CSV in the `procure batch` spec format) "
-                   "instead of --catalog/--workload/--budgets/--targets.")
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    help="Catalog (repeatable: every scenario runs against each).",
+)
+@click.option(
+    "--workload", "workloads", multiple=True, help="Workload preset (repeatable), e.g. llama3-8b."
+)
+@click.option(
+    "--budgets",
+    "budgets_usd",
+    type=NumberList(),
+    default=None,
+    help="Budgets in USD: 1e6,2e6,5e6 or 1e6:2e7:20.",
+)
+@click.option(
+    "--targets",
+    "targets_hours",
+    type=NumberList(),
+    default=None,
+    help="Target training times in hours: 720,1440 or 240:2400:10.",
+)
+@click.option(
+    "--scenarios",
+    "scenario_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Scenario file (JSON, YAML or CSV in the `procure batch` spec format) "
+    "instead of --catalog/--workload/--budgets/--targets.",
+)
 @scenario_options(top_k_default=1)
 @plot_file("the cost breakdown of the frontier's designs")
-@click.option("--fail-on-infeasible", is_flag=True,
-              help=f"Exit with status {EXIT_INFEASIBLE} when any scenario has no design.")
+@click.option(
+    "--fail-on-infeasible",
+    is_flag=True,
+    help=f"Exit with status {EXIT_INFEASIBLE} when any scenario has no design.",
+)
 @output_format()
 @output_file
 @click.pass_context
-def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, ...],
-          budgets_usd: tuple[float, ...] | None, targets_hours: tuple[float, ...] | None,
-          scenario_file: str | None, plot: str | None, fail_on_infeasible: bool, fmt: str,
-          output: str | None, **flags: Any) -> None:
+def sweep(
+    ctx: click.Context,
+    catalogs: tuple[str, ...],
+    workloads: tuple[str, ...],
+    budgets_usd: tuple[float, ...] | None,
+    targets_hours: tuple[float, ...] | None,
+    scenario_file: str | None,
+    plot: str | None,
+    fail_on_infeasible: bool,
+    fmt: str,
+    output: str | None,
+    **flags: Any,
+) -> None:
     """Sweep budgets and/or target times (and workloads, catalogs): the rank-1 design of
     every scenario (or why none exists) and the cost-time Pareto frontier of each workload.
 
@@ -84,12 +117,18 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
     """
     base = request_from_flags(**flags)
     if scenario_file:
-        given = [name for name, value in (("--catalog", catalogs), ("--workload", workloads),
-                                          ("--budgets", budgets_usd),
-                                          ("--targets", targets_hours)) if value]
+        given = [
+            name
+            for name, value in (
+                ("--catalog", catalogs),
+                ("--workload", workloads),
+                ("--budgets", budgets_usd),
+                ("--targets", targets_hours),
+            )
+            if value
+        ]
         if given:
-            raise click.UsageError(f"{given[0]}: not with --scenarios; put it in the "
-                                   "scenario file")
+            raise click.UsageError(f"{given[0]}: not with --scenarios; put it in the scenario file")
         requests = file_requests(scenario_file, base)
     else:
         for name, value in (("--catalog", catalogs), ("--workload", workloads)):
@@ -97,8 +136,13 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
                 raise click.UsageError(f"missing {name} (or give --scenarios FILE)")
         if not budgets_usd and not targets_hours:
             raise click.UsageError("missing --budgets or --targets (or give --scenarios FILE)")
-        requests = grid_requests(base, catalogs=catalogs, workloads=workloads,
-                                 budgets_usd=budgets_usd or (), targets_hours=targets_hours or ())
+        requests = grid_requests(
+            base,
+            catalogs=catalogs,
+            workloads=workloads,
+            budgets_usd=budgets_usd or (),
+            targets_hours=targets_hours or (),
+        )
     transport = transport_from(ctx)
     with progress_bar(ctx, "scenarios", len(requests)) as update:
         outcomes = run_sweep(requests, transport, update)
@@ -106,15 +150,24 @@ def sweep(ctx: click.Context, catalogs: tuple[str, ...], workloads: tuple[str, .
     if fmt == "json":
         render.emit_text(render.dumps(sweep_document(outcomes, fronts)), output)
     elif fmt in ("csv", "xlsx"):
-        render.write_frames([("scenarios", scenarios_frame(outcomes)),
-                             ("frontier", frontier_frame(fronts))], fmt, output)
+        render.write_frames(
+            [("scenarios", scenarios_frame(outcomes)), ("frontier", frontier_frame(fronts))],
+            fmt,
+            output,
+        )
     else:
         with render.console(output) as out:
             print_sweep(outcomes, fronts, out)
     if plot:
         from client.plots import write_plot  # matplotlib only when a plot is asked for
 
-        write_plot(plot, sweep_points(outcomes), fronts, top_designs(outcomes, fronts),
-                   requests, title=f"budget sweep: {len(outcomes):,} scenarios")
+        write_plot(
+            plot,
+            sweep_points(outcomes),
+            fronts,
+            top_designs(outcomes, fronts),
+            requests,
+            title=f"budget sweep: {len(outcomes):,} scenarios",
+        )
     if fail_on_infeasible and any(o.best is None for o in outcomes):
         ctx.exit(EXIT_INFEASIBLE)

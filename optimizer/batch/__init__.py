@@ -10,6 +10,18 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, iter_batch, run_
 from optimizer.batch.spec import BatchPlan, BatchSpec, load_spec, plan_batch
 from optimizer.batch.writer import read_results
 
-__all__ = ["BatchPlan", "BatchProgress", "BatchSpec", "BatchSummary", "DaskEngine", "Engine",
-           "LocalEngine", "iter_batch", "load_spec", "make_engine", "plan_batch",
-           "read_results", "run_batch"]
+__all__ = [
+    "BatchPlan",
+    "BatchProgress",
+    "BatchSpec",
+    "BatchSummary",
+    "DaskEngine",
+    "Engine",
+    "LocalEngine",
+    "iter_batch",
+    "load_spec",
+    "make_engine",
+    "plan_batch",
+    "read_results",
+    "run_batch",
+]

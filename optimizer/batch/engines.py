@@ -56,35 +56,53 @@ class Engine(ABC):
     workers: int
 
     @abstractmethod
-    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
         """One result per scenario, in completion order."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - engines without resources need not override it
         """Release processes or connections the engine owns."""
 
     def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
 
 class LocalEngine(Engine):
     """A spawn-context process pool on this machine, one process per CPU by default."""
 
-    def __init__(self, workers: int | None = None, *,
-                 max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-                 tasks_per_child: int = DEFAULT_TASKS_PER_CHILD) -> None:
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        tasks_per_child: int = DEFAULT_TASKS_PER_CHILD,
+    ) -> None:
         if workers is not None and workers < 1:
             raise InvalidInput(f"got {workers}, expected at least 1", field="workers")
         self.workers = workers or local_cpu_count()
         self.max_attempts = max_attempts
         self.tasks_per_child = tasks_per_child
 
-    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
         todo: Iterator[Scenario] = iter(scenarios)
         retry: deque[Scenario] = deque()
         attempts: dict[str, int] = {}
@@ -140,12 +158,20 @@ class LocalEngine(Engine):
 
     def _pool(self, catalogs: Mapping[str, bytes]) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=install_catalogs, initargs=(dict(catalogs),),
-            max_tasks_per_child=self.tasks_per_child)
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=install_catalogs,
+            initargs=(dict(catalogs),),
+            max_tasks_per_child=self.tasks_per_child,
+        )
 
-    def _failed_attempt(self, s: Scenario, attempts: dict[str, int], retry: deque[Scenario],
-                        catalogs: Mapping[str, bytes]) -> TaskResult | None:
+    def _failed_attempt(
+        self,
+        s: Scenario,
+        attempts: dict[str, int],
+        retry: deque[Scenario],
+        catalogs: Mapping[str, bytes],
+    ) -> TaskResult | None:
         n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
         if n < self.max_attempts:
             retry.append(s)
@@ -165,8 +191,9 @@ class DaskEngine(Engine):
     resubmitted, up to ``max_attempts``).
     """
 
-    def __init__(self, scheduler: str | Client, *,
-                 max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> None:
+    def __init__(
+        self, scheduler: str | Client, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    ) -> None:
         from distributed import Client
 
         if isinstance(scheduler, str):
@@ -181,15 +208,21 @@ class DaskEngine(Engine):
         self.max_attempts = max_attempts
         self.workers = max(1, sum(self.client.nthreads().values()))
 
-    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
         from distributed import as_completed
 
         shipped: dict[str, Any] = {}
 
         def ship(catalog_id: str) -> Any:
-            shipped[catalog_id] = self.client.scatter(catalogs[catalog_id], broadcast=True,
-                                                      hash=False)
+            shipped[catalog_id] = self.client.scatter(
+                catalogs[catalog_id], broadcast=True, hash=False
+            )
             return shipped[catalog_id]
 
         todo: Iterator[Scenario] = iter(scenarios)
@@ -225,8 +258,9 @@ class DaskEngine(Engine):
             for data in shipped.values():
                 data.release()
 
-    def _outcome(self, fut: Any, s: Scenario, attempts: dict[str, int],
-                 catalogs: Mapping[str, bytes]) -> TaskResult | None:
+    def _outcome(
+        self, fut: Any, s: Scenario, attempts: dict[str, int], catalogs: Mapping[str, bytes]
+    ) -> TaskResult | None:
         """The scenario's result, its error row once retries are spent, or None to retry."""
         from distributed.scheduler import KilledWorker
 
@@ -234,12 +268,13 @@ class DaskEngine(Engine):
             result: TaskResult = fut.result()
         except KilledWorker as e:  # the scheduler already retried on other workers
             return failed_result(s, WorkerDied(str(e)), catalogs[s.catalog_id])
-        except Exception as e:  # noqa: BLE001 - lost dependency or a cancelled task
+        except Exception as e:
             n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
             if n < self.max_attempts:
                 return None
-            return failed_result(s, WorkerDied(f"gave up after {n} attempts: {e}"),
-                                 catalogs[s.catalog_id])
+            return failed_result(
+                s, WorkerDied(f"gave up after {n} attempts: {e}"), catalogs[s.catalog_id]
+            )
         attempts.pop(s.scenario_id, None)
         return result
 
@@ -253,6 +288,5 @@ def make_engine(scheduler: str | Client | None = None, workers: int | None = Non
     if scheduler is None:
         return LocalEngine(workers)
     if workers is not None:
-        raise InvalidInput("the Dask cluster decides its workers; drop --workers",
-                           field="workers")
+        raise InvalidInput("the Dask cluster decides its workers; drop --workers", field="workers")
     return DaskEngine(scheduler)

@@ -27,12 +27,20 @@ MAX_PLOTTED_WORKLOADS = 6
 
 def workloads(rows: pd.DataFrame) -> dict[str, str]:
     """Workload key -> readable label, most scenarios first."""
-    counts = rows.groupby("workload_key", sort=False).agg(
-        n=("scenario_id", "size"), model=("workload_model", "first"),
-        tokens=("training_tokens", "first")).sort_values("n", ascending=False, kind="stable")
-    return {key: (r["model"] or f"custom workload {key[:8]}")
-            + ("" if pd.isna(r["tokens"]) else f", {r['tokens']:.3g} tokens")
-            for key, r in counts.iterrows()}
+    counts = (
+        rows.groupby("workload_key", sort=False)
+        .agg(
+            n=("scenario_id", "size"),
+            model=("workload_model", "first"),
+            tokens=("training_tokens", "first"),
+        )
+        .sort_values("n", ascending=False, kind="stable")
+    )
+    return {
+        key: (r["model"] or f"custom workload {key[:8]}")
+        + ("" if pd.isna(r["tokens"]) else f", {r['tokens']:.3g} tokens")
+        for key, r in counts.iterrows()
+    }
 
 
 def winners(rows: pd.DataFrame) -> pd.Series:
@@ -42,14 +50,16 @@ def winners(rows: pd.DataFrame) -> pd.Series:
     first = solved["training_time_hours"].where(by_time, solved["capex_usd"])
     second = solved["capex_usd"].where(by_time, solved["training_time_hours"])
     ranked = solved.assign(_first=first, _second=second).sort_values(
-        ["comparison_key", "_first", "_second", "catalog"])
+        ["comparison_key", "_first", "_second", "catalog"]
+    )
     return ranked.groupby("comparison_key")["catalog"].first()
 
 
 def frontier(points: pd.DataFrame) -> pd.DataFrame:
     """Designs no other design beats on both capex and training time, fastest first."""
     pts = points.dropna(subset=["capex_usd", "training_time_hours"]).sort_values(
-        ["training_time_hours", "capex_usd"])
+        ["training_time_hours", "capex_usd"]
+    )
     cheapest = pts["capex_usd"].cummin()
     keep = pts["capex_usd"] < cheapest.shift(fill_value=float("inf"))
     return pts[keep][["training_time_hours", "capex_usd", "gpus", "fabric", "topology"]]
@@ -62,28 +72,34 @@ def vendor_table(rows: pd.DataFrame) -> pd.DataFrame:
     contested = rows.groupby("comparison_key")["catalog"].nunique()
     contested_keys = contested[contested > 1].index
     wins = win[win.index.isin(contested_keys)].value_counts()
-    cost = rows[(rows["objective"] == Objective.MIN_COST.value)
-                & rows["capex_usd"].notna()]
+    cost = rows[(rows["objective"] == Objective.MIN_COST.value) & rows["capex_usd"].notna()]
     n_catalogs = rows["catalog"].nunique()
     complete = cost.groupby("comparison_key")["catalog"].nunique()
     common = cost[cost["comparison_key"].isin(complete[complete == n_catalogs].index)]
     out = rows.groupby("catalog").agg(
-        vendor=("vendor", "first"), scenarios=("scenario_id", "size"),
+        vendor=("vendor", "first"),
+        scenarios=("scenario_id", "size"),
         with_design=("capex_usd", "count"),
-        errors=("status", lambda s: int((s == "ERROR").sum())))
-    out["contested"] = (rows[rows["comparison_key"].isin(contested_keys)]
-                        .groupby("catalog")["scenario_id"].size()
-                        .reindex(out.index, fill_value=0))
+        errors=("status", lambda s: int((s == "ERROR").sum())),
+    )
+    out["contested"] = (
+        rows[rows["comparison_key"].isin(contested_keys)]
+        .groupby("catalog")["scenario_id"]
+        .size()
+        .reindex(out.index, fill_value=0)
+    )
     out["wins"] = wins.reindex(out.index, fill_value=0)
     out["win_rate"] = (out["wins"] / out["contested"].where(out["contested"] > 0)).fillna(0.0)
     out["median_capex_usd_equal_target"] = common.groupby("catalog")["capex_usd"].median()
-    out["equal_target_scenarios"] = common.groupby("catalog").size().reindex(
-        out.index, fill_value=0)
+    out["equal_target_scenarios"] = (
+        common.groupby("catalog").size().reindex(out.index, fill_value=0)
+    )
     return out
 
 
-def write_report(rows: pd.DataFrame, out_dir: str | Path, *,
-                 title: str = "Batch report") -> tuple[Path, Path]:
+def write_report(
+    rows: pd.DataFrame, out_dir: str | Path, *, title: str = "Batch report"
+) -> tuple[Path, Path]:
     """Write ``report.md`` and ``frontier.png`` into ``out_dir``; their paths."""
     out = Path(out_dir)
     plot_path = out / PLOT_FILE
@@ -98,39 +114,65 @@ def _money(x: float) -> str:
 
 
 def _markdown(rows: pd.DataFrame, title: str) -> str:
-    lines = [f"# {title}", "", f"{len(rows):,} scenarios; status counts: "
-             + ", ".join(f"{k} {v:,}" for k, v in rows["status"].value_counts().items()), ""]
+    lines = [
+        f"# {title}",
+        "",
+        f"{len(rows):,} scenarios; status counts: "
+        + ", ".join(f"{k} {v:,}" for k, v in rows["status"].value_counts().items()),
+        "",
+    ]
     if rows.empty:
         return "\n".join(lines) + "\n"
     table = vendor_table(rows)
-    lines += ["## Per catalog", "",
-              "| catalog | vendor | scenarios | with a design | errors | wins | win rate "
-              "| median capex at equal target (USD) | over scenarios |",
-              "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
+    lines += [
+        "## Per catalog",
+        "",
+        "| catalog | vendor | scenarios | with a design | errors | wins | win rate "
+        "| median capex at equal target (USD) | over scenarios |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
     for cat, r in table.iterrows():
-        lines.append(f"| {cat} | {r['vendor'] or ''} | {r['scenarios']:,} | "
-                     f"{r['with_design']:,} | {r['errors']:,} | {r['wins']:,} of "
-                     f"{r['contested']:,} | {r['win_rate']:.0%} | "
-                     f"{_money(r['median_capex_usd_equal_target'])} | "
-                     f"{r['equal_target_scenarios']:,} |")
-    lines += ["", "A win is the cheapest rank-1 design (fastest for `min_time`) among the "
-              "catalogs that ran the same request; equal-target medians use only the "
-              "`min_cost` requests every catalog met.", ""]
-    targets = rows[(rows["objective"] == Objective.MIN_COST.value)
-                   & rows["capex_usd"].notna() & rows["target_training_hours"].notna()]
+        lines.append(
+            f"| {cat} | {r['vendor'] or ''} | {r['scenarios']:,} | "
+            f"{r['with_design']:,} | {r['errors']:,} | {r['wins']:,} of "
+            f"{r['contested']:,} | {r['win_rate']:.0%} | "
+            f"{_money(r['median_capex_usd_equal_target'])} | "
+            f"{r['equal_target_scenarios']:,} |"
+        )
+    lines += [
+        "",
+        "A win is the cheapest rank-1 design (fastest for `min_time`) among the "
+        "catalogs that ran the same request; equal-target medians use only the "
+        "`min_cost` requests every catalog met.",
+        "",
+    ]
+    targets = rows[
+        (rows["objective"] == Objective.MIN_COST.value)
+        & rows["capex_usd"].notna()
+        & rows["target_training_hours"].notna()
+    ]
     if not targets.empty:
-        pivot = targets.pivot_table(index="target_training_hours", columns="catalog",
-                                    values="capex_usd", aggfunc="median")
-        lines += ["## Median capex (USD) by target training time", "",
-                  "| target (hours) | " + " | ".join(map(str, pivot.columns)) + " |",
-                  "|--:|" + "--:|" * len(pivot.columns)]
+        pivot = targets.pivot_table(
+            index="target_training_hours", columns="catalog", values="capex_usd", aggfunc="median"
+        )
+        lines += [
+            "## Median capex (USD) by target training time",
+            "",
+            "| target (hours) | " + " | ".join(map(str, pivot.columns)) + " |",
+            "|--:|" + "--:|" * len(pivot.columns),
+        ]
         for target, r in pivot.iterrows():
             lines.append(f"| {target:g} | " + " | ".join(_money(v) for v in r) + " |")
         lines.append("")
-    lines += ["## Cost-time frontier per catalog", "",
-              "Per workload, the rank-1 designs no other design of the same catalog beats on "
-              "both capex and training time (the grid's targets and budgets trace it).", "",
-              f"![frontier]({PLOT_FILE})", ""]
+    lines += [
+        "## Cost-time frontier per catalog",
+        "",
+        "Per workload, the rank-1 designs no other design of the same catalog beats on "
+        "both capex and training time (the grid's targets and budgets trace it).",
+        "",
+        f"![frontier]({PLOT_FILE})",
+        "",
+    ]
     for key, label in workloads(rows).items():
         lines += [f"### {label}", ""]
         for cat, group in rows[rows["workload_key"] == key].groupby("catalog"):
@@ -139,11 +181,15 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
             if front.empty:
                 lines += ["no feasible design", ""]
                 continue
-            lines += ["| training time (hours) | capex (USD) | GPUs | fabric | topology |",
-                      "|--:|--:|--:|---|---|"]
+            lines += [
+                "| training time (hours) | capex (USD) | GPUs | fabric | topology |",
+                "|--:|--:|--:|---|---|",
+            ]
             for _, p in front.head(MAX_LISTED_POINTS).iterrows():
-                lines.append(f"| {p['training_time_hours']:,.1f} | {_money(p['capex_usd'])} "
-                             f"| {p['gpus']:.0f} | {p['fabric']} | {p['topology']} |")
+                lines.append(
+                    f"| {p['training_time_hours']:,.1f} | {_money(p['capex_usd'])} "
+                    f"| {p['gpus']:.0f} | {p['fabric']} | {p['topology']} |"
+                )
             if len(front) > MAX_LISTED_POINTS:
                 lines.append(f"| ... {len(front) - MAX_LISTED_POINTS} more | | | | |")
             lines.append("")
@@ -159,18 +205,29 @@ def _plot(rows: pd.DataFrame, path: Path) -> None:
     panels = list(workloads(rows).items())[:MAX_PLOTTED_WORKLOADS] or [("", "no results")]
     cols = min(2, len(panels))
     nrows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.5 * nrows), dpi=100,
-                             squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 4.5 * nrows), dpi=100, squeeze=False)
     colors = {cat: f"C{i}" for i, cat in enumerate(sorted(rows["catalog"].unique()))}
     try:
         for ax, (key, label) in zip(axes.flat, panels, strict=False):
             solved = rows[(rows["workload_key"] == key) & rows["capex_usd"].notna()]
             for cat, group in solved.groupby("catalog"):
-                ax.scatter(group["training_time_hours"], group["capex_usd"], s=10, alpha=0.3,
-                           color=colors[cat])
+                ax.scatter(
+                    group["training_time_hours"],
+                    group["capex_usd"],
+                    s=10,
+                    alpha=0.3,
+                    color=colors[cat],
+                )
                 front = frontier(group)
-                ax.step(front["training_time_hours"], front["capex_usd"], where="post",
-                        marker="o", markersize=3, color=colors[cat], label=str(cat))
+                ax.step(
+                    front["training_time_hours"],
+                    front["capex_usd"],
+                    where="post",
+                    marker="o",
+                    markersize=3,
+                    color=colors[cat],
+                    label=str(cat),
+                )
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_title(label, fontsize=10)
@@ -179,7 +236,7 @@ def _plot(rows: pd.DataFrame, path: Path) -> None:
             ax.grid(True, which="both", alpha=0.3)
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(fontsize=8)
-        for ax in list(axes.flat)[len(panels):]:
+        for ax in list(axes.flat)[len(panels) :]:
             ax.set_visible(False)
         fig.suptitle("cost-time frontier per catalog (dots: all rank-1 designs)")
         fig.tight_layout()

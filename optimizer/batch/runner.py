@@ -69,10 +69,17 @@ class BatchSummary:
         return self.written / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
-def iter_batch(plan: BatchPlan, out_dir: str | Path, *, engine: Engine, resume: bool = False,
-               csv: bool = False, timeout_s: float | None = None,
-               flush_rows: int = 200, flush_s: float = 10.0
-               ) -> Generator[BatchProgress, None, None]:
+def iter_batch(
+    plan: BatchPlan,
+    out_dir: str | Path,
+    *,
+    engine: Engine,
+    resume: bool = False,
+    csv: bool = False,
+    timeout_s: float | None = None,
+    flush_rows: int = 200,
+    flush_s: float = 10.0,
+) -> Generator[BatchProgress, None, None]:
     """Solve the plan's scenarios not yet written in ``out_dir``; one progress per result.
 
     Raises ``InvalidInput`` when ``out_dir`` already holds results and ``resume`` is false.
@@ -97,16 +104,24 @@ def iter_batch(plan: BatchPlan, out_dir: str | Path, *, engine: Engine, resume: 
         writer.flush()
 
 
-def run_batch(spec: BatchSpec | BatchPlan, out_dir: str | Path, *,
-              engine: Engine | None = None, resume: bool = False, csv: bool = False,
-              timeout_s: float | None = None,
-              progress: Callable[[BatchProgress], None] | None = None,
-              data_dir: str | Path | None = None, tenant: str = "default",
-              report: bool = True) -> BatchSummary:
+def run_batch(
+    spec: BatchSpec | BatchPlan,
+    out_dir: str | Path,
+    *,
+    engine: Engine | None = None,
+    resume: bool = False,
+    csv: bool = False,
+    timeout_s: float | None = None,
+    progress: Callable[[BatchProgress], None] | None = None,
+    data_dir: str | Path | None = None,
+    tenant: str = "default",
+    report: bool = True,
+) -> BatchSummary:
     """Run ``spec`` into ``out_dir`` on ``engine`` (default: a local pool of all CPUs) and
     write the report; see the module docstring."""
-    plan = spec if isinstance(spec, BatchPlan) else plan_batch(spec, data_dir=data_dir,
-                                                               tenant=tenant)
+    plan = (
+        spec if isinstance(spec, BatchPlan) else plan_batch(spec, data_dir=data_dir, tenant=tenant)
+    )
     own = engine is None
     eng = engine if engine is not None else LocalEngine()
     skipped = written = errors = 0
@@ -127,21 +142,38 @@ def run_batch(spec: BatchSpec | BatchPlan, out_dir: str | Path, *,
     if not written:
         skipped = len(plan.scenarios)
     paths = write_report(read_results(out_dir), out_dir) if report else (None, None)
-    return BatchSummary(out_dir=Path(out_dir), scenarios=len(plan.scenarios),
-                        skipped=skipped, written=written, errors=errors,
-                        duplicates=plan.duplicates, workers=eng.workers, elapsed_s=elapsed,
-                        report_path=paths[0], plot_path=paths[1])
+    return BatchSummary(
+        out_dir=Path(out_dir),
+        scenarios=len(plan.scenarios),
+        skipped=skipped,
+        written=written,
+        errors=errors,
+        duplicates=plan.duplicates,
+        workers=eng.workers,
+        elapsed_s=elapsed,
+        report_path=paths[0],
+        plot_path=paths[1],
+    )
 
 
 def output_files(out_dir: str | Path) -> dict[str, Path]:
     """Where a batch directory keeps each of its outputs."""
     out = Path(out_dir)
-    return {"results": out / RESULTS_DIR, "responses": out / RESPONSES_FILE,
-            "csv": out / CSV_FILE, "manifest": out / MANIFEST_FILE}
+    return {
+        "results": out / RESULTS_DIR,
+        "responses": out / RESPONSES_FILE,
+        "csv": out / CSV_FILE,
+        "manifest": out / MANIFEST_FILE,
+    }
 
 
 def _write_manifest(plan: BatchPlan, out: Path) -> None:
-    doc = {"scenarios": len(plan.scenarios), "duplicates": plan.duplicates,
-           "catalogs": [{"catalog_id": c.catalog_id, "ref": c.ref, "name": c.name,
-                         "vendor": c.vendor} for c in plan.catalogs.values()]}
+    doc = {
+        "scenarios": len(plan.scenarios),
+        "duplicates": plan.duplicates,
+        "catalogs": [
+            {"catalog_id": c.catalog_id, "ref": c.ref, "name": c.name, "vendor": c.vendor}
+            for c in plan.catalogs.values()
+        ],
+    }
     (out / MANIFEST_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")

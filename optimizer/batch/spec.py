@@ -141,43 +141,57 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
     scenario) under every grid combination, against its own ``catalog`` or every catalog.
     Precedence: defaults < scenario < grid values."""
     if not isinstance(doc, Mapping):
-        raise InvalidInput(f"got {type(doc).__name__}, expected a mapping with keys "
-                           f"{', '.join(_DOCUMENT_KEYS)}", field=source)
+        raise InvalidInput(
+            f"got {type(doc).__name__}, expected a mapping with keys {', '.join(_DOCUMENT_KEYS)}",
+            field=source,
+        )
     unknown = sorted(set(doc) - set(_DOCUMENT_KEYS))
     if unknown:
-        raise InvalidInput(f"unknown key(s) {', '.join(map(str, unknown))}; expected "
-                           f"{', '.join(_DOCUMENT_KEYS)}", field=source)
+        raise InvalidInput(
+            f"unknown key(s) {', '.join(map(str, unknown))}; expected {', '.join(_DOCUMENT_KEYS)}",
+            field=source,
+        )
     catalogs = _string_list(doc.get("catalogs", []), "catalogs")
     defaults = _mapping(doc.get("defaults", {}), "defaults")
     scenarios = doc.get("scenarios", [{}])
     if not isinstance(scenarios, list) or not scenarios:
-        raise InvalidInput("expected a non-empty list of OptimizeRequest objects",
-                           field="scenarios")
+        raise InvalidInput(
+            "expected a non-empty list of OptimizeRequest objects", field="scenarios"
+        )
     grid = _mapping(doc.get("grid", {}), "grid")
     for path, values in grid.items():
         _field_path(str(path), f"grid.{path}")
         if not isinstance(values, list) or not values:
             raise InvalidInput("expected a non-empty list of values", field=f"grid.{path}")
     combos = math.prod(len(v) for v in grid.values())
-    per_scenario = [1 if "catalog" in _mapping(s, f"scenarios[{i}]") else len(catalogs)
-                    for i, s in enumerate(scenarios)]
+    per_scenario = [
+        1 if "catalog" in _mapping(s, f"scenarios[{i}]") else len(catalogs)
+        for i, s in enumerate(scenarios)
+    ]
     total = combos * sum(per_scenario)
     if total > MAX_SCENARIOS:
-        raise LimitExceeded(f"{source}: expands to {total:,} scenarios; the limit is "
-                            f"{MAX_SCENARIOS:,}")
+        raise LimitExceeded(
+            f"{source}: expands to {total:,} scenarios; the limit is {MAX_SCENARIOS:,}"
+        )
     rows: list[SpecRow] = []
     for i, scenario in enumerate(scenarios):
-        refs = (_string_list([scenario["catalog"]], f"scenarios[{i}].catalog")
-                if "catalog" in scenario else catalogs)
+        refs = (
+            _string_list([scenario["catalog"]], f"scenarios[{i}].catalog")
+            if "catalog" in scenario
+            else catalogs
+        )
         if not refs:
-            raise InvalidInput("no catalog: give the scenario a catalog or the spec a "
-                               "catalogs list", field=f"scenarios[{i}]")
+            raise InvalidInput(
+                "no catalog: give the scenario a catalog or the spec a catalogs list",
+                field=f"scenarios[{i}]",
+            )
         for combo in itertools.product(*grid.values()):
             merged = _deep_merge(defaults, {k: v for k, v in scenario.items() if k != "catalog"})
             for path, value in zip(grid, combo, strict=True):
                 merged = _deep_merge(merged, _nest(str(path), value))
-            where = f"scenarios[{i}]" + "".join(f" {p}={v}" for p, v in zip(grid, combo,
-                                                                          strict=True))
+            where = f"scenarios[{i}]" + "".join(
+                f" {p}={v}" for p, v in zip(grid, combo, strict=True)
+            )
             request = _parse_request(merged, where)
             rows.extend(SpecRow(ref, request, where) for ref in refs)
     return BatchSpec(rows=tuple(rows), source=source)
@@ -201,23 +215,29 @@ def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
             raise InvalidInput(f"{len(record[None])} more cell(s) than columns", field=where)
         ref = (record.get("catalog") or "").strip()
         if not ref:
-            raise InvalidInput("empty; expected a catalog name, id or path",
-                               field=f"{where}, column catalog")
+            raise InvalidInput(
+                "empty; expected a catalog name, id or path", field=f"{where}, column catalog"
+            )
         doc: dict[str, Any] = {}
         for col, path in paths.items():
             cell = (record.get(col) or "").strip()
             if cell:
-                doc = _deep_merge(doc, _nest(path, _cell_value(cell, path, f"{where}, "
-                                                                         f"column {col}")))
+                doc = _deep_merge(
+                    doc, _nest(path, _cell_value(cell, path, f"{where}, column {col}"))
+                )
         rows.append(SpecRow(ref, _parse_request(doc, where), where))
     if not rows:
         raise InvalidInput("no scenario rows", field=source)
     return BatchSpec(rows=tuple(rows), source=source)
 
 
-def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
-               tenant: str = "default",
-               resolve: Callable[[str], Catalog] | None = None) -> BatchPlan:
+def plan_batch(
+    spec: BatchSpec,
+    *,
+    data_dir: str | Path | None = None,
+    tenant: str = "default",
+    resolve: Callable[[str], Catalog] | None = None,
+) -> BatchPlan:
     """Resolve each distinct catalog reference once and give every row its stable id;
     rows that repeat an earlier id are dropped (and counted).
 
@@ -235,8 +255,13 @@ def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
         if info is None:
             catalog = lookup(row.catalog_ref)
             data = canonical_json(catalog)
-            fresh = CatalogInfo(catalog_id=hash_canonical(data), ref=row.catalog_ref,
-                                name=catalog.meta.name, vendor=catalog.meta.vendor, data=data)
+            fresh = CatalogInfo(
+                catalog_id=hash_canonical(data),
+                ref=row.catalog_ref,
+                name=catalog.meta.name,
+                vendor=catalog.meta.vendor,
+                data=data,
+            )
             info = by_ref[row.catalog_ref] = catalogs.setdefault(fresh.catalog_id, fresh)
         request_json = canonical_request_json(row.request)
         sid = scenario_id(info.catalog_id, request_json)
@@ -244,10 +269,15 @@ def plan_batch(spec: BatchSpec, *, data_dir: str | Path | None = None,
         if sid in seen:
             continue
         seen.add(sid)
-        scenarios.append(Scenario(sid, short_hash(request_json), info.catalog_id,
-                                  row.catalog_ref, request_json))
-    return BatchPlan(catalogs=catalogs, scenarios=tuple(scenarios),
-                     duplicates=len(spec.rows) - len(scenarios), row_ids=tuple(row_ids))
+        scenarios.append(
+            Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json)
+        )
+    return BatchPlan(
+        catalogs=catalogs,
+        scenarios=tuple(scenarios),
+        duplicates=len(spec.rows) - len(scenarios),
+        row_ids=tuple(row_ids),
+    )
 
 
 def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:
@@ -302,8 +332,11 @@ def _field_path(path: str, where: str) -> FieldDescriptor:
     fields = list(_walk(path))
     leaf = fields[-1]
     if leaf is None or leaf.message_type is not None or path == "catalog":
-        raise InvalidInput(f"{path!r} is not a field of OptimizeRequest (e.g. "
-                           "workload.model, constraints.budget_usd, top_k)", field=where)
+        raise InvalidInput(
+            f"{path!r} is not a field of OptimizeRequest (e.g. "
+            "workload.model, constraints.budget_usd, top_k)",
+            field=where,
+        )
     return leaf
 
 
@@ -311,14 +344,22 @@ def _column_path(column: str, source: str) -> str:
     if "." in column:
         _field_path(column, f"{source}, column {column}")
         return column
-    matches = [prefix + column for prefix in _BARE_PREFIXES
-               if (leaf := list(_walk(prefix + column))[-1]) is not None
-               and leaf.message_type is None and prefix + column != "catalog"]
+    matches = [
+        prefix + column
+        for prefix in _BARE_PREFIXES
+        if (leaf := list(_walk(prefix + column))[-1]) is not None
+        and leaf.message_type is None
+        and prefix + column != "catalog"
+    ]
     if len(matches) != 1:
-        expected = ("a field of OptimizeRequest, workload, constraints, solver or parallelism"
-                    if not matches else f"one of {', '.join(matches)} (spell it out)")
-        raise InvalidInput(f"unknown or ambiguous column; expected {expected}",
-                           field=f"{source}, column {column}")
+        expected = (
+            "a field of OptimizeRequest, workload, constraints, solver or parallelism"
+            if not matches
+            else f"one of {', '.join(matches)} (spell it out)"
+        )
+        raise InvalidInput(
+            f"unknown or ambiguous column; expected {expected}", field=f"{source}, column {column}"
+        )
     return matches[0]
 
 

@@ -60,11 +60,14 @@ def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
             return cached
     raw = data if data is not None else _shipped.get(catalog_id)
     if raw is None:
-        raise InvalidInput("catalog content was not shipped to this worker",
-                           field=f"catalog {catalog_id[:12]}")
+        raise InvalidInput(
+            "catalog content was not shipped to this worker", field=f"catalog {catalog_id[:12]}"
+        )
     if hash_canonical(raw) != catalog_id:
-        raise InvalidInput("shipped catalog bytes do not match their content hash",
-                           field=f"catalog {catalog_id[:12]}")
+        raise InvalidInput(
+            "shipped catalog bytes do not match their content hash",
+            field=f"catalog {catalog_id[:12]}",
+        )
     catalog = catalog_from_canonical(raw)
     with _decoded_lock:
         _decoded[catalog_id] = catalog
@@ -73,8 +76,9 @@ def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
     return catalog
 
 
-def run_scenario(scenario: Scenario, catalog_data: bytes | None = None,
-                 timeout_s: float | None = None) -> TaskResult:
+def run_scenario(
+    scenario: Scenario, catalog_data: bytes | None = None, timeout_s: float | None = None
+) -> TaskResult:
     """Solve one scenario; ``timeout_s`` asks the solver to stop and report what it has."""
     from optimizer.api import optimize
 
@@ -86,22 +90,24 @@ def run_scenario(scenario: Scenario, catalog_data: bytes | None = None,
         if timer is not None:
             timer.start()
         response = optimize(request, catalog=catalog, stop=stop)
-    except Exception as e:  # noqa: BLE001 - the batch's contract: every failure is a row
+    except Exception as e:
         return failed_result(scenario, e, catalog_data)
     finally:
         if timer is not None:
             timer.cancel()
     row = {**_request_columns(scenario, catalog), **_response_columns(response)}
     if stop.is_set():
-        row["error"] = (f"the task timeout of {timeout_s:g} s expired; this is the best "
-                        "result found by then")
+        row["error"] = (
+            f"the task timeout of {timeout_s:g} s expired; this is the best result found by then"
+        )
         row["error_code"] = "DEADLINE_EXCEEDED"
     body = json_format.MessageToDict(response, preserving_proto_field_name=True)
     return TaskResult(scenario.scenario_id, row, _line(scenario, row, body))
 
 
-def failed_result(scenario: Scenario, error: BaseException,
-                  catalog_data: bytes | None = None) -> TaskResult:
+def failed_result(
+    scenario: Scenario, error: BaseException, catalog_data: bytes | None = None
+) -> TaskResult:
     """The error row of a scenario that raised (in the task) or could not run (an engine
     gave up after its workers died)."""
     try:
@@ -109,10 +115,14 @@ def failed_result(scenario: Scenario, error: BaseException,
     except ProcurementError:
         catalog = None
     code = error.grpc_code if isinstance(error, ProcurementError) else "INTERNAL"
-    row = {**_request_columns(scenario, catalog),
-           **_response_columns(optimize_pb2.OptimizeResponse()),
-           "status": ERROR, "error": f"{type(error).__name__}: {error}", "error_code": code,
-           "solve_time_s": None}
+    row = {
+        **_request_columns(scenario, catalog),
+        **_response_columns(optimize_pb2.OptimizeResponse()),
+        "status": ERROR,
+        "error": f"{type(error).__name__}: {error}",
+        "error_code": code,
+        "solve_time_s": None,
+    }
     return TaskResult(scenario.scenario_id, row, _line(scenario, row, None))
 
 
@@ -120,18 +130,24 @@ def _request_columns(s: Scenario, catalog: Catalog | None) -> dict[str, Any]:
     request = json_format.Parse(s.request_json, optimize_pb2.OptimizeRequest())
     w, c = request.workload, request.constraints
     return {
-        "scenario_id": s.scenario_id, "comparison_key": s.comparison_key,
-        "catalog": s.catalog_ref, "catalog_id": s.catalog_id,
+        "scenario_id": s.scenario_id,
+        "comparison_key": s.comparison_key,
+        "catalog": s.catalog_ref,
+        "catalog_id": s.catalog_id,
         "catalog_name": catalog.meta.name if catalog else None,
         "vendor": catalog.meta.vendor if catalog else None,
         "objective": request.objective or Objective.MIN_COST.value,
-        "workload_key": short_hash(json_format.MessageToJson(
-            w, preserving_proto_field_name=True, sort_keys=True, indent=None)),
+        "workload_key": short_hash(
+            json_format.MessageToJson(
+                w, preserving_proto_field_name=True, sort_keys=True, indent=None
+            )
+        ),
         "workload_model": w.model or None,
         "training_tokens": w.training_tokens if w.HasField("training_tokens") else None,
         "budget_usd": c.budget_usd if c.HasField("budget_usd") else None,
-        "target_training_hours": (c.target_training_hours
-                                  if c.HasField("target_training_hours") else None),
+        "target_training_hours": (
+            c.target_training_hours if c.HasField("target_training_hours") else None
+        ),
         "request_id": request.request_id or None,
     }
 
@@ -139,21 +155,34 @@ def _request_columns(s: Scenario, catalog: Catalog | None) -> dict[str, Any]:
 def _response_columns(r: optimize_pb2.OptimizeResponse) -> dict[str, Any]:
     top = r.designs[0] if r.designs else None
     return {
-        "status": r.status, "error": None, "error_code": None, "designs": len(r.designs),
-        "gpus": top.gpus if top else None, "nodes": top.nodes if top else None,
-        "server_sku": top.server_sku if top else None, "nic_sku": top.nic_sku if top else None,
-        "fabric": top.fabric if top else None, "topology": top.topology if top else None,
+        "status": r.status,
+        "error": None,
+        "error_code": None,
+        "designs": len(r.designs),
+        "gpus": top.gpus if top else None,
+        "nodes": top.nodes if top else None,
+        "server_sku": top.server_sku if top else None,
+        "nic_sku": top.nic_sku if top else None,
+        "fabric": top.fabric if top else None,
+        "topology": top.topology if top else None,
         "oversubscription": top.oversubscription if top else None,
         "capex_usd": top.capex_usd if top else None,
         "training_time_hours": top.training_time_hours if top else None,
         "power_kw": top.power_kw if top else None,
-        "solve_time_s": r.solve_time_s, "gap": r.gap if top else None,
+        "solve_time_s": r.solve_time_s,
+        "gap": r.gap if top else None,
         "diagnosis": r.diagnosis or None,
     }
 
 
 def _line(s: Scenario, row: dict[str, Any], response: dict[str, Any] | None) -> str:
-    doc = {"scenario_id": s.scenario_id, "catalog": s.catalog_ref, "catalog_id": s.catalog_id,
-           "request": json.loads(s.request_json), "status": row["status"],
-           "error": row["error"], "response": response}
+    doc = {
+        "scenario_id": s.scenario_id,
+        "catalog": s.catalog_ref,
+        "catalog_id": s.catalog_id,
+        "request": json.loads(s.request_json),
+        "status": row["status"],
+        "error": row["error"],
+        "response": response,
+    }
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))

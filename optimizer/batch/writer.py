@@ -35,17 +35,40 @@ CSV_FILE = "results.csv"
 _OFFSETS = {RESPONSES_FILE: b"responses_end", CSV_FILE: b"csv_end"}
 
 _S, _F, _I = pa.string(), pa.float64(), pa.int32()
-ROW_SCHEMA = pa.schema([
-    ("scenario_id", _S), ("comparison_key", _S), ("catalog", _S), ("catalog_id", _S),
-    ("catalog_name", _S), ("vendor", _S), ("objective", _S), ("workload_key", _S),
-    ("workload_model", _S), ("training_tokens", _F), ("budget_usd", _F),
-    ("target_training_hours", _F),
-    ("request_id", _S), ("status", _S), ("error", _S), ("error_code", _S), ("designs", _I),
-    ("gpus", _I), ("nodes", _I), ("server_sku", _S), ("nic_sku", _S), ("fabric", _S),
-    ("topology", _S), ("oversubscription", _F), ("capex_usd", _F),
-    ("training_time_hours", _F), ("power_kw", _F), ("solve_time_s", _F), ("gap", _F),
-    ("diagnosis", _S),
-])
+ROW_SCHEMA = pa.schema(
+    [
+        ("scenario_id", _S),
+        ("comparison_key", _S),
+        ("catalog", _S),
+        ("catalog_id", _S),
+        ("catalog_name", _S),
+        ("vendor", _S),
+        ("objective", _S),
+        ("workload_key", _S),
+        ("workload_model", _S),
+        ("training_tokens", _F),
+        ("budget_usd", _F),
+        ("target_training_hours", _F),
+        ("request_id", _S),
+        ("status", _S),
+        ("error", _S),
+        ("error_code", _S),
+        ("designs", _I),
+        ("gpus", _I),
+        ("nodes", _I),
+        ("server_sku", _S),
+        ("nic_sku", _S),
+        ("fabric", _S),
+        ("topology", _S),
+        ("oversubscription", _F),
+        ("capex_usd", _F),
+        ("training_time_hours", _F),
+        ("power_kw", _F),
+        ("solve_time_s", _F),
+        ("gap", _F),
+        ("diagnosis", _S),
+    ]
+)
 # Measurements of this run rather than results of the scenario: excluded when comparing runs.
 TIMING_COLUMNS = ("solve_time_s",)
 
@@ -80,8 +103,14 @@ class ResultWriter:
     even if an engine or a resumed run produces it again.
     """
 
-    def __init__(self, out_dir: str | Path, *, csv_copy: bool = False, flush_rows: int = 200,
-                 flush_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        out_dir: str | Path,
+        *,
+        csv_copy: bool = False,
+        flush_rows: int = 200,
+        flush_s: float = 10.0,
+    ) -> None:
         self.out_dir = Path(out_dir)
         (self.out_dir / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
         # Once a directory has a CSV copy it keeps one, or its offsets would stop matching.
@@ -89,7 +118,8 @@ class ResultWriter:
         self.flush_rows, self.flush_s = flush_rows, flush_s
         self._recover()
         self.written: set[str] = set(
-            read_table(self.out_dir, ["scenario_id"]).column("scenario_id").to_pylist())
+            read_table(self.out_dir, ["scenario_id"]).column("scenario_id").to_pylist()
+        )
         self._rows: list[dict[str, Any]] = []
         self._lines: list[str] = []
         self._buffered: set[str] = set()
@@ -103,8 +133,7 @@ class ResultWriter:
         self._rows.append(result.row)
         self._lines.append(result.response_json)
         self._buffered.add(sid)
-        if (len(self._rows) >= self.flush_rows
-                or time.monotonic() - self._since >= self.flush_s):
+        if len(self._rows) >= self.flush_rows or time.monotonic() - self._since >= self.flush_s:
             self.flush()
         return True
 
@@ -113,11 +142,15 @@ class ResultWriter:
         self._since = time.monotonic()
         if not self._rows:
             return
-        offsets = {_OFFSETS[RESPONSES_FILE]: str(
-            _append(self.out_dir / RESPONSES_FILE, "".join(f"{x}\n" for x in self._lines)))}
+        offsets = {
+            _OFFSETS[RESPONSES_FILE]: str(
+                _append(self.out_dir / RESPONSES_FILE, "".join(f"{x}\n" for x in self._lines))
+            )
+        }
         if self.csv_copy:
-            offsets[_OFFSETS[CSV_FILE]] = str(_append(self.out_dir / CSV_FILE,
-                                                      _csv_text(self._rows, self.out_dir)))
+            offsets[_OFFSETS[CSV_FILE]] = str(
+                _append(self.out_dir / CSV_FILE, _csv_text(self._rows, self.out_dir))
+            )
         table = pa.Table.from_pylist(self._rows, schema=ROW_SCHEMA)
         table = table.replace_schema_metadata({k: v.encode() for k, v in offsets.items()})
         parts = _parts(self.out_dir)

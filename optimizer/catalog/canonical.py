@@ -50,9 +50,11 @@ def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
 
 @functools.cache
 def _defaulted(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls)
-                     if f.default is not dataclasses.MISSING
-                     or f.default_factory is not dataclasses.MISSING)
+    return frozenset(
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+    )
 
 
 def _encode_value(value: Any, hint: Any) -> Any:
@@ -69,8 +71,9 @@ def _encode_value(value: Any, hint: Any) -> Any:
 
 
 def _encode_record(record: Any) -> dict[str, Any]:
-    return {name: _encode_value(getattr(record, name), hint)
-            for name, hint in _fields(type(record))}
+    return {
+        name: _encode_value(getattr(record, name), hint) for name, hint in _fields(type(record))
+    }
 
 
 def _sort_key(table: str) -> Any:
@@ -81,8 +84,10 @@ def _sort_key(table: str) -> Any:
 
 def canonical_document(catalog: Catalog) -> dict[str, Any]:
     """The catalog as plain JSON-able data in canonical order (what ``canonical_json`` encodes)."""
-    doc: dict[str, Any] = {"canonical_version": CANONICAL_VERSION,
-                           "meta": _encode_record(catalog.meta)}
+    doc: dict[str, Any] = {
+        "canonical_version": CANONICAL_VERSION,
+        "meta": _encode_record(catalog.meta),
+    }
     for table in _ROW_TYPES:
         rows = sorted(getattr(catalog, table), key=_sort_key(table))
         doc[table] = [_encode_record(r) for r in rows]
@@ -92,8 +97,13 @@ def canonical_document(catalog: Catalog) -> dict[str, Any]:
 def canonical_json(catalog: Catalog) -> bytes:
     """Deterministic UTF-8 JSON of ``catalog``: equal content gives equal bytes."""
     try:
-        text = json.dumps(canonical_document(catalog), sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False, allow_nan=False)
+        text = json.dumps(
+            canonical_document(catalog),
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+            allow_nan=False,
+        )
     except ValueError as e:  # NaN or infinity cannot be part of a catalog
         raise InvalidInput(f"catalog holds a non-finite number ({e})", field="catalog") from e
     return text.encode("utf-8")
@@ -136,7 +146,14 @@ def catalog_from_canonical(data: bytes) -> Catalog:
         return Catalog(meta=_decode_record(CatalogMeta, doc["meta"]), **tables)
     except InvalidInput:
         raise
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError,
-            AttributeError) as e:
-        raise InvalidInput(f"not a canonical catalog document ({type(e).__name__}: {e})",
-                           field="catalog") from e
+    except (
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+    ) as e:
+        raise InvalidInput(
+            f"not a canonical catalog document ({type(e).__name__}: {e})", field="catalog"
+        ) from e

@@ -89,21 +89,24 @@ def _check_plain(column: Column, text: str) -> None:
     numeric = column.kind in ("int", "decimal", "money")
     starts = ("=", "@") if numeric else FORMULA_STARTS
     if text.startswith(starts):
-        raise CellError("a plain value, not a formula (text may not start with "
-                        + " ".join(starts) + ")")
+        raise CellError(
+            "a plain value, not a formula (text may not start with " + " ".join(starts) + ")"
+        )
     if text != text.strip():
         raise CellError(f"{column.constraint}, without leading or trailing spaces")
     if any(unicodedata.category(ch) == "Cc" for ch in text):
         raise CellError(f"{column.constraint}, without control characters or line breaks")
     if len(text) > MAX_TEXT_CHARS:
-        raise CellError(column.constraint if column.kind == "text"
-                        else f"at most {MAX_TEXT_CHARS} characters")
+        raise CellError(
+            column.constraint if column.kind == "text" else f"at most {MAX_TEXT_CHARS} characters"
+        )
 
 
 def _in_bounds(column: Column, number: Decimal) -> bool:
-    if column.minimum is not None:
-        if number < column.minimum or (column.exclusive_minimum and number == column.minimum):
-            return False
+    if column.minimum is not None and (
+        number < column.minimum or (column.exclusive_minimum and number == column.minimum)
+    ):
+        return False
     return column.maximum is None or number <= column.maximum
 
 

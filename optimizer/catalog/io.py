@@ -91,6 +91,7 @@ class _Unreadable(ValueError):
 
 # --- reading ------------------------------------------------------------------------------------
 
+
 def read_tables(path: str | Path) -> RawCatalog:
     """Read a catalog from a folder of ``<table>.csv`` or ``<table>.parquet`` files, or from one
     ``.xlsx`` workbook with a sheet per table. Other files in the folder are ignored.
@@ -102,15 +103,23 @@ def read_tables(path: str | Path) -> RawCatalog:
     if not root.exists():
         raise NotFound(f"catalog path {str(root)!r} does not exist")
     if root.is_dir():
-        files = [f for f in sorted(root.iterdir()) if f.is_file()
-                 and f.suffix in (".csv", ".parquet") and f.stem in FILE_TABLES]
+        files = [
+            f
+            for f in sorted(root.iterdir())
+            if f.is_file() and f.suffix in (".csv", ".parquet") and f.stem in FILE_TABLES
+        ]
     elif root.suffix.lower() == ".xlsx":
         files = [root]
     else:
-        raise InvalidInput("expected a folder of CSV or Parquet table files or an .xlsx "
-                           f"workbook, got {root.name!r}", field="path")
-    return _read_named({f.name: f.stat().st_size for f in files},
-                       lambda name: (root if root.is_file() else root / name).read_bytes())
+        raise InvalidInput(
+            "expected a folder of CSV or Parquet table files or an .xlsx "
+            f"workbook, got {root.name!r}",
+            field="path",
+        )
+    return _read_named(
+        {f.name: f.stat().st_size for f in files},
+        lambda name: (root if root.is_file() else root / name).read_bytes(),
+    )
 
 
 def read_tables_from_bytes(files: Mapping[str, bytes]) -> RawCatalog:
@@ -125,25 +134,46 @@ def _read_named(sizes: Mapping[str, int], load: Callable[[str], bytes]) -> RawCa
     problems: list[Problem] = []
     for name in sizes:
         if _table_of(name) is None:
-            problems.append(error(CATALOG, None, None, name,
-                                  "table files named " + ", ".join(
-                                      f"{t}.csv" for t in FILE_TABLES)
-                                  + " (or .parquet), or one .xlsx workbook"))
+            problems.append(
+                error(
+                    CATALOG,
+                    None,
+                    None,
+                    name,
+                    "table files named "
+                    + ", ".join(f"{t}.csv" for t in FILE_TABLES)
+                    + " (or .parquet), or one .xlsx workbook",
+                )
+            )
     named = sorted(n for n in sizes if _table_of(n) is not None)
     fmt = _format_of(named)
     if fmt == "":
         kinds = sorted({n.rpartition(".")[2].lower() for n in named})
-        problems.append(error(CATALOG, None, None, ", ".join(kinds) or None,
-                              "table files of one format: CSV files, Parquet files, "
-                              "or one .xlsx workbook"))
+        problems.append(
+            error(
+                CATALOG,
+                None,
+                None,
+                ", ".join(kinds) or None,
+                "table files of one format: CSV files, Parquet files, or one .xlsx workbook",
+            )
+        )
         return RawCatalog("", {}, tuple(problems))
     tables: dict[str, RawTable] = {}
     for name in named:
         try:
             if sizes[name] > MAX_FILE_BYTES:
-                raise _TableUnreadable([error(_table_of(name) or CATALOG, None, None,
-                                              f"{sizes[name]} bytes",
-                                              f"a file of at most {MAX_FILE_BYTES} bytes")])
+                raise _TableUnreadable(
+                    [
+                        error(
+                            _table_of(name) or CATALOG,
+                            None,
+                            None,
+                            f"{sizes[name]} bytes",
+                            f"a file of at most {MAX_FILE_BYTES} bytes",
+                        )
+                    ]
+                )
             if fmt == "xlsx":
                 tables.update(_read_xlsx(name, load(name), problems))
             else:
@@ -184,8 +214,8 @@ def _decode(table: str, data: bytes) -> str:
     try:
         return data.decode(_UTF8)
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        bad = data[e.start:e.end]
+        line = data[: e.start].count(b"\n") + 1
+        bad = data[e.start : e.end]
         raise _TableUnreadable([error(table, line, None, repr(bad), "UTF-8 text")]) from None
 
 
@@ -212,8 +242,15 @@ def _read_csv(table: str, name: str, data: bytes) -> RawTable:
     width = len(header.cells)
     for row in rows:
         if len(row.cells) != width:
-            problems.append(error(table, row.number, None, f"{len(row.cells)} fields",
-                                  f"{width} fields, one per header column"))
+            problems.append(
+                error(
+                    table,
+                    row.number,
+                    None,
+                    f"{len(row.cells)} fields",
+                    f"{width} fields, one per header column",
+                )
+            )
     if problems:
         raise _TableUnreadable(problems)
     return RawTable(table, name, header.number, header.cells, tuple(rows))
@@ -226,8 +263,9 @@ def _read_parquet(table: str, name: str, data: bytes) -> RawTable:
         batch = next(parquet.iter_batches(batch_size=MAX_ROWS_PER_TABLE + 1), None)
         columns = [] if batch is None else [c.to_pylist() for c in batch.columns]
     except Exception as e:  # any failure to decode is a bad file, not a crash
-        raise _TableUnreadable([error(table, None, None, type(e).__name__,
-                                      "a readable Parquet file")]) from None
+        raise _TableUnreadable(
+            [error(table, None, None, type(e).__name__, "a readable Parquet file")]
+        ) from None
     # Parquet has no header line; data row i (1-based) is numbered i + 1 like CSV and XLSX.
     rows = _text_rows(table, header, list(zip(*columns, strict=True)), first_number=2)
     return RawTable(table, name, 1, header, rows)
@@ -238,28 +276,48 @@ def _read_xlsx(name: str, data: bytes, problems: list[Problem]) -> dict[str, Raw
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             unpacked = sum(i.file_size for i in z.infolist())
     except Exception:  # any failure to open the archive is a bad file, not a crash
-        raise _TableUnreadable([error(CATALOG, None, None, name,
-                                      "an .xlsx workbook (a zip archive)")]) from None
+        raise _TableUnreadable(
+            [error(CATALOG, None, None, name, "an .xlsx workbook (a zip archive)")]
+        ) from None
     if unpacked > MAX_XLSX_UNCOMPRESSED_BYTES:
-        raise _TableUnreadable([error(CATALOG, None, None, f"{unpacked} bytes unpacked",
-                                      f"at most {MAX_XLSX_UNCOMPRESSED_BYTES} bytes unpacked")])
+        raise _TableUnreadable(
+            [
+                error(
+                    CATALOG,
+                    None,
+                    None,
+                    f"{unpacked} bytes unpacked",
+                    f"at most {MAX_XLSX_UNCOMPRESSED_BYTES} bytes unpacked",
+                )
+            ]
+        )
     try:
-        sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, header=None, dtype=object,
-                               keep_default_na=False, na_filter=False, engine="openpyxl",
-                               engine_kwargs={"data_only": False})
+        sheets = pd.read_excel(
+            io.BytesIO(data),
+            sheet_name=None,
+            header=None,
+            dtype=object,
+            keep_default_na=False,
+            na_filter=False,
+            engine="openpyxl",
+            engine_kwargs={"data_only": False},
+        )
     except Exception as e:  # any failure to decode is a bad file, not a crash
-        raise _TableUnreadable([error(CATALOG, None, None, type(e).__name__,
-                                      "a readable .xlsx workbook")]) from None
+        raise _TableUnreadable(
+            [error(CATALOG, None, None, type(e).__name__, "a readable .xlsx workbook")]
+        ) from None
     tables = {}
     for sheet, frame in sheets.items():
         if sheet not in FILE_TABLES:
-            problems.append(error(CATALOG, None, None, sheet,
-                                  "sheets named " + ", ".join(FILE_TABLES)))
+            problems.append(
+                error(CATALOG, None, None, sheet, "sheets named " + ", ".join(FILE_TABLES))
+            )
             continue
         try:
             # Sheet row r is frame row r - 1: the header sits on row 1.
-            cells = _text_rows(sheet, (), list(frame.itertuples(index=False, name=None)),
-                               first_number=1)
+            cells = _text_rows(
+                sheet, (), list(frame.itertuples(index=False, name=None)), first_number=1
+            )
         except _TableUnreadable as e:
             problems.extend(e.problems)
             continue
@@ -271,8 +329,9 @@ def _read_xlsx(name: str, data: bytes, problems: list[Problem]) -> dict[str, Raw
     return tables
 
 
-def _text_rows(table: str, header: tuple[str, ...], values: list[tuple[object, ...]],
-               first_number: int) -> tuple[RawRow, ...]:
+def _text_rows(
+    table: str, header: tuple[str, ...], values: list[tuple[object, ...]], first_number: int
+) -> tuple[RawRow, ...]:
     rows: list[RawRow] = []
     problems: list[Problem] = []
     for i, row in enumerate(values):
@@ -288,7 +347,7 @@ def _text_rows(table: str, header: tuple[str, ...], values: list[tuple[object, .
             rows.append(RawRow(number, tuple(cells)))
     if problems:
         raise _TableUnreadable(problems)
-    return tuple(rows[:MAX_ROWS_PER_TABLE + 2])
+    return tuple(rows[: MAX_ROWS_PER_TABLE + 2])
 
 
 def _cell_text(v: object) -> str:
@@ -307,13 +366,17 @@ def _cell_text(v: object) -> str:
     if isinstance(v, numbers.Integral):
         return str(int(v))
     if isinstance(v, float):
-        return "NaN" if math.isnan(v) else str(v) if math.isinf(v) else format(
-            Decimal(repr(v)), "f")
+        return (
+            "NaN" if math.isnan(v) else str(v) if math.isinf(v) else format(Decimal(repr(v)), "f")
+        )
     if isinstance(v, Decimal):
         return format(v, "f")
     if isinstance(v, datetime):
-        return v.date().isoformat() if v.time() == datetime.min.time() and v.tzinfo is None \
+        return (
+            v.date().isoformat()
+            if v.time() == datetime.min.time() and v.tzinfo is None
             else v.isoformat()
+        )
     if isinstance(v, date):
         return v.isoformat()
     if isinstance(v, bytes):
@@ -326,6 +389,7 @@ def _cell_text(v: object) -> str:
 
 # --- writing ------------------------------------------------------------------------------------
 
+
 def _written(table: str, column: Column, value: Value) -> str:
     """The text of ``value``, refused unless it reads back as the same value.
 
@@ -336,11 +400,11 @@ def _written(table: str, column: Column, value: Value) -> str:
     try:
         same = parse_cell(column, text) == value
     except CellError as e:
-        raise InvalidInput(f"{table}: {text!r} cannot be written; expected {e.expected}",
-                           field=column.name) from None
+        raise InvalidInput(
+            f"{table}: {text!r} cannot be written; expected {e.expected}", field=column.name
+        ) from None
     if not same:
-        raise InvalidInput(f"{table}: {value!r} would not read back exactly",
-                           field=column.name)
+        raise InvalidInput(f"{table}: {value!r} would not read back exactly", field=column.name)
     return text
 
 
@@ -348,9 +412,14 @@ def catalog_rows(catalog: Catalog) -> dict[str, tuple[tuple[str, ...], list[tupl
     """Header and text rows of every table of ``catalog`` in canonical form."""
     tables: dict[str, tuple[tuple[str, ...], list[tuple[str, ...]]]] = {}
     meta = record_values(METADATA, catalog.meta)
-    tables[METADATA] = (METADATA_HEADER, [(k.name, _written(METADATA, k, meta[k.field]))
-                                          for k in METADATA_KEYS
-                                          if meta[k.field] is not None])
+    tables[METADATA] = (
+        METADATA_HEADER,
+        [
+            (k.name, _written(METADATA, k, meta[k.field]))
+            for k in METADATA_KEYS
+            if meta[k.field] is not None
+        ],
+    )
     for table in FILE_TABLES:
         if table == METADATA or (table == "price_breaks" and not catalog.price_breaks):
             continue
@@ -373,11 +442,14 @@ def write_catalog(catalog: Catalog, dest: str | Path, fmt: str = "csv") -> Path:
     Returns the folder or workbook written.
     """
     if fmt not in FORMATS:
-        raise InvalidInput(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}",
-                           field="format")
+        raise InvalidInput(
+            f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}", field="format"
+        )
     target = Path(dest)
-    frames = {t: pd.DataFrame(rows, columns=list(header), dtype=object)
-              for t, (header, rows) in catalog_rows(catalog).items()}
+    frames = {
+        t: pd.DataFrame(rows, columns=list(header), dtype=object)
+        for t, (header, rows) in catalog_rows(catalog).items()
+    }
     if fmt == "xlsx":
         book = target if target.suffix.lower() == ".xlsx" else target / "catalog.xlsx"
         book.parent.mkdir(parents=True, exist_ok=True)

@@ -121,5 +121,8 @@ class Catalog:
         return price
 
     def breaks_for(self, sku: str) -> tuple[PriceBreak, ...]:
-        return tuple(sorted((pb for pb in self.price_breaks if pb.sku == sku),
-                            key=lambda pb: pb.min_quantity))
+        return tuple(
+            sorted(
+                (pb for pb in self.price_breaks if pb.sku == sku), key=lambda pb: pb.min_quantity
+            )
+        )

@@ -18,8 +18,12 @@ from optimizer.catalog.schema import METADATA, columns_of
 
 Record = Server | Nic | Switch | Link | PriceBreak | CatalogMeta
 RECORD_TYPES: Mapping[str, type[Record]] = {
-    "servers": Server, "nics": Nic, "switches": Switch, "links": Link,
-    "price_breaks": PriceBreak, METADATA: CatalogMeta,
+    "servers": Server,
+    "nics": Nic,
+    "switches": Switch,
+    "links": Link,
+    "price_breaks": PriceBreak,
+    METADATA: CatalogMeta,
 }
 AVAILABILITY_FIELDS = ("stock_units", "lead_time_days", "source")
 """Columns that fill a record's ``availability`` rather than the record itself."""
@@ -34,7 +38,8 @@ def build_record(table: str, values: Mapping[str, Value]) -> Record:
     kwargs = dict(values)
     if _has_availability(table):
         kwargs["availability"] = Availability(
-            **{name: kwargs.pop(name) for name in AVAILABILITY_FIELDS})  # type: ignore[arg-type]
+            **{name: kwargs.pop(name) for name in AVAILABILITY_FIELDS}
+        )  # type: ignore[arg-type]
     return RECORD_TYPES[table](**kwargs)  # type: ignore[arg-type]
 
 
@@ -42,7 +47,8 @@ def record_values(table: str, record: Record) -> dict[str, Value]:
     """The typed value of every column of ``table`` in ``record``; inverse of build_record."""
     nested = _has_availability(table)
     return {
-        c.field: getattr(record.availability if nested and c.field in AVAILABILITY_FIELDS
-                         else record, c.field)  # type: ignore[union-attr]
+        c.field: getattr(
+            record.availability if nested and c.field in AVAILABILITY_FIELDS else record, c.field
+        )  # type: ignore[union-attr]
         for c in columns_of(table)
     }

@@ -28,8 +28,9 @@ def bundled_catalogs() -> list[Path]:
     return sorted(p for p in root.iterdir() if (p / _MARKER).is_file())
 
 
-def resolve_catalog(ref: str, *, data_dir: str | Path | None = None,
-                    tenant: str = "default") -> Catalog:
+def resolve_catalog(
+    ref: str, *, data_dir: str | Path | None = None, tenant: str = "default"
+) -> Catalog:
     """The catalog ``ref`` names, tried in order: an existing file or folder; a bundled
     catalog's name; a stored ``name``, ``name@version`` or id (prefix) of ``tenant``.
 
@@ -46,7 +47,8 @@ def resolve_catalog(ref: str, *, data_dir: str | Path | None = None,
             return load_catalog(folder)
     store_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if not (store_dir / DB_FILENAME).is_file():  # a lookup must not create an empty store
-        raise NotFound(f"catalog {ref!r} not found (no such file, bundled catalog or stored "
-                       "catalog)")
+        raise NotFound(
+            f"catalog {ref!r} not found (no such file, bundled catalog or stored catalog)"
+        )
     with CatalogStore(store_dir) as store:
         return store.get(ref, tenant=tenant)

@@ -81,45 +81,105 @@ class Column:
             return "an ISO date YYYY-MM-DD"
         if self.kind == "text":
             return f"plain text of at most {MAX_TEXT_CHARS} characters"
-        noun = {"int": "an integer", "decimal": "a decimal number",
-                "money": "a USD amount (at most 2 decimal places)"}[self.kind]
-        low = "" if self.minimum is None else (
-            f" {'>' if self.exclusive_minimum else '>='} {self.minimum}")
+        noun = {
+            "int": "an integer",
+            "decimal": "a decimal number",
+            "money": "a USD amount (at most 2 decimal places)",
+        }[self.kind]
+        low = (
+            ""
+            if self.minimum is None
+            else (f" {'>' if self.exclusive_minimum else '>='} {self.minimum}")
+        )
         high = "" if self.maximum is None else f" <= {self.maximum:_}".replace("_", ",")
         return noun + (low + " and" + high if low and high else low + high)
 
 
 def _identity(table: str, what: str) -> tuple[Column, ...]:
     return (
-        Column(table, "sku", "text", "", True,
-               f"Vendor part number of the {what}; unique across all tables of the catalog."),
+        Column(
+            table,
+            "sku",
+            "text",
+            "",
+            True,
+            f"Vendor part number of the {what}; unique across all tables of the catalog.",
+        ),
         Column(table, "vendor", "text", "", True, "Who sells it."),
     )
 
 
 def _supply(table: str, price_unit: str) -> tuple[Column, ...]:
     return (
-        Column(table, "price_usd", "money", price_unit, True,
-               "List unit price before volume breaks.", minimum=0, exclusive_minimum=True,
-               maximum=MAX_PRICE_USD, attribute="price_cents"),
-        Column(table, "stock_units", "int", "units", False,
-               "Units the vendor can ship now (empty: unknown).", minimum=0,
-               maximum=MAX_QUANTITY),
-        Column(table, "lead_time_days", "int", "days", False,
-               "Days from order to delivery (empty: unknown).", minimum=0, maximum=3650),
-        Column(table, "source", "text", "", False,
-               "Where the price came from, with its date (URL, quote number)."),
+        Column(
+            table,
+            "price_usd",
+            "money",
+            price_unit,
+            True,
+            "List unit price before volume breaks.",
+            minimum=0,
+            exclusive_minimum=True,
+            maximum=MAX_PRICE_USD,
+            attribute="price_cents",
+        ),
+        Column(
+            table,
+            "stock_units",
+            "int",
+            "units",
+            False,
+            "Units the vendor can ship now (empty: unknown).",
+            minimum=0,
+            maximum=MAX_QUANTITY,
+        ),
+        Column(
+            table,
+            "lead_time_days",
+            "int",
+            "days",
+            False,
+            "Days from order to delivery (empty: unknown).",
+            minimum=0,
+            maximum=3650,
+        ),
+        Column(
+            table,
+            "source",
+            "text",
+            "",
+            False,
+            "Where the price came from, with its date (URL, quote number).",
+        ),
     )
 
 
-def _positive(table: str, name: str, kind: str, unit: str, description: str,
-              maximum: int, *, required: bool = True) -> Column:
-    return Column(table, name, kind, unit, required, description, minimum=0,
-                  exclusive_minimum=True, maximum=maximum)
+def _positive(
+    table: str,
+    name: str,
+    kind: str,
+    unit: str,
+    description: str,
+    maximum: int,
+    *,
+    required: bool = True,
+) -> Column:
+    return Column(
+        table,
+        name,
+        kind,
+        unit,
+        required,
+        description,
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=maximum,
+    )
 
 
-def _non_negative(table: str, name: str, kind: str, unit: str, description: str,
-                  maximum: int) -> Column:
+def _non_negative(
+    table: str, name: str, kind: str, unit: str, description: str, maximum: int
+) -> Column:
     return Column(table, name, kind, unit, True, description, minimum=0, maximum=maximum)
 
 
@@ -127,59 +187,140 @@ COLUMNS: tuple[Column, ...] = (
     *_identity("servers", "server"),
     Column("servers", "gpu_model", "text", "", True, "GPU name, e.g. H100-SXM5-80GB."),
     _positive("servers", "gpus_per_node", "int", "GPUs", "GPUs in one server.", 64),
-    _positive("servers", "gpu_peak_bf16_tflops", "decimal", "TFLOP/s",
-              "Dense BF16 peak of one GPU (no sparsity).", 100_000),
+    _positive(
+        "servers",
+        "gpu_peak_bf16_tflops",
+        "decimal",
+        "TFLOP/s",
+        "Dense BF16 peak of one GPU (no sparsity).",
+        100_000,
+    ),
     _positive("servers", "gpu_memory_gb", "decimal", "GB", "Memory of one GPU.", 100_000),
-    _positive("servers", "intra_node_gbytes_per_s", "decimal", "GB/s",
-              "NVLink (or PCIe) bandwidth per GPU, one direction.", 1_000_000),
+    _positive(
+        "servers",
+        "intra_node_gbytes_per_s",
+        "decimal",
+        "GB/s",
+        "NVLink (or PCIe) bandwidth per GPU, one direction.",
+        1_000_000,
+    ),
     _positive("servers", "max_nics", "int", "NICs", "Scale-out NIC slots in one server.", 64),
     _positive("servers", "power_kw", "decimal", "kW", "Maximum power draw of one server.", 1_000),
     _positive("servers", "rack_units", "int", "U", "Height in rack units.", 60),
     *_supply("servers", "USD per server"),
-    _positive("servers", "gpu_peak_fp8_tflops", "decimal", "TFLOP/s",
-              "Dense FP8 peak of one GPU (empty: no FP8).", 100_000, required=False),
+    _positive(
+        "servers",
+        "gpu_peak_fp8_tflops",
+        "decimal",
+        "TFLOP/s",
+        "Dense FP8 peak of one GPU (empty: no FP8).",
+        100_000,
+        required=False,
+    ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
     _positive("nics", "ports", "int", "ports", "Network ports on the card.", 16),
-    Column("nics", "protocols", "enum_set", "", True, "Protocols the NIC speaks.",
-           allowed=PROTOCOLS),
+    Column(
+        "nics", "protocols", "enum_set", "", True, "Protocols the NIC speaks.", allowed=PROTOCOLS
+    ),
     _non_negative("nics", "power_w", "decimal", "W", "Power draw of one NIC.", 10_000),
     *_supply("nics", "USD per NIC"),
     *_identity("switches", "switch"),
-    Column("switches", "fabric_family", "enum", "", True, "Protocol family of the switch.",
-           allowed=FABRIC_FAMILIES),
-    _positive("switches", "ports", "int", "ports", "Physical ports (radix at port speed).",
-              100_000),
+    Column(
+        "switches",
+        "fabric_family",
+        "enum",
+        "",
+        True,
+        "Protocol family of the switch.",
+        allowed=FABRIC_FAMILIES,
+    ),
+    _positive(
+        "switches", "ports", "int", "ports", "Physical ports (radix at port speed).", 100_000
+    ),
     _positive("switches", "port_speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
-    _positive("switches", "breakout", "int", "ports",
-              "Lower-speed ports one port splits into (1: no breakout); each runs at "
-              "port_speed_gbps / breakout.", 16),
-    Column("switches", "lossless", "bool", "", True,
-           "PFC/ECN capable, as RoCE requires (InfiniBand is lossless by design)."),
+    _positive(
+        "switches",
+        "breakout",
+        "int",
+        "ports",
+        "Lower-speed ports one port splits into (1: no breakout); each runs at "
+        "port_speed_gbps / breakout.",
+        16,
+    ),
+    Column(
+        "switches",
+        "lossless",
+        "bool",
+        "",
+        True,
+        "PFC/ECN capable, as RoCE requires (InfiniBand is lossless by design).",
+    ),
     _non_negative("switches", "latency_ns", "decimal", "ns", "Port-to-port latency.", 1_000_000),
     _non_negative("switches", "power_w", "decimal", "W", "Typical power draw.", 1_000_000),
     _positive("switches", "rack_units", "int", "U", "Height in rack units.", 60),
     *_supply("switches", "USD per switch"),
     *_identity("links", "cable, transceiver or fiber"),
-    Column("links", "kind", "enum", "", True,
-           "Cable assembly (dac, aec, aoc: priced per cable), transceiver (per module) or "
-           "fiber (per metre).", allowed=LINK_KINDS),
+    Column(
+        "links",
+        "kind",
+        "enum",
+        "",
+        True,
+        "Cable assembly (dac, aec, aoc: priced per cable), transceiver (per module) or "
+        "fiber (per metre).",
+        allowed=LINK_KINDS,
+    ),
     _positive("links", "speed_gbps", "int", "Gb/s", "Line rate carried.", 100_000),
-    Column("links", "fabric_family", "enum", "", True,
-           "Fabric it is qualified for; any fits both.", allowed=LINK_FABRICS),
-    _positive("links", "reach_m", "decimal", "m",
-              "Longest supported length (a cable's length for fixed-length assemblies).",
-              100_000),
-    _non_negative("links", "power_w", "decimal", "W",
-                  "Power per cable end pair or per transceiver (0 for passive copper, fiber).",
-                  1_000),
+    Column(
+        "links",
+        "fabric_family",
+        "enum",
+        "",
+        True,
+        "Fabric it is qualified for; any fits both.",
+        allowed=LINK_FABRICS,
+    ),
+    _positive(
+        "links",
+        "reach_m",
+        "decimal",
+        "m",
+        "Longest supported length (a cable's length for fixed-length assemblies).",
+        100_000,
+    ),
+    _non_negative(
+        "links",
+        "power_w",
+        "decimal",
+        "W",
+        "Power per cable end pair or per transceiver (0 for passive copper, fiber).",
+        1_000,
+    ),
     *_supply("links", "USD per cable, per transceiver, or per metre of fiber"),
     Column("price_breaks", "sku", "text", "", True, "SKU of a row in another table."),
-    Column("price_breaks", "min_quantity", "int", "units", True,
-           "Smallest order quantity the price applies to.", minimum=2, maximum=MAX_QUANTITY),
-    Column("price_breaks", "unit_price_usd", "money", "USD per unit", True,
-           "Unit price at or above min_quantity.", minimum=0, exclusive_minimum=True,
-           maximum=MAX_PRICE_USD, attribute="unit_price_cents"),
+    Column(
+        "price_breaks",
+        "min_quantity",
+        "int",
+        "units",
+        True,
+        "Smallest order quantity the price applies to.",
+        minimum=2,
+        maximum=MAX_QUANTITY,
+    ),
+    Column(
+        "price_breaks",
+        "unit_price_usd",
+        "money",
+        "USD per unit",
+        True,
+        "Unit price at or above min_quantity.",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=MAX_PRICE_USD,
+        attribute="unit_price_cents",
+    ),
     Column("price_breaks", "source", "text", "", False, "Where the break came from."),
 )
 """Every column, table by table, in the order files are written."""
@@ -187,12 +328,25 @@ COLUMNS: tuple[Column, ...] = (
 METADATA_KEYS: tuple[Column, ...] = (
     Column(METADATA, "name", "text", "", True, "Catalog name, e.g. infiniband-ndr."),
     Column(METADATA, "vendor", "text", "", True, "Vendor, reseller or quote reference."),
-    Column(METADATA, "currency", "enum", "", True,
-           "Currency of every price.", allowed=("USD",),
-           note="USD (the only currency until conversion exists)"),
+    Column(
+        METADATA,
+        "currency",
+        "enum",
+        "",
+        True,
+        "Currency of every price.",
+        allowed=("USD",),
+        note="USD (the only currency until conversion exists)",
+    ),
     Column(METADATA, "quote_date", "date", "", False, "Date the prices were quoted."),
-    Column(METADATA, "valid_until", "date", "", False,
-           "Last day the quote holds; an expired quote is a warning."),
+    Column(
+        METADATA,
+        "valid_until",
+        "date",
+        "",
+        False,
+        "Last day the quote holds; an expired quote is a warning.",
+    ),
 )
 """Keys of the ``metadata`` table (``key,value`` rows)."""
 METADATA_HEADER = ("key", "value")
@@ -208,11 +362,15 @@ def columns_of(table: str) -> tuple[Column, ...]:
 def markdown_table(table: str) -> str:
     """The documentation table of ``table``; docs/catalogs.md embeds these verbatim."""
     first = "key" if table == METADATA else "column"
-    lines = [f"| {first} | required | type | unit | allowed values | description |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"| {first} | required | type | unit | allowed values | description |",
+        "|---|---|---|---|---|---|",
+    ]
     for c in columns_of(table):
-        lines.append(f"| `{c.name}` | {'yes' if c.required else 'no'} | {c.kind} | "
-                     f"{c.unit} | {c.constraint} | {c.description} |")
+        lines.append(
+            f"| `{c.name}` | {'yes' if c.required else 'no'} | {c.kind} | "
+            f"{c.unit} | {c.constraint} | {c.description} |"
+        )
     return "\n".join(lines)
 
 

@@ -54,8 +54,7 @@ CREATE TABLE IF NOT EXISTS catalog_versions (
 """
 # Connections a forked child inherited: never used, never closed, never freed.
 _INHERITED_CONNECTIONS: list[sqlite3.Connection] = []
-_INFO_COLUMNS = ("tenant, id, name, version, vendor, quote_date, created_at, row_count, "
-                 "size_bytes")
+_INFO_COLUMNS = "tenant, id, name, version, vendor, quote_date, created_at, row_count, size_bytes"
 
 
 def default_data_dir() -> Path:
@@ -182,8 +181,9 @@ class CatalogStore:
         self.close()
 
     # ------------------------------------------------------------------ writes
-    def put(self, catalog: Catalog, *, tenant: str,
-            request_id: str | None = None) -> StoredCatalogInfo:
+    def put(
+        self, catalog: Catalog, *, tenant: str, request_id: str | None = None
+    ) -> StoredCatalogInfo:
         """Store ``catalog`` as the next version of its name; returns once it is committed.
 
         Identical content already stored for the tenant returns that version unchanged.
@@ -200,7 +200,9 @@ class CatalogStore:
             if request_id is not None:
                 row = conn.execute(
                     f"SELECT {_INFO_COLUMNS} FROM catalog_versions"
-                    " WHERE tenant = ? AND request_id = ?", (tenant, request_id)).fetchone()
+                    " WHERE tenant = ? AND request_id = ?",
+                    (tenant, request_id),
+                ).fetchone()
                 if row is not None:
                     if row[1] != cid:
                         msg = "already used for a different catalog"
@@ -208,28 +210,50 @@ class CatalogStore:
                     return StoredCatalogInfo(*row)
             row = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND id = ?",
-                (tenant, cid)).fetchone()
+                (tenant, cid),
+            ).fetchone()
             if row is not None:
                 return StoredCatalogInfo(*row)
             name = catalog.meta.name
             (version,) = conn.execute(
                 "SELECT COALESCE(MAX(version), 0) + 1 FROM catalog_versions"
-                " WHERE tenant = ? AND name = ?", (tenant, name)).fetchone()
+                " WHERE tenant = ? AND name = ?",
+                (tenant, name),
+            ).fetchone()
             quote_date = catalog.meta.quote_date.isoformat() if catalog.meta.quote_date else None
             info = StoredCatalogInfo(
-                tenant=tenant, id=cid, name=name, version=version, vendor=catalog.meta.vendor,
+                tenant=tenant,
+                id=cid,
+                name=name,
+                version=version,
+                vendor=catalog.meta.vendor,
                 quote_date=quote_date,
                 created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                row_count=_row_count(catalog), size_bytes=len(data))
+                row_count=_row_count(catalog),
+                size_bytes=len(data),
+            )
             conn.execute(
                 f"INSERT INTO catalog_versions ({_INFO_COLUMNS}, request_id, canonical)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (info.tenant, info.id, info.name, info.version, info.vendor, info.quote_date,
-                 info.created_at, info.row_count, info.size_bytes, request_id, data))
+                (
+                    info.tenant,
+                    info.id,
+                    info.name,
+                    info.version,
+                    info.vendor,
+                    info.quote_date,
+                    info.created_at,
+                    info.row_count,
+                    info.size_bytes,
+                    request_id,
+                    data,
+                ),
+            )
         return info
 
-    def delete(self, ref: str, *, tenant: str,
-               all_versions: bool = False) -> list[StoredCatalogInfo]:
+    def delete(
+        self, ref: str, *, tenant: str, all_versions: bool = False
+    ) -> list[StoredCatalogInfo]:
         """Delete the version ``ref`` names (with ``all_versions``, every version of its name).
 
         Other versions are untouched, so deleting the latest makes the previous one latest.
@@ -241,12 +265,17 @@ class CatalogStore:
             if all_versions:
                 rows = conn.execute(
                     f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND name = ?"
-                    " ORDER BY version", (tenant, info.name)).fetchall()
-                conn.execute("DELETE FROM catalog_versions WHERE tenant = ? AND name = ?",
-                             (tenant, info.name))
+                    " ORDER BY version",
+                    (tenant, info.name),
+                ).fetchall()
+                conn.execute(
+                    "DELETE FROM catalog_versions WHERE tenant = ? AND name = ?",
+                    (tenant, info.name),
+                )
                 return [StoredCatalogInfo(*r) for r in rows]
-            conn.execute("DELETE FROM catalog_versions WHERE tenant = ? AND id = ?",
-                         (tenant, info.id))
+            conn.execute(
+                "DELETE FROM catalog_versions WHERE tenant = ? AND id = ?", (tenant, info.id)
+            )
             return [info]
 
     # ------------------------------------------------------------------ reads
@@ -256,7 +285,9 @@ class CatalogStore:
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ?"
-                " ORDER BY name, version", (tenant,)).fetchall()
+                " ORDER BY name, version",
+                (tenant,),
+            ).fetchall()
         return [StoredCatalogInfo(*r) for r in rows]
 
     def info(self, ref: str, *, tenant: str) -> StoredCatalogInfo:
@@ -272,7 +303,8 @@ class CatalogStore:
             info = self._resolve(conn, ref, tenant)
             row = conn.execute(
                 "SELECT canonical FROM catalog_versions WHERE tenant = ? AND id = ?",
-                (tenant, info.id)).fetchone()
+                (tenant, info.id),
+            ).fetchone()
         return catalog_from_canonical(bytes(row[0]))
 
     def export(self, ref: str, dest: str | Path, fmt: str, *, tenant: str) -> Path:
@@ -295,7 +327,8 @@ class CatalogStore:
             row = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM catalog_versions"
                 " WHERE tenant = ? AND name = ? AND version = ?",
-                (tenant, name, int(version_text))).fetchone()
+                (tenant, name, int(version_text)),
+            ).fetchone()
             if row is None:
                 raise not_found
             return StoredCatalogInfo(*row)
@@ -303,15 +336,19 @@ class CatalogStore:
             rows = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM catalog_versions"
                 " WHERE tenant = ? AND substr(id, 1, ?) = ? LIMIT 2",
-                (tenant, len(ref), ref)).fetchall()
+                (tenant, len(ref), ref),
+            ).fetchall()
             if len(rows) > 1:
-                raise InvalidInput(f"id prefix {ref!r} matches several catalogs; give more digits",
-                                   field="catalog")
+                raise InvalidInput(
+                    f"id prefix {ref!r} matches several catalogs; give more digits", field="catalog"
+                )
             if rows:
                 return StoredCatalogInfo(*rows[0])
         row = conn.execute(
             f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND name = ?"
-            " ORDER BY version DESC LIMIT 1", (tenant, ref)).fetchone()
+            " ORDER BY version DESC LIMIT 1",
+            (tenant, ref),
+        ).fetchone()
         if row is None:
             raise not_found
         return StoredCatalogInfo(*row)

@@ -15,8 +15,12 @@ from optimizer.errors import Problem
 
 CABLE_KINDS = ("dac", "aec", "aoc")
 CATEGORY_UNITS = {
-    "server": "USD per server", "nic": "USD per NIC", "switch": "USD per switch",
-    "cable": "USD per cable", "transceiver": "USD per transceiver", "fiber": "USD per metre",
+    "server": "USD per server",
+    "nic": "USD per NIC",
+    "switch": "USD per switch",
+    "cable": "USD per cable",
+    "transceiver": "USD per transceiver",
+    "fiber": "USD per metre",
 }
 """BOM categories (as in BomLine.category) and what one unit of each costs."""
 
@@ -57,14 +61,22 @@ class CatalogSummary:
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form; prices as exact decimal strings in USD."""
         return {
-            "name": self.name, "vendor": self.vendor, "currency": self.currency,
+            "name": self.name,
+            "vendor": self.vendor,
+            "currency": self.currency,
             "quote_date": self.quote_date.isoformat() if self.quote_date else None,
             "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "rows": self.rows,
-            "price_ranges": [{"category": r.category, "count": r.count, "unit": r.unit,
-                              "min_price_usd": str(r.min_price_usd),
-                              "max_price_usd": str(r.max_price_usd)}
-                             for r in self.price_ranges],
+            "price_ranges": [
+                {
+                    "category": r.category,
+                    "count": r.count,
+                    "unit": r.unit,
+                    "min_price_usd": str(r.min_price_usd),
+                    "max_price_usd": str(r.max_price_usd),
+                }
+                for r in self.price_ranges
+            ],
             "gpu_models": list(self.gpu_models),
             "switch_fabrics": list(self.switch_fabrics),
             "warnings": [dataclasses.asdict(p) for p in self.warnings],
@@ -84,11 +96,17 @@ def _category_prices(catalog: Catalog) -> dict[str, list[int]]:
 def summarize(catalog: Catalog, problems: list[Problem]) -> CatalogSummary:
     """Summary of ``catalog``; only the warnings among ``problems`` are kept."""
     meta = catalog.meta
-    ranges = tuple(PriceRange(category, len(prices), min(prices), max(prices))
-                   for category, prices in _category_prices(catalog).items() if prices)
+    ranges = tuple(
+        PriceRange(category, len(prices), min(prices), max(prices))
+        for category, prices in _category_prices(catalog).items()
+        if prices
+    )
     return CatalogSummary(
-        name=meta.name, vendor=meta.vendor, currency=meta.currency,
-        quote_date=meta.quote_date, valid_until=meta.valid_until,
+        name=meta.name,
+        vendor=meta.vendor,
+        currency=meta.currency,
+        quote_date=meta.quote_date,
+        valid_until=meta.valid_until,
         rows={t: len(getattr(catalog, t)) for t in TABLE_NAMES},
         price_ranges=ranges,
         gpu_models=tuple(sorted({s.gpu_model for s in catalog.servers})),

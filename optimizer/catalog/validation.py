@@ -78,51 +78,68 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
     if "price_breaks" in rows:
         # An unreadable or missing item table already has its error; do not also report
         # every price break that names one of its SKUs.
-        all_skus_known = all(t in raw.tables and "sku" in raw.tables[t].header
-                             for t in ITEM_TABLES)
+        all_skus_known = all(t in raw.tables and "sku" in raw.tables[t].header for t in ITEM_TABLES)
         _check_price_breaks(rows, sku_rows, all_skus_known, problems)
     if meta is None or any(p.severity == ERROR for p in problems):
         return ValidationReport(None, problems)
-    catalog = Catalog(meta, **{t: tuple(build_record(t, v) for _, v in rows.get(t, []))
-                               for t in TABLE_NAMES})  # type: ignore[arg-type]
+    catalog = Catalog(
+        meta, **{t: tuple(build_record(t, v) for _, v in rows.get(t, [])) for t in TABLE_NAMES}
+    )  # type: ignore[arg-type]
     row_of = {sku: number for sku, (_, number) in sku_rows.items()}
     problems.extend(catalog_warnings(catalog, today=today, rows=row_of))
     return ValidationReport(catalog, problems)
 
 
 def _missing_table(fmt: str, table: str) -> str:
-    where = {"csv": f"{table}.csv", "parquet": f"{table}.parquet",
-             "xlsx": f"a sheet named {table}"}[fmt]
+    where = {
+        "csv": f"{table}.csv",
+        "parquet": f"{table}.parquet",
+        "xlsx": f"a sheet named {table}",
+    }[fmt]
     return f"the {table} table ({where})"
 
 
-def _header_index(table: RawTable, columns: tuple[Column, ...],
-                  problems: list[Problem]) -> dict[str, int]:
+def _header_index(
+    table: RawTable, columns: tuple[Column, ...], problems: list[Problem]
+) -> dict[str, int]:
     """Position of each known column; reports duplicate, unknown and missing columns."""
     known = {c.name for c in columns}
     index: dict[str, int] = {}
     for i, name in enumerate(table.header):
         if name in index:
-            problems.append(error(table.name, table.header_row, name, name,
-                                  "each column once"))
+            problems.append(error(table.name, table.header_row, name, name, "each column once"))
         elif name not in known:
-            problems.append(error(table.name, table.header_row, name, name,
-                                  "a column of " + table.name + ": "
-                                  + ", ".join(c.name for c in columns)))
+            problems.append(
+                error(
+                    table.name,
+                    table.header_row,
+                    name,
+                    name,
+                    "a column of " + table.name + ": " + ", ".join(c.name for c in columns),
+                )
+            )
         else:
             index[name] = i
     for c in columns:
         if c.required and c.name not in index:
-            problems.append(error(table.name, table.header_row, c.name, None,
-                                  "this required column"))
+            problems.append(
+                error(table.name, table.header_row, c.name, None, "this required column")
+            )
     return index
 
 
 def _limited(table: RawTable, problems: list[Problem]) -> tuple[RawRow, ...]:
     """The rows within MAX_ROWS_PER_TABLE; reports the first row beyond it."""
     if len(table.rows) > MAX_ROWS_PER_TABLE:
-        problems.append(error(table.name, table.rows[MAX_ROWS_PER_TABLE].number, None, None,
-                              f"at most {MAX_ROWS_PER_TABLE} data rows"))
+        problems.append(
+            error(
+                table.name,
+                table.rows[MAX_ROWS_PER_TABLE].number,
+                None,
+                None,
+                f"at most {MAX_ROWS_PER_TABLE} data rows",
+            )
+        )
     return table.rows[:MAX_ROWS_PER_TABLE]
 
 
@@ -149,8 +166,15 @@ def _check_table(table: RawTable, problems: list[Problem]) -> Rows:
 def _check_metadata(table: RawTable, problems: list[Problem]) -> CatalogMeta | None:
     """The metadata record from ``key,value`` rows; the ``column`` of a finding is the key."""
     if table.header != METADATA_HEADER:
-        problems.append(error(METADATA, table.header_row, None, ",".join(table.header),
-                              "the header " + ",".join(METADATA_HEADER)))
+        problems.append(
+            error(
+                METADATA,
+                table.header_row,
+                None,
+                ",".join(table.header),
+                "the header " + ",".join(METADATA_HEADER),
+            )
+        )
         return None
     keys = {k.name: k for k in METADATA_KEYS}
     values: dict[str, Value] = {}
@@ -158,11 +182,13 @@ def _check_metadata(table: RawTable, problems: list[Problem]) -> CatalogMeta | N
     for row in _limited(table, problems):
         key, text = row.cells
         if key not in keys:
-            problems.append(error(METADATA, row.number, "key", key,
-                                  "one of the keys " + ", ".join(keys)))
+            problems.append(
+                error(METADATA, row.number, "key", key, "one of the keys " + ", ".join(keys))
+            )
         elif key in rows:
-            problems.append(error(METADATA, row.number, key, key,
-                                  f"each key once (also on row {rows[key]})"))
+            problems.append(
+                error(METADATA, row.number, key, key, f"each key once (also on row {rows[key]})")
+            )
         else:
             rows[key] = row.number
             try:
@@ -172,17 +198,22 @@ def _check_metadata(table: RawTable, problems: list[Problem]) -> CatalogMeta | N
     for k in METADATA_KEYS:
         if k.name not in rows:
             if k.required:
-                problems.append(error(METADATA, None, k.name, None,
-                                      f"a row with key {k.name}"))
+                problems.append(error(METADATA, None, k.name, None, f"a row with key {k.name}"))
             else:
                 values[k.field] = None
     if len(values) != len(METADATA_KEYS):
         return None
     meta = CatalogMeta(**values)  # type: ignore[arg-type]
     if meta.quote_date and meta.valid_until and meta.valid_until < meta.quote_date:
-        problems.append(error(METADATA, rows["valid_until"], "valid_until",
-                              meta.valid_until.isoformat(),
-                              f"a date on or after quote_date {meta.quote_date.isoformat()}"))
+        problems.append(
+            error(
+                METADATA,
+                rows["valid_until"],
+                "valid_until",
+                meta.valid_until.isoformat(),
+                f"a date on or after quote_date {meta.quote_date.isoformat()}",
+            )
+        )
     return meta
 
 
@@ -200,16 +231,26 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Problem]) -> dict[str, tu
                 continue
             if sku in first:
                 where = first[sku]
-                problems.append(error(name, row.number, "sku", sku,
-                                      f"a SKU unique in the catalog (also {where[0]} row "
-                                      f"{where[1]})"))
+                problems.append(
+                    error(
+                        name,
+                        row.number,
+                        "sku",
+                        sku,
+                        f"a SKU unique in the catalog (also {where[0]} row {where[1]})",
+                    )
+                )
             else:
                 first[sku] = (name, row.number)
     return first
 
 
-def _check_price_breaks(rows: Mapping[str, Rows], sku_rows: Mapping[str, tuple[str, int]],
-                        all_skus_known: bool, problems: list[Problem]) -> None:
+def _check_price_breaks(
+    rows: Mapping[str, Rows],
+    sku_rows: Mapping[str, tuple[str, int]],
+    all_skus_known: bool,
+    problems: list[Problem],
+) -> None:
     """Breaks name a known SKU, once per quantity, and never raise the unit price."""
     list_price = {v["sku"]: v["price_cents"] for t in ITEM_TABLES for _, v in rows.get(t, [])}
     by_sku: dict[str, list[tuple[int, int, int]]] = {}
@@ -217,12 +258,19 @@ def _check_price_breaks(rows: Mapping[str, Rows], sku_rows: Mapping[str, tuple[s
         sku = str(v["sku"])
         if sku not in sku_rows:
             if all_skus_known:
-                problems.append(error("price_breaks", number, "sku", sku,
-                                      "the SKU of a server, NIC, switch or link of this "
-                                      "catalog"))
+                problems.append(
+                    error(
+                        "price_breaks",
+                        number,
+                        "sku",
+                        sku,
+                        "the SKU of a server, NIC, switch or link of this catalog",
+                    )
+                )
             continue
         by_sku.setdefault(sku, []).append(
-            (int(v["min_quantity"]), number, int(v["unit_price_cents"])))  # type: ignore[arg-type]
+            (int(v["min_quantity"]), number, int(v["unit_price_cents"]))
+        )  # type: ignore[arg-type]
     for sku, breaks in by_sku.items():
         previous: tuple[int, str] | None = None
         if sku in list_price:
@@ -230,37 +278,61 @@ def _check_price_breaks(rows: Mapping[str, Rows], sku_rows: Mapping[str, tuple[s
         seen: dict[int, int] = {}
         for quantity, number, cents in sorted(breaks):
             if quantity in seen:
-                problems.append(error("price_breaks", number, "min_quantity", quantity,
-                                      f"one break per quantity for {sku} (also row "
-                                      f"{seen[quantity]})"))
+                problems.append(
+                    error(
+                        "price_breaks",
+                        number,
+                        "min_quantity",
+                        quantity,
+                        f"one break per quantity for {sku} (also row {seen[quantity]})",
+                    )
+                )
                 continue
             seen[quantity] = number
             if previous is not None and cents > previous[0]:
-                problems.append(error("price_breaks", number, "unit_price_usd",
-                                      format_usd(cents),
-                                      f"at most {format_usd(previous[0])}, {previous[1]}: a "
-                                      "larger quantity may not cost more per unit"))
+                problems.append(
+                    error(
+                        "price_breaks",
+                        number,
+                        "unit_price_usd",
+                        format_usd(cents),
+                        f"at most {format_usd(previous[0])}, {previous[1]}: a "
+                        "larger quantity may not cost more per unit",
+                    )
+                )
             else:
                 previous = (cents, f"the price from {quantity} units (row {number})")
 
 
 # --- warnings -----------------------------------------------------------------------------------
 
-def catalog_warnings(catalog: Catalog, *, today: date | None = None,
-                     rows: Mapping[str, int] | None = None) -> list[Problem]:
+
+def catalog_warnings(
+    catalog: Catalog, *, today: date | None = None, rows: Mapping[str, int] | None = None
+) -> list[Problem]:
     """Findings that do not stop a catalog from being used: an expired quote, empty tables,
     NICs that no switch or link in the catalog matches. ``rows`` maps SKU to row number."""
     found: list[Problem] = []
     today = today or date.today()
     until = catalog.meta.valid_until
     if until is not None and until < today:
-        found.append(warning(METADATA, None, "valid_until", until.isoformat(),
-                             f"a quote still valid on {today.isoformat()}; prices may have "
-                             "changed since it expired"))
+        found.append(
+            warning(
+                METADATA,
+                None,
+                "valid_until",
+                until.isoformat(),
+                f"a quote still valid on {today.isoformat()}; prices may have "
+                "changed since it expired",
+            )
+        )
     for table in REQUIRED_TABLES:
         if not getattr(catalog, table):
-            found.append(warning(table, None, None, None,
-                                 "at least one row; nothing of this kind can be bought"))
+            found.append(
+                warning(
+                    table, None, None, None, "at least one row; nothing of this kind can be bought"
+                )
+            )
     for nic in catalog.nics:
         found.extend(_nic_warnings(catalog, nic, (rows or {}).get(nic.sku)))
     return found
@@ -272,11 +344,18 @@ def _nic_warnings(catalog: Catalog, nic: Nic, row: int | None) -> list[Problem]:
     compatibility rules, which the optimizer applies in full."""
     speed = nic.speed_gbps
     for fabric in nic.protocols:
-        if (any(switch_fits_fabric(s, fabric) and ports_at_speed(s, speed) > 0
-                for s in catalog.switches)
-                and any(link_fits(k, speed, fabric) for k in catalog.links)):
+        if any(
+            switch_fits_fabric(s, fabric) and ports_at_speed(s, speed) > 0 for s in catalog.switches
+        ) and any(link_fits(k, speed, fabric) for k in catalog.links):
             return []
-    return [warning("nics", row, "speed_gbps", speed,
-                    f"a switch port (or breakout) and a link of {speed} Gb/s for a protocol "
-                    f"{nic.sku} speaks ({', '.join(sorted(nic.protocols))}; RoCE needs a "
-                    "lossless switch): nothing in this catalog can connect it")]
+    return [
+        warning(
+            "nics",
+            row,
+            "speed_gbps",
+            speed,
+            f"a switch port (or breakout) and a link of {speed} Gb/s for a protocol "
+            f"{nic.sku} speaks ({', '.join(sorted(nic.protocols))}; RoCE needs a "
+            "lossless switch): nothing in this catalog can connect it",
+        )
+    ]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
-    Timer,
     TimeKey,
+    Timer,
     confident_hours,
     make_design,
     smallest_meeting,
@@ -69,13 +69,15 @@ def _nic_for(catalog: Catalog, server: Server, fabric: str) -> Nic | None:
 
 
 def _switch_for(catalog: Catalog, fabric: str, speed: int) -> Switch | None:
-    fits = [w for w in catalog.switches
-            if switch_fits_fabric(w, fabric) and ports_at_speed(w, speed)]
+    fits = [
+        w for w in catalog.switches if switch_fits_fabric(w, fabric) and ports_at_speed(w, speed)
+    ]
     return min(fits, key=lambda w: (w.price_cents, w.sku), default=None)
 
 
-def _candidate(catalog: Catalog, server: Server, fabric: str, topology: str,
-               rail: bool = False) -> tuple[TimeKey, Nic, Switch | None] | None:
+def _candidate(
+    catalog: Catalog, server: Server, fabric: str, topology: str, rail: bool = False
+) -> tuple[TimeKey, Nic, Switch | None] | None:
     nic = _nic_for(catalog, server, fabric)
     if nic is None:
         return None
@@ -88,8 +90,17 @@ def _candidate(catalog: Catalog, server: Server, fabric: str, topology: str,
     return TimeKey(server.sku, fabric, nic.speed_gbps, npn, family, 1.0, radix), nic, switch
 
 
-def _build(catalog: Catalog, key: TimeKey, nic: Nic, switch: Switch | None, nodes: int,
-           timer: Timer, layout: Layout, server: Server, note: str) -> BaselineDesign | None:
+def _build(
+    catalog: Catalog,
+    key: TimeKey,
+    nic: Nic,
+    switch: Switch | None,
+    nodes: int,
+    timer: Timer,
+    layout: Layout,
+    server: Server,
+    note: str,
+) -> BaselineDesign | None:
     """The priced design, or None when the catalog cannot supply it (parts, reach, stock)."""
     design = make_design(key, nodes, nic, switch, layout)
     try:
@@ -101,8 +112,9 @@ def _build(catalog: Catalog, key: TimeKey, nic: Nic, switch: Switch | None, node
     est = timer.estimate(key, nodes)
     if est is None:
         return None
-    return BaselineDesign(design, bom, confident_hours(est, timer.confidence),
-                          nodes * server.gpus_per_node, note)
+    return BaselineDesign(
+        design, bom, confident_hours(est, timer.confidence), nodes * server.gpus_per_node, note
+    )
 
 
 def _size_limit(key: TimeKey, spec: OptimizeSpec, server: Server) -> int:
@@ -131,18 +143,27 @@ def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None
             lo = math.ceil(first_gpus / server.gpus_per_node)
             last = RULE_REGIMES[i + 1][0] - 1 if i + 1 < len(RULE_REGIMES) else None
             hi = MAX_NODES if last is None else last // server.gpus_per_node
-            built = _smallest_in_regime(catalog, spec, server, fabrics, groups, lo, hi,
-                                        target, timer, layout)
+            built = _smallest_in_regime(
+                catalog, spec, server, fabrics, groups, lo, hi, target, timer, layout
+            )
             if built is not None:
                 found.append(built)
                 break  # later regimes are larger clusters
     return min(found, key=lambda b: (b.bom.capex_cents, b.design.server_sku), default=None)
 
 
-def _smallest_in_regime(catalog: Catalog, spec: OptimizeSpec, server: Server,
-                        fabrics: tuple[str, ...], groups: tuple[tuple[str, ...], ...],
-                        lo: int, hi: int, target: float, timer: Timer,
-                        layout: Layout) -> BaselineDesign | None:
+def _smallest_in_regime(
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    server: Server,
+    fabrics: tuple[str, ...],
+    groups: tuple[tuple[str, ...], ...],
+    lo: int,
+    hi: int,
+    target: float,
+    timer: Timer,
+    layout: Layout,
+) -> BaselineDesign | None:
     """The rule's design in one GPU-count regime: the preferred buildable fabric, the first
     topology group that fits the size, the cheaper of its choices that meets the target."""
     for fabric in fabrics:
@@ -157,14 +178,19 @@ def _smallest_in_regime(catalog: Catalog, spec: OptimizeSpec, server: Server,
                     fitting.append((found, top))
             if not fitting:
                 continue  # this group cannot be built at this size: the next is the fallback
-            note = "" if fabric == fabrics[0] else (
-                f"the catalog cannot build {fabrics[0]}; used {fabric}")
+            note = (
+                ""
+                if fabric == fabrics[0]
+                else (f"the catalog cannot build {fabrics[0]}; used {fabric}")
+            )
             built = []
             for (key, nic, switch), top in fitting:
-                nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top,
-                                         lo)
-                design = None if nodes is None else _build(catalog, key, nic, switch, nodes,
-                                                           timer, layout, server, note)
+                nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
+                design = (
+                    None
+                    if nodes is None
+                    else _build(catalog, key, nic, switch, nodes, timer, layout, server, note)
+                )
                 if design is not None:
                     built.append(design)
             return min(built, key=lambda b: b.bom.capex_cents, default=None)
@@ -181,8 +207,9 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
         if cand is None:
             continue
         key, nic, switch = cand
-        nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, 1,
-                                 _size_limit(key, spec, server), 1)
+        nodes = smallest_meeting(
+            lambda n, k=key: timer.hours(k, n), target, 1, _size_limit(key, spec, server), 1
+        )
         if nodes is None:
             continue
         built = _build(catalog, key, nic, switch, nodes, timer, layout, server, "")

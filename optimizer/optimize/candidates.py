@@ -62,8 +62,12 @@ class TimeKey:
 
     def max_nodes(self) -> int | None:
         """Most nodes this topology can attach with this radix (None: no limit)."""
-        most = max_endpoints(self.topology, self.radix, oversubscription=self.oversubscription,
-                             rails=self.nics_per_node)
+        most = max_endpoints(
+            self.topology,
+            self.radix,
+            oversubscription=self.oversubscription,
+            rails=self.nics_per_node,
+        )
         return None if most is None else most // self.nics_per_node
 
 
@@ -105,8 +109,9 @@ class SearchSpace:
         if part.vendor in spec.excluded_vendors:
             return False
         lead = spec.constraints.max_lead_time_days
-        return not (lead is not None and avail.lead_time_days is not None
-                    and avail.lead_time_days > lead)
+        return not (
+            lead is not None and avail.lead_time_days is not None and avail.lead_time_days > lead
+        )
 
     @property
     def fabrics(self) -> tuple[str, ...]:
@@ -128,8 +133,10 @@ class SearchSpace:
                             continue
                         ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
                         for ratio in ratios:
-                            yield (TimeKey(server.sku, fabric, speed, npn, topology, ratio,
-                                           radix), parts)
+                            yield (
+                                TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix),
+                                parts,
+                            )
 
     def _pairs(self) -> dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]]:
         """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless torus."""
@@ -159,34 +166,60 @@ def nics_per_node_options(server: Server) -> list[int]:
 class Timer:
     """Training times of (time key, node count), each estimated once per request."""
 
-    def __init__(self, workload: Workload, servers: dict[str, Server], confidence: Confidence,
-                 fixed: PartialPlan | None = None) -> None:
+    def __init__(
+        self,
+        workload: Workload,
+        servers: dict[str, Server],
+        confidence: Confidence,
+        fixed: PartialPlan | None = None,
+    ) -> None:
         self.workload = workload
         self.servers = servers
         self.confidence = confidence
         self.fixed = fixed
         self.evaluations = 0
         # Servers with the same GPU and node figures time the same: cache by those figures.
-        self._perf = {sku: (s.gpu_model, s.gpus_per_node, s.gpu_peak_bf16_tflops,
-                            s.gpu_peak_fp8_tflops, s.gpu_memory_gb, s.intra_node_gbytes_per_s)
-                      for sku, s in servers.items()}
+        self._perf = {
+            sku: (
+                s.gpu_model,
+                s.gpus_per_node,
+                s.gpu_peak_bf16_tflops,
+                s.gpu_peak_fp8_tflops,
+                s.gpu_memory_gb,
+                s.intra_node_gbytes_per_s,
+            )
+            for sku, s in servers.items()
+        }
         self._cache: dict[tuple, tuple[TimeKey, Estimate | None]] = {}
         self._ideal: dict[tuple, float] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
         """The planner's estimate, or None where no plan fits or the size cannot be built."""
-        memo = (self._perf[key.server_sku], key.fabric, key.nic_speed_gbps, key.nics_per_node,
-                key.topology, key.oversubscription, key.radix, nodes)
+        memo = (
+            self._perf[key.server_sku],
+            key.fabric,
+            key.nic_speed_gbps,
+            key.nics_per_node,
+            key.topology,
+            key.oversubscription,
+            key.radix,
+            nodes,
+        )
         if memo in self._cache:
             return self._cache[memo][1]
         result: Estimate | None
         try:
-            profile = size_network(key.topology, nodes * key.nics_per_node, key.radix,
-                                   oversubscription=key.oversubscription,
-                                   rails=key.nics_per_node).profile
-            result = self._run(key.server_sku, key.fabric, key.nic_speed_gbps,
-                               key.nics_per_node, nodes, profile)
+            profile = size_network(
+                key.topology,
+                nodes * key.nics_per_node,
+                key.radix,
+                oversubscription=key.oversubscription,
+                rails=key.nics_per_node,
+            ).profile
+            result = self._run(
+                key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node, nodes, profile
+            )
         except InvalidInput:
             result = None
         self._cache[memo] = (key, result)
@@ -196,35 +229,58 @@ class Timer:
         """The estimate of a built design, from the topology profile its BOM was sized with."""
         nic_speed = plan.links[0].speed_gbps if plan.links else 0
         try:
-            return self._run(design.server_sku, design.fabric, nic_speed, design.nics_per_node,
-                             design.nodes, plan.sizing.profile)
+            return self._run(
+                design.server_sku,
+                design.fabric,
+                nic_speed,
+                design.nics_per_node,
+                design.nodes,
+                plan.sizing.profile,
+            )
         except InvalidInput:
             return None
 
-    def _run(self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int,
-             nodes: int, profile: TopologyProfile) -> Estimate:
+    def _run(
+        self,
+        server_sku: str,
+        fabric: str,
+        nic_speed_gbps: int,
+        nics_per_node: int,
+        nodes: int,
+        profile: TopologyProfile,
+    ) -> Estimate:
         server = self.servers[server_sku]
         cluster = ClusterSpec(
-            gpus=nodes * server.gpus_per_node, gpus_per_node=server.gpus_per_node,
-            gpu_peak_tflops=server.gpu_peak_bf16_tflops, gpu_memory_gb=server.gpu_memory_gb,
-            intra_node_gbytes_per_s=server.intra_node_gbytes_per_s, fabric=fabric,
-            nic_gbps_per_node=nic_speed_gbps * nics_per_node, nics_per_node=nics_per_node,
-            topology=profile, gpu_model=server.gpu_model,
-            gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops)
+            gpus=nodes * server.gpus_per_node,
+            gpus_per_node=server.gpus_per_node,
+            gpu_peak_tflops=server.gpu_peak_bf16_tflops,
+            gpu_memory_gb=server.gpu_memory_gb,
+            intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
+            fabric=fabric,
+            nic_gbps_per_node=nic_speed_gbps * nics_per_node,
+            nics_per_node=nics_per_node,
+            topology=profile,
+            gpu_model=server.gpu_model,
+            gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
+        )
         self.evaluations += 1
         return plan_and_estimate(self.workload, cluster, self.fixed)
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
         """The fastest (key, nodes, hours) estimated so far, for diagnosing an unmet target."""
-        timed = [(confident_hours(e, self.confidence), k, memo[-1])
-                 for memo, (k, e) in self._cache.items() if e is not None]
+        timed = [
+            (confident_hours(e, self.confidence), k, memo[-1])
+            for memo, (k, e) in self._cache.items()
+            if e is not None
+        ]
         if not timed:
             return None
         hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
         return key, nodes, hours
 
-    def ideal_hours(self, server_sku: str, fabric: str, nic_speed_gbps: int,
-                    nics_per_node: int, nodes: int) -> float:
+    def ideal_hours(
+        self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
+    ) -> float:
         """Time on an ideal network of this fabric and bandwidth: one non-blocking switch,
         every node under it. No topology makes any collective faster
         (tests/test_optimizer_bounds.py), so the smallest size meeting the target here bounds
@@ -236,16 +292,25 @@ class Timer:
             return self.lower_bound_hours(self.servers[server_sku], nodes)
         memo = (self._perf[server_sku], fabric, nic_speed_gbps, nics_per_node, nodes)
         if memo not in self._ideal:
-            self._ideal[memo] = self._ideal_hours(server_sku, fabric, nic_speed_gbps,
-                                                  nics_per_node, nodes)
+            self._ideal[memo] = self._ideal_hours(
+                server_sku, fabric, nic_speed_gbps, nics_per_node, nodes
+            )
         return self._ideal[memo]
 
-    def _ideal_hours(self, server_sku: str, fabric: str, nic_speed_gbps: int,
-                     nics_per_node: int, nodes: int) -> float:
+    def _ideal_hours(
+        self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
+    ) -> float:
         endpoints = nodes * nics_per_node
-        profile = TopologyProfile(family="single_switch", endpoints=endpoints, tiers=1,
-                                  max_switch_hops=1, oversubscription=1.0, bisection_ratio=1.0,
-                                  endpoints_per_leaf=endpoints, rail_optimized=True)
+        profile = TopologyProfile(
+            family="single_switch",
+            endpoints=endpoints,
+            tiers=1,
+            max_switch_hops=1,
+            oversubscription=1.0,
+            bisection_ratio=1.0,
+            endpoints_per_leaf=endpoints,
+            rail_optimized=True,
+        )
         try:
             est = self._run(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, profile)
         except InvalidInput:
@@ -277,8 +342,9 @@ def confident_hours(est: Estimate, confidence: Confidence) -> float:
     return est.training_time_hours
 
 
-def smallest_meeting(hours: Callable[[int], float], target_hours: float, lo: int, hi: int,
-                     guess: int) -> int | None:
+def smallest_meeting(
+    hours: Callable[[int], float], target_hours: float, lo: int, hi: int, guess: int
+) -> int | None:
     """Smallest node count in [lo, hi] whose time meets the target, or None.
 
     Time is non-increasing in the node count (the planner may leave GPUs idle;
@@ -324,16 +390,32 @@ def smallest_meeting(hours: Callable[[int], float], target_hours: float, lo: int
 
 def design_order(design: Design) -> tuple:
     """The deterministic order among otherwise equal designs: by names and sizes."""
-    return (design.server_sku, design.fabric, design.topology, design.oversubscription,
-            design.nodes, design.nic_sku, design.nics_per_node, design.switch_skus)
+    return (
+        design.server_sku,
+        design.fabric,
+        design.topology,
+        design.oversubscription,
+        design.nodes,
+        design.nic_sku,
+        design.nics_per_node,
+        design.switch_skus,
+    )
 
 
-def make_design(key: TimeKey, nodes: int, nic: Nic, switch: Switch | None,
-                layout: Layout) -> Design:
-    return Design(server_sku=key.server_sku, nodes=nodes, nic_sku=nic.sku,
-                  nics_per_node=key.nics_per_node, fabric=key.fabric, topology=key.topology,
-                  oversubscription=key.oversubscription,
-                  switch_skus=(switch.sku,) if switch is not None else (), layout=layout)
+def make_design(
+    key: TimeKey, nodes: int, nic: Nic, switch: Switch | None, layout: Layout
+) -> Design:
+    return Design(
+        server_sku=key.server_sku,
+        nodes=nodes,
+        nic_sku=nic.sku,
+        nics_per_node=key.nics_per_node,
+        fabric=key.fabric,
+        topology=key.topology,
+        oversubscription=key.oversubscription,
+        switch_skus=(switch.sku,) if switch is not None else (),
+        layout=layout,
+    )
 
 
 def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -> bool:
@@ -350,13 +432,22 @@ def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -
         return True
     if design.topology == "fat_tree" and profile.tiers == 1 and "single_switch" in topologies:
         return True
-    return (design.topology == "rail_optimized" and design.nics_per_node == 1
-            and "fat_tree" in topologies)
+    return (
+        design.topology == "rail_optimized"
+        and design.nics_per_node == 1
+        and "fat_tree" in topologies
+    )
 
 
-def build_candidates(timer: Timer, key: TimeKey, nodes: int,
-                     parts: list[tuple[Nic, Switch | None]], catalog: Catalog,
-                     layout: Layout, topologies: tuple[str, ...]) -> list[Candidate]:
+def build_candidates(
+    timer: Timer,
+    key: TimeKey,
+    nodes: int,
+    parts: list[tuple[Nic, Switch | None]],
+    catalog: Catalog,
+    layout: Layout,
+    topologies: tuple[str, ...],
+) -> list[Candidate]:
     """The buildable, non-redundant (NIC, switch) realisations of ``key`` at ``nodes`` that are
     not beaten by another on NIC-and-switch cost, power and rack units at this size."""
     est = timer.estimate(key, nodes)
@@ -373,8 +464,10 @@ def build_candidates(timer: Timer, key: TimeKey, nodes: int,
         if not redundant(design, plan, topologies):
             plans.append(plan)
     gpus = nodes * timer.servers[key.server_sku].gpus_per_node
-    return [Candidate(plan.design, plan, est, hours, key, gpus)
-            for plan in efficient_parts(plans, catalog)]
+    return [
+        Candidate(plan.design, plan, est, hours, key, gpus)
+        for plan in efficient_parts(plans, catalog)
+    ]
 
 
 def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[PhysicalPlan]:
@@ -385,8 +478,11 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
     occupy; a plan no cheaper, no leaner and no smaller than another, or one whose parts exceed
     their stock, cannot be part of an optimum.
     """
-    stock = {p.sku: p.availability.stock_units for p in (*catalog.nics, *catalog.switches)
-             if p.availability.stock_units is not None}
+    stock = {
+        p.sku: p.availability.stock_units
+        for p in (*catalog.nics, *catalog.switches)
+        if p.availability.stock_units is not None
+    }
     prices = {p.sku: p.price_cents for p in (*catalog.nics, *catalog.switches)}
     scored = []
     for plan in plans:
@@ -396,8 +492,13 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
         if any(q > stock[s] for s, q in qty.items() if s in stock):
             continue
         cost = sum(q * catalog.unit_price_cents(s, q, prices[s]) for s, q in qty.items())
-        scored.append(((cost, plan.nic_power_kw + plan.switch_power_kw, plan.rack_units),
-                       design_order(plan.design), plan))
+        scored.append(
+            (
+                (cost, plan.nic_power_kw + plan.switch_power_kw, plan.rack_units),
+                design_order(plan.design),
+                plan,
+            )
+        )
     scored.sort(key=lambda t: (t[0], t[1]))
     kept: list[tuple[tuple[int, float, int], PhysicalPlan]] = []
     for score, _, plan in scored:

@@ -32,8 +32,11 @@ def _price_points(catalog: Catalog, part: P) -> list[int]:
 def _cheaper_everywhere(catalog: Catalog, a: P, b: P) -> bool:
     """Unit price of ``a`` <= that of ``b`` at every quantity (both are step functions)."""
     points = sorted({*_price_points(catalog, a), *_price_points(catalog, b)})
-    return all(catalog.unit_price_cents(a.sku, q, a.price_cents)
-               <= catalog.unit_price_cents(b.sku, q, b.price_cents) for q in points)
+    return all(
+        catalog.unit_price_cents(a.sku, q, a.price_cents)
+        <= catalog.unit_price_cents(b.sku, q, b.price_cents)
+        for q in points
+    )
 
 
 def _stock_at_least(a: Availability, b: Availability) -> bool:
@@ -48,8 +51,12 @@ def _lead_no_longer(a: Availability, b: Availability) -> bool:
     return b.lead_time_days is None or a.lead_time_days <= b.lead_time_days
 
 
-def _keep_efficient(catalog: Catalog, parts: Sequence[P], signature: Callable[[P], tuple],
-                    no_worse: Callable[[P, P], bool]) -> tuple[P, ...]:
+def _keep_efficient(
+    catalog: Catalog,
+    parts: Sequence[P],
+    signature: Callable[[P], tuple],
+    no_worse: Callable[[P, P], bool],
+) -> tuple[P, ...]:
     """The parts no other part of the same signature dominates (first SKU kept on ties)."""
     groups: dict[tuple, list[P]] = defaultdict(list)
     for part in sorted(parts, key=lambda p: p.sku):
@@ -58,16 +65,22 @@ def _keep_efficient(catalog: Catalog, parts: Sequence[P], signature: Callable[[P
     for group in groups.values():
         for i, part in enumerate(group):
             beaten = any(
-                j != i and no_worse(other, part)
+                j != i
+                and no_worse(other, part)
                 and _cheaper_everywhere(catalog, other, part)
                 and _stock_at_least(other.availability, part.availability)
                 and _lead_no_longer(other.availability, part.availability)
-                and (j < i or not (no_worse(part, other)
-                                   and _cheaper_everywhere(catalog, part, other)
-                                   and _stock_at_least(part.availability, other.availability)
-                                   and _lead_no_longer(other.availability,
-                                                       part.availability)))
-                for j, other in enumerate(group))
+                and (
+                    j < i
+                    or not (
+                        no_worse(part, other)
+                        and _cheaper_everywhere(catalog, part, other)
+                        and _stock_at_least(part.availability, other.availability)
+                        and _lead_no_longer(other.availability, part.availability)
+                    )
+                )
+                for j, other in enumerate(group)
+            )
             if not beaten:
                 kept.append(part)
     order = {p.sku: i for i, p in enumerate(parts)}
@@ -77,20 +90,33 @@ def _keep_efficient(catalog: Catalog, parts: Sequence[P], signature: Callable[[P
 def prune_dominated(catalog: Catalog) -> Catalog:
     """``catalog`` without dominated parts (price breaks of removed parts dropped too)."""
     nics = _keep_efficient(
-        catalog, catalog.nics, lambda n: (n.speed_gbps, n.ports, n.protocols),
-        lambda a, b: a.power_w <= b.power_w)
+        catalog,
+        catalog.nics,
+        lambda n: (n.speed_gbps, n.ports, n.protocols),
+        lambda a, b: a.power_w <= b.power_w,
+    )
     switches = _keep_efficient(
-        catalog, catalog.switches,
+        catalog,
+        catalog.switches,
         lambda w: (w.fabric_family, w.lossless, w.ports, w.port_speed_gbps, w.breakout),
-        lambda a, b: (a.power_w <= b.power_w and a.rack_units <= b.rack_units
-                      and a.latency_ns <= b.latency_ns))
+        lambda a, b: (
+            a.power_w <= b.power_w and a.rack_units <= b.rack_units and a.latency_ns <= b.latency_ns
+        ),
+    )
     # Fiber is left alone: its reach stands for its type (multimode vs single-mode), which
     # decides the transceivers it pairs with (optimizer.topology.layout.matching_fiber).
     fibers = tuple(lk for lk in catalog.links if lk.kind == "fiber")
     links = fibers + _keep_efficient(
-        catalog, [lk for lk in catalog.links if lk.kind != "fiber"],
+        catalog,
+        [lk for lk in catalog.links if lk.kind != "fiber"],
         lambda lk: (lk.kind, lk.speed_gbps, lk.fabric_family),
-        lambda a, b: a.power_w <= b.power_w and a.reach_m >= b.reach_m)
+        lambda a, b: a.power_w <= b.power_w and a.reach_m >= b.reach_m,
+    )
     kept = {p.sku for p in (*catalog.servers, *nics, *switches, *links)}
-    return replace(catalog, nics=nics, switches=switches, links=links,
-                   price_breaks=tuple(pb for pb in catalog.price_breaks if pb.sku in kept))
+    return replace(
+        catalog,
+        nics=nics,
+        switches=switches,
+        links=links,
+        price_breaks=tuple(pb for pb in catalog.price_breaks if pb.sku in kept),
+    )

@@ -20,8 +20,8 @@ from optimizer.optimize.candidates import (
     OVERSUBSCRIBABLE,
     OVERSUBSCRIPTIONS,
     SearchSpace,
-    Timer,
     TimeKey,
+    Timer,
     confident_hours,
     design_order,
     make_design,
@@ -63,8 +63,9 @@ def _priced(catalog: Catalog, qty: Counter[str], prices: dict[str, int]) -> int:
     return sum(q * catalog.unit_price_cents(sku, q, prices[sku]) for sku, q in qty.items() if q)
 
 
-def cheapest_build(design: Design, catalog: Catalog, spec: OptimizeSpec
-                   ) -> tuple[int, float] | None:
+def cheapest_build(
+    design: Design, catalog: Catalog, spec: OptimizeSpec
+) -> tuple[int, float] | None:
     """(capex cents, power kW) of the cheapest feasible way to buy ``design``, or None."""
     try:
         plan = physical_plan(design, catalog)
@@ -90,8 +91,9 @@ def cheapest_build(design: Design, catalog: Catalog, spec: OptimizeSpec
         opts.append(found)
     prices, stock = list_prices(catalog), stock_limits(catalog)
     best: tuple[int, float] | None = None
-    per_class = [list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts,
-                                                                 strict=True)]
+    per_class = [
+        list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts, strict=True)
+    ]
     for split in itertools.product(*per_class):
         qty = Counter(base)
         power_w = plan.power_kw * 1000
@@ -117,8 +119,11 @@ def _allowed_link(catalog: Catalog, spec: OptimizeSpec, sku: str) -> bool:
     if link.vendor in spec.excluded_vendors:
         return False
     lead = spec.constraints.max_lead_time_days
-    return not (lead is not None and link.availability.lead_time_days is not None
-                and link.availability.lead_time_days > lead)
+    return not (
+        lead is not None
+        and link.availability.lead_time_days is not None
+        and link.availability.lead_time_days > lead
+    )
 
 
 def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[BruteDesign]:
@@ -136,13 +141,34 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
                 for npn in nics_per_node_options(server):
                     for topology in space.topologies:
                         ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
-                        switches = [None] if topology == "torus" else [
-                            w for w in space.switches
-                            if switch_fits_fabric(w, fabric) and ports_at_speed(w, nic.speed_gbps)]
-                        for ratio, switch, nodes in itertools.product(ratios, switches,
-                                                                      range(lo, hi + 1)):
-                            _consider(best, catalog, spec, timer, layout, server.sku, fabric,
-                                      nic, npn, topology, ratio, switch, nodes)
+                        switches = (
+                            [None]
+                            if topology == "torus"
+                            else [
+                                w
+                                for w in space.switches
+                                if switch_fits_fabric(w, fabric)
+                                and ports_at_speed(w, nic.speed_gbps)
+                            ]
+                        )
+                        for ratio, switch, nodes in itertools.product(
+                            ratios, switches, range(lo, hi + 1)
+                        ):
+                            _consider(
+                                best,
+                                catalog,
+                                spec,
+                                timer,
+                                layout,
+                                server.sku,
+                                fabric,
+                                nic,
+                                npn,
+                                topology,
+                                ratio,
+                                switch,
+                                nodes,
+                            )
     ranked = sorted(best.values(), key=lambda b: _objective(b, spec))
     return ranked[: spec.top_k]
 
@@ -155,9 +181,21 @@ def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple:
     return (seconds, b.capex_cents, design_order(b.design))
 
 
-def _consider(best: dict, catalog: Catalog, spec: OptimizeSpec, timer: Timer, layout: Layout,
-              server_sku: str, fabric: str, nic: Nic, npn: int, topology: str, ratio: float,
-              switch: Switch | None, nodes: int) -> None:
+def _consider(
+    best: dict,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    timer: Timer,
+    layout: Layout,
+    server_sku: str,
+    fabric: str,
+    nic: Nic,
+    npn: int,
+    topology: str,
+    ratio: float,
+    switch: Switch | None,
+    nodes: int,
+) -> None:
     radix = 0 if switch is None else ports_at_speed(switch, nic.speed_gbps)
     key = TimeKey(server_sku, fabric, nic.speed_gbps, npn, topology, ratio, radix)
     design = make_design(key, nodes, nic, switch, layout)

@@ -19,9 +19,13 @@ if TYPE_CHECKING:
 BINDING_SLACK = 0.02
 
 FABRIC_NAMES = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
-TOPOLOGY_NAMES = {"single_switch": "single switch", "fat_tree": "fat-tree",
-                  "rail_optimized": "rail-optimized fat-tree", "dragonfly": "dragonfly",
-                  "torus": "torus"}
+TOPOLOGY_NAMES = {
+    "single_switch": "single switch",
+    "fat_tree": "fat-tree",
+    "rail_optimized": "rail-optimized fat-tree",
+    "dragonfly": "dragonfly",
+    "torus": "torus",
+}
 
 
 def usd(cents: int | float) -> str:
@@ -30,23 +34,30 @@ def usd(cents: int | float) -> str:
 
 def describe(d: RankedDesign) -> str:
     design = d.design
-    ratio = "" if design.topology in ("single_switch", "dragonfly", "torus") else (
-        f" {design.oversubscription:g}:1")
-    return (f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
-            f"{FABRIC_NAMES[design.fabric]} {TOPOLOGY_NAMES[design.topology]}{ratio}, "
-            f"{design.nics_per_node} x {design.nic_sku} per node")
+    ratio = (
+        ""
+        if design.topology in ("single_switch", "dragonfly", "torus")
+        else (f" {design.oversubscription:g}:1")
+    )
+    return (
+        f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
+        f"{FABRIC_NAMES[design.fabric]} {TOPOLOGY_NAMES[design.topology]}{ratio}, "
+        f"{design.nics_per_node} x {design.nic_sku} per node"
+    )
 
 
-def explain_ranked(ranked: list[RankedDesign], spec: OptimizeSpec,
-                   stock: dict[str, int]) -> list[RankedDesign]:
+def explain_ranked(
+    ranked: list[RankedDesign], spec: OptimizeSpec, stock: dict[str, int]
+) -> list[RankedDesign]:
     """Fill in binding constraints, slack and a one-paragraph explanation for each rank."""
     c = spec.constraints
     out = []
     for d in ranked:
         binding: list[str] = []
         budget_slack = None if c.budget_cents is None else c.budget_cents - d.bom.capex_cents
-        time_slack = (None if c.target_training_hours is None
-                      else c.target_training_hours - d.time_hours)
+        time_slack = (
+            None if c.target_training_hours is None else c.target_training_hours - d.time_hours
+        )
         if budget_slack is not None and budget_slack <= BINDING_SLACK * c.budget_cents:
             binding.append("budget")
         if time_slack is not None and time_slack <= BINDING_SLACK * c.target_training_hours:
@@ -57,9 +68,15 @@ def explain_ranked(ranked: list[RankedDesign], spec: OptimizeSpec,
             binding.append("racks")
         if _at_stock_limit(d, stock):
             binding.append("stock")
-        out.append(replace(d, binding=tuple(binding), budget_slack_cents=budget_slack,
-                           time_slack_hours=time_slack,
-                           explanation=_sentence(d, ranked[0], spec, binding)))
+        out.append(
+            replace(
+                d,
+                binding=tuple(binding),
+                budget_slack_cents=budget_slack,
+                time_slack_hours=time_slack,
+                explanation=_sentence(d, ranked[0], spec, binding),
+            )
+        )
     return out
 
 
@@ -73,14 +90,21 @@ def _at_stock_limit(d: RankedDesign, stock: dict[str, int]) -> bool:
 
 def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: list[str]) -> str:
     share = d.cost.network_share
-    goal = ("cheapest design that meets the target" if spec.objective is Objective.MIN_COST
-            else "fastest design within the budget")
-    head = (f"Rank {d.rank}: {describe(d)}. " + (f"The {goal}. " if d.rank == 1 else ""))
-    money = (f"Capex {usd(d.bom.capex_cents)}: servers {usd(d.cost.servers_cents)}, network "
-             f"{usd(d.bom.capex_cents - d.cost.servers_cents)} ({share:.1%}). ")
-    timing = (f"Training takes {d.time_hours:,.0f} h "
-              f"(range {d.estimate.training_time_hours_low:,.0f}-"
-              f"{d.estimate.training_time_hours_high:,.0f} h, MFU {d.estimate.mfu:.1%}). ")
+    goal = (
+        "cheapest design that meets the target"
+        if spec.objective is Objective.MIN_COST
+        else "fastest design within the budget"
+    )
+    head = f"Rank {d.rank}: {describe(d)}. " + (f"The {goal}. " if d.rank == 1 else "")
+    money = (
+        f"Capex {usd(d.bom.capex_cents)}: servers {usd(d.cost.servers_cents)}, network "
+        f"{usd(d.bom.capex_cents - d.cost.servers_cents)} ({share:.1%}). "
+    )
+    timing = (
+        f"Training takes {d.time_hours:,.0f} h "
+        f"(range {d.estimate.training_time_hours_low:,.0f}-"
+        f"{d.estimate.training_time_hours_high:,.0f} h, MFU {d.estimate.mfu:.1%}). "
+    )
     if d.rank == 1:
         rel = ""
     elif spec.objective is Objective.MIN_COST:
@@ -89,17 +113,25 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: 
     else:
         extra = d.bom.capex_cents - best.bom.capex_cents
         slower = d.time_hours - best.time_hours
-        rel = (f"Trains as fast as rank 1 and costs {usd(extra)} more. " if slower < 0.05 else
-               f"Takes {slower:,.1f} h longer than rank 1. ")
+        rel = (
+            f"Trains as fast as rank 1 and costs {usd(extra)} more. "
+            if slower < 0.05
+            else f"Takes {slower:,.1f} h longer than rank 1. "
+        )
     bind = f"At its limit: {', '.join(binding)}." if binding else "No constraint is at its limit."
     return head + money + timing + rel + bind
 
 
 def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
     """Cost-time non-dominated designs among those evaluated (greedy BOM prices)."""
-    points = sorted(((c.standalone_cents, c.candidate.time_hours, c.candidate)
-                     for c in costed if c.standalone_cents is not None),
-                    key=lambda p: (p[0], p[1], repr(p[2].design)))
+    points = sorted(
+        (
+            (c.standalone_cents, c.candidate.time_hours, c.candidate)
+            for c in costed
+            if c.standalone_cents is not None
+        ),
+        key=lambda p: (p[0], p[1], repr(p[2].design)),
+    )
     front: list[ParetoEntry] = []
     best_time = math.inf
     for cents, hours, cand in points:
@@ -109,8 +141,14 @@ def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
     return tuple(front)
 
 
-def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
-                spec: OptimizeSpec, backend: Backend, limits: Limits) -> str:
+def sensitivity(
+    problem: Problem,
+    ranked: list[RankedDesign],
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    backend: Backend,
+    limits: Limits,
+) -> str:
     """How far each competing fabric's switch prices must fall for it to take rank 1."""
     if spec.objective is not Objective.MIN_COST:
         return ""
@@ -118,8 +156,10 @@ def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
     lines = []
     fabrics = sorted({g[1] for g in problem.groups} - {best.design.fabric})
     if not fabrics:
-        return (f"No other fabric meets the constraints with this catalog; "
-                f"{FABRIC_NAMES[best.design.fabric]} is the only choice.")
+        return (
+            f"No other fabric meets the constraints with this catalog; "
+            f"{FABRIC_NAMES[best.design.fabric]} is the only choice."
+        )
     for fabric in fabrics:
         others = [i for i, g in enumerate(problem.groups) if g[1] != fabric]
         res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)
@@ -129,21 +169,30 @@ def sensitivity(problem: Problem, ranked: list[RankedDesign], catalog: Catalog,
         plan = problem.costed[chosen].candidate.plan
         switch_cents = sum(
             s.quantity * next(w.price_cents for w in catalog.switches if w.sku == s.sku)
-            for s in plan.switches)
+            for s in plan.switches
+        )
         gap = cost_of(res, vm) - best.bom.capex_cents
         name = FABRIC_NAMES[fabric]
         if gap <= 0:
-            lines.append(f"{name} ties rank 1 at {usd(cost_of(res, vm))}; it ranks below only "
-                         f"on the tie-break (training time, then names).")
+            lines.append(
+                f"{name} ties rank 1 at {usd(cost_of(res, vm))}; it ranks below only "
+                f"on the tie-break (training time, then names)."
+            )
         elif not switch_cents:
-            lines.append(f"{name}'s best design has no switches and costs {usd(gap)} more; no "
-                         f"switch price cut changes the choice.")
+            lines.append(
+                f"{name}'s best design has no switches and costs {usd(gap)} more; no "
+                f"switch price cut changes the choice."
+            )
         elif gap < switch_cents:
-            lines.append(f"{name} takes rank 1 once its switches are "
-                         f"{gap / switch_cents:.0%} cheaper (its best design costs "
-                         f"{usd(gap)} more; switches {usd(switch_cents)}).")
+            lines.append(
+                f"{name} takes rank 1 once its switches are "
+                f"{gap / switch_cents:.0%} cheaper (its best design costs "
+                f"{usd(gap)} more; switches {usd(switch_cents)})."
+            )
         else:
-            lines.append(f"No switch price cut alone makes {name} win: its best design costs "
-                         f"{usd(gap)} more than rank 1, more than its switches "
-                         f"({usd(switch_cents)}).")
+            lines.append(
+                f"No switch price cut alone makes {name} win: its best design costs "
+                f"{usd(gap)} more than rank 1, more than its switches "
+                f"({usd(switch_cents)})."
+            )
     return " ".join(lines)

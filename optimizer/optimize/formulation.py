@@ -71,8 +71,9 @@ class VarMap:
     time_terms: dict[int, int]
 
 
-def _price_tiers(catalog: Catalog, sku: str, list_cents: int, qty_ub: int
-                 ) -> list[tuple[int, int, int]]:
+def _price_tiers(
+    catalog: Catalog, sku: str, list_cents: int, qty_ub: int
+) -> list[tuple[int, int, int]]:
     """(min_qty, max_qty, unit_cents) tiers covering 1..qty_ub; the deepest break applies."""
     tiers: list[tuple[int, int, int]] = []
     lo, unit = 1, list_cents
@@ -93,8 +94,9 @@ def list_prices(catalog: Catalog) -> dict[str, int]:
 
 def stock_limits(catalog: Catalog) -> dict[str, int]:
     rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
-    return {r.sku: r.availability.stock_units for r in rows
-            if r.availability.stock_units is not None}
+    return {
+        r.sku: r.availability.stock_units for r in rows if r.availability.stock_units is not None
+    }
 
 
 def over_stock(bom: BillOfMaterials, stock: Mapping[str, int]) -> bool:
@@ -105,9 +107,14 @@ def over_stock(bom: BillOfMaterials, stock: Mapping[str, int]) -> bool:
     return any(qty > stock[sku] for sku, qty in used.items() if sku in stock)
 
 
-def build_model(rows: Sequence[CandidateRow], options: Mapping[LinkClass, Sequence[LinkChoice]],
-                catalog: Catalog, bounds: Bounds, *, excluded_groups: Iterable[int] = (),
-                ) -> tuple[MipModel, VarMap]:
+def build_model(
+    rows: Sequence[CandidateRow],
+    options: Mapping[LinkClass, Sequence[LinkChoice]],
+    catalog: Catalog,
+    bounds: Bounds,
+    *,
+    excluded_groups: Iterable[int] = (),
+) -> tuple[MipModel, VarMap]:
     """The MIP over ``rows``; its objective is left for the caller (cost or time)."""
     m = MipModel()
     excluded = set(excluded_groups)
@@ -124,14 +131,17 @@ def build_model(rows: Sequence[CandidateRow], options: Mapping[LinkClass, Sequen
     sku_ub: dict[str, int] = defaultdict(int)
     link_vars: dict[tuple[LinkClass, int], int] = {}
     power_terms: dict[int, int] = {}
-    for cls in sorted({c for r in rows for c in r.link_demand},
-                      key=lambda c: (c.fabric, c.speed_gbps, c.length_m)):
+    for cls in sorted(
+        {c for r in rows for c in r.link_demand}, key=lambda c: (c.fabric, c.speed_gbps, c.length_m)
+    ):
         demand_ub = max(r.link_demand.get(cls, 0) for r in rows)
-        balance: dict[int, int] = {pick[i]: -r.link_demand[cls]
-                                   for i, r in enumerate(rows) if cls in r.link_demand}
+        balance: dict[int, int] = {
+            pick[i]: -r.link_demand[cls] for i, r in enumerate(rows) if cls in r.link_demand
+        }
         for j, opt in enumerate(options[cls]):
-            y = m.var(f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{opt.name}]",
-                      0, demand_ub)
+            y = m.var(
+                f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{opt.name}]", 0, demand_ub
+            )
             link_vars[(cls, j)] = y
             balance[y] = 1
             power_terms[y] = round(opt.power_w)

@@ -51,8 +51,9 @@ class MipModel:
     def binary(self, name: str) -> int:
         return self.var(name, 0, 1)
 
-    def add(self, name: str, terms: dict[int, int], *, lo: int | None = None,
-            hi: int | None = None) -> None:
+    def add(
+        self, name: str, terms: dict[int, int], *, lo: int | None = None, hi: int | None = None
+    ) -> None:
         """Add ``lo <= sum(coef * var) <= hi`` after checking it cannot overflow a backend."""
         clean = tuple(sorted((v, c) for v, c in terms.items() if c != 0))
         self._check_magnitude(name, clean)
@@ -64,8 +65,9 @@ class MipModel:
         self.objective = clean
 
     def _check_magnitude(self, name: str, terms: tuple[tuple[int, int], ...]) -> None:
-        worst = sum(abs(c) * max(abs(self.variables[v].lb), abs(self.variables[v].ub))
-                    for v, c in terms)
+        worst = sum(
+            abs(c) * max(abs(self.variables[v].lb), abs(self.variables[v].ub)) for v, c in terms
+        )
         if worst >= MAX_ABS_SUM:
             msg = f"{name}: coefficients x bounds reach {worst:.3g}, beyond exact solver range"
             raise OverflowError(msg)

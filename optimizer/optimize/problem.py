@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
+from optimizer.optimize.candidates import SECONDS_PER_HOUR, Costed, design_order
 from optimizer.optimize.formulation import (
     Bounds,
     CandidateRow,
@@ -17,10 +18,8 @@ from optimizer.optimize.formulation import (
     build_model,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
-from optimizer.optimize.candidates import SECONDS_PER_HOUR, Costed, design_order
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
-
 
 
 @dataclass
@@ -34,8 +33,10 @@ class Problem:
     order: list[int]  # each row's position in design_order (deterministic tie-break)
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
-        return {cls: [LinkChoice(o.label, o.parts, o.power_w) for o in opts]
-                for cls, opts in self.options.items()}
+        return {
+            cls: [LinkChoice(o.label, o.parts, o.power_w) for o in opts]
+            for cls, opts in self.options.items()
+        }
 
 
 def bounds_of(spec: OptimizeSpec) -> Bounds:
@@ -50,11 +51,17 @@ def bounds_of(spec: OptimizeSpec) -> Bounds:
 def _link_allowed(catalog: Catalog, spec: OptimizeSpec) -> set[str]:
     """Link SKUs the request's vendor and lead-time filters leave in play."""
     lead = spec.constraints.max_lead_time_days
-    return {lk.sku for lk in catalog.links
-            if (not spec.allowed_vendors or lk.vendor in spec.allowed_vendors)
-            and lk.vendor not in spec.excluded_vendors
-            and not (lead is not None and lk.availability.lead_time_days is not None
-                     and lk.availability.lead_time_days > lead)}
+    return {
+        lk.sku
+        for lk in catalog.links
+        if (not spec.allowed_vendors or lk.vendor in spec.allowed_vendors)
+        and lk.vendor not in spec.excluded_vendors
+        and not (
+            lead is not None
+            and lk.availability.lead_time_days is not None
+            and lk.availability.lead_time_days > lead
+        )
+    }
 
 
 class RowBuilder:
@@ -73,9 +80,10 @@ class RowBuilder:
             cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
             if cls not in self.options:
                 self.options[cls] = [
-                    o for o in link_options(need.length_m, need.speed_gbps, need.fabric,
-                                            self.catalog)
-                    if all(sku in self._allowed for sku, _ in o.parts)]
+                    o
+                    for o in link_options(need.length_m, need.speed_gbps, need.fabric, self.catalog)
+                    if all(sku in self._allowed for sku, _ in o.parts)
+                ]
             if not self.options[cls]:
                 return None
             demand[cls] += need.count
@@ -84,21 +92,27 @@ class RowBuilder:
         fixed[plan.nics.sku] += plan.nics.quantity
         for sw in plan.switches:
             fixed[sw.sku] += sw.quantity
-        return CandidateRow(fixed_qty=dict(fixed), link_demand=dict(demand),
-                            power_w=math.ceil(plan.power_kw * 1000), racks=plan.racks,
-                            time_s=time_s, group=group)
+        return CandidateRow(
+            fixed_qty=dict(fixed),
+            link_demand=dict(demand),
+            power_w=math.ceil(plan.power_kw * 1000),
+            racks=plan.racks,
+            time_s=time_s,
+            group=group,
+        )
 
     def choices(self, classes: set[LinkClass]) -> dict[LinkClass, list[LinkChoice]]:
-        return {cls: [LinkChoice(o.label, o.parts, o.power_w) for o in self.options[cls]]
-                for cls in classes}
+        return {
+            cls: [LinkChoice(o.label, o.parts, o.power_w) for o in self.options[cls]]
+            for cls in classes
+        }
 
     def exact_cost(self, plan: PhysicalPlan, backend: Backend, limits: Limits) -> int | None:
         """Cheapest exact price of one plan alone (link mix and volume tiers by the MIP)."""
         row = self.row(plan, 0, 0)
         if row is None:
             return None
-        model, vm = build_model([row], self.choices(set(row.link_demand)), self.catalog,
-                                Bounds())
+        model, vm = build_model([row], self.choices(set(row.link_demand)), self.catalog, Bounds())
         model.minimize(vm.cost_terms)
         res = backend.solve(model, limits)
         return res.objective if res.status is SolveStatus.OPTIMAL else None
@@ -126,9 +140,15 @@ def build_problem(costed: list[Costed], builder: RowBuilder) -> Problem:
     return Problem(keep, rows, {c: builder.options[c] for c in used}, list(group_ids), order)
 
 
-def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds: Bounds,
-                  excluded: list[int], backend: Backend, limits: Limits
-                  ) -> tuple[SolveResult, VarMap]:
+def solve_problem(
+    problem: Problem,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    bounds: Bounds,
+    excluded: list[int],
+    backend: Backend,
+    limits: Limits,
+) -> tuple[SolveResult, VarMap]:
     """One lexicographic MIP solve (each stage keeps the previous optimum as a constraint).
 
     min_cost: cost, then (time, design order); min_time: time, then cost, then design order.
@@ -136,8 +156,9 @@ def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds
     The result carries the primary objective, its bound and a status that is OPTIMAL only
     when every stage was proven optimal.
     """
-    model, vm = build_model(problem.rows, problem.choices(), catalog, bounds,
-                            excluded_groups=excluded)
+    model, vm = build_model(
+        problem.rows, problem.choices(), catalog, bounds, excluded_groups=excluded
+    )
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
     if spec.objective is Objective.MIN_COST:
         scale = len(problem.rows) + 1
@@ -161,8 +182,9 @@ def solve_problem(problem: Problem, catalog: Catalog, spec: OptimizeSpec, bounds
         model.add(f"lexicographic_stage[{i}]", objective, hi=res.objective)
     assert first is not None and last is not None
     status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
-    return replace(last, status=status, objective=first.objective, bound=first.bound,
-                   solve_time_s=elapsed), vm
+    return replace(
+        last, status=status, objective=first.objective, bound=first.bound, solve_time_s=elapsed
+    ), vm
 
 
 def cost_of(res: SolveResult, vm: VarMap) -> int:

@@ -19,8 +19,13 @@ class CostSplit:
 
     @property
     def total_cents(self) -> int:
-        return (self.servers_cents + self.nics_cents + self.switches_cents + self.cables_cents
-                + self.optics_cents)
+        return (
+            self.servers_cents
+            + self.nics_cents
+            + self.switches_cents
+            + self.cables_cents
+            + self.optics_cents
+        )
 
     @property
     def network_share(self) -> float:

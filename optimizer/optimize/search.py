@@ -41,9 +41,13 @@ def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
     return min([list_cents, *(pb.unit_price_cents for pb in catalog.breaks_for(sku))])
 
 
-def node_cost_bound(catalog: Catalog, server: Server, key: TimeKey,
-                    parts: list[tuple[Nic, Switch | None]],
-                    memo: dict[int, int] | None = None) -> int:
+def node_cost_bound(
+    catalog: Catalog,
+    server: Server,
+    key: TimeKey,
+    parts: list[tuple[Nic, Switch | None]],
+    memo: dict[int, int] | None = None,
+) -> int:
     """A lower bound on the cost per node of any design of ``key``: server + its NICs.
 
     ``memo`` caches the cheapest NIC per parts list (keys share their parts lists) for one
@@ -110,8 +114,9 @@ class Clock:
     _last_report: float = 0.0
 
     def expired(self) -> bool:
-        return time.perf_counter() >= self.deadline or (self.stop is not None
-                                                        and self.stop.is_set())
+        return time.perf_counter() >= self.deadline or (
+            self.stop is not None and self.stop.is_set()
+        )
 
     def remaining(self, floor: float = 0.05) -> float:
         return max(floor, self.deadline - time.perf_counter())
@@ -125,8 +130,14 @@ class Clock:
         self.progress({**event, "elapsed_s": round(now - self.start, 3)})
 
 
-def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, int],
-           exact_cost: Callable[[PhysicalPlan], int | None], clock: Clock) -> SearchOutcome:
+def search(
+    space: SearchSpace,
+    timer: Timer,
+    layout: Layout,
+    stock: dict[str, int],
+    exact_cost: Callable[[PhysicalPlan], int | None],
+    clock: Clock,
+) -> SearchOutcome:
     keyed = list(space.keys())
     if space.spec.objective is Objective.MIN_COST:
         found = _search_min_cost(space, keyed, timer, layout, stock, clock)
@@ -138,10 +149,16 @@ def search(space: SearchSpace, timer: Timer, layout: Layout, stock: dict[str, in
 def _report(clock: Clock, timer: Timer, kbest: KBest, time_valued: bool) -> None:
     best = min(kbest.best.values(), default=None)
     seconds, cents = best if time_valued and best else (0, best or 0)
-    clock.report({"phase": "search", "candidates_evaluated": timer.evaluations,
-                  "best_capex_usd": cents / 100,
-                  "best_training_time_hours": seconds / SECONDS_PER_HOUR,
-                  "bound_usd": 0.0, "designs_found": 0})
+    clock.report(
+        {
+            "phase": "search",
+            "candidates_evaluated": timer.evaluations,
+            "best_capex_usd": cents / 100,
+            "best_training_time_hours": seconds / SECONDS_PER_HOUR,
+            "bound_usd": 0.0,
+            "designs_found": 0,
+        }
+    )
 
 
 def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey | None) -> tuple[int, int]:
@@ -153,8 +170,15 @@ def _node_caps(spec: OptimizeSpec, server: Server, key: TimeKey | None) -> tuple
     return lo, hi if topo is None else min(hi, topo)
 
 
-def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], spec: OptimizeSpec,
-               out: list[Costed], kbest: KBest, value_of_time: bool) -> None:
+def _offer_all(
+    cands: list[Candidate],
+    catalog: Catalog,
+    stock: dict[str, int],
+    spec: OptimizeSpec,
+    out: list[Costed],
+    kbest: KBest,
+    value_of_time: bool,
+) -> None:
     c = spec.constraints
     for cand in cands:
         if c.max_racks is not None and cand.plan.racks > c.max_racks:
@@ -165,13 +189,20 @@ def _offer_all(cands: list[Candidate], catalog: Catalog, stock: dict[str, int], 
         out.append(Costed(cand, cost))
         if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
             continue
-        kbest.offer(cand.key.group, (math.ceil(cand.time_hours * SECONDS_PER_HOUR), cost)
-                    if value_of_time else cost)
+        kbest.offer(
+            cand.key.group,
+            (math.ceil(cand.time_hours * SECONDS_PER_HOUR), cost) if value_of_time else cost,
+        )
 
 
-def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
-                     layout: Layout, stock: dict[str, int], clock: Clock
-                     ) -> tuple[list[Costed], int, float | None]:
+def _search_min_cost(
+    space: SearchSpace,
+    keyed: list[tuple[TimeKey, Parts]],
+    timer: Timer,
+    layout: Layout,
+    stock: dict[str, int],
+    clock: Clock,
+) -> tuple[list[Costed], int, float | None]:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     target = spec.constraints.target_training_hours or math.inf
@@ -201,8 +232,9 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
         _report(clock, timer, kbest, time_valued=False)
         evaluated += 1
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
-        n = smallest_meeting(lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi,
-                             warm.get(family, lo))
+        n = smallest_meeting(
+            lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi, warm.get(family, lo)
+        )
         if n is None:
             continue
         warm[family] = n
@@ -214,15 +246,26 @@ def _search_min_cost(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
             continue
         per_node = node_cost_bound(catalog, servers[key.server_sku], key, parts)
         for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
-            cands = build_candidates(timer, key, size, parts, catalog, layout,
-                                     space.topologies)
-            _offer_all([c for c in cands if c.time_hours <= target], catalog, stock, spec,
-                       out, kbest, value_of_time=False)
+            cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
+            _offer_all(
+                [c for c in cands if c.time_hours <= target],
+                catalog,
+                stock,
+                spec,
+                out,
+                kbest,
+                value_of_time=False,
+            )
     return out, evaluated, None
 
 
-def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
-                  target: float, clock: Clock) -> dict[tuple[str, str], int | None]:
+def _ideal_floors(
+    space: SearchSpace,
+    keyed: list[tuple[TimeKey, Parts]],
+    timer: Timer,
+    target: float,
+    clock: Clock,
+) -> dict[tuple[str, str], int | None]:
     """Per (server, fabric): fewest nodes that meet the target on an ideal network with the
     fastest NICs the fabric offers there (None: no size does). A lower bound for every key."""
     best: dict[tuple[str, str], tuple[int, int]] = {}
@@ -241,12 +284,17 @@ def _ideal_floors(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer:
         hi = _node_caps(space.spec, server, None)[1]
         floors[(sku, fabric)] = smallest_meeting(
             lambda n, s=sku, f=fabric, g=gbps // npn, k=npn: timer.ideal_hours(s, f, g, k, n),
-            target, lo, hi, lo)
+            target,
+            lo,
+            hi,
+            lo,
+        )
     return floors
 
 
-def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | None]],
-                nodes: int, most: int) -> list[int]:
+def break_sizes(
+    catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | None]], nodes: int, most: int
+) -> list[int]:
     """Node counts above ``nodes`` (up to ``most``) where a server or NIC volume break starts.
 
     Between breaks a larger cluster costs more, so only these sizes can undercut the smallest
@@ -264,10 +312,15 @@ def break_sizes(catalog: Catalog, key: TimeKey, parts: list[tuple[Nic, Switch | 
     return sorted(sizes)
 
 
-def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], timer: Timer,
-                     layout: Layout, stock: dict[str, int],
-                     exact_cost: Callable[[PhysicalPlan], int | None], clock: Clock
-                     ) -> tuple[list[Costed], int, float | None]:
+def _search_min_time(
+    space: SearchSpace,
+    keyed: list[tuple[TimeKey, Parts]],
+    timer: Timer,
+    layout: Layout,
+    stock: dict[str, int],
+    exact_cost: Callable[[PhysicalPlan], int | None],
+    clock: Clock,
+) -> tuple[list[Costed], int, float | None]:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     budget = spec.constraints.budget_cents
@@ -283,11 +336,12 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
         hi = min(hi, budget // per_node)
         if lo > hi:
             continue
+
         # No design of the key is faster than its largest size on an ideal network, and none
         # reaches that time with fewer nodes than the ideal network needs for it.
         def ideal(n: int, k: TimeKey = key) -> float:
-            return timer.ideal_hours(k.server_sku, k.fabric, k.nic_speed_gbps,
-                                     k.nics_per_node, n)
+            return timer.ideal_hours(k.server_sku, k.fabric, k.nic_speed_gbps, k.nics_per_node, n)
+
         fastest = ideal(hi)
         if not math.isfinite(fastest):
             continue  # no plan fits even the largest size: none fits a smaller one
@@ -320,8 +374,7 @@ def _search_min_time(space: SearchSpace, keyed: list[tuple[TimeKey, Parts]], tim
         # the size feeds the frontier.
         extra = break_sizes(catalog, key, parts, start or top, top)
         for size in sorted({top, start or top, max(lo, top // 2), *extra}):
-            cands = build_candidates(timer, key, size, parts, catalog, layout,
-                                     space.topologies)
+            cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
     return out, evaluated, None
 
@@ -333,17 +386,28 @@ class _Affordability:
     that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper.
     """
 
-    def __init__(self, key: TimeKey, parts: Parts, catalog: Catalog, layout: Layout,
-                 budget: int, stock: dict[str, int],
-                 exact_cost: Callable[[PhysicalPlan], int | None]) -> None:
+    def __init__(
+        self,
+        key: TimeKey,
+        parts: Parts,
+        catalog: Catalog,
+        layout: Layout,
+        budget: int,
+        stock: dict[str, int],
+        exact_cost: Callable[[PhysicalPlan], int | None],
+    ) -> None:
         self.key, self.parts, self.catalog, self.layout = key, parts, catalog, layout
         self.budget, self.stock, self.exact_cost = budget, stock, exact_cost
         self._greedy: dict[int, int | None] = {}
 
     def cheapest_greedy(self, n: int) -> int | None:
         if n not in self._greedy:
-            costs = [standalone_cost(make_design(self.key, n, nic, switch, self.layout),
-                                     self.catalog, self.stock) for nic, switch in self.parts]
+            costs = [
+                standalone_cost(
+                    make_design(self.key, n, nic, switch, self.layout), self.catalog, self.stock
+                )
+                for nic, switch in self.parts
+            ]
             self._greedy[n] = min((c for c in costs if c is not None), default=None)
         return self._greedy[n]
 
@@ -357,8 +421,9 @@ class _Affordability:
     def exact_fits(self, n: int) -> bool:
         for nic, switch in self.parts:
             try:
-                plan = physical_plan(make_design(self.key, n, nic, switch, self.layout),
-                                     self.catalog)
+                plan = physical_plan(
+                    make_design(self.key, n, nic, switch, self.layout), self.catalog
+                )
             except InvalidInput:
                 continue
             cost = self.exact_cost(plan)
@@ -382,21 +447,29 @@ class _Affordability:
     @staticmethod
     def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int) -> int | None:
         """smallest_meeting on the mirrored axis: the largest n in [lo, hi] that fits."""
-        mirrored = smallest_meeting(lambda m: 0.0 if fits(lo + hi - m) else 1.0, 0.5,
-                                    lo, hi, lo + hi - guess)
+        mirrored = smallest_meeting(
+            lambda m: 0.0 if fits(lo + hi - m) else 1.0, 0.5, lo, hi, lo + hi - guess
+        )
         return None if mirrored is None else lo + hi - mirrored
 
 
 def _key_order(key: TimeKey) -> tuple:
     """Deterministic tie-break between keys with equal bounds: by SKU and names."""
-    return (key.server_sku, key.fabric, key.topology, key.oversubscription, key.nics_per_node,
-            key.nic_speed_gbps, key.radix)
+    return (
+        key.server_sku,
+        key.fabric,
+        key.topology,
+        key.oversubscription,
+        key.nics_per_node,
+        key.nic_speed_gbps,
+        key.radix,
+    )
 
 
 def fastest_reachable(space: SearchSpace, timer: Timer) -> tuple[TimeKey, int, float] | None:
     """The fastest (key, nodes, hours) at each key's largest allowed size, for diagnosis."""
     servers = {s.sku: s for s in space.servers}
-    for key, _ in space.keys():
+    for key, _ in space:
         _, hi = _node_caps(space.spec, servers[key.server_sku], key)
         if hi >= 1:
             timer.estimate(key, hi)

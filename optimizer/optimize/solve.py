@@ -19,6 +19,7 @@ from optimizer.optimize.candidates import (
     confident_hours,
     design_order,
 )
+from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.explain import (
     FABRIC_NAMES,
     TOPOLOGY_NAMES,
@@ -27,7 +28,6 @@ from optimizer.optimize.explain import (
     sensitivity,
     usd,
 )
-from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
     Problem,
@@ -47,10 +47,14 @@ from optimizer.topology.layout import Layout, LinkOption
 from optimizer.topology.plan import PhysicalPlan
 
 
-
-def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None = None,
-             stop: threading.Event | None = None,
-             progress: Callable[[dict], None] | None = None) -> OptimizeResult:
+def optimize(
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    *,
+    fixed: PartialPlan | None = None,
+    stop: threading.Event | None = None,
+    progress: Callable[[dict], None] | None = None,
+) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
     ``spec.time_limit_s`` bounds the whole request: when it runs out (or ``stop`` is set) the
@@ -85,8 +89,15 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
             break
         # A search cut short still gets a moment to rank what it found.
         remaining = clock.remaining(floor=min(1.0, 0.1 * spec.time_limit_s))
-        res, varmap = solve_problem(problem, catalog, spec, bounds, excluded, backend,
-                                    replace(limits, time_limit_s=remaining))
+        res, varmap = solve_problem(
+            problem,
+            catalog,
+            spec,
+            bounds,
+            excluded,
+            backend,
+            replace(limits, time_limit_s=remaining),
+        )
         if not res.has_solution:
             if rank == 1:
                 status = res.status
@@ -96,10 +107,16 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
         chosen = next(i for i, v in enumerate(varmap.pick) if res.values[v] == 1)
         ranked.append(_verified(problem, chosen, res, varmap, catalog, spec, rank, timer))
         excluded.append(problem.rows[chosen].group)
-        clock.report({"phase": "solve", "candidates_evaluated": timer.evaluations,
-                      "best_capex_usd": ranked[0].bom.capex_cents / 100,
-                      "bound_usd": 0.0 if bound is None else bound / 100,
-                      "designs_found": rank}, force=True)
+        clock.report(
+            {
+                "phase": "solve",
+                "candidates_evaluated": timer.evaluations,
+                "best_capex_usd": ranked[0].bom.capex_cents / 100,
+                "bound_usd": 0.0 if bound is None else bound / 100,
+                "designs_found": rank,
+            },
+            force=True,
+        )
 
     if not ranked and outcome.open_bound is not None and status is SolveStatus.INFEASIBLE:
         status = SolveStatus.TIME_LIMIT  # nothing proves infeasibility: the clock ran out
@@ -108,22 +125,35 @@ def optimize(catalog: Catalog, spec: OptimizeSpec, *, fixed: PartialPlan | None 
     if not ranked or clock.expired():
         sens = "" if not ranked else "not computed: the time limit was reached"
     else:
-        sens = sensitivity(problem, ranked, catalog, spec, backend,
-                           replace(limits, time_limit_s=clock.remaining()))
-    warnings = () if outcome.open_bound is None else (
-        f"the time limit ended the search after {outcome.keys_evaluated} of "
-        f"{outcome.keys_total} structural choices; the designs are the best found",)
+        sens = sensitivity(
+            problem, ranked, catalog, spec, backend, replace(limits, time_limit_s=clock.remaining())
+        )
+    warnings = (
+        ()
+        if outcome.open_bound is None
+        else (
+            f"the time limit ended the search after {outcome.keys_evaluated} of "
+            f"{outcome.keys_total} structural choices; the designs are the best found",
+        )
+    )
     return OptimizeResult(
-        status=str(status), designs=tuple(ranked),
+        status=str(status),
+        designs=tuple(ranked),
         pareto=pareto_front(problem.costed),
-        diagnosis=text, solve_time_s=time.perf_counter() - start, gap=gap,
-        backend=backend.name, candidates_evaluated=timer.evaluations,
-        bound_cents=None if bound is None else math.floor(bound), sensitivity=sens,
-        warnings=warnings)
+        diagnosis=text,
+        solve_time_s=time.perf_counter() - start,
+        gap=gap,
+        backend=backend.name,
+        candidates_evaluated=timer.evaluations,
+        bound_cents=None if bound is None else math.floor(bound),
+        sensitivity=sens,
+        warnings=warnings,
+    )
 
 
-def _rank_one_status(res: SolveResult, open_bound: float | None, spec: OptimizeSpec
-                     ) -> tuple[SolveStatus, float, float | None]:
+def _rank_one_status(
+    res: SolveResult, open_bound: float | None, spec: OptimizeSpec
+) -> tuple[SolveStatus, float, float | None]:
     """Status, relative gap and cost bound (cents) of rank 1, counting unexplored keys."""
     if open_bound is None:
         bound = res.bound if spec.objective is Objective.MIN_COST else None
@@ -141,8 +171,16 @@ def _rank_one_status(res: SolveResult, open_bound: float | None, spec: OptimizeS
     return status, gap, bound
 
 
-def _verified(problem: Problem, chosen: int, res: SolveResult, vm: VarMap, catalog: Catalog,
-              spec: OptimizeSpec, rank: int, timer: Timer) -> RankedDesign:
+def _verified(
+    problem: Problem,
+    chosen: int,
+    res: SolveResult,
+    vm: VarMap,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    rank: int,
+    timer: Timer,
+) -> RankedDesign:
     """Decode the chosen design, rebuild its BOM, and refuse anything unverified."""
     assert res.values is not None
     cand = problem.costed[chosen].candidate
@@ -174,31 +212,49 @@ def _verified(problem: Problem, chosen: int, res: SolveResult, vm: VarMap, catal
         msg = f"rank {rank}: re-estimating the built design does not reproduce its time"
         raise SolverFailed(msg)
     if bom.capex_cents != cost_of(res, vm):
-        msg = (f"rank {rank}: BOM capex {bom.capex_cents} cents differs from the MIP's "
-               f"{cost_of(res, vm)} cents")
+        msg = (
+            f"rank {rank}: BOM capex {bom.capex_cents} cents differs from the MIP's "
+            f"{cost_of(res, vm)} cents"
+        )
         raise SolverFailed(msg)
     return RankedDesign(
-        rank=rank, design=cand.design, bom=bom, estimate=cand.estimate,
+        rank=rank,
+        design=cand.design,
+        bom=bom,
+        estimate=cand.estimate,
         time_hours=confident_hours(cand.estimate, spec.confidence),
-        cost=split_cost(bom), binding=(), explanation="",
-        budget_slack_cents=None, time_slack_hours=None,
-        gpus=cand.gpus)
+        cost=split_cost(bom),
+        binding=(),
+        explanation="",
+        budget_slack_cents=None,
+        time_slack_hours=None,
+        gpus=cand.gpus,
+    )
 
 
 def split_cost(bom: BillOfMaterials) -> CostSplit:
     by: dict[str, int] = defaultdict(int)
     for line in bom.lines:
         by[line.category] += line.extended_price_cents
-    return CostSplit(by["server"], by["nic"], by["switch"], by["cable"],
-                     by["transceiver"] + by["fiber"])
+    return CostSplit(
+        by["server"], by["nic"], by["switch"], by["cable"], by["transceiver"] + by["fiber"]
+    )
 
 
-def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: Timer,
-              status: SolveStatus, problem: Problem, clock: Clock) -> str:
+def _diagnose(
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    space: SearchSpace,
+    timer: Timer,
+    status: SolveStatus,
+    problem: Problem,
+    clock: Clock,
+) -> str:
     """Say in the user's terms why no design came back, by re-solving without the limits."""
     if clock.expired():
-        return ("the time limit ended the search before any design was found; raise "
-                "solver.time_limit_s")
+        return (
+            "the time limit ended the search before any design was found; raise solver.time_limit_s"
+        )
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
     c = spec.constraints
@@ -206,20 +262,34 @@ def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: T
     if spec.objective is Objective.MIN_TIME:
         limits = replace(limits, target_training_hours=None)
     if limits != c:
-        relaxed = optimize(catalog, replace(spec, objective=Objective.MIN_COST, top_k=1,
-                                            constraints=limits,
-                                            time_limit_s=clock.remaining()))
+        relaxed = optimize(
+            catalog,
+            replace(
+                spec,
+                objective=Objective.MIN_COST,
+                top_k=1,
+                constraints=limits,
+                time_limit_s=clock.remaining(),
+            ),
+        )
         if relaxed.designs:
             best = relaxed.designs[0]
-            what = ("the cheapest design that meets the target"
-                    if c.target_training_hours is not None else "the cheapest design")
+            what = (
+                "the cheapest design that meets the target"
+                if c.target_training_hours is not None
+                else "the cheapest design"
+            )
             if c.budget_cents is not None and best.bom.capex_cents > c.budget_cents:
-                return (f"{what} costs {usd(best.bom.capex_cents)}, over the "
-                        f"{usd(c.budget_cents)} budget by "
-                        f"{usd(best.bom.capex_cents - c.budget_cents)}")
+                return (
+                    f"{what} costs {usd(best.bom.capex_cents)}, over the "
+                    f"{usd(c.budget_cents)} budget by "
+                    f"{usd(best.bom.capex_cents - c.budget_cents)}"
+                )
             if c.max_power_kw is not None and best.bom.power_kw > c.max_power_kw:
-                return (f"{what} draws {best.bom.power_kw:,.0f} kW, above the "
-                        f"{c.max_power_kw:,.0f} kW cap")
+                return (
+                    f"{what} draws {best.bom.power_kw:,.0f} kW, above the "
+                    f"{c.max_power_kw:,.0f} kW cap"
+                )
             if c.max_racks is not None and best.bom.racks > c.max_racks:
                 return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
             return "no design satisfies the budget, power and rack limits together"
@@ -228,26 +298,36 @@ def _diagnose(catalog: Catalog, spec: OptimizeSpec, space: SearchSpace, timer: T
         return short
     fastest = fastest_reachable(space, timer)
     if fastest is None:
-        return ("no design in the catalog can run this workload: no parallel plan fits its "
-                "memory on any allowed server within the size limits")
+        return (
+            "no design in the catalog can run this workload: no parallel plan fits its "
+            "memory on any allowed server within the size limits"
+        )
     key, nodes, hours = fastest
     if c.target_training_hours is not None and hours > c.target_training_hours:
-        return (f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
-                f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
-                f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})")
+        return (
+            f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
+            f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
+            f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})"
+        )
     return "no design can be built from the allowed parts"
 
 
 def _stock_shortfall(problem: Problem, catalog: Catalog) -> str:
     """Name the stock limit that stops the smallest candidate, if stock is what stops them."""
     stock = stock_limits(catalog)
-    for item in sorted(problem.costed, key=lambda c: (c.candidate.gpus,
-                                                      design_order(c.candidate.design))):
+    for item in sorted(
+        problem.costed, key=lambda c: (c.candidate.gpus, design_order(c.candidate.design))
+    ):
         plan = item.candidate.plan
-        needs = [(plan.servers.sku, plan.servers.quantity), (plan.nics.sku, plan.nics.quantity),
-                 *((s.sku, s.quantity) for s in plan.switches)]
+        needs = [
+            (plan.servers.sku, plan.servers.quantity),
+            (plan.nics.sku, plan.nics.quantity),
+            *((s.sku, s.quantity) for s in plan.switches),
+        ]
         for sku, qty in needs:
             if sku in stock and qty > stock[sku]:
-                return (f"every design that meets the target exceeds a stock limit: the smallest "
-                        f"needs {qty:,} x {sku}, {stock[sku]:,} in stock")
+                return (
+                    f"every design that meets the target exceeds a stock limit: the smallest "
+                    f"needs {qty:,} x {sku}, {stock[sku]:,} in stock"
+                )
     return ""

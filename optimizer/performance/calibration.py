@@ -24,25 +24,45 @@ class GpuGeneration:
     source: str
 
     def efficiency(self, scenario: str) -> float:
-        return {"expected": self.kernel_efficiency, "optimistic": self.kernel_efficiency_high,
-                "pessimistic": self.kernel_efficiency_low}[scenario]
+        return {
+            "expected": self.kernel_efficiency,
+            "optimistic": self.kernel_efficiency_high,
+            "pessimistic": self.kernel_efficiency_low,
+        }[scenario]
 
 
 _A100_SOURCE = "fitted to Megatron-LM SC'21 Table 1 and Table 2 (A100, 32-3072 GPUs)"
 _H100_SOURCE = "fitted to MosaicML llm-foundry H100 BF16 multi-node rows (16-512 GPUs)"
 
-GENERATIONS: dict[str, GpuGeneration] = {g.name: g for g in (
-    GpuGeneration("A100", 0.52, 0.59, 0.67, 2.039, _A100_SOURCE),
-    GpuGeneration("H100", 0.48, 0.55, 0.64, 3.35, _H100_SOURCE),
-    GpuGeneration("H200", 0.48, 0.55, 0.64, 4.8,
-                  "no published run here: H100 value (same compute die)"),
-    GpuGeneration("B200", 0.40, 0.55, 0.64, 8.0,
-                  "no published run here: H100 value, low bound widened (newer software stack)"),
-    GpuGeneration("MI300X", 0.35, 0.45, 0.55, 5.3,
-                  "no published run here: H100 value lowered (less mature kernels), UNVERIFIED"),
-    GpuGeneration("default", 0.40, 0.55, 0.64, 3.35,
-                  "unknown GPU: H100 value with a wider low bound"),
-)}
+GENERATIONS: dict[str, GpuGeneration] = {
+    g.name: g
+    for g in (
+        GpuGeneration("A100", 0.52, 0.59, 0.67, 2.039, _A100_SOURCE),
+        GpuGeneration("H100", 0.48, 0.55, 0.64, 3.35, _H100_SOURCE),
+        GpuGeneration(
+            "H200", 0.48, 0.55, 0.64, 4.8, "no published run here: H100 value (same compute die)"
+        ),
+        GpuGeneration(
+            "B200",
+            0.40,
+            0.55,
+            0.64,
+            8.0,
+            "no published run here: H100 value, low bound widened (newer software stack)",
+        ),
+        GpuGeneration(
+            "MI300X",
+            0.35,
+            0.45,
+            0.55,
+            5.3,
+            "no published run here: H100 value lowered (less mature kernels), UNVERIFIED",
+        ),
+        GpuGeneration(
+            "default", 0.40, 0.55, 0.64, 3.35, "unknown GPU: H100 value with a wider low bound"
+        ),
+    )
+}
 
 # HBM bandwidth (hbm_tbytes_per_s): vendor figures as listed in shared/reference/hardware/gpus.csv.
 

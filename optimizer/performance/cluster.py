@@ -33,19 +33,29 @@ class ClusterSpec:
     def __post_init__(self) -> None:
         for name in ("gpus", "gpus_per_node", "nics_per_node"):
             if getattr(self, name) < 1:
-                raise InvalidInput(f"must be >= 1, got {getattr(self, name)}",
-                                   field=f"cluster.{name}")
-        for name in ("gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s",
-                     "nic_gbps_per_node"):
+                raise InvalidInput(
+                    f"must be >= 1, got {getattr(self, name)}", field=f"cluster.{name}"
+                )
+        for name in (
+            "gpu_peak_tflops",
+            "gpu_memory_gb",
+            "intra_node_gbytes_per_s",
+            "nic_gbps_per_node",
+        ):
             if not getattr(self, name) > 0:
-                raise InvalidInput(f"must be > 0, got {getattr(self, name)}",
-                                   field=f"cluster.{name}")
+                raise InvalidInput(
+                    f"must be > 0, got {getattr(self, name)}", field=f"cluster.{name}"
+                )
         if self.gpu_peak_fp8_tflops is not None and not self.gpu_peak_fp8_tflops > 0:
-            raise InvalidInput(f"must be > 0 when given, got {self.gpu_peak_fp8_tflops}",
-                               field="cluster.gpu_peak_fp8_tflops")
+            raise InvalidInput(
+                f"must be > 0 when given, got {self.gpu_peak_fp8_tflops}",
+                field="cluster.gpu_peak_fp8_tflops",
+            )
         if self.gpus > self.gpus_per_node and self.gpus % self.gpus_per_node:
-            raise InvalidInput(f"{self.gpus} GPUs do not fill whole nodes of "
-                               f"{self.gpus_per_node}", field="cluster.gpus")
+            raise InvalidInput(
+                f"{self.gpus} GPUs do not fill whole nodes of {self.gpus_per_node}",
+                field="cluster.gpus",
+            )
 
     @cached_property
     def nodes(self) -> int:

@@ -71,22 +71,30 @@ def p2p(size_bytes: float) -> Cost:
     return Cost(size_bytes, 1)
 
 
-def all_reduce_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float,
-                 alpha_s: float) -> float:
+def all_reduce_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float, alpha_s: float) -> float:
     """The faster of ring and tree, as NCCL's tuner picks per message size."""
-    return min(ring_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s),
-               tree_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s))
+    return min(
+        ring_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s),
+        tree_all_reduce(size_bytes, n).seconds(bandwidth_bytes_per_s, alpha_s),
+    )
 
 
-def hierarchical_all_reduce_s(size_bytes: float, local: int, nodes: int,
-                              intra_bytes_per_s: float, intra_alpha_s: float,
-                              inter_bytes_per_s: float, inter_alpha_s: float) -> float:
+def hierarchical_all_reduce_s(
+    size_bytes: float,
+    local: int,
+    nodes: int,
+    intra_bytes_per_s: float,
+    intra_alpha_s: float,
+    inter_bytes_per_s: float,
+    inter_alpha_s: float,
+) -> float:
     """Reduce-scatter inside the node, all-reduce of each 1/local shard across nodes (one rail
     per rank), all-gather inside the node (Jia et al., arXiv:1807.11205, sec. 4.2; NCCL's
     NVLink + network rings). With equal bandwidths its byte term equals the ring's bound."""
     intra = reduce_scatter(size_bytes, local).times(2)
-    return (intra.seconds(intra_bytes_per_s, intra_alpha_s)
-            + all_reduce_s(size_bytes / local, nodes, inter_bytes_per_s, inter_alpha_s))
+    return intra.seconds(intra_bytes_per_s, intra_alpha_s) + all_reduce_s(
+        size_bytes / local, nodes, inter_bytes_per_s, inter_alpha_s
+    )
 
 
 def line_rate_all_reduce_bound_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float) -> float:

@@ -27,12 +27,31 @@ DEFAULT_SWITCH_RADIX = 64
 DEFAULT_GPUS_PER_NODE = 8
 OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
-_ARCHITECTURE = ("layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads",
-                 "sequence_length", "vocab_size", "global_batch_size", "experts",
-                 "experts_per_token", "training_tokens", "gated_ffn", "tied_embeddings",
-                 "flash_attention")
-_REQUIRED_WITHOUT_PRESET = ("layers", "hidden_size", "attention_heads", "sequence_length",
-                            "vocab_size", "training_tokens", "global_batch_size")
+_ARCHITECTURE = (
+    "layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "attention_heads",
+    "kv_heads",
+    "sequence_length",
+    "vocab_size",
+    "global_batch_size",
+    "experts",
+    "experts_per_token",
+    "training_tokens",
+    "gated_ffn",
+    "tied_embeddings",
+    "flash_attention",
+)
+_REQUIRED_WITHOUT_PRESET = (
+    "layers",
+    "hidden_size",
+    "attention_heads",
+    "sequence_length",
+    "vocab_size",
+    "training_tokens",
+    "global_batch_size",
+)
 
 
 def _set_fields(msg: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -42,16 +61,20 @@ def _set_fields(msg: Any, names: tuple[str, ...]) -> dict[str, Any]:
 def workload_from_proto(msg: pb.Workload) -> Workload:
     """A preset with the request's fields on top, or a model given field by field."""
     fields = _set_fields(msg, _ARCHITECTURE)
-    for name, value in (("activation_recompute", msg.activation_recompute),
-                        ("precision", msg.precision)):
+    for name, value in (
+        ("activation_recompute", msg.activation_recompute),
+        ("precision", msg.precision),
+    ):
         if value:
             fields[name] = value.strip().lower()
     if msg.model:
         return preset(msg.model, **fields)
     missing = [n for n in _REQUIRED_WITHOUT_PRESET if n not in fields]
     if missing:
-        raise InvalidInput(f"required when no preset model is named (missing: "
-                           f"{', '.join(missing)})", field=f"workload.{missing[0]}")
+        raise InvalidInput(
+            f"required when no preset model is named (missing: {', '.join(missing)})",
+            field=f"workload.{missing[0]}",
+        )
     fields.setdefault("ffn_hidden_size", 4 * fields["hidden_size"])
     fields.setdefault("kv_heads", fields["attention_heads"])
     return Workload(name="custom", **fields)
@@ -59,8 +82,18 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
 
 def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPlan:
     """The degrees the request fixes; the workload's micro_batch_size is a fallback."""
-    fixed = _set_fields(msg, ("tensor", "pipeline", "data", "expert", "virtual_pipeline",
-                              "zero_stage", "micro_batch_size"))
+    fixed = _set_fields(
+        msg,
+        (
+            "tensor",
+            "pipeline",
+            "data",
+            "expert",
+            "virtual_pipeline",
+            "zero_stage",
+            "micro_batch_size",
+        ),
+    )
     if "micro_batch_size" not in fixed and workload_msg.HasField("micro_batch_size"):
         fixed["micro_batch_size"] = workload_msg.micro_batch_size
     for name, value in fixed.items():
@@ -78,32 +111,52 @@ def _server_fields(msg: pb.Cluster, catalog: Catalog | None) -> dict[str, Any]:
         raise InvalidInput("a catalog is needed to look up cluster.server_sku", field="catalog")
     server = next((s for s in catalog.servers if s.sku == msg.server_sku), None)
     if server is None:
-        raise InvalidInput(f"server {msg.server_sku!r} is not in catalog {catalog.meta.name!r}",
-                           field="cluster.server_sku")
-    return {"gpus_per_node": server.gpus_per_node,
-            "gpu_peak_tflops": server.gpu_peak_bf16_tflops,
-            "gpu_peak_fp8_tflops": server.gpu_peak_fp8_tflops,
-            "gpu_memory_gb": server.gpu_memory_gb,
-            "intra_node_gbytes_per_s": server.intra_node_gbytes_per_s,
-            "gpu_model": server.gpu_model}
+        raise InvalidInput(
+            f"server {msg.server_sku!r} is not in catalog {catalog.meta.name!r}",
+            field="cluster.server_sku",
+        )
+    return {
+        "gpus_per_node": server.gpus_per_node,
+        "gpu_peak_tflops": server.gpu_peak_bf16_tflops,
+        "gpu_peak_fp8_tflops": server.gpu_peak_fp8_tflops,
+        "gpu_memory_gb": server.gpu_memory_gb,
+        "intra_node_gbytes_per_s": server.intra_node_gbytes_per_s,
+        "gpu_model": server.gpu_model,
+    }
 
 
-def topology_profile(family: str, nodes: int, nics_per_node: int, radix: int,
-                     oversubscription: float, oversubscribed_tier: str) -> TopologyProfile:
+def topology_profile(
+    family: str,
+    nodes: int,
+    nics_per_node: int,
+    radix: int,
+    oversubscription: float,
+    oversubscribed_tier: str,
+) -> TopologyProfile:
     """The shared profile from the topology sizing (optimizer.topology.sizing)."""
     if family not in TOPOLOGY_FAMILIES:
-        raise InvalidInput(f"expected one of {', '.join(TOPOLOGY_FAMILIES)}, got {family!r}",
-                           field="cluster.topology")
+        raise InvalidInput(
+            f"expected one of {', '.join(TOPOLOGY_FAMILIES)}, got {family!r}",
+            field="cluster.topology",
+        )
     if oversubscribed_tier not in OVERSUBSCRIBED_TIERS:
-        raise InvalidInput(f"expected one of {', '.join(OVERSUBSCRIBED_TIERS)}, got "
-                           f"{oversubscribed_tier!r}", field="cluster.oversubscribed_tier")
+        raise InvalidInput(
+            f"expected one of {', '.join(OVERSUBSCRIBED_TIERS)}, got {oversubscribed_tier!r}",
+            field="cluster.oversubscribed_tier",
+        )
     try:
-        sizing = size_network(family, nodes * nics_per_node, radix,
-                              oversubscription=oversubscription, rails=nics_per_node,
-                              oversubscribed_tier=oversubscribed_tier)
+        sizing = size_network(
+            family,
+            nodes * nics_per_node,
+            radix,
+            oversubscription=oversubscription,
+            rails=nics_per_node,
+            oversubscribed_tier=oversubscribed_tier,
+        )
     except InvalidInput as e:
-        raise InvalidInput(str(e).split(": ", 1)[-1], field=f"cluster.{e.field or 'topology'}") \
-            from None
+        raise InvalidInput(
+            str(e).split(": ", 1)[-1], field=f"cluster.{e.field or 'topology'}"
+        ) from None
     return sizing.profile
 
 
@@ -114,18 +167,31 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     if not msg.fabric:
         raise InvalidInput("required: infiniband | roce | ethernet", field="cluster.fabric")
     fields = _server_fields(msg, catalog)
-    fields.update(_set_fields(msg, ("gpus_per_node", "gpu_peak_tflops", "gpu_peak_fp8_tflops",
-                                    "gpu_memory_gb", "intra_node_gbytes_per_s")))
+    fields.update(
+        _set_fields(
+            msg,
+            (
+                "gpus_per_node",
+                "gpu_peak_tflops",
+                "gpu_peak_fp8_tflops",
+                "gpu_memory_gb",
+                "intra_node_gbytes_per_s",
+            ),
+        )
+    )
     if msg.gpu_model:
         fields["gpu_model"] = msg.gpu_model
     fields.setdefault("gpus_per_node", DEFAULT_GPUS_PER_NODE)
     for name in ("gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s"):
         if name not in fields:
-            raise InvalidInput("required (or give cluster.server_sku and a catalog)",
-                               field=f"cluster.{name}")
+            raise InvalidInput(
+                "required (or give cluster.server_sku and a catalog)", field=f"cluster.{name}"
+            )
     if not msg.HasField("nic_gbps_per_node"):
-        raise InvalidInput("required: scale-out line rate of a node's NICs in Gb/s",
-                           field="cluster.nic_gbps_per_node")
+        raise InvalidInput(
+            "required: scale-out line rate of a node's NICs in Gb/s",
+            field="cluster.nic_gbps_per_node",
+        )
     nics = msg.nics_per_node if msg.HasField("nics_per_node") else fields["gpus_per_node"]
     if nics < 1:
         raise InvalidInput(f"must be >= 1, got {nics}", field="cluster.nics_per_node")
@@ -134,35 +200,49 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         raise InvalidInput(f"must be >= 1, got {gpn}", field="cluster.gpus_per_node")
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
-    profile = topology_profile(msg.topology.strip().lower() or "fat_tree",
-                               -(-msg.gpus // gpn), nics, radix, oversubscription,
-                               msg.oversubscribed_tier.strip().lower() or "leaf")
-    return ClusterSpec(gpus=msg.gpus, fabric=msg.fabric.strip().lower(),
-                       nic_gbps_per_node=msg.nic_gbps_per_node, nics_per_node=nics,
-                       topology=profile, **fields)
+    profile = topology_profile(
+        msg.topology.strip().lower() or "fat_tree",
+        -(-msg.gpus // gpn),
+        nics,
+        radix,
+        oversubscription,
+        msg.oversubscribed_tier.strip().lower() or "leaf",
+    )
+    return ClusterSpec(
+        gpus=msg.gpus,
+        fabric=msg.fabric.strip().lower(),
+        nic_gbps_per_node=msg.nic_gbps_per_node,
+        nics_per_node=nics,
+        topology=profile,
+        **fields,
+    )
 
 
 def fabrics_from_proto(rows: Any) -> FabricTable:
     """The default fabric table with the request's rows replacing those of the same name."""
     table = dict(DEFAULT_FABRICS)
     for i, row in enumerate(rows):
-        values = MessageToDict(row, preserving_proto_field_name=True,
-                               always_print_fields_with_no_presence=True)
+        values = MessageToDict(
+            row, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
         profile = profile_from_mapping(values, f"fabric_profiles[{i}]", "fabric_profiles")
         table[profile.fabric] = profile
     return table
 
 
-def request_from_proto(req: pb.EstimateRequest, catalog: Catalog | None = None
-                       ) -> tuple[Workload, ClusterSpec, PartialPlan,
-                                                          FabricTable]:
+def request_from_proto(
+    req: pb.EstimateRequest, catalog: Catalog | None = None
+) -> tuple[Workload, ClusterSpec, PartialPlan, FabricTable]:
     if not req.HasField("workload"):
         raise InvalidInput("required", field="workload")
     if not req.HasField("cluster"):
         raise InvalidInput("required", field="cluster")
-    return (workload_from_proto(req.workload), cluster_from_proto(req.cluster, catalog),
-            plan_from_proto(req.parallelism, req.workload),
-            fabrics_from_proto(req.fabric_profiles))
+    return (
+        workload_from_proto(req.workload),
+        cluster_from_proto(req.cluster, catalog),
+        plan_from_proto(req.parallelism, req.workload),
+        fabrics_from_proto(req.fabric_profiles),
+    )
 
 
 def response_to_proto(est: Estimate) -> pb.EstimateResponse:
@@ -176,15 +256,25 @@ def response_to_proto(est: Estimate) -> pb.EstimateResponse:
         hardware_tflops_per_gpu=est.hardware_tflops_per_gpu,
         mfu=est.mfu,
         memory_per_gpu_gb=est.memory_per_gpu_gb,
-        parallelism=pb.Parallelism(tensor=p.tensor, pipeline=p.pipeline, data=p.data,
-                                   expert=p.expert, virtual_pipeline=p.virtual_pipeline,
-                                   zero_stage=p.zero_stage, micro_batch_size=p.micro_batch_size),
+        parallelism=pb.Parallelism(
+            tensor=p.tensor,
+            pipeline=p.pipeline,
+            data=p.data,
+            expert=p.expert,
+            virtual_pipeline=p.virtual_pipeline,
+            zero_stage=p.zero_stage,
+            micro_batch_size=p.micro_batch_size,
+        ),
         breakdown=pb.StepBreakdown(
-            compute_s=b.compute_s, pipeline_bubble_s=b.pipeline_bubble_s,
-            tensor_parallel_s=b.tensor_parallel_s, data_parallel_s=b.data_parallel_s,
-            pipeline_p2p_s=b.pipeline_p2p_s, all_to_all_s=b.all_to_all_s,
+            compute_s=b.compute_s,
+            pipeline_bubble_s=b.pipeline_bubble_s,
+            tensor_parallel_s=b.tensor_parallel_s,
+            data_parallel_s=b.data_parallel_s,
+            pipeline_p2p_s=b.pipeline_p2p_s,
+            all_to_all_s=b.all_to_all_s,
             exposed_communication_s=b.exposed_communication_s,
-            host_cpu_overhead_s=b.host_cpu_overhead_s),
+            host_cpu_overhead_s=b.host_cpu_overhead_s,
+        ),
         steps=est.steps,
         parameters=est.parameters,
         tokens_per_s=est.tokens_per_s,

@@ -41,7 +41,7 @@ from optimizer.workload.memory import materialised_bytes_per_token_layer, memory
 from optimizer.workload.model import Workload
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
-GRADIENT_BYTES = 2.0    # bf16 gradients reduced across data-parallel ranks
+GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
 MEMORY_USABLE_FRACTION = 0.95  # CUDA context (~1 GB) and NCCL buffers take the rest
 SECONDS_PER_HOUR = 3600.0
 
@@ -61,8 +61,12 @@ class StepBreakdown:
 
     @property
     def step_time_s(self) -> float:
-        return (self.compute_s + self.pipeline_bubble_s + self.exposed_communication_s
-                + self.host_cpu_overhead_s)
+        return (
+            self.compute_s
+            + self.pipeline_bubble_s
+            + self.exposed_communication_s
+            + self.host_cpu_overhead_s
+        )
 
 
 @dataclass(frozen=True)
@@ -90,35 +94,53 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     """Refuse a plan that cannot run, naming the parallelism field at fault."""
     for name in ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "micro_batch_size"):
         if getattr(plan, name) < 1:
-            raise InvalidInput(f"must be >= 1, got {getattr(plan, name)}",
-                               field=f"parallelism.{name}")
+            raise InvalidInput(
+                f"must be >= 1, got {getattr(plan, name)}", field=f"parallelism.{name}"
+            )
     if plan.gpus != c.gpus:
-        raise InvalidInput(f"tensor x pipeline x data = {plan.tensor} x {plan.pipeline} x "
-                           f"{plan.data} = {plan.gpus} does not match the cluster's {c.gpus} GPUs",
-                           field="parallelism")
+        raise InvalidInput(
+            f"tensor x pipeline x data = {plan.tensor} x {plan.pipeline} x "
+            f"{plan.data} = {plan.gpus} does not match the cluster's {c.gpus} GPUs",
+            field="parallelism",
+        )
     if w.attention_heads % plan.tensor:
-        raise InvalidInput(f"tensor {plan.tensor} does not divide attention_heads "
-                           f"{w.attention_heads}", field="parallelism.tensor")
+        raise InvalidInput(
+            f"tensor {plan.tensor} does not divide attention_heads {w.attention_heads}",
+            field="parallelism.tensor",
+        )
     if plan.pipeline * plan.virtual_pipeline > w.layers:
-        raise InvalidInput(f"pipeline x virtual_pipeline = {plan.pipeline * plan.virtual_pipeline}"
-                           f" exceeds the {w.layers} layers", field="parallelism.pipeline")
+        raise InvalidInput(
+            f"pipeline x virtual_pipeline = {plan.pipeline * plan.virtual_pipeline}"
+            f" exceeds the {w.layers} layers",
+            field="parallelism.pipeline",
+        )
     if plan.virtual_pipeline > 1 and w.layers % (plan.pipeline * plan.virtual_pipeline):
-        raise InvalidInput(f"{w.layers} layers do not split into pipeline x virtual_pipeline = "
-                           f"{plan.pipeline * plan.virtual_pipeline} equal chunks",
-                           field="parallelism.virtual_pipeline")
+        raise InvalidInput(
+            f"{w.layers} layers do not split into pipeline x virtual_pipeline = "
+            f"{plan.pipeline * plan.virtual_pipeline} equal chunks",
+            field="parallelism.virtual_pipeline",
+        )
     if plan.data % plan.expert or w.experts % plan.expert:
-        raise InvalidInput(f"expert {plan.expert} must divide both data {plan.data} and "
-                           f"experts {w.experts}", field="parallelism.expert")
+        raise InvalidInput(
+            f"expert {plan.expert} must divide both data {plan.data} and experts {w.experts}",
+            field="parallelism.expert",
+        )
     if w.global_batch_size % (plan.data * plan.micro_batch_size):
-        raise InvalidInput(f"global_batch_size {w.global_batch_size} is not a multiple of data x "
-                           f"micro_batch_size = {plan.data * plan.micro_batch_size}",
-                           field="parallelism.micro_batch_size")
+        raise InvalidInput(
+            f"global_batch_size {w.global_batch_size} is not a multiple of data x "
+            f"micro_batch_size = {plan.data * plan.micro_batch_size}",
+            field="parallelism.micro_batch_size",
+        )
     if plan.zero_stage not in (0, 1, 2, 3):
-        raise InvalidInput(f"expected 0, 1, 2 or 3, got {plan.zero_stage}",
-                           field="parallelism.zero_stage")
+        raise InvalidInput(
+            f"expected 0, 1, 2 or 3, got {plan.zero_stage}", field="parallelism.zero_stage"
+        )
     if w.precision == "fp8" and c.gpu_peak_fp8_tflops is None:
-        raise InvalidInput(f"fp8 needs a GPU with FP8 tensor cores; {c.gpu_model or 'this GPU'} "
-                           "has no gpu_peak_fp8_tflops", field="workload.precision")
+        raise InvalidInput(
+            f"fp8 needs a GPU with FP8 tensor cores; {c.gpu_model or 'this GPU'} "
+            "has no gpu_peak_fp8_tflops",
+            field="workload.precision",
+        )
 
 
 def usable_memory_gb(c: ClusterSpec) -> float:
@@ -173,8 +195,14 @@ class Scenario:
 
 
 @lru_cache(maxsize=8192)
-def compute_s_per_token(w: Workload, micro_batch: int, tensor: int, gpu_model: str,
-                         peak_tflops: float, peak_fp8_tflops: float | None) -> tuple[float, float]:
+def compute_s_per_token(
+    w: Workload,
+    micro_batch: int,
+    tensor: int,
+    gpu_model: str,
+    peak_tflops: float,
+    peak_fp8_tflops: float | None,
+) -> tuple[float, float]:
     """(tensor-core seconds at 100% kernel efficiency, element-wise seconds) per token.
 
     Each FLOP class runs at its peak (GEMMs at FP8 peak in fp8 runs) derated by a smooth
@@ -195,8 +223,9 @@ def compute_s_per_token(w: Workload, micro_batch: int, tensor: int, gpu_model: s
     gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
     head_dim = w.hidden_size / w.attention_heads
     attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
-    tensor_core = (gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm))
-                   + attn_flops / (peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)))
+    tensor_core = gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm)) + attn_flops / (
+        peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
+    )
     passes = ELEMENTWISE_PASSES + (1 if full else 0)
     per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
     return tensor_core, passes * per_token * w.layers / hbm
@@ -227,14 +256,16 @@ def nvlink_bytes_per_s(c: ClusterSpec) -> float:
 class _NetTerm:
     """A network collective repeated ``calls`` times: its cost, topology slow-down and hops."""
 
-    __slots__ = ("cost", "multiplier", "hops")
+    __slots__ = ("cost", "hops", "multiplier")
 
     def __init__(self, cost: coll.Cost, multiplier: float, hops: int) -> None:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
     def seconds(self, line_bytes_per_s: float, sc: Scenario, hop_s: float) -> float:
-        return self.cost.seconds(line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
-                                 sc.base_latency_s + self.hops * hop_s)
+        return self.cost.seconds(
+            line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
+            sc.base_latency_s + self.hops * hop_s,
+        )
 
 
 class _Part(NamedTuple):
@@ -281,10 +312,15 @@ def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTra
     a2a = None
     if w.is_moe and e > 1:
         ep_local = max(1, min(e, gpn // t))
-        cost = coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES
-                               * w.experts_per_token / t, e)
-        a2a = _Part(cost.times(_layer_collectives_per_step(w, plan)), 1.0 - ep_local / e,
-                    -(-e // ep_local), "all_to_all")
+        cost = coll.all_to_all(
+            tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
+        )
+        a2a = _Part(
+            cost.times(_layer_collectives_per_step(w, plan)),
+            1.0 - ep_local / e,
+            -(-e // ep_local),
+            "all_to_all",
+        )
 
     # Pipeline: activations forward and gradients backward per micro-batch and chunk, split
     # over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit on
@@ -292,8 +328,9 @@ def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTra
     p2p = None
     if p > 1:
         cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
-        p2p = _Part(cost.times(2 * m * plan.virtual_pipeline), 1.0 if t * d >= gpn else 0.0,
-                    2, "ring")
+        p2p = _Part(
+            cost.times(2 * m * plan.virtual_pipeline), 1.0 if t * d >= gpn else 0.0, 2, "ring"
+        )
 
     # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the node,
     # one rail per rank across nodes); experts over their own d/e replicas. ZeRO-3 (FSDP):
@@ -312,12 +349,18 @@ def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTra
         shard = size / local
         if plan.zero_stage == 3:
             ring = coll.reduce_scatter(shard, nodes).times(3 * m)
-            data.append(_DataParallel(coll.reduce_scatter(size, local).times(3 * m), ring, ring,
-                                      nodes))
+            data.append(
+                _DataParallel(coll.reduce_scatter(size, local).times(3 * m), ring, ring, nodes)
+            )
         else:
-            data.append(_DataParallel(coll.reduce_scatter(size, local).times(2),
-                                      coll.ring_all_reduce(shard, nodes),
-                                      coll.tree_all_reduce(shard, nodes), nodes))
+            data.append(
+                _DataParallel(
+                    coll.reduce_scatter(size, local).times(2),
+                    coll.ring_all_reduce(shard, nodes),
+                    coll.tree_all_reduce(shard, nodes),
+                    nodes,
+                )
+            )
     return PlanTraffic(tensor, a2a, p2p, tuple(data))
 
 
@@ -328,15 +371,21 @@ class StepModel:
     per scenario; bytes a GPU puts on the network are summed for the host-CPU term.
     """
 
-    def __init__(self, w: Workload, c: ClusterSpec, plan: ParallelPlan,
-                 fabric: FabricProfile) -> None:
+    def __init__(
+        self, w: Workload, c: ClusterSpec, plan: ParallelPlan, fabric: FabricProfile
+    ) -> None:
         self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
         self.micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
         self.hardware_flops = hardware_flops_per_step(w)
         self.model_flops = model_flops_per_step(w)
         tensor_core_s, elementwise_s = compute_s_per_token(
-            w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops,
-            c.gpu_peak_fp8_tflops)
+            w,
+            plan.micro_batch_size,
+            plan.tensor,
+            c.gpu_model,
+            c.gpu_peak_tflops,
+            c.gpu_peak_fp8_tflops,
+        )
         tokens_per_gpu = w.tokens_per_step / c.gpus
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
         self.elementwise_s = elementwise_s * tokens_per_gpu
@@ -373,11 +422,17 @@ class StepModel:
         remote = part.cost.times(part.remote_share)
         self.net_bytes += remote.bytes
         if part.pattern == "ring":
-            term = _NetTerm(remote, _ring_multiplier(self.c, part.nodes),
-                            _hops(self.c, part.nodes, neighbour=True))
+            term = _NetTerm(
+                remote,
+                _ring_multiplier(self.c, part.nodes),
+                _hops(self.c, part.nodes, neighbour=True),
+            )
         else:
-            term = _NetTerm(remote, _all_to_all_multiplier(self.c, part.nodes),
-                            _hops(self.c, part.nodes, neighbour=False))
+            term = _NetTerm(
+                remote,
+                _all_to_all_multiplier(self.c, part.nodes),
+                _hops(self.c, part.nodes, neighbour=False),
+            )
         return nv_s, term
 
     def step_time_s(self, sc: Scenario) -> float:
@@ -387,8 +442,7 @@ class StepModel:
     def breakdown(self, sc: Scenario) -> StepBreakdown:
         return StepBreakdown(*self._terms(sc))
 
-    def _terms(self, sc: Scenario) -> tuple[float, float, float, float, float, float, float,
-                                             float]:
+    def _terms(self, sc: Scenario) -> tuple[float, float, float, float, float, float, float, float]:
         """The StepBreakdown fields, in order."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
@@ -396,8 +450,10 @@ class StepModel:
         tp = self.tp_nv_s + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
         a2a = max(self.a2a_nv_s, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0)
         p2p = self.p2p_nv_s + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
-        dp = self.dp_nv_s + sum(min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
-                                for r, t in zip(self.dp_ring, self.dp_tree, strict=True))
+        dp = self.dp_nv_s + sum(
+            min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
+            for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
+        )
         if self.fsdp:  # prefetched under each micro-batch's compute
             dp_exposed = max(0.0, dp - compute)
         else:
@@ -405,8 +461,11 @@ class StepModel:
             # Li et al., VLDB 2020; Megatron overlap_grad_reduce): 2/3 of its model FLOPs.
             window = compute / m * (2.0 / 3.0) * self.model_flops / self.hardware_flops
             dp_exposed = max(0.0, dp - window)
-        bubble = ((plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
-                  if plan.pipeline > 1 else 0.0)
+        bubble = (
+            (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
+            if plan.pipeline > 1
+            else 0.0
+        )
         # TCP: the host stack handles every byte of the node; only what outlasts the wire
         # time is exposed (Foong et al., ISPASS 2003).
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
@@ -421,14 +480,17 @@ def scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> Scenario:
 
 @lru_cache(maxsize=1024)
 def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> Scenario:
-    return Scenario(kernel_efficiency=gen.efficiency(name),
-                     fabric_efficiency=fabric.efficiency(name),
-                     base_latency_s=fabric.base_latency_s(name),
-                     host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name))
+    return Scenario(
+        kernel_efficiency=gen.efficiency(name),
+        fabric_efficiency=fabric.efficiency(name),
+        base_latency_s=fabric.base_latency_s(name),
+        host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name),
+    )
 
 
-def estimate(w: Workload, c: ClusterSpec, plan: ParallelPlan,
-             fabrics: FabricTable = DEFAULT_FABRICS) -> Estimate:
+def estimate(
+    w: Workload, c: ClusterSpec, plan: ParallelPlan, fabrics: FabricTable = DEFAULT_FABRICS
+) -> Estimate:
     """Training time of ``w`` on ``c`` under ``plan``, with a low/expected/high range.
 
     Raises
@@ -444,7 +506,9 @@ def estimate(w: Workload, c: ClusterSpec, plan: ParallelPlan,
     if step.memory_gb > usable_memory_gb(c):
         raise PlanInfeasible(
             f"needs {step.memory_gb:.1f} GB per GPU, more than {usable_memory_gb(c):.1f} GB "
-            f"usable of {c.gpu_memory_gb:g} GB", field="parallelism")
+            f"usable of {c.gpu_memory_gb:g} GB",
+            field="parallelism",
+        )
     return estimate_from_step(step, fabric)
 
 
@@ -458,8 +522,9 @@ def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
     notes: list[str] = []
     if generation(c.gpu_model).name == "default":
-        notes.append(f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; "
-                     "used the default generation")
+        notes.append(
+            f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
+        )
     return Estimate(
         step_time_s=step_s,
         training_time_hours=steps * step_s / SECONDS_PER_HOUR,

@@ -8,8 +8,8 @@ pass their own table (same columns) to ``load_fabrics``; every default is a rang
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer.errors import InvalidInput
@@ -43,19 +43,29 @@ class FabricProfile:
 
     def efficiency(self, scenario: str) -> float:
         """Bandwidth efficiency in a scenario (optimistic = high efficiency)."""
-        return {"expected": self.efficiency_expected, "optimistic": self.efficiency_high,
-                "pessimistic": self.efficiency_low}[scenario]
+        return {
+            "expected": self.efficiency_expected,
+            "optimistic": self.efficiency_high,
+            "pessimistic": self.efficiency_low,
+        }[scenario]
 
     def base_latency_s(self, scenario: str) -> float:
-        return 1e-6 * {"expected": self.base_latency_us_expected,
-                       "optimistic": self.base_latency_us_low,
-                       "pessimistic": self.base_latency_us_high}[scenario]
+        return (
+            1e-6
+            * {
+                "expected": self.base_latency_us_expected,
+                "optimistic": self.base_latency_us_low,
+                "pessimistic": self.base_latency_us_high,
+            }[scenario]
+        )
 
     def host_cpu_s_per_byte(self, scenario: str) -> float:
         """Host CPU seconds a node spends per byte it sends (0 for RDMA fabrics)."""
-        cycles = {"expected": self.host_cpu_cycles_per_byte_expected,
-                  "optimistic": self.host_cpu_cycles_per_byte_low,
-                  "pessimistic": self.host_cpu_cycles_per_byte_high}[scenario]
+        cycles = {
+            "expected": self.host_cpu_cycles_per_byte_expected,
+            "optimistic": self.host_cpu_cycles_per_byte_low,
+            "pessimistic": self.host_cpu_cycles_per_byte_high,
+        }[scenario]
         return cycles / (self.host_network_cpu_ghz_per_node * 1e9)
 
 
@@ -89,7 +99,7 @@ def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> F
         if not low <= mid <= high:
             msg = f"{where}: expected {kind}_low <= {kind}_expected <= {kind}_high"
             raise InvalidInput(msg, field=field)
-    if not (0 < values["efficiency_low"] and values["efficiency_high"] <= 1):
+    if not (values["efficiency_low"] > 0 and values["efficiency_high"] <= 1):
         raise InvalidInput(f"{where}: efficiencies must lie in (0, 1]", field=field)
     if values["host_network_cpu_ghz_per_node"] <= 0:
         msg = f"{where}: host_network_cpu_ghz_per_node must be > 0"
@@ -102,8 +112,13 @@ def load_fabrics(path: Path | str = DEFAULT_FABRICS_CSV) -> FabricTable:
     path = Path(path)
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    table = {p.fabric: p for p in (profile_from_mapping(r, f"{path.name}, row {i + 2}", "fabrics")
-                                   for i, r in enumerate(rows))}
+    table = {
+        p.fabric: p
+        for p in (
+            profile_from_mapping(r, f"{path.name}, row {i + 2}", "fabrics")
+            for i, r in enumerate(rows)
+        )
+    }
     if not table:
         raise InvalidInput(f"{path.name} has no rows", field="fabrics")
     return table

@@ -39,8 +39,15 @@ class PartialPlan:
 
     def complete(self) -> ParallelPlan | None:
         """The plan, when the request fixes every degree (nothing left to choose)."""
-        values = (self.tensor, self.pipeline, self.data, self.expert, self.virtual_pipeline,
-                  self.zero_stage, self.micro_batch_size)
+        values = (
+            self.tensor,
+            self.pipeline,
+            self.data,
+            self.expert,
+            self.virtual_pipeline,
+            self.zero_stage,
+            self.micro_batch_size,
+        )
         if any(v is None for v in values):
             return None
         return ParallelPlan(*values)  # type: ignore[arg-type]

@@ -15,18 +15,18 @@ import math
 from dataclasses import replace
 from functools import lru_cache
 
+from optimizer.performance.calibration import NVLINK_ALPHA_S
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
-from optimizer.performance.calibration import NVLINK_ALPHA_S
 from optimizer.performance.estimator import (
     Estimate,
-    compute_s_per_token,
-    estimate_from_step,
-    scenario,
     StepModel,
     check_plan,
+    compute_s_per_token,
     estimate,
+    estimate_from_step,
     nvlink_bytes_per_s,
+    scenario,
     tensor_parallel_cost,
     usable_memory_gb,
 )
@@ -55,8 +55,9 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
 
 
 @lru_cache(maxsize=8192)
-def _candidate_plans(w: Workload, gpus: int, gpus_per_node: int, limit_gb: float,
-                     fixed: PartialPlan) -> tuple[ParallelPlan, ...]:
+def _candidate_plans(
+    w: Workload, gpus: int, gpus_per_node: int, limit_gb: float, fixed: PartialPlan
+) -> tuple[ParallelPlan, ...]:
     """The plans depend only on these, not on the network: cached across the optimizer's
     candidate clusters."""
     gpn = min(gpus, gpus_per_node)
@@ -74,8 +75,11 @@ def _candidate_plans(w: Workload, gpus: int, gpus_per_node: int, limit_gb: float
             if fixed.data is not None and fixed.data != d:
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
-            vps = [v for v in range(MAX_VIRTUAL_PIPELINE, 0, -1)
-                   if w.layers % (p * v) == 0] if p > 1 else [1]
+            vps = (
+                [v for v in range(MAX_VIRTUAL_PIPELINE, 0, -1) if w.layers % (p * v) == 0]
+                if p > 1
+                else [1]
+            )
             vp = fixed.virtual_pipeline or (vps[0] if vps else 1)
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
             zeros = (1, 3) if d > 1 else (0,)
@@ -95,8 +99,8 @@ def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: 
     """Compute, NVLink tensor parallelism and the pipeline bubble: the step with a free
     scale-out network, which no network term can shorten."""
     tensor_core_s, elementwise_s = compute_s_per_token(
-        w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops,
-        c.gpu_peak_fp8_tflops)
+        w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops
+    )
     work = (tensor_core_s / kernel_eff + elementwise_s) * w.tokens_per_step / c.gpus
     if 1 < plan.tensor <= c.gpus_per_node:
         work += tensor_parallel_cost(w, plan).seconds(nvlink_bytes_per_s(c), NVLINK_ALPHA_S)
@@ -104,8 +108,12 @@ def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: 
     return work * (1 + (plan.pipeline - 1) / (plan.virtual_pipeline * m))
 
 
-def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = None,
-                      fabrics: FabricTable = DEFAULT_FABRICS) -> Estimate:
+def plan_and_estimate(
+    w: Workload,
+    c: ClusterSpec,
+    fixed: PartialPlan | None = None,
+    fabrics: FabricTable = DEFAULT_FABRICS,
+) -> Estimate:
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
     Raises
@@ -122,9 +130,11 @@ def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = N
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected")
     clusters = [c, *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed))]
-    ranked = sorted((_lower_bound_s(w, sub, plan, expected.kernel_efficiency), i, j, plan, sub)
-                    for j, sub in enumerate(clusters)
-                    for i, plan in enumerate(candidate_plans(w, sub, fixed)))
+    ranked = sorted(
+        (_lower_bound_s(w, sub, plan, expected.kernel_efficiency), i, j, plan, sub)
+        for j, sub in enumerate(clusters)
+        for i, plan in enumerate(candidate_plans(w, sub, fixed))
+    )
     if not ranked:
         _explain_infeasible(w, c, fixed)
     check_plan(w, ranked[0][4], ranked[0][3])  # what every candidate shares (e.g. fp8 support)
@@ -140,8 +150,10 @@ def plan_and_estimate(w: Workload, c: ClusterSpec, fixed: PartialPlan | None = N
     assert best is not None
     result = estimate_from_step(best, fabric)
     if best.c.gpus < c.gpus:
-        note = (f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no faster plan divides "
-                f"the global batch over all of them")
+        note = (
+            f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no faster plan divides "
+            f"the global batch over all of them"
+        )
         result = replace(result, notes=(*result.notes, note))
     return result
 
@@ -180,11 +192,18 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
     field, otherwise the model does not fit."""
     if fixed.tensor is not None or fixed.pipeline is not None or fixed.data is not None:
         t, p = fixed.tensor or 1, fixed.pipeline or 1
-        plan = ParallelPlan(t, p, fixed.data or max(1, c.gpus // (t * p)), fixed.expert or 1,
-                            fixed.virtual_pipeline or 1,
-                            1 if fixed.zero_stage is None else fixed.zero_stage,
-                            fixed.micro_batch_size or 1)
+        plan = ParallelPlan(
+            t,
+            p,
+            fixed.data or max(1, c.gpus // (t * p)),
+            fixed.expert or 1,
+            fixed.virtual_pipeline or 1,
+            1 if fixed.zero_stage is None else fixed.zero_stage,
+            fixed.micro_batch_size or 1,
+        )
         check_plan(w, c, plan)
     raise PlanInfeasible(
         f"no parallel plan fits {w.name} ({w.parameters / 1e9:.1f}B parameters) in "
-        f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB", field="cluster.gpus")
+        f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB",
+        field="cluster.gpus",
+    )

@@ -65,20 +65,36 @@ class PublishedCase:
     measured_training_days: float | None = None
 
 
-def cluster_for(system: GpuSystem, gpus: int, topology: str = "fat_tree",
-                fabric: str | None = None, oversubscription: float = 1.0) -> ClusterSpec:
+def cluster_for(
+    system: GpuSystem,
+    gpus: int,
+    topology: str = "fat_tree",
+    fabric: str | None = None,
+    oversubscription: float = 1.0,
+) -> ClusterSpec:
     """``gpus`` GPUs of ``system`` (8 per node) on its network, or on ``fabric`` and
     ``topology`` at ``oversubscription`` instead."""
     nodes = max(1, gpus // 8)
-    profile = size_network(topology, nodes * system.nics_per_node, system.switch_radix,
-                           oversubscription=oversubscription, rails=system.nics_per_node).profile
-    return ClusterSpec(gpus=gpus, gpus_per_node=8, gpu_peak_tflops=system.peak_tflops,
-                       gpu_memory_gb=system.memory_gb,
-                       intra_node_gbytes_per_s=system.nvlink_gbytes_per_s,
-                       fabric=fabric or system.fabric,
-                       nic_gbps_per_node=system.nic_gbps_per_node,
-                       nics_per_node=system.nics_per_node, topology=profile,
-                       gpu_model=system.gpu_model, gpu_peak_fp8_tflops=system.peak_fp8_tflops)
+    profile = size_network(
+        topology,
+        nodes * system.nics_per_node,
+        system.switch_radix,
+        oversubscription=oversubscription,
+        rails=system.nics_per_node,
+    ).profile
+    return ClusterSpec(
+        gpus=gpus,
+        gpus_per_node=8,
+        gpu_peak_tflops=system.peak_tflops,
+        gpu_memory_gb=system.memory_gb,
+        intra_node_gbytes_per_s=system.nvlink_gbytes_per_s,
+        fabric=fabric or system.fabric,
+        nic_gbps_per_node=system.nic_gbps_per_node,
+        nics_per_node=system.nics_per_node,
+        topology=profile,
+        gpu_model=system.gpu_model,
+        gpu_peak_fp8_tflops=system.peak_fp8_tflops,
+    )
 
 
 def _source(r: dict[str, Any]) -> str:
@@ -89,12 +105,20 @@ def _source(r: dict[str, Any]) -> str:
 def _megatron_workload(r: dict[str, Any]) -> Workload:
     m = r["model"]
     h = m["hidden"]
-    return Workload(name=m["name"], layers=m["layers"], hidden_size=h, ffn_hidden_size=4 * h,
-                    attention_heads=m["heads"], kv_heads=m["heads"],
-                    sequence_length=m["seq_len"], vocab_size=m.get("vocab", 51200),
-                    training_tokens=float(r.get("training_tokens", 300e9)),
-                    global_batch_size=r["global_batch_sequences"], activation_recompute="full",
-                    flash_attention=False)  # SC'21 predates FlashAttention (Dao et al. 2022)
+    return Workload(
+        name=m["name"],
+        layers=m["layers"],
+        hidden_size=h,
+        ffn_hidden_size=4 * h,
+        attention_heads=m["heads"],
+        kv_heads=m["heads"],
+        sequence_length=m["seq_len"],
+        vocab_size=m.get("vocab", 51200),
+        training_tokens=float(r.get("training_tokens", 300e9)),
+        global_batch_size=r["global_batch_sequences"],
+        activation_recompute="full",
+        flash_attention=False,
+    )  # SC'21 predates FlashAttention (Dao et al. 2022)
 
 
 def _megatron_case(r: dict[str, Any]) -> PublishedCase:
@@ -102,13 +126,20 @@ def _megatron_case(r: dict[str, Any]) -> PublishedCase:
     if "tp" in par:
         fixed = PartialPlan(tensor=par["tp"], pipeline=par["pp"], data=par["dp"])
     elif "model_parallel_size" in par:  # Table 2: tp = 8 is implied (published-runs.md)
-        fixed = PartialPlan(tensor=8, pipeline=par["model_parallel_size"] // 8, data=par["dp"],
-                            micro_batch_size=par["microbatch"])
+        fixed = PartialPlan(
+            tensor=8,
+            pipeline=par["model_parallel_size"] // 8,
+            data=par["dp"],
+            micro_batch_size=par["microbatch"],
+        )
     else:  # sec. 5.1 GPT-3 estimate: no plan given, the planner chooses
         fixed = PartialPlan()
     return PublishedCase(
-        id=r["id"], source=_source(r), workload=_megatron_workload(r),
-        cluster=cluster_for(SELENE, r["gpu_count"]), fixed=fixed,
+        id=r["id"],
+        source=_source(r),
+        workload=_megatron_workload(r),
+        cluster=cluster_for(SELENE, r["gpu_count"]),
+        fixed=fixed,
         measured_hardware_tflops_per_gpu=float(r["metrics"]["achieved_tflops_per_gpu"]),
         measured_training_days=r["metrics"].get("estimated_training_days"),
     )
@@ -117,18 +148,24 @@ def _megatron_case(r: dict[str, Any]) -> PublishedCase:
 def _mosaic_case(r: dict[str, Any]) -> PublishedCase:
     par = r["parallelism"]
     seq = r["model"]["seq_len"]
-    w = preset(r["model"]["name"].lower(), sequence_length=seq,
-               global_batch_size=r["global_batch_sequences"],
-               activation_recompute="full" if par["activation_checkpointing"] == "True"
-               else "selective")  # flash attention: scores recomputed in the backward
+    w = preset(
+        r["model"]["name"].lower(),
+        sequence_length=seq,
+        global_batch_size=r["global_batch_sequences"],
+        activation_recompute="full" if par["activation_checkpointing"] == "True" else "selective",
+    )  # flash attention: scores recomputed in the backward
     gpus = r["gpu_count"]
     zero = 3 if "FULL_SHARD" in par["dp_kind"] else 2
     tokens_per_s = float(r["metrics"]["tokens_per_s"])
     measured = tokens_per_s / w.tokens_per_step * hardware_flops_per_step(w) / gpus / 1e12
     return PublishedCase(
-        id=r["id"], source=_source(r), workload=w, cluster=cluster_for(HGX_H100, gpus),
-        fixed=PartialPlan(tensor=1, pipeline=1, data=gpus, zero_stage=zero,
-                          micro_batch_size=par["microbatch"]),
+        id=r["id"],
+        source=_source(r),
+        workload=w,
+        cluster=cluster_for(HGX_H100, gpus),
+        fixed=PartialPlan(
+            tensor=1, pipeline=1, data=gpus, zero_stage=zero, micro_batch_size=par["microbatch"]
+        ),
         measured_hardware_tflops_per_gpu=measured,
     )
 
@@ -141,14 +178,20 @@ def load_records(path: Path = PUBLISHED_RUNS_JSON) -> list[dict[str, Any]]:
 
 def megatron_cases(records: list[dict[str, Any]]) -> list[PublishedCase]:
     """Megatron-LM SC'21: Table 1, the PTD-P rows of Table 2, and the sec. 5.1 estimates."""
-    return [_megatron_case(r) for r in records
-            if r["id"].startswith("megatron-sc21-") and "achieved_tflops_per_gpu" in r["metrics"]]
+    return [
+        _megatron_case(r)
+        for r in records
+        if r["id"].startswith("megatron-sc21-") and "achieved_tflops_per_gpu" in r["metrics"]
+    ]
 
 
 def mosaic_h100_cases(records: list[dict[str, Any]]) -> list[PublishedCase]:
     """MosaicML llm-foundry H100 BF16 rows run on more than one node."""
-    return [_mosaic_case(r) for r in records
-            if r["id"].startswith("llmfoundry-H100_80GB_BF16") and r["gpu_count"] >= 16]
+    return [
+        _mosaic_case(r)
+        for r in records
+        if r["id"].startswith("llmfoundry-H100_80GB_BF16") and r["gpu_count"] >= 16
+    ]
 
 
 def calibration_cases(path: Path = PUBLISHED_RUNS_JSON) -> list[PublishedCase]:

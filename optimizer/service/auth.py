@@ -34,11 +34,12 @@ class TokenTable:
         which token came close.
         """
         if not authorization:
-            raise Unauthenticated("missing credentials; expected metadata "
-                                  "'authorization: Bearer <token>'")
-        if authorization[:len(_SCHEME)].lower() != _SCHEME:
+            raise Unauthenticated(
+                "missing credentials; expected metadata 'authorization: Bearer <token>'"
+            )
+        if authorization[: len(_SCHEME)].lower() != _SCHEME:
             raise Unauthenticated("expected metadata 'authorization: Bearer <token>'")
-        presented = authorization[len(_SCHEME):].strip().encode()
+        presented = authorization[len(_SCHEME) :].strip().encode()
         tenant = None
         for token, owner in self.entries:
             if hmac.compare_digest(token, presented) and tenant is None:
@@ -62,8 +63,9 @@ def parse_tokens(lines: Sequence[str], origin: str) -> TokenTable:
             raise InvalidInput("expected '<tenant> <token>'", field=where)
         tenant, token = parts
         if len(token) < MIN_TOKEN_CHARS or not token.isprintable():
-            raise InvalidInput(f"token must be at least {MIN_TOKEN_CHARS} printable characters",
-                               field=where)
+            raise InvalidInput(
+                f"token must be at least {MIN_TOKEN_CHARS} printable characters", field=where
+            )
         raw = token.encode()
         if raw in seen:
             raise InvalidInput("token already given on an earlier line", field=where)
@@ -78,6 +80,7 @@ def load_tokens(path: Path) -> TokenTable:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise InvalidInput(f"cannot read token file ({type(e).__name__})",
-                           field=str(path)) from None
+        raise InvalidInput(
+            f"cannot read token file ({type(e).__name__})", field=str(path)
+        ) from None
     return parse_tokens(text.splitlines(), str(path))

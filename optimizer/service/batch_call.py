@@ -32,21 +32,23 @@ Run = tuple[int, SpecRow]  # (scenario index, the row planned for it)
 def batch_runs(request: service_pb2.BatchOptimizeRequest) -> list[Run]:
     """Every (scenario, catalog) pair: each scenario against ``request.catalogs``, or
     against its own catalog when none are given."""
-    return [(i, SpecRow(ref, scenario, f"scenarios[{i}]"))
-            for i, scenario in enumerate(request.scenarios)
-            for ref in request.catalogs or [scenario.catalog]]
+    return [
+        (i, SpecRow(ref, scenario, f"scenarios[{i}]"))
+        for i, scenario in enumerate(request.scenarios)
+        for ref in request.catalogs or [scenario.catalog]
+    ]
 
 
-def batch_results(request: service_pb2.BatchOptimizeRequest, engine: Engine,
-                  resolve: Callable[[str], Catalog]) -> Iterator[service_pb2.BatchResult]:
+def batch_results(
+    request: service_pb2.BatchOptimizeRequest, engine: Engine, resolve: Callable[[str], Catalog]
+) -> Iterator[service_pb2.BatchResult]:
     """One result per run of ``request``, refusals first, then solves as they finish."""
     runs = batch_runs(request)
     limits.check_batch_runs(len(runs))
     for i, scenario in enumerate(request.scenarios):
         limits.check_optimize(scenario, field=f"scenarios[{i}]")
     invalid = _invalid_scenarios(request)
-    catalogs, unresolved = _resolve_all(dict.fromkeys(row.catalog_ref for _, row in runs),
-                                        resolve)
+    catalogs, unresolved = _resolve_all(dict.fromkeys(row.catalog_ref for _, row in runs), resolve)
     ready: list[Run] = []
     for i, row in runs:
         error = invalid.get(i) or unresolved.get(row.catalog_ref)
@@ -58,10 +60,13 @@ def batch_results(request: service_pb2.BatchOptimizeRequest, engine: Engine,
         yield from _solved(ready, engine, catalogs)
 
 
-def _solved(runs: list[Run], engine: Engine,
-            catalogs: dict[str, Catalog]) -> Iterator[service_pb2.BatchResult]:
-    plan = plan_batch(BatchSpec(tuple(row for _, row in runs), source="BatchOptimize"),
-                      resolve=catalogs.__getitem__)
+def _solved(
+    runs: list[Run], engine: Engine, catalogs: dict[str, Catalog]
+) -> Iterator[service_pb2.BatchResult]:
+    plan = plan_batch(
+        BatchSpec(tuple(row for _, row in runs), source="BatchOptimize"),
+        resolve=catalogs.__getitem__,
+    )
     runs_of: dict[str, list[Run]] = {}
     for run, sid in zip(runs, plan.row_ids, strict=True):
         runs_of.setdefault(sid, []).append(run)
@@ -72,8 +77,7 @@ def _solved(runs: list[Run], engine: Engine,
                 yield _from_task(i, row, result)
 
 
-def _invalid_scenarios(
-        request: service_pb2.BatchOptimizeRequest) -> dict[int, ProcurementError]:
+def _invalid_scenarios(request: service_pb2.BatchOptimizeRequest) -> dict[int, ProcurementError]:
     """Scenarios the optimizer would reject, by index: refused before they wait for a worker."""
     invalid: dict[int, ProcurementError] = {}
     for i, scenario in enumerate(request.scenarios):
@@ -84,8 +88,9 @@ def _invalid_scenarios(
     return invalid
 
 
-def _resolve_all(refs: Iterable[str], resolve: Callable[[str], Catalog]
-                 ) -> tuple[dict[str, Catalog], dict[str, ProcurementError]]:
+def _resolve_all(
+    refs: Iterable[str], resolve: Callable[[str], Catalog]
+) -> tuple[dict[str, Catalog], dict[str, ProcurementError]]:
     """Each reference resolved once: the catalogs, and the errors of those that failed."""
     catalogs: dict[str, Catalog] = {}
     errors: dict[str, ProcurementError] = {}
@@ -98,8 +103,9 @@ def _resolve_all(refs: Iterable[str], resolve: Callable[[str], Catalog]
 
 
 def _base(index: int, row: SpecRow) -> service_pb2.BatchResult:
-    return service_pb2.BatchResult(scenario_index=index, catalog=row.catalog_ref,
-                                   request_id=row.request.request_id)
+    return service_pb2.BatchResult(
+        scenario_index=index, catalog=row.catalog_ref, request_id=row.request.request_id
+    )
 
 
 def _refused(index: int, row: SpecRow, error: ProcurementError) -> service_pb2.BatchResult:

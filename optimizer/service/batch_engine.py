@@ -31,12 +31,12 @@ _POLL_S = 0.02
 _CALL_ENDED = (Cancelled.grpc_code, DeadlineExceeded.grpc_code)
 
 
-def scenario_payload(scenario: Scenario, catalog_data: bytes, timeout_s: float | None,
-                     deadline: float | None) -> bytes:
+def scenario_payload(
+    scenario: Scenario, catalog_data: bytes, timeout_s: float | None, deadline: float | None
+) -> bytes:
     """A scenario job: one JSON line (the scenario, its timeout, the call's deadline), then
     the catalog's bytes."""
-    head = json.dumps({"scenario": asdict(scenario), "timeout_s": timeout_s,
-                       "deadline": deadline})
+    head = json.dumps({"scenario": asdict(scenario), "timeout_s": timeout_s, "deadline": deadline})
     return head.encode() + b"\n" + catalog_data
 
 
@@ -79,14 +79,25 @@ class ServiceEngine(Engine):
     One engine per call.
     """
 
-    def __init__(self, pool: WorkerPool, tenant: str, *, deadline: float | None = None,
-                 stop: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        tenant: str,
+        *,
+        deadline: float | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
         self._pool, self._tenant, self._deadline = pool, tenant, deadline
         self._stop = stop if stop is not None else threading.Event()
         self.workers = pool.size
 
-    def run(self, catalogs: Mapping[str, bytes], scenarios: Iterable[Scenario], *,
-            timeout_s: float | None = None) -> Generator[TaskResult, None, None]:
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
         todo = iter(scenarios)
         running: list[tuple[Job, Scenario]] = []
         try:
@@ -115,8 +126,9 @@ class ServiceEngine(Engine):
         if self._deadline is not None:
             limits.solver_seconds(self._deadline - time.monotonic())
         payload = scenario_payload(s, catalog_data, timeout_s, self._deadline)
-        return self._pool.submit(SCENARIO_JOB, payload, self._tenant, deadline=self._deadline,
-                                 stop=self._stop, wait=True)
+        return self._pool.submit(
+            SCENARIO_JOB, payload, self._tenant, deadline=self._deadline, stop=self._stop, wait=True
+        )
 
     def _outcome(self, job: Job, s: Scenario, catalog_data: bytes) -> TaskResult:
         """The job's result; a worker that died or failed is the scenario's error row, as on

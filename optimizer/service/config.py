@@ -69,8 +69,10 @@ class ServiceConfig:
         """Raise InvalidInput (naming the flag) for a configuration the server must not run."""
         split_address(self.address)
         if (self.tls_cert is None) != (self.tls_key is None):
-            raise InvalidInput("give both --tls-cert and --tls-key, or neither",
-                               field="tls_key" if self.tls_cert else "tls_cert")
+            raise InvalidInput(
+                "give both --tls-cert and --tls-key, or neither",
+                field="tls_key" if self.tls_cert else "tls_cert",
+            )
         if self.tls_client_ca is not None and not self.tls:
             raise InvalidInput("mutual TLS needs --tls-cert and --tls-key", field="tls_client_ca")
         if not is_loopback(self.address) and not self.allow_insecure_remote:
@@ -78,21 +80,29 @@ class ServiceConfig:
                 raise InvalidInput(
                     f"refusing to serve {self.address} without TLS: anyone on the network could "
                     "read catalogs and prices; give --tls-cert/--tls-key, bind a loopback "
-                    "address, or pass --allow-insecure-remote", field="address")
+                    "address, or pass --allow-insecure-remote",
+                    field="address",
+                )
             if self.tokens_file is None:
                 raise InvalidInput(
                     f"refusing to serve {self.address} without --tokens: every caller would "
                     "share one tenant; pass --allow-insecure-remote to do so anyway",
-                    field="address")
-        for name, limit in (("workers", self.workers), ("queue_size", self.queue_size),
-                            ("max_concurrent_rpcs", self.max_concurrent_rpcs),
-                            ("jobs_per_worker", self.jobs_per_worker)):
+                    field="address",
+                )
+        for name, limit in (
+            ("workers", self.workers),
+            ("queue_size", self.queue_size),
+            ("max_concurrent_rpcs", self.max_concurrent_rpcs),
+            ("jobs_per_worker", self.jobs_per_worker),
+        ):
             if limit < (0 if name == "workers" else 1):
                 raise InvalidInput(f"got {limit}, expected a positive number", field=name)
         if self.max_concurrent_rpcs <= self.worker_count + self.queue_size:
             raise InvalidInput(
                 f"must exceed workers + queue_size ({self.worker_count + self.queue_size}) so "
                 "that health checks and catalog calls still get through while every solve slot "
-                "is taken", field="max_concurrent_rpcs")
+                "is taken",
+                field="max_concurrent_rpcs",
+            )
         if self.grace_s < 0:
             raise InvalidInput(f"got {self.grace_s}, expected seconds >= 0", field="grace_s")

@@ -60,8 +60,9 @@ def _status(name: str) -> grpc.StatusCode:
 class _Call:
     """One call in progress: admission, the status it ends with, and its log line."""
 
-    def __init__(self, owner: ServiceInterceptor, method: str,
-                 context: grpc.ServicerContext) -> None:
+    def __init__(
+        self, owner: ServiceInterceptor, method: str, context: grpc.ServicerContext
+    ) -> None:
         self.owner, self.method, self.context = owner, method, context
         self.tenant = "-"
         self.code = "OK"
@@ -92,9 +93,17 @@ class _Call:
         while tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
         where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb else "?"
-        log.error(json.dumps({"event": "internal_error", "error_id": error_id,
-                              "method": self.method, "type": type(error).__name__,
-                              "at": where}))
+        log.error(
+            json.dumps(
+                {
+                    "event": "internal_error",
+                    "error_id": error_id,
+                    "method": self.method,
+                    "type": type(error).__name__,
+                    "at": where,
+                }
+            )
+        )
         self.context.abort(grpc.StatusCode.INTERNAL, f"internal error (id {error_id})")
 
     def finish(self) -> None:
@@ -105,8 +114,17 @@ class _Call:
         if self.counted:
             self.owner.leave()
         self.owner.metrics.record(self.method, self.code, duration)
-        log.info(json.dumps({"event": "rpc", "method": self.method, "tenant": self.tenant,
-                             "code": self.code, "duration_ms": round(duration * 1000, 1)}))
+        log.info(
+            json.dumps(
+                {
+                    "event": "rpc",
+                    "method": self.method,
+                    "tenant": self.tenant,
+                    "code": self.code,
+                    "duration_ms": round(duration * 1000, 1),
+                }
+            )
+        )
 
 
 class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
@@ -141,22 +159,27 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout_s)
 
     # ------------------------------------------------------------------ wrapping
-    def intercept_service(self, continuation: Callable[[Any], Any],
-                          details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+    def intercept_service(
+        self, continuation: Callable[[Any], Any], details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler | None:
         handler = continuation(details)
         if handler is None:
             return None
         method = details.method
-        kinds = (("unary_unary", self._unary, grpc.unary_unary_rpc_method_handler),
-                 ("stream_unary", self._unary, grpc.stream_unary_rpc_method_handler),
-                 ("unary_stream", self._streaming, grpc.unary_stream_rpc_method_handler),
-                 ("stream_stream", self._streaming, grpc.stream_stream_rpc_method_handler))
+        kinds = (
+            ("unary_unary", self._unary, grpc.unary_unary_rpc_method_handler),
+            ("stream_unary", self._unary, grpc.stream_unary_rpc_method_handler),
+            ("unary_stream", self._streaming, grpc.unary_stream_rpc_method_handler),
+            ("stream_stream", self._streaming, grpc.stream_stream_rpc_method_handler),
+        )
         for attr, wrap, make in kinds:
             behavior = getattr(handler, attr)
             if behavior is not None:
-                return make(wrap(method, behavior),
-                            request_deserializer=handler.request_deserializer,
-                            response_serializer=handler.response_serializer)
+                return make(
+                    wrap(method, behavior),
+                    request_deserializer=handler.request_deserializer,
+                    response_serializer=handler.response_serializer,
+                )
         return handler
 
     def _unary(self, method: str, behavior: Callable[..., Any]) -> Callable[..., Any]:

@@ -58,10 +58,13 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
             send(("ok", result))
         except ProcurementError as e:
             send(("error", e.grpc_code, str(e)))
-        except Exception as e:  # noqa: BLE001 - a bug: say where, never the message (prices)
+        except Exception as e:
             where = _innermost(e)
-            print(f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
+                file=sys.stderr,
+                flush=True,
+            )
             send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
 
 
@@ -106,8 +109,9 @@ class JobRunner:
         if kind == "optimize":
             req = optimize_pb2.OptimizeRequest.FromString(payload)
             catalog = self.catalog(req.catalog, tenant)
-            return self._api.optimize(req, data_dir=self._data_dir, tenant=tenant,
-                                      catalog=catalog, progress=progress).SerializeToString()
+            return self._api.optimize(
+                req, data_dir=self._data_dir, tenant=tenant, catalog=catalog, progress=progress
+            ).SerializeToString()
         if kind == SCENARIO_JOB:
             from optimizer.service.batch_engine import run_scenario_job
 
@@ -145,15 +149,15 @@ def _uncached(key: str, load: Callable[[], Any]) -> Any:
     return load()
 
 
-def tenant_catalog(ref: str, tenant: str, store: CatalogStore | None, *,
-                   cached: Cache = _uncached) -> Catalog:
+def tenant_catalog(
+    ref: str, tenant: str, store: CatalogStore | None, *, cached: Cache = _uncached
+) -> Catalog:
     """A bundled catalog by name, else ``tenant``'s stored one (``store`` None: nothing is
     stored). Never a server path: a caller must not make the server read its own files."""
     from optimizer.catalog import load_catalog
 
     if not ref:
-        raise InvalidInput("required; expected a catalog name, name@version or id",
-                           field="catalog")
+        raise InvalidInput("required; expected a catalog name, name@version or id", field="catalog")
     folder = _bundled(ref)
     if folder is not None:
         return cached(f"bundled:{ref}", lambda: load_catalog(folder))

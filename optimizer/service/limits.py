@@ -68,10 +68,11 @@ def check_optimize(request: optimize_pb2.OptimizeRequest, field: str = "") -> No
     if request.top_k > MAX_TOP_K:
         msg = f"{prefix}top_k is {request.top_k}; at most {MAX_TOP_K} designs per request"
         raise LimitExceeded(msg)
-    if request.solver.HasField("time_limit_s") and request.solver.time_limit_s > \
-            MAX_SOLVER_SECONDS:
-        msg = (f"{prefix}solver.time_limit_s is {request.solver.time_limit_s:g}; at most "
-               f"{MAX_SOLVER_SECONDS:g} s")
+    if request.solver.HasField("time_limit_s") and request.solver.time_limit_s > MAX_SOLVER_SECONDS:
+        msg = (
+            f"{prefix}solver.time_limit_s is {request.solver.time_limit_s:g}; at most "
+            f"{MAX_SOLVER_SECONDS:g} s"
+        )
         raise LimitExceeded(msg)
 
 
@@ -89,21 +90,27 @@ def solver_seconds(remaining_s: float | None) -> float | None:
         return None
     available = remaining_s - DEADLINE_MARGIN_S
     if available < MIN_SOLVER_SECONDS:
-        msg = (f"the call's deadline leaves {max(0.0, remaining_s):.2f} s; a solve needs at "
-               f"least {MIN_SOLVER_SECONDS + DEADLINE_MARGIN_S:g} s")
+        msg = (
+            f"the call's deadline leaves {max(0.0, remaining_s):.2f} s; a solve needs at "
+            f"least {MIN_SOLVER_SECONDS + DEADLINE_MARGIN_S:g} s"
+        )
         raise DeadlineExceeded(msg)
     return available
 
 
-def with_solver_deadline(request: optimize_pb2.OptimizeRequest,
-                         remaining_s: float | None) -> optimize_pb2.OptimizeRequest:
+def with_solver_deadline(
+    request: optimize_pb2.OptimizeRequest, remaining_s: float | None
+) -> optimize_pb2.OptimizeRequest:
     """``request`` with its solver time limit cut to ``solver_seconds(remaining_s)``;
     unchanged when the call has no deadline."""
     available = solver_seconds(remaining_s)
     if available is None:
         return request
-    requested = (request.solver.time_limit_s if request.solver.HasField("time_limit_s")
-                 else DEFAULT_SOLVER_SECONDS)
+    requested = (
+        request.solver.time_limit_s
+        if request.solver.HasField("time_limit_s")
+        else DEFAULT_SOLVER_SECONDS
+    )
     if requested <= available:
         return request
     capped = optimize_pb2.OptimizeRequest()

@@ -35,15 +35,25 @@ class Metrics:
 
     def to_proto(self, pool: PoolStats) -> service_pb2.GetMetricsResponse:
         out = service_pb2.GetMetricsResponse(
-            workers=pool.workers, workers_busy=pool.busy, queue_depth=pool.queued,
-            queue_capacity=pool.capacity, solves=pool.solves, solve_s_total=pool.solve_s_total,
-            solve_s_max=pool.solve_s_max, worker_restarts=pool.restarts,
-            uptime_s=time.monotonic() - self._started)
+            workers=pool.workers,
+            workers_busy=pool.busy,
+            queue_depth=pool.queued,
+            queue_capacity=pool.capacity,
+            solves=pool.solves,
+            solve_s_total=pool.solve_s_total,
+            solve_s_max=pool.solve_s_max,
+            worker_restarts=pool.restarts,
+            uptime_s=time.monotonic() - self._started,
+        )
         with self._lock:
             for method, stats in sorted(self._methods.items()):
                 total = sum(stats.codes.values())
-                out.methods.add(method=method, requests=total,
-                                errors=total - stats.codes["OK"], codes=dict(stats.codes),
-                                duration_s_total=stats.duration_s_total,
-                                duration_s_max=stats.duration_s_max)
+                out.methods.add(
+                    method=method,
+                    requests=total,
+                    errors=total - stats.codes["OK"],
+                    codes=dict(stats.codes),
+                    duration_s_total=stats.duration_s_total,
+                    duration_s_max=stats.duration_s_max,
+                )
         return out

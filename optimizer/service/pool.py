@@ -142,8 +142,12 @@ class _Worker:
             # Own session: a kill of its group also ends any solver child; Ctrl-C on the
             # server's terminal does not reach it.
             self.process = subprocess.Popen(
-                args, pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
-                start_new_session=True, env={**os.environ, "PYTHONPATH": path})
+                args,
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env={**os.environ, "PYTHONPATH": path},
+            )
         self.conn, self.jobs = Connection(ours.detach()), 0
 
     def alive(self) -> bool:
@@ -173,8 +177,14 @@ class _Worker:
 class WorkerPool:
     """``workers`` solver processes fed from a queue of at most ``queue_size`` waiting jobs."""
 
-    def __init__(self, workers: int, queue_size: int, data_dir: str | Path | None, *,
-                 jobs_per_worker: int = 500) -> None:
+    def __init__(
+        self,
+        workers: int,
+        queue_size: int,
+        data_dir: str | Path | None,
+        *,
+        jobs_per_worker: int = 500,
+    ) -> None:
         self.size = workers
         self.queue_size = queue_size
         self._data_dir = None if data_dir is None else str(data_dir)
@@ -191,13 +201,22 @@ class WorkerPool:
         """Start the processes (call before creating the gRPC server) and their feeders."""
         self._workers = [_Worker(self._data_dir) for _ in range(self.size)]
         for i, worker in enumerate(self._workers):
-            t = threading.Thread(target=self._feed, args=(worker,), name=f"solver-feed-{i}",
-                                 daemon=True)
+            t = threading.Thread(
+                target=self._feed, args=(worker,), name=f"solver-feed-{i}", daemon=True
+            )
             t.start()
             self._threads.append(t)
 
-    def submit(self, kind: str, payload: bytes, tenant: str, *, deadline: float | None,
-               stop: threading.Event | None = None, wait: bool = False) -> Job:
+    def submit(
+        self,
+        kind: str,
+        payload: bytes,
+        tenant: str,
+        *,
+        deadline: float | None,
+        stop: threading.Event | None = None,
+        wait: bool = False,
+    ) -> Job:
         """Queue a job. A full queue raises LimitExceeded at once, or with ``wait`` blocks
         until there is room (or ``stop`` is set)."""
         job = Job(kind, payload, tenant, deadline)
@@ -209,17 +228,26 @@ class WorkerPool:
                 return job
             except queue.Full:
                 if not wait:
-                    msg = (f"server busy: {self.size} solves running and {self.queue_size} "
-                           "waiting; retry later")
+                    msg = (
+                        f"server busy: {self.size} solves running and {self.queue_size} "
+                        "waiting; retry later"
+                    )
                     raise LimitExceeded(msg) from None
                 if job.stop.is_set():
                     raise job._stopped() from None
 
     def stats(self) -> PoolStats:
         with self._lock:
-            return PoolStats(self.size, self._busy, self._queue.qsize(), self.queue_size,
-                             self._solves, self._solve_s_total, self._solve_s_max,
-                             self._restarts)
+            return PoolStats(
+                self.size,
+                self._busy,
+                self._queue.qsize(),
+                self.queue_size,
+                self._solves,
+                self._solve_s_total,
+                self._solve_s_max,
+                self._restarts,
+            )
 
     def close(self) -> None:
         """Stop feeding, end every worker (a running job is killed), join the feeders."""

@@ -65,15 +65,23 @@ def _credentials(config: ServiceConfig) -> grpc.ServerCredentials | None:
     ca = None if config.tls_client_ca is None else _read(config.tls_client_ca, "tls_client_ca")
     return grpc.ssl_server_credentials(
         [(_read(config.tls_key, "tls_key"), _read(config.tls_cert, "tls_cert"))],
-        root_certificates=ca, require_client_auth=ca is not None)
+        root_certificates=ca,
+        require_client_auth=ca is not None,
+    )
 
 
 class Service:
     """A started server with its pool, store and health; ``shutdown`` drains it."""
 
-    def __init__(self, config: ServiceConfig, server: grpc.Server, pool: WorkerPool,
-                 store: CatalogStore, health_servicer: health.HealthServicer,
-                 interceptor: ServiceInterceptor) -> None:
+    def __init__(
+        self,
+        config: ServiceConfig,
+        server: grpc.Server,
+        pool: WorkerPool,
+        store: CatalogStore,
+        health_servicer: health.HealthServicer,
+        interceptor: ServiceInterceptor,
+    ) -> None:
         self.config = config
         self.grpc_server = server
         self._pool, self._store = pool, store
@@ -84,12 +92,14 @@ class Service:
     def _become_ready(self) -> None:
         """Run the smoke test in a worker, then report SERVING for every service."""
         try:
-            job = self._pool.submit("smoke", b"", "-", wait=True,
-                                    deadline=time.monotonic() + _SMOKE_TIMEOUT_S)
+            job = self._pool.submit(
+                "smoke", b"", "-", wait=True, deadline=time.monotonic() + _SMOKE_TIMEOUT_S
+            )
             job.result()
-        except Exception as e:  # noqa: BLE001 - stays NOT_SERVING; the log says why
-            log.error(json.dumps({"event": "not_ready", "type": type(e).__name__,
-                                  "reason": str(e)}))
+        except Exception as e:
+            log.error(
+                json.dumps({"event": "not_ready", "type": type(e).__name__, "reason": str(e)})
+            )
             return
         for name in ("", *SERVICE_NAMES):
             self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -112,8 +122,15 @@ class Service:
         self.grpc_server.stop(min(left, 1.0) if drained else 0).wait()
         self._pool.close()
         self._store.close()
-        log.info(json.dumps({"event": "stopped", "drained": drained,
-                             "duration_s": round(time.monotonic() - started, 2)}))
+        log.info(
+            json.dumps(
+                {
+                    "event": "stopped",
+                    "drained": drained,
+                    "duration_s": round(time.monotonic() - started, 2),
+                }
+            )
+        )
 
     def wait_for_termination(self) -> None:
         self.grpc_server.wait_for_termination()
@@ -130,34 +147,45 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
     credentials = _credentials(config)
     store = CatalogStore(config.data_dir)
     data_dir = store.data_dir
-    pool = WorkerPool(config.worker_count, config.queue_size, data_dir,
-                      jobs_per_worker=config.jobs_per_worker)
+    pool = WorkerPool(
+        config.worker_count, config.queue_size, data_dir, jobs_per_worker=config.jobs_per_worker
+    )
     pool.start()  # before grpc.server(): no fork once gRPC threads exist
     try:
         metrics = Metrics()
         interceptor = ServiceInterceptor(tokens, metrics)
         server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=config.max_concurrent_rpcs + _SPARE_THREADS,
-                                       thread_name_prefix="grpc-handler"),
+            futures.ThreadPoolExecutor(
+                max_workers=config.max_concurrent_rpcs + _SPARE_THREADS,
+                thread_name_prefix="grpc-handler",
+            ),
             interceptors=[interceptor],
-            options=[("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-                     ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
-                     *_KEEPALIVE_OPTIONS],
-            maximum_concurrent_rpcs=config.max_concurrent_rpcs)
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
+                *_KEEPALIVE_OPTIONS,
+            ],
+            maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+        )
         catalog_pb2_grpc.add_CatalogServiceServicer_to_server(CatalogServicer(store), server)
         service_pb2_grpc.add_OptimizerServiceServicer_to_server(
-            OptimizerServicer(pool, metrics, store), server)
+            OptimizerServicer(pool, metrics, store), server
+        )
         health_servicer = health.HealthServicer()
         for name in ("", *SERVICE_NAMES):
             health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         if config.reflection:
             reflection.enable_server_reflection(
-                (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+                (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+            )
         try:
-            port = (server.add_secure_port(config.address, credentials) if credentials
-                    else server.add_insecure_port(config.address))
+            port = (
+                server.add_secure_port(config.address, credentials)
+                if credentials
+                else server.add_insecure_port(config.address)
+            )
         except RuntimeError:
             port = 0
         if port == 0:
@@ -177,9 +205,18 @@ def serve(config: ServiceConfig) -> None:
     service, port = create_server(config)
     host = config.address.rpartition(":")[0]
     mode = ("mutual TLS" if config.tls_client_ca else "TLS") if config.tls else "insecure"
-    log.info(json.dumps({"event": "listening", "address": f"{host}:{port}", "transport": mode,
-                         "workers": config.worker_count, "reflection": config.reflection,
-                         "auth": "tokens" if config.tokens_file else "none"}))
+    log.info(
+        json.dumps(
+            {
+                "event": "listening",
+                "address": f"{host}:{port}",
+                "transport": mode,
+                "workers": config.worker_count,
+                "reflection": config.reflection,
+                "auth": "tokens" if config.tokens_file else "none",
+            }
+        )
+    )
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -17,8 +17,13 @@ from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
-_CATEGORY_OF_LINK_KIND = {"dac": "cable", "aec": "cable", "aoc": "cable",
-                          "transceiver": "transceiver", "fiber": "fiber"}
+_CATEGORY_OF_LINK_KIND = {
+    "dac": "cable",
+    "aec": "cable",
+    "aoc": "cable",
+    "transceiver": "transceiver",
+    "fiber": "fiber",
+}
 
 LinkChoice = Mapping[str, Sequence[tuple[LinkOption, int]]]
 
@@ -72,8 +77,9 @@ class _Item:
     length_m: float | None = None
 
 
-def build_bom(design: Design, catalog: Catalog,
-              link_choice: LinkChoice | None = None) -> BillOfMaterials:
+def build_bom(
+    design: Design, catalog: Catalog, link_choice: LinkChoice | None = None
+) -> BillOfMaterials:
     """Price ``design`` from ``catalog``.
 
     ``link_choice`` gives, per link group, the options and how many links each builds (the
@@ -100,8 +106,7 @@ def build_bom(design: Design, catalog: Catalog,
     return _price(items, catalog, racks=plan.racks, rack_units=plan.rack_units)
 
 
-def cheapest_links(plan: PhysicalPlan,
-                   catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
+def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
     """Per group, the cheapest reaching option at list price; where stock runs short, the next
     cheapest."""
     stock: dict[str, int | None] = {lk.sku: lk.availability.stock_units for lk in catalog.links}
@@ -109,8 +114,10 @@ def cheapest_links(plan: PhysicalPlan,
     for demand in (d for d in plan.links if d.count):
         options = link_options(demand.length_m, demand.speed_gbps, demand.fabric, catalog)
         if not options:
-            msg = (f"no {demand.fabric} cable or optic at {demand.speed_gbps}G reaches "
-                   f"{demand.length_m:g} m")
+            msg = (
+                f"no {demand.fabric} cable or optic at {demand.speed_gbps}G reaches "
+                f"{demand.length_m:g} m"
+            )
             raise InvalidInput(msg, field=f"links.{demand.group}")
         left, picks = demand.count, []
         for option in options:
@@ -128,8 +135,9 @@ def cheapest_links(plan: PhysicalPlan,
     return choice
 
 
-def _price(items: Sequence[_Item], catalog: Catalog, *, racks: int,
-           rack_units: int) -> BillOfMaterials:
+def _price(
+    items: Sequence[_Item], catalog: Catalog, *, racks: int, rack_units: int
+) -> BillOfMaterials:
     """Price each item at the volume break its SKU's total quantity reaches."""
     totals = Counter[str]()
     for item in items:
@@ -140,24 +148,59 @@ def _price(items: Sequence[_Item], catalog: Catalog, *, racks: int,
         source = item.source
         if unit != item.list_price_cents:
             source += f"; volume price at {totals[item.sku]} units (price_breaks)"
-        lines.append(BomLine(item.category, item.sku, item.vendor, item.quantity, unit,
-                             unit * item.quantity, item.tier, item.power_kw, item.rack_units,
-                             source, item.length_m))
+        lines.append(
+            BomLine(
+                item.category,
+                item.sku,
+                item.vendor,
+                item.quantity,
+                unit,
+                unit * item.quantity,
+                item.tier,
+                item.power_kw,
+                item.rack_units,
+                source,
+                item.length_m,
+            )
+        )
     capex = sum(line.extended_price_cents for line in lines)
     network = sum(line.extended_price_cents for line in lines if line.category != "server")
-    return BillOfMaterials(tuple(lines), capex, network,
-                           round(sum(line.power_kw for line in lines), 6), racks, rack_units)
+    return BillOfMaterials(
+        tuple(lines),
+        capex,
+        network,
+        round(sum(line.power_kw for line in lines), 6),
+        racks,
+        rack_units,
+    )
 
 
 def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     server = next(s for s in catalog.servers if s.sku == plan.servers.sku)
     nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
     return [
-        _Item("server", server.sku, server.vendor, plan.servers.quantity, server.price_cents,
-              "node", plan.server_power_kw, plan.servers.quantity * server.rack_units,
-              server.availability.source),
-        _Item("nic", nic.sku, nic.vendor, plan.nics.quantity, nic.price_cents, "node",
-              plan.nic_power_kw, 0, nic.availability.source),
+        _Item(
+            "server",
+            server.sku,
+            server.vendor,
+            plan.servers.quantity,
+            server.price_cents,
+            "node",
+            plan.server_power_kw,
+            plan.servers.quantity * server.rack_units,
+            server.availability.source,
+        ),
+        _Item(
+            "nic",
+            nic.sku,
+            nic.vendor,
+            plan.nics.quantity,
+            nic.price_cents,
+            "node",
+            plan.nic_power_kw,
+            0,
+            nic.availability.source,
+        ),
     ]
 
 
@@ -165,30 +208,54 @@ def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     items = []
     for demand in plan.switches:
         sw = next(s for s in catalog.switches if s.sku == demand.sku)
-        items.append(_Item("switch", sw.sku, sw.vendor, demand.quantity, sw.price_cents,
-                           demand.tier, demand.quantity * sw.power_w / 1000,
-                           demand.quantity * sw.rack_units, sw.availability.source))
+        items.append(
+            _Item(
+                "switch",
+                sw.sku,
+                sw.vendor,
+                demand.quantity,
+                sw.price_cents,
+                demand.tier,
+                demand.quantity * sw.power_w / 1000,
+                demand.quantity * sw.rack_units,
+                sw.availability.source,
+            )
+        )
     return items
 
 
-def _link_items(demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]],
-                links: Mapping[str, Link]) -> list[_Item]:
+def _link_items(
+    demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]], links: Mapping[str, Link]
+) -> list[_Item]:
     items = []
     for option, count in chosen:
         for sku, per_link in option.parts:
             part = links[sku]
             qty = count * per_link
-            items.append(_Item(_CATEGORY_OF_LINK_KIND[part.kind], sku, part.vendor, qty,
-                               part.price_cents, demand.group,
-                               qty * part.power_w / 1000, 0,
-                               part.availability.source, demand.length_m))
+            items.append(
+                _Item(
+                    _CATEGORY_OF_LINK_KIND[part.kind],
+                    sku,
+                    part.vendor,
+                    qty,
+                    part.price_cents,
+                    demand.group,
+                    qty * part.power_w / 1000,
+                    0,
+                    part.availability.source,
+                    demand.length_m,
+                )
+            )
     return items
 
 
 def _links_in_stock(option: LinkOption, stock: Mapping[str, int | None]) -> int:
     """How many links of ``option`` the remaining stock builds (unlimited stock: no bound)."""
-    bounds = [remaining // per_link for sku, per_link in option.parts
-              if (remaining := stock[sku]) is not None]
+    bounds = [
+        remaining // per_link
+        for sku, per_link in option.parts
+        if (remaining := stock[sku]) is not None
+    ]
     return min(bounds, default=2**62)
 
 

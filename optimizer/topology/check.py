@@ -36,8 +36,14 @@ from optimizer.topology.layout import fiber_metres
 from optimizer.topology.plan import physical_plan
 from optimizer.topology.torus import DEFAULT_DIMS, ports_per_node, torus_shape
 
-_TABLE_CATEGORIES = {"server": "servers", "nic": "nics", "switch": "switches",
-                     "cable": "links", "transceiver": "links", "fiber": "links"}
+_TABLE_CATEGORIES = {
+    "server": "servers",
+    "nic": "nics",
+    "switch": "switches",
+    "cable": "links",
+    "transceiver": "links",
+    "fiber": "links",
+}
 _POWER_TOLERANCE_KW = 1e-6
 
 
@@ -56,14 +62,21 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
         if line.sku not in parts:
             out.append(Violation("unknown-sku", f"{line.sku} is not in the catalog"))
         elif table is None or parts[line.sku][0] != table:
-            out.append(Violation("category", f"{line.sku} is a {parts[line.sku][0]} row, "
-                                             f"listed as {line.category}"))
+            out.append(
+                Violation(
+                    "category",
+                    f"{line.sku} is a {parts[line.sku][0]} row, listed as {line.category}",
+                )
+            )
     for sku in (design.server_sku, design.nic_sku, *design.switch_skus):
         if sku not in parts:
             out.append(Violation("unknown-sku", f"the design's {sku} is not in the catalog"))
     # Lines the later checks can trust to name a row of the table their category says.
-    known = [ln for ln in bom.lines
-             if ln.sku in parts and parts[ln.sku][0] == _TABLE_CATEGORIES.get(ln.category)]
+    known = [
+        ln
+        for ln in bom.lines
+        if ln.sku in parts and parts[ln.sku][0] == _TABLE_CATEGORIES.get(ln.category)
+    ]
     out += _check_nodes(design, known, catalog)
     # Link lengths follow the layout model (a specification, like the reach rules).
     try:
@@ -90,8 +103,9 @@ def _parts(catalog: Catalog) -> dict[str, tuple[str, Server | Nic | Switch | Lin
 
 
 def _sum(lines: list[BomLine], category: str, sku: str | None = None) -> int:
-    return sum(ln.quantity for ln in lines
-               if ln.category == category and (sku is None or ln.sku == sku))
+    return sum(
+        ln.quantity for ln in lines if ln.category == category and (sku is None or ln.sku == sku)
+    )
 
 
 def _check_nodes(design: Design, lines: list[BomLine], catalog: Catalog) -> list[Violation]:
@@ -99,25 +113,41 @@ def _check_nodes(design: Design, lines: list[BomLine], catalog: Catalog) -> list
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     servers = _sum(lines, "server", design.server_sku)
     if servers != design.nodes or _sum(lines, "server") != servers:
-        out.append(Violation("server-count", f"{_sum(lines, 'server')} servers listed "
-                                             f"({servers} of {design.server_sku}), the design has "
-                                             f"{design.nodes}"))
+        out.append(
+            Violation(
+                "server-count",
+                f"{_sum(lines, 'server')} servers listed "
+                f"({servers} of {design.server_sku}), the design has "
+                f"{design.nodes}",
+            )
+        )
     nics = _sum(lines, "nic", design.nic_sku)
     expected = design.nodes * design.nics_per_node
     if nics != expected or _sum(lines, "nic") != nics:
-        out.append(Violation("nic-count", f"{_sum(lines, 'nic')} NICs listed ({nics} of "
-                                          f"{design.nic_sku}), expected {expected}"))
+        out.append(
+            Violation(
+                "nic-count",
+                f"{_sum(lines, 'nic')} NICs listed ({nics} of "
+                f"{design.nic_sku}), expected {expected}",
+            )
+        )
     if server is not None and design.nics_per_node > server.max_nics:
-        out.append(Violation("nic-slots", f"{design.nics_per_node} NICs per node exceed "
-                                          f"{server.sku}'s {server.max_nics} slots"))
+        out.append(
+            Violation(
+                "nic-slots",
+                f"{design.nics_per_node} NICs per node exceed "
+                f"{server.sku}'s {server.max_nics} slots",
+            )
+        )
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None and not nic_fits_fabric(nic, design.fabric):
         out.append(Violation("protocol", f"NIC {nic.sku} does not speak {design.fabric}"))
     return out
 
 
-def _check_network(design: Design, lines: list[BomLine], catalog: Catalog,
-                   nic: Nic) -> list[Violation]:
+def _check_network(
+    design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic
+) -> list[Violation]:
     """Switch protocol, speed, counts and ports per tier; links per group (family formulas)."""
     out = []
     switches = {s.sku: s for s in catalog.switches}
@@ -136,16 +166,23 @@ def _check_network(design: Design, lines: list[BomLine], catalog: Catalog,
         radix[ln.tier] = min(radix.get(ln.tier, ports), ports)
         count[ln.tier] += ln.quantity
     links = _links_per_group(lines)
-    design_radix = [ports_at_speed(switches[sku], nic.speed_gbps)
-                    for sku in design.switch_skus if sku in switches]
+    design_radix = [
+        ports_at_speed(switches[sku], nic.speed_gbps)
+        for sku in design.switch_skus
+        if sku in switches
+    ]
     try:
         need = _required(design, min(design_radix, default=0))
     except InvalidInput as e:
         return [*out, Violation("design", str(e))]
     for tier, switches_needed in need.switches.items():
         if count[tier] < switches_needed:
-            out.append(Violation("switch-count", f"{count[tier]} {tier} switches, "
-                                                 f"the {design.topology} needs {switches_needed}"))
+            out.append(
+                Violation(
+                    "switch-count",
+                    f"{count[tier]} {tier} switches, the {design.topology} needs {switches_needed}",
+                )
+            )
     for tier in count.keys() - need.switches.keys():
         out.append(Violation("switch-count", f"{design.topology} has no {tier} tier"))
     for group, links_needed in need.links.items():
@@ -156,8 +193,12 @@ def _check_network(design: Design, lines: list[BomLine], catalog: Catalog,
         used = sum(links[g] * ends for g, ends in groups)
         have = count[tier] * radix.get(tier, 0)
         if used > have:
-            out.append(Violation("switch-ports", f"{tier} tier uses {used} ports, its "
-                                                 f"{count[tier]} switches have {have}"))
+            out.append(
+                Violation(
+                    "switch-ports",
+                    f"{tier} tier uses {used} ports, its {count[tier]} switches have {have}",
+                )
+            )
     return out
 
 
@@ -179,27 +220,36 @@ def _required(design: Design, k: int) -> _Need:
     if fam in ("fat_tree", "rail_optimized"):
         leaf_o, agg_o = tier_ratios(design.oversubscription, design.oversubscribed_tier)
         d_leaf, u_leaf = split_ports(k, leaf_o)
-        leaves = (design.nics_per_node * math.ceil(nodes / d_leaf) if fam == "rail_optimized"
-                  else math.ceil(e / d_leaf))
+        leaves = (
+            design.nics_per_node * math.ceil(nodes / d_leaf)
+            if fam == "rail_optimized"
+            else math.ceil(e / d_leaf)
+        )
         if leaves == 1:  # one leaf is the whole tree
             return _Need({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
         leaf_spine = leaves * u_leaf  # leaves are cabled fully (fat_tree module docstring)
         if leaves <= k:  # two tiers: each spine port set reaches every leaf
-            return _Need({"leaf": leaves, "spine": math.ceil(leaf_spine / k)},
-                         {"node-leaf": e, "leaf-spine": leaf_spine},
-                         {"leaf": (("node-leaf", 1), ("leaf-spine", 1)),
-                          "spine": (("leaf-spine", 1),)})
+            return _Need(
+                {"leaf": leaves, "spine": math.ceil(leaf_spine / k)},
+                {"node-leaf": e, "leaf-spine": leaf_spine},
+                {"leaf": (("node-leaf", 1), ("leaf-spine", 1)), "spine": (("leaf-spine", 1),)},
+            )
         d_agg, u_agg = split_ports(k, agg_o)
         pods = math.ceil(leaves / d_agg)
         if pods > k:
-            raise InvalidInput(f"{pods} pods exceed a core of {k}-port switches",
-                               field="design.nodes")
+            raise InvalidInput(
+                f"{pods} pods exceed a core of {k}-port switches", field="design.nodes"
+            )
         aggs = pods * u_leaf
-        return _Need({"leaf": leaves, "spine": aggs, "core": math.ceil(aggs * u_agg / k)},
-                     {"node-leaf": e, "leaf-spine": leaf_spine, "spine-core": aggs * u_agg},
-                     {"leaf": (("node-leaf", 1), ("leaf-spine", 1)),
-                      "spine": (("leaf-spine", 1), ("spine-core", 1)),
-                      "core": (("spine-core", 1),)})
+        return _Need(
+            {"leaf": leaves, "spine": aggs, "core": math.ceil(aggs * u_agg / k)},
+            {"node-leaf": e, "leaf-spine": leaf_spine, "spine-core": aggs * u_agg},
+            {
+                "leaf": (("node-leaf", 1), ("leaf-spine", 1)),
+                "spine": (("leaf-spine", 1), ("spine-core", 1)),
+                "core": (("spine-core", 1),),
+            },
+        )
     if fam == "dragonfly":
         p0, a0, h0 = balanced_shape(k)
         p, a, h = params.get("p", p0), params.get("a", a0), params.get("h", h0)
@@ -208,15 +258,22 @@ def _required(design: Design, k: int) -> _Need:
             raise InvalidInput(f"{groups} groups exceed a*h + 1", field="design.nodes")
         if groups == 1:  # one group: only the routers its endpoints fill
             a = math.ceil(e / p)
-        return _Need({"router": groups * a},
-                     {"node-leaf": e, "intra-group": groups * a * (a - 1) // 2,
-                      "global": groups * (groups - 1) // 2},
-                     {"router": (("node-leaf", 1), ("intra-group", 2), ("global", 2))})
+        return _Need(
+            {"router": groups * a},
+            {
+                "node-leaf": e,
+                "intra-group": groups * a * (a - 1) // 2,
+                "global": groups * (groups - 1) // 2,
+            },
+            {"router": (("node-leaf", 1), ("intra-group", 2), ("global", 2))},
+        )
     if fam == "torus":
         shape = torus_shape(nodes, params.get("dims", DEFAULT_DIMS))
         if ports_per_node(shape) > design.nics_per_node:
-            raise InvalidInput(f"torus {shape} needs {ports_per_node(shape)} ports per node",
-                               field="design.nics_per_node")
+            raise InvalidInput(
+                f"torus {shape} needs {ports_per_node(shape)} ports per node",
+                field="design.nics_per_node",
+            )
         links = sum(nodes if side >= 3 else nodes // 2 for side in shape if side > 1)
         return _Need({}, {"torus": links}, {})
     raise InvalidInput(f"unknown topology {fam!r}", field="design.topology")
@@ -233,8 +290,9 @@ def _links_per_group(lines: list[BomLine]) -> Counter[str]:
     return links
 
 
-def _check_links(design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic,
-                 lengths: dict[str, float]) -> list[Violation]:
+def _check_links(
+    design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic, lengths: dict[str, float]
+) -> list[Violation]:
     """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
     out = []
     parts = {lk.sku: lk for lk in catalog.links}
@@ -243,32 +301,53 @@ def _check_links(design: Design, lines: list[BomLine], catalog: Catalog, nic: Ni
         part = parts[ln.sku]
         if not link_fits(part, nic.speed_gbps, design.fabric):
             code = "protocol" if part.fabric_family not in ("any", _family(design)) else "speed"
-            out.append(Violation(code, f"{part.sku} ({part.fabric_family}, {part.speed_gbps}G) "
-                                       f"does not fit {nic.speed_gbps}G {design.fabric}"))
+            out.append(
+                Violation(
+                    code,
+                    f"{part.sku} ({part.fabric_family}, {part.speed_gbps}G) "
+                    f"does not fit {nic.speed_gbps}G {design.fabric}",
+                )
+            )
         need_m = lengths.get(ln.tier)
         if need_m is None and lengths:
-            out.append(Violation("link-count", f"{ln.sku} serves {ln.tier!r}, which the "
-                                               f"{design.topology} does not have"))
+            out.append(
+                Violation(
+                    "link-count",
+                    f"{ln.sku} serves {ln.tier!r}, which the {design.topology} does not have",
+                )
+            )
             continue
         if need_m is None:
             continue
         if ln.length_m is None or ln.length_m < need_m:
-            out.append(Violation("length", f"{ln.sku} on {ln.tier} is listed for {ln.length_m} m, "
-                                           f"the links run {need_m} m"))
+            out.append(
+                Violation(
+                    "length",
+                    f"{ln.sku} on {ln.tier} is listed for {ln.length_m} m, "
+                    f"the links run {need_m} m",
+                )
+            )
         if part.reach_m < need_m:
-            out.append(Violation("reach", f"{part.sku} reaches {part.reach_m} m, {ln.tier} links "
-                                          f"run {need_m} m"))
+            out.append(
+                Violation(
+                    "reach", f"{part.sku} reaches {part.reach_m} m, {ln.tier} links run {need_m} m"
+                )
+            )
         slot = 0 if ln.category == "transceiver" else 1
         if ln.category != "cable":
             optics[ln.tier][slot] += ln.quantity
     for group, (transceivers, metres) in optics.items():
         if transceivers % 2:
-            out.append(Violation("transceiver-pairs", f"{transceivers} transceivers on {group} "
-                                                      "do not pair up"))
+            out.append(
+                Violation(
+                    "transceiver-pairs", f"{transceivers} transceivers on {group} do not pair up"
+                )
+            )
         needed_m = transceivers // 2 * fiber_metres(lengths.get(group, 0.0))
         if metres < needed_m:
-            out.append(Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m "
-                                                 f"needed"))
+            out.append(
+                Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
+            )
     return out
 
 
@@ -284,8 +363,9 @@ def _totals(lines: list[BomLine]) -> Counter[str]:
     return totals
 
 
-def _check_stock(lines: list[BomLine],
-                 parts: dict[str, tuple[str, Server | Nic | Switch | Link]]) -> list[Violation]:
+def _check_stock(
+    lines: list[BomLine], parts: dict[str, tuple[str, Server | Nic | Switch | Link]]
+) -> list[Violation]:
     out = []
     for sku, qty in _totals(lines).items():
         stock = parts[sku][1].availability.stock_units
@@ -294,36 +374,55 @@ def _check_stock(lines: list[BomLine],
     return out
 
 
-def _check_prices(bom: BillOfMaterials, lines: list[BomLine], catalog: Catalog,
-                  parts: dict[str, tuple[str, Server | Nic | Switch | Link]]) -> list[Violation]:
+def _check_prices(
+    bom: BillOfMaterials,
+    lines: list[BomLine],
+    catalog: Catalog,
+    parts: dict[str, tuple[str, Server | Nic | Switch | Link]],
+) -> list[Violation]:
     """Unit price after the break the SKU's total reaches, extended price, capex to the cent."""
     totals = _totals(lines)
     out = []
     for ln in lines:
         unit = catalog.unit_price_cents(ln.sku, totals[ln.sku], parts[ln.sku][1].price_cents)
         if ln.unit_price_cents != unit:
-            out.append(Violation("unit-price", f"{ln.sku} at {ln.unit_price_cents} cents; at "
-                                               f"{totals[ln.sku]} units the price is {unit}"))
+            out.append(
+                Violation(
+                    "unit-price",
+                    f"{ln.sku} at {ln.unit_price_cents} cents; at "
+                    f"{totals[ln.sku]} units the price is {unit}",
+                )
+            )
     for ln in bom.lines:
         if ln.extended_price_cents != ln.unit_price_cents * ln.quantity:
-            out.append(Violation("extended-price", f"{ln.sku}: {ln.quantity} x "
-                                                   f"{ln.unit_price_cents} != "
-                                                   f"{ln.extended_price_cents} cents"))
+            out.append(
+                Violation(
+                    "extended-price",
+                    f"{ln.sku}: {ln.quantity} x "
+                    f"{ln.unit_price_cents} != "
+                    f"{ln.extended_price_cents} cents",
+                )
+            )
     capex = sum(ln.extended_price_cents for ln in bom.lines)
     if bom.capex_cents != capex:
         out.append(Violation("capex", f"capex {bom.capex_cents} cents, the lines sum to {capex}"))
     network = sum(ln.extended_price_cents for ln in bom.lines if ln.category != "server")
     if bom.network_cents != network:
-        out.append(Violation("network-cents", f"network {bom.network_cents} cents, the network "
-                                              f"lines sum to {network}"))
+        out.append(
+            Violation(
+                "network-cents",
+                f"network {bom.network_cents} cents, the network lines sum to {network}",
+            )
+        )
     power = sum(ln.power_kw for ln in bom.lines)
     if abs(bom.power_kw - power) > _POWER_TOLERANCE_KW * max(1.0, power):
         out.append(Violation("power", f"power {bom.power_kw} kW, the lines sum to {power} kW"))
     return out
 
 
-def _check_racks(design: Design, bom: BillOfMaterials, lines: list[BomLine],
-                 catalog: Catalog) -> list[Violation]:
+def _check_racks(
+    design: Design, bom: BillOfMaterials, lines: list[BomLine], catalog: Catalog
+) -> list[Violation]:
     """Racks = servers packed by power and units, plus switches packed per tier likewise."""
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
@@ -336,8 +435,9 @@ def _check_racks(design: Design, bom: BillOfMaterials, lines: list[BomLine],
         switches = {s.sku: s for s in catalog.switches}
         for ln in (ln for ln in lines if ln.category == "switch"):
             sw = switches[ln.sku]
-            racks += math.ceil(ln.quantity / layout.per_rack(sw.power_w / 1000, sw.rack_units,
-                                                             "switch"))
+            racks += math.ceil(
+                ln.quantity / layout.per_rack(sw.power_w / 1000, sw.rack_units, "switch")
+            )
     except InvalidInput as e:
         return [Violation("racks", str(e))]
     if bom.racks != racks:

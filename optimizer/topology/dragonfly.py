@@ -50,8 +50,13 @@ def max_endpoints(radix: int, params: Mapping[str, int] | None = None) -> int:
     return p * a * (a * h + 1)
 
 
-def size_dragonfly(endpoints: int, radix: int, *, oversubscription: float = 1.0,
-                   params: Mapping[str, int] | None = None) -> NetworkSizing:
+def size_dragonfly(
+    endpoints: int,
+    radix: int,
+    *,
+    oversubscription: float = 1.0,
+    params: Mapping[str, int] | None = None,
+) -> NetworkSizing:
     """Size a dragonfly of ``radix``-port routers for ``endpoints`` terminal ports."""
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
@@ -59,8 +64,10 @@ def size_dragonfly(endpoints: int, radix: int, *, oversubscription: float = 1.0,
     p, a, h = _shape(radix, params or {})
     groups = math.ceil(endpoints / (p * a))
     if groups > a * h + 1:
-        msg = (f"{endpoints} endpoints need {groups} groups; a dragonfly with p={p}, a={a}, "
-               f"h={h} has at most {a * h + 1} groups ({p * a * (a * h + 1)} endpoints)")
+        msg = (
+            f"{endpoints} endpoints need {groups} groups; a dragonfly with p={p}, a={a}, "
+            f"h={h} has at most {a * h + 1} groups ({p * a * (a * h + 1)} endpoints)"
+        )
         raise InvalidInput(msg, field="endpoints")
     if groups == 1:
         a = math.ceil(endpoints / p)
@@ -77,18 +84,32 @@ def size_dragonfly(endpoints: int, radix: int, *, oversubscription: float = 1.0,
     bisection = min(bisection, endpoints // 2)
     # A group's (g - 1)*m global ports are spread over its a routers as evenly as possible.
     busiest_global = math.ceil((groups - 1) * per_pair / a)
-    tier = TierSizing("router", routers, radix, endpoints, 2 * (local_links + global_links),
-                      busiest_switch_ports_used=min(p, endpoints) + (a - 1) + busiest_global)
+    tier = TierSizing(
+        "router",
+        routers,
+        radix,
+        endpoints,
+        2 * (local_links + global_links),
+        busiest_switch_ports_used=min(p, endpoints) + (a - 1) + busiest_global,
+    )
     hops = 4 if groups > 1 else (2 if routers > 1 else 1)
     profile = TopologyProfile(
-        family="dragonfly", endpoints=endpoints, tiers=2 if groups > 1 else 1,
-        max_switch_hops=hops, oversubscription=1.0,
-        bisection_ratio=bisection_ratio(bisection, endpoints), endpoints_per_leaf=min(p, endpoints))
-    groups_sizing = (LinkGroupSizing("node-leaf", endpoints),
-                     LinkGroupSizing("intra-group", local_links),
-                     LinkGroupSizing("global", global_links))
-    return NetworkSizing("dragonfly", endpoints, (tier,), groups_sizing, bisection, profile,
-                         pods=groups)
+        family="dragonfly",
+        endpoints=endpoints,
+        tiers=2 if groups > 1 else 1,
+        max_switch_hops=hops,
+        oversubscription=1.0,
+        bisection_ratio=bisection_ratio(bisection, endpoints),
+        endpoints_per_leaf=min(p, endpoints),
+    )
+    groups_sizing = (
+        LinkGroupSizing("node-leaf", endpoints),
+        LinkGroupSizing("intra-group", local_links),
+        LinkGroupSizing("global", global_links),
+    )
+    return NetworkSizing(
+        "dragonfly", endpoints, (tier,), groups_sizing, bisection, profile, pods=groups
+    )
 
 
 def _shape(radix: int, params: Mapping[str, int]) -> tuple[int, int, int]:

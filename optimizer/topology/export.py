@@ -15,8 +15,19 @@ import pandas as pd
 from optimizer.errors import InvalidInput
 from optimizer.topology.bom import BillOfMaterials
 
-COLUMNS = ("category", "sku", "vendor", "tier", "length_m", "quantity", "unit_price_usd",
-           "extended_price_usd", "power_kw", "rack_units", "source")
+COLUMNS = (
+    "category",
+    "sku",
+    "vendor",
+    "tier",
+    "length_m",
+    "quantity",
+    "unit_price_usd",
+    "extended_price_usd",
+    "power_kw",
+    "rack_units",
+    "source",
+)
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -31,19 +42,37 @@ def _usd(cents: int) -> Decimal:
 
 def bom_to_frame(bom: BillOfMaterials) -> pd.DataFrame:
     """One row per line plus a TOTAL row; text cells made formula-safe."""
-    rows = [{
-        "category": line.category, "sku": safe_text(line.sku), "vendor": safe_text(line.vendor),
-        "tier": safe_text(line.tier), "length_m": line.length_m, "quantity": line.quantity,
-        "unit_price_usd": _usd(line.unit_price_cents),
-        "extended_price_usd": _usd(line.extended_price_cents),
-        "power_kw": round(line.power_kw, 3), "rack_units": line.rack_units,
-        "source": safe_text(line.source),
-    } for line in bom.lines]
-    rows.append({"category": "TOTAL", "sku": "", "vendor": "", "tier": f"{bom.racks} racks",
-                 "length_m": None, "quantity": None, "unit_price_usd": None,
-                 "extended_price_usd": _usd(bom.capex_cents), "power_kw": round(bom.power_kw, 3),
-                 "rack_units": bom.rack_units,
-                 "source": f"network share {bom.network_share:.1%} of capex"})
+    rows = [
+        {
+            "category": line.category,
+            "sku": safe_text(line.sku),
+            "vendor": safe_text(line.vendor),
+            "tier": safe_text(line.tier),
+            "length_m": line.length_m,
+            "quantity": line.quantity,
+            "unit_price_usd": _usd(line.unit_price_cents),
+            "extended_price_usd": _usd(line.extended_price_cents),
+            "power_kw": round(line.power_kw, 3),
+            "rack_units": line.rack_units,
+            "source": safe_text(line.source),
+        }
+        for line in bom.lines
+    ]
+    rows.append(
+        {
+            "category": "TOTAL",
+            "sku": "",
+            "vendor": "",
+            "tier": f"{bom.racks} racks",
+            "length_m": None,
+            "quantity": None,
+            "unit_price_usd": None,
+            "extended_price_usd": _usd(bom.capex_cents),
+            "power_kw": round(bom.power_kw, 3),
+            "rack_units": bom.rack_units,
+            "source": f"network share {bom.network_share:.1%} of capex",
+        }
+    )
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     return frame.astype({"quantity": "Int64", "rack_units": "Int64", "length_m": "Float64"})
 

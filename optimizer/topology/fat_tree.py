@@ -47,8 +47,9 @@ from optimizer.topology.profile import TopologyProfile
 OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
 
-def split_ports(radix: int, oversubscription: float,
-                field: str = "oversubscription") -> tuple[int, int]:
+def split_ports(
+    radix: int, oversubscription: float, field: str = "oversubscription"
+) -> tuple[int, int]:
     """Down and up ports of a switch at down:up ratio ``oversubscription``: d = floor(k*o/(1+o))."""
     if not oversubscription >= 1.0 or math.isinf(oversubscription):
         msg = f"must be a finite down:up ratio >= 1, got {oversubscription}"
@@ -67,8 +68,9 @@ def smallest_divisor_at_least(n: int, lower: int) -> int:
     return next(d for d in range(max(1, lower), n + 1) if n % d == 0)
 
 
-def max_endpoints(radix: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf",
-                  tiers: int = 3) -> int:
+def max_endpoints(
+    radix: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf", tiers: int = 3
+) -> int:
     """Largest E a ``tiers``-tier fat-tree of ``radix``-port switches attaches.
 
     k^2/2 (two tiers) and k^3/4 (three tiers) when non-blocking.
@@ -79,20 +81,38 @@ def max_endpoints(radix: int, oversubscription: float = 1.0, oversubscribed_tier
     return radix * d_leaf if tiers == 2 else radix * d_agg * d_leaf
 
 
-def size_fat_tree(endpoints: int, radix: int, *, oversubscription: float = 1.0,
-                  oversubscribed_tier: str = "leaf") -> NetworkSizing:
+def size_fat_tree(
+    endpoints: int, radix: int, *, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf"
+) -> NetworkSizing:
     """Size a fat-tree for ``endpoints`` ports; two tiers when they fit, else three."""
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
     d_leaf, _ = split_ports(radix, leaf_o)
     leaves = math.ceil(endpoints / d_leaf)
-    return size_clos("fat_tree", endpoints, leaves, radix, leaf_o=leaf_o, agg_o=agg_o,
-                     endpoints_per_leaf=min(d_leaf, endpoints), rail_optimized=False)
+    return size_clos(
+        "fat_tree",
+        endpoints,
+        leaves,
+        radix,
+        leaf_o=leaf_o,
+        agg_o=agg_o,
+        endpoints_per_leaf=min(d_leaf, endpoints),
+        rail_optimized=False,
+    )
 
 
-def size_clos(family: str, endpoints: int, leaves: int, radix: int, *, leaf_o: float,
-              agg_o: float, endpoints_per_leaf: int, rail_optimized: bool) -> NetworkSizing:
+def size_clos(
+    family: str,
+    endpoints: int,
+    leaves: int,
+    radix: int,
+    *,
+    leaf_o: float,
+    agg_o: float,
+    endpoints_per_leaf: int,
+    rail_optimized: bool,
+) -> NetworkSizing:
     """The tiers above ``leaves``: shared by the fat-tree and the rail-optimized planes.
 
     ``endpoints_per_leaf`` is the fullest leaf's endpoint count (its down ports used).
@@ -100,53 +120,124 @@ def size_clos(family: str, endpoints: int, leaves: int, radix: int, *, leaf_o: f
     d_leaf, u_leaf = split_ports(radix, leaf_o)
     if leaves == 1:  # everything fits one leaf: a spine would connect nothing
         only = TierSizing("leaf", 1, radix, endpoints, 0, busiest_switch_ports_used=endpoints)
-        return _clos(family, endpoints, (only,), (LinkGroupSizing("node-leaf", endpoints),),
-                     endpoints // 2, 1.0, endpoints_per_leaf, rail_optimized)
+        return _clos(
+            family,
+            endpoints,
+            (only,),
+            (LinkGroupSizing("node-leaf", endpoints),),
+            endpoints // 2,
+            1.0,
+            endpoints_per_leaf,
+            rail_optimized,
+        )
     leaf_uplinks = leaves * u_leaf
-    leaf_tier = TierSizing("leaf", leaves, radix, endpoints, leaf_uplinks,
-                           busiest_switch_ports_used=endpoints_per_leaf + u_leaf)
+    leaf_tier = TierSizing(
+        "leaf",
+        leaves,
+        radix,
+        endpoints,
+        leaf_uplinks,
+        busiest_switch_ports_used=endpoints_per_leaf + u_leaf,
+    )
     if leaves <= radix:
         spines = smallest_divisor_at_least(u_leaf, math.ceil(leaf_uplinks / radix))
-        spine_tier = TierSizing("spine", spines, radix, leaf_uplinks, 0,
-                                busiest_switch_ports_used=leaf_uplinks // spines)
+        spine_tier = TierSizing(
+            "spine",
+            spines,
+            radix,
+            leaf_uplinks,
+            0,
+            busiest_switch_ports_used=leaf_uplinks // spines,
+        )
         tiers: tuple[TierSizing, ...] = (leaf_tier, spine_tier)
-        groups: tuple[LinkGroupSizing, ...] = (LinkGroupSizing("node-leaf", endpoints),
-                                               LinkGroupSizing("leaf-spine", leaf_uplinks))
+        groups: tuple[LinkGroupSizing, ...] = (
+            LinkGroupSizing("node-leaf", endpoints),
+            LinkGroupSizing("leaf-spine", leaf_uplinks),
+        )
         bisection = min(endpoints // 2, leaf_uplinks // 2)
-        return _clos(family, endpoints, tiers, groups, bisection, d_leaf / u_leaf,
-                     endpoints_per_leaf, rail_optimized)
+        return _clos(
+            family,
+            endpoints,
+            tiers,
+            groups,
+            bisection,
+            d_leaf / u_leaf,
+            endpoints_per_leaf,
+            rail_optimized,
+        )
     d_agg, u_agg = split_ports(radix, agg_o)
     pods = math.ceil(leaves / d_agg)
     if pods > radix:
-        msg = (f"{endpoints} endpoints need {leaves} leaves in {pods} pods; a three-tier fat-tree "
-               f"of {radix}-port switches has at most {radix} pods "
-               f"({radix * d_agg * d_leaf} endpoints at this oversubscription)")
+        msg = (
+            f"{endpoints} endpoints need {leaves} leaves in {pods} pods; a three-tier fat-tree "
+            f"of {radix}-port switches has at most {radix} pods "
+            f"({radix * d_agg * d_leaf} endpoints at this oversubscription)"
+        )
         raise InvalidInput(msg, field="endpoints")
     aggs = pods * u_leaf
     agg_uplinks = aggs * u_agg
     # Every pod spreads its u_leaf*u_agg uplinks evenly over the core switches.
     cores = smallest_divisor_at_least(u_leaf * u_agg, math.ceil(agg_uplinks / radix))
-    tiers = (leaf_tier,
-             TierSizing("spine", aggs, radix, leaf_uplinks, agg_uplinks,
-                        busiest_switch_ports_used=min(d_agg, leaves) + u_agg),
-             TierSizing("core", cores, radix, agg_uplinks, 0,
-                        busiest_switch_ports_used=pods * (u_leaf * u_agg // cores)))
-    groups = (LinkGroupSizing("node-leaf", endpoints), LinkGroupSizing("leaf-spine", leaf_uplinks),
-              LinkGroupSizing("spine-core", agg_uplinks))
+    tiers = (
+        leaf_tier,
+        TierSizing(
+            "spine",
+            aggs,
+            radix,
+            leaf_uplinks,
+            agg_uplinks,
+            busiest_switch_ports_used=min(d_agg, leaves) + u_agg,
+        ),
+        TierSizing(
+            "core",
+            cores,
+            radix,
+            agg_uplinks,
+            0,
+            busiest_switch_ports_used=pods * (u_leaf * u_agg // cores),
+        ),
+    )
+    groups = (
+        LinkGroupSizing("node-leaf", endpoints),
+        LinkGroupSizing("leaf-spine", leaf_uplinks),
+        LinkGroupSizing("spine-core", agg_uplinks),
+    )
     bisection = min(endpoints // 2, leaf_uplinks // 2, agg_uplinks // 2)
     worst_o = max(d_leaf / u_leaf, d_agg / u_agg)
-    return _clos(family, endpoints, tiers, groups, bisection, worst_o, endpoints_per_leaf,
-                 rail_optimized, pods)
+    return _clos(
+        family,
+        endpoints,
+        tiers,
+        groups,
+        bisection,
+        worst_o,
+        endpoints_per_leaf,
+        rail_optimized,
+        pods,
+    )
 
 
-def _clos(family: str, endpoints: int, tiers: tuple[TierSizing, ...],
-          groups: tuple[LinkGroupSizing, ...], bisection: int, worst_o: float,
-          endpoints_per_leaf: int, rail_optimized: bool, pods: int = 1) -> NetworkSizing:
+def _clos(
+    family: str,
+    endpoints: int,
+    tiers: tuple[TierSizing, ...],
+    groups: tuple[LinkGroupSizing, ...],
+    bisection: int,
+    worst_o: float,
+    endpoints_per_leaf: int,
+    rail_optimized: bool,
+    pods: int = 1,
+) -> NetworkSizing:
     profile = TopologyProfile(
-        family=family, endpoints=endpoints, tiers=len(tiers),
+        family=family,
+        endpoints=endpoints,
+        tiers=len(tiers),
         max_switch_hops=2 * len(tiers) - 1,  # up to the top tier and back down
-        oversubscription=worst_o, bisection_ratio=bisection_ratio(bisection, endpoints),
-        endpoints_per_leaf=endpoints_per_leaf, rail_optimized=rail_optimized)
+        oversubscription=worst_o,
+        bisection_ratio=bisection_ratio(bisection, endpoints),
+        endpoints_per_leaf=endpoints_per_leaf,
+        rail_optimized=rail_optimized,
+    )
     return NetworkSizing(family, endpoints, tiers, groups, bisection, profile, pods)
 
 

@@ -53,8 +53,13 @@ class Layout:
     in_rack_link_m: float = 3.0
 
     def __post_init__(self) -> None:
-        for name in ("rack_power_kw", "rack_width_m", "row_pitch_m", "vertical_run_m",
-                     "in_rack_link_m"):
+        for name in (
+            "rack_power_kw",
+            "rack_width_m",
+            "row_pitch_m",
+            "vertical_run_m",
+            "in_rack_link_m",
+        ):
             if not getattr(self, name) > 0:
                 msg = f"must be > 0, got {getattr(self, name)}"
                 raise InvalidInput(msg, field=f"layout.{name}")
@@ -69,8 +74,10 @@ class Layout:
         by_units = self.rack_units // max(1, rack_units)
         count = min(by_power, by_units)
         if count < 1:
-            msg = (f"one {what} ({power_kw:g} kW, {rack_units} U) does not fit a rack of "
-                   f"{self.rack_power_kw:g} kW and {self.rack_units} U")
+            msg = (
+                f"one {what} ({power_kw:g} kW, {rack_units} U) does not fit a rack of "
+                f"{self.rack_power_kw:g} kW and {self.rack_units} U"
+            )
             binding = "rack_power_kw" if by_power < 1 else "rack_units"
             raise InvalidInput(msg, field=f"layout.{binding}")
         return int(count)
@@ -102,8 +109,15 @@ class Placement:
         return dict(self.group_lengths_m)[group]
 
 
-def place(layout: Layout, sizing: NetworkSizing, *, nodes: int, nodes_per_rack: int,
-          nodes_per_leaf: int, network_racks: int) -> Placement:
+def place(
+    layout: Layout,
+    sizing: NetworkSizing,
+    *,
+    nodes: int,
+    nodes_per_rack: int,
+    nodes_per_leaf: int,
+    network_racks: int,
+) -> Placement:
     """Racks and link lengths of ``sizing`` for ``nodes`` servers, ``nodes_per_rack`` to a rack.
 
     ``nodes_per_leaf`` is how many nodes one first-tier switch serves (the node-leaf span).
@@ -149,21 +163,31 @@ class LinkOption:
         return " + ".join(f"{qty} x {sku}" for sku, qty in self.parts)
 
 
-def link_options(group_length_m: float, speed_gbps: int, fabric: str,
-                 catalog: Catalog) -> list[LinkOption]:
+def link_options(
+    group_length_m: float, speed_gbps: int, fabric: str, catalog: Catalog
+) -> list[LinkOption]:
     """Every catalog way to build a link of ``group_length_m`` at ``speed_gbps``, cheapest first."""
     fitting = [lk for lk in catalog.links if link_fits(lk, speed_gbps, fabric)]
-    options = [LinkOption("cable", ((lk.sku, 1),), lk.reach_m, lk.price_cents, lk.power_w)
-               for lk in fitting if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m]
+    options = [
+        LinkOption("cable", ((lk.sku, 1),), lk.reach_m, lk.price_cents, lk.power_w)
+        for lk in fitting
+        if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m
+    ]
     fibers = [lk for lk in fitting if lk.kind == "fiber"]
     fiber_m = fiber_metres(group_length_m)
     for tx in (lk for lk in fitting if lk.kind == "transceiver" and lk.reach_m >= group_length_m):
         fiber = matching_fiber(tx, fibers)
         if fiber is None or fiber.reach_m < group_length_m:
             continue
-        options.append(LinkOption(
-            "optics", ((tx.sku, 2), (fiber.sku, fiber_m)), min(tx.reach_m, fiber.reach_m),
-            2 * tx.price_cents + fiber_m * fiber.price_cents, 2 * tx.power_w))
+        options.append(
+            LinkOption(
+                "optics",
+                ((tx.sku, 2), (fiber.sku, fiber_m)),
+                min(tx.reach_m, fiber.reach_m),
+                2 * tx.price_cents + fiber_m * fiber.price_cents,
+                2 * tx.power_w,
+            )
+        )
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
 
 

@@ -101,29 +101,45 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         msg = f"{design.nics_per_node} NICs per node exceed {server.sku}'s {server.max_nics} slots"
         raise InvalidInput(msg, field="design.nics_per_node")
     if not nic_fits_fabric(nic, design.fabric):
-        msg = (f"{nic.sku} speaks {', '.join(sorted(nic.protocols))}, "
-               f"not {design.fabric}")
+        msg = f"{nic.sku} speaks {', '.join(sorted(nic.protocols))}, not {design.fabric}"
         raise InvalidInput(msg, field="design.nic_sku")
     switches = _switches(design, catalog, nic)
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
-    sizing = size_network(design.topology, design.endpoints, radix,
-                          oversubscription=design.oversubscription, rails=design.nics_per_node,
-                          oversubscribed_tier=design.oversubscribed_tier,
-                          params=design.topology_params)
+    sizing = size_network(
+        design.topology,
+        design.endpoints,
+        radix,
+        oversubscription=design.oversubscription,
+        rails=design.nics_per_node,
+        oversubscribed_tier=design.oversubscribed_tier,
+        params=design.topology_params,
+    )
     demands = _switch_demands(sizing, switches, nic)
     layout = design.layout
     node_power_kw = server.power_kw + design.nics_per_node * nic.power_w / 1000
     nodes_per_rack = layout.per_rack(node_power_kw, server.rack_units, f"server {server.sku}")
     by_sku = {s.sku: s for s in switches}
     network_racks = sum(
-        math.ceil(d.quantity / layout.per_rack(by_sku[d.sku].power_w / 1000,
-                                               by_sku[d.sku].rack_units, f"switch {d.sku}"))
-        for d in demands)
-    placement = place(layout, sizing, nodes=design.nodes, nodes_per_rack=nodes_per_rack,
-                      nodes_per_leaf=_nodes_per_leaf(design, sizing),
-                      network_racks=network_racks)
-    links = tuple(LinkDemand(g.name, g.count, placement.length_m(g.name), nic.speed_gbps,
-                             design.fabric) for g in sizing.link_groups)
+        math.ceil(
+            d.quantity
+            / layout.per_rack(
+                by_sku[d.sku].power_w / 1000, by_sku[d.sku].rack_units, f"switch {d.sku}"
+            )
+        )
+        for d in demands
+    )
+    placement = place(
+        layout,
+        sizing,
+        nodes=design.nodes,
+        nodes_per_rack=nodes_per_rack,
+        nodes_per_leaf=_nodes_per_leaf(design, sizing),
+        network_racks=network_racks,
+    )
+    links = tuple(
+        LinkDemand(g.name, g.count, placement.length_m(g.name), nic.speed_gbps, design.fabric)
+        for g in sizing.link_groups
+    )
     return PhysicalPlan(
         design=design,
         servers=PartDemand(server.sku, design.nodes),
@@ -150,34 +166,52 @@ def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
     if not design.switch_skus:
         msg = f"a {design.topology} fabric needs at least one switch SKU"
         raise InvalidInput(msg, field="design.switch_skus")
-    switches = tuple(find(catalog.switches, sku, "design.switch_skus")
-                     for sku in design.switch_skus)
+    switches = tuple(
+        find(catalog.switches, sku, "design.switch_skus") for sku in design.switch_skus
+    )
     for switch in switches:
         if not switch_fits_fabric(switch, design.fabric):
-            needs = {"infiniband": "an infiniband", "roce": "a lossless ethernet",
-                     "ethernet": "an ethernet"}[design.fabric]
-            msg = (f"{switch.sku} is a {'lossless' if switch.lossless else 'lossy'} "
-                   f"{switch.fabric_family} switch; {design.fabric} needs {needs} switch")
+            needs = {
+                "infiniband": "an infiniband",
+                "roce": "a lossless ethernet",
+                "ethernet": "an ethernet",
+            }[design.fabric]
+            msg = (
+                f"{switch.sku} is a {'lossless' if switch.lossless else 'lossy'} "
+                f"{switch.fabric_family} switch; {design.fabric} needs {needs} switch"
+            )
             raise InvalidInput(msg, field="design.switch_skus")
         if ports_at_speed(switch, nic.speed_gbps) == 0:
-            msg = (f"{switch.sku}'s {switch.port_speed_gbps}G ports (breakout "
-                   f"{switch.breakout}) cannot serve {nic.sku}'s {nic.speed_gbps}G")
+            msg = (
+                f"{switch.sku}'s {switch.port_speed_gbps}G ports (breakout "
+                f"{switch.breakout}) cannot serve {nic.sku}'s {nic.speed_gbps}G"
+            )
             raise InvalidInput(msg, field="design.switch_skus")
     return switches
 
 
-def _switch_demands(sizing: NetworkSizing, switches: tuple[Switch, ...],
-                    nic: Nic) -> tuple[SwitchDemand, ...]:
+def _switch_demands(
+    sizing: NetworkSizing, switches: tuple[Switch, ...], nic: Nic
+) -> tuple[SwitchDemand, ...]:
     """Pair each sized tier with its SKU: one SKU for all tiers, or one per tier."""
     if len(switches) not in (1, len(sizing.tiers)):
-        msg = (f"{len(switches)} switch SKUs for a {len(sizing.tiers)}-tier fabric; "
-               "expected one for all tiers or one per tier")
+        msg = (
+            f"{len(switches)} switch SKUs for a {len(sizing.tiers)}-tier fabric; "
+            "expected one for all tiers or one per tier"
+        )
         raise InvalidInput(msg, field="design.switch_skus")
     per_tier = switches if len(switches) == len(sizing.tiers) else switches * len(sizing.tiers)
     return tuple(
-        SwitchDemand(t.name, s.sku, t.switches, ports_at_speed(s, nic.speed_gbps),
-                     t.down_ports_used + t.up_ports_used, t.busiest_switch_ports_used)
-        for t, s in zip(sizing.tiers, per_tier, strict=True))
+        SwitchDemand(
+            t.name,
+            s.sku,
+            t.switches,
+            ports_at_speed(s, nic.speed_gbps),
+            t.down_ports_used + t.up_ports_used,
+            t.busiest_switch_ports_used,
+        )
+        for t, s in zip(sizing.tiers, per_tier, strict=True)
+    )
 
 
 def _nodes_per_leaf(design: Design, sizing: NetworkSizing) -> int:

@@ -28,8 +28,9 @@ from optimizer.topology.fat_tree import size_clos, split_ports, tier_ratios
 from optimizer.topology.network import NetworkSizing, require_positive
 
 
-def max_endpoints(radix: int, rails: int, oversubscription: float = 1.0,
-                  oversubscribed_tier: str = "leaf") -> int:
+def max_endpoints(
+    radix: int, rails: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf"
+) -> int:
     """Largest E = nodes x rails: the rails*ceil(nodes/d_leaf) leaves fill at most k pods."""
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
     d_leaf, _ = split_ports(radix, leaf_o)
@@ -37,8 +38,14 @@ def max_endpoints(radix: int, rails: int, oversubscription: float = 1.0,
     return rails * d_leaf * (radix * d_agg // rails)
 
 
-def size_rail_optimized(endpoints: int, radix: int, *, rails: int, oversubscription: float = 1.0,
-                        oversubscribed_tier: str = "leaf") -> NetworkSizing:
+def size_rail_optimized(
+    endpoints: int,
+    radix: int,
+    *,
+    rails: int,
+    oversubscription: float = 1.0,
+    oversubscribed_tier: str = "leaf",
+) -> NetworkSizing:
     """Size one plane per rail for ``endpoints`` = nodes x ``rails`` ports."""
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
@@ -50,5 +57,13 @@ def size_rail_optimized(endpoints: int, radix: int, *, rails: int, oversubscript
     d_leaf, _ = split_ports(radix, leaf_o)
     nodes = endpoints // rails
     leaves = rails * math.ceil(nodes / d_leaf)
-    return size_clos("rail_optimized", endpoints, leaves, radix, leaf_o=leaf_o, agg_o=agg_o,
-                     endpoints_per_leaf=min(d_leaf, nodes), rail_optimized=True)
+    return size_clos(
+        "rail_optimized",
+        endpoints,
+        leaves,
+        radix,
+        leaf_o=leaf_o,
+        agg_o=agg_o,
+        endpoints_per_leaf=min(d_leaf, nodes),
+        rail_optimized=True,
+    )

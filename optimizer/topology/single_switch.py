@@ -24,8 +24,9 @@ def max_endpoints(radix: int) -> int:
     return radix
 
 
-def size_single_switch(endpoints: int, radix: int, *,
-                       oversubscription: float = 1.0) -> NetworkSizing:
+def size_single_switch(
+    endpoints: int, radix: int, *, oversubscription: float = 1.0
+) -> NetworkSizing:
     """One switch of ``radix`` ports for ``endpoints`` ports; refuses E > k."""
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
@@ -33,11 +34,20 @@ def size_single_switch(endpoints: int, radix: int, *,
     if endpoints > max_endpoints(radix):
         msg = f"{endpoints} endpoints exceed one switch's {radix} ports"
         raise InvalidInput(msg, field="endpoints")
-    profile = TopologyProfile(family="single_switch", endpoints=endpoints, tiers=1,
-                              max_switch_hops=1, oversubscription=1.0, bisection_ratio=1.0,
-                              endpoints_per_leaf=endpoints)
+    profile = TopologyProfile(
+        family="single_switch",
+        endpoints=endpoints,
+        tiers=1,
+        max_switch_hops=1,
+        oversubscription=1.0,
+        bisection_ratio=1.0,
+        endpoints_per_leaf=endpoints,
+    )
     return NetworkSizing(
-        "single_switch", endpoints,
+        "single_switch",
+        endpoints,
         (TierSizing("leaf", 1, radix, endpoints, 0, busiest_switch_ports_used=endpoints),),
         (LinkGroupSizing("node-leaf", endpoints),),
-        bisection_links=endpoints // 2, profile=profile)
+        bisection_links=endpoints // 2,
+        profile=profile,
+    )

@@ -20,9 +20,16 @@ from optimizer.topology.torus import size_torus
 __all__ = ["LinkGroupSizing", "NetworkSizing", "TierSizing", "max_endpoints", "size_network"]
 
 
-def size_network(family: str, endpoints: int, radix: int, *, oversubscription: float = 1.0,
-                 rails: int = 1, oversubscribed_tier: str = "leaf",
-                 params: tuple[tuple[str, int], ...] = ()) -> NetworkSizing:
+def size_network(
+    family: str,
+    endpoints: int,
+    radix: int,
+    *,
+    oversubscription: float = 1.0,
+    rails: int = 1,
+    oversubscribed_tier: str = "leaf",
+    params: tuple[tuple[str, int], ...] = (),
+) -> NetworkSizing:
     """Switches, links and profile of ``family`` for ``endpoints`` ports.
 
     Parameters
@@ -53,24 +60,41 @@ def size_network(family: str, endpoints: int, radix: int, *, oversubscription: f
     if family == "single_switch":
         return size_single_switch(endpoints, radix, oversubscription=oversubscription)
     if family == "fat_tree":
-        return size_fat_tree(endpoints, radix, oversubscription=oversubscription,
-                             oversubscribed_tier=oversubscribed_tier)
+        return size_fat_tree(
+            endpoints,
+            radix,
+            oversubscription=oversubscription,
+            oversubscribed_tier=oversubscribed_tier,
+        )
     if family == "rail_optimized":
-        return size_rail_optimized(endpoints, radix, rails=rails, oversubscription=oversubscription,
-                                   oversubscribed_tier=oversubscribed_tier)
+        return size_rail_optimized(
+            endpoints,
+            radix,
+            rails=rails,
+            oversubscription=oversubscription,
+            oversubscribed_tier=oversubscribed_tier,
+        )
     if family == "dragonfly":
-        return size_dragonfly(endpoints, radix, oversubscription=oversubscription,
-                              params=params_map)
+        return size_dragonfly(
+            endpoints, radix, oversubscription=oversubscription, params=params_map
+        )
     if family == "torus":
-        return size_torus(endpoints, rails=rails, oversubscription=oversubscription,
-                          params=params_map)
+        return size_torus(
+            endpoints, rails=rails, oversubscription=oversubscription, params=params_map
+        )
     msg = f"got {family!r}, expected one of {', '.join(TOPOLOGY_FAMILIES)}"
     raise InvalidInput(msg, field="topology")
 
 
-def max_endpoints(family: str, radix: int, *, oversubscription: float = 1.0, rails: int = 1,
-                  oversubscribed_tier: str = "leaf",
-                  params: tuple[tuple[str, int], ...] = ()) -> int | None:
+def max_endpoints(
+    family: str,
+    radix: int,
+    *,
+    oversubscription: float = 1.0,
+    rails: int = 1,
+    oversubscribed_tier: str = "leaf",
+    params: tuple[tuple[str, int], ...] = (),
+) -> int | None:
     """Largest ``endpoints`` that ``size_network`` accepts with these arguments.
 
     ``None`` for the torus, which any node count can form (its limit is ports per node).

@@ -48,8 +48,13 @@ def ports_per_node(shape: tuple[int, ...]) -> int:
     return sum(2 if k >= 3 else (1 if k == 2 else 0) for k in shape)
 
 
-def size_torus(endpoints: int, *, rails: int, oversubscription: float = 1.0,
-               params: Mapping[str, int] | None = None) -> NetworkSizing:
+def size_torus(
+    endpoints: int,
+    *,
+    rails: int,
+    oversubscription: float = 1.0,
+    params: Mapping[str, int] | None = None,
+) -> NetworkSizing:
     """Size a switchless torus for ``endpoints`` = nodes x ``rails`` NIC ports."""
     require_positive(endpoints, "endpoints")
     require_positive(rails, "rails")
@@ -62,20 +67,27 @@ def size_torus(endpoints: int, *, rails: int, oversubscription: float = 1.0,
     shape = torus_shape(nodes, dims)
     ports = ports_per_node(shape)
     if ports > rails:
-        msg = (f"a {'x'.join(map(str, shape))} torus needs {ports} NIC ports per node, "
-               f"the nodes have {rails}")
+        msg = (
+            f"a {'x'.join(map(str, shape))} torus needs {ports} NIC ports per node, "
+            f"the nodes have {rails}"
+        )
         raise InvalidInput(msg, field="nics_per_node")
     links = sum(nodes if k >= 3 else (nodes // 2 if k == 2 else 0) for k in shape)
     largest = shape[0]
     bisection = 2 * nodes // largest if largest >= 3 else nodes // 2
     used_endpoints = nodes * ports
     profile = TopologyProfile(
-        family="torus", endpoints=used_endpoints, tiers=0,
-        max_switch_hops=sum(k // 2 for k in shape), oversubscription=1.0,
+        family="torus",
+        endpoints=used_endpoints,
+        tiers=0,
+        max_switch_hops=sum(k // 2 for k in shape),
+        oversubscription=1.0,
         bisection_ratio=bisection_ratio(bisection, used_endpoints),
-        endpoints_per_leaf=ports)
-    return NetworkSizing("torus", used_endpoints, (), (LinkGroupSizing("torus", links),),
-                         bisection, profile)
+        endpoints_per_leaf=ports,
+    )
+    return NetworkSizing(
+        "torus", used_endpoints, (), (LinkGroupSizing("torus", links),), bisection, profile
+    )
 
 
 def _dims(params: Mapping[str, int]) -> int:

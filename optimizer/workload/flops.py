@@ -23,9 +23,9 @@ FORWARD_BACKWARD_FACTOR = 3  # backward = 2 x forward (weight and input gradient
 class TokenFlops:
     """Forward FLOPs per token, by part."""
 
-    layer_matmul: float      # all transformer layers' weight GEMMs (active experts only)
+    layer_matmul: float  # all transformer layers' weight GEMMs (active experts only)
     attention_scores: float  # QK^T and AV over all layers
-    logits: float            # output projection to the vocabulary
+    logits: float  # output projection to the vocabulary
 
     @property
     def layers(self) -> float:
@@ -40,8 +40,11 @@ class TokenFlops:
 def forward_flops_per_token(w: Workload) -> TokenFlops:
     """Forward FLOPs one token costs (Narayanan et al. SC'21 appendix, generalised to GQA,
     gated FFNs and top-k experts)."""
-    per_layer_weights = (w.attention_parameters_per_layer + w.router_parameters_per_layer
-                         + w.experts_per_token * w.expert_parameters_per_layer)
+    per_layer_weights = (
+        w.attention_parameters_per_layer
+        + w.router_parameters_per_layer
+        + w.experts_per_token * w.expert_parameters_per_layer
+    )
     return TokenFlops(
         layer_matmul=2.0 * per_layer_weights * w.layers,
         attention_scores=4.0 * w.sequence_length * w.hidden_size * w.layers,
@@ -88,8 +91,8 @@ def megatron_eq3_flops(w: Workload, batch: int) -> float:
     Valid for the GPT shape it was derived for (f = 4h, multi-head attention, full
     recomputation); used to check the general formula above.
     """
-    s, l, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
-    return 96.0 * batch * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    s, n, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
+    return 96.0 * batch * s * n * h * h * (1 + s / (6 * h) + v / (16 * n * h))
 
 
 @lru_cache(maxsize=8192)
@@ -106,10 +109,10 @@ def gemm_intensity_flops_per_byte(w: Workload, micro_batch: int, tensor: int) ->
     h, t = w.hidden_size, tensor
     ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
     shapes = (
-        (m, h, h * (1 + 2 * w.kv_ratio) / t),   # QKV projection (column split)
-        (m, h / t, h),                          # attention output (row split)
-        (m_expert, h, ffn_in / t),              # FFN in (+ gate), per expert
-        (m_expert, w.ffn_hidden_size / t, h),   # FFN out, per expert
+        (m, h, h * (1 + 2 * w.kv_ratio) / t),  # QKV projection (column split)
+        (m, h / t, h),  # attention output (row split)
+        (m_expert, h, ffn_in / t),  # FFN in (+ gate), per expert
+        (m_expert, w.ffn_hidden_size / t, h),  # FFN out, per expert
     )
     flops = sum(2 * a * b * c for a, b, c in shapes)
     moved = sum(2 * (a * b + b * c + a * c) for a, b, c in shapes)

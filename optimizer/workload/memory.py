@@ -57,8 +57,7 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     what the forward writes to GPU memory, whether or not it is kept for the backward."""
     h = w.hidden_size
     intermediates = (3 if w.gated_ffn else 2) * 2.0 * w.ffn_hidden_size
-    per_token = ((7 + 4 * w.kv_ratio) * h + w.experts_per_token * (3 * h + intermediates)
-                 + 4 * h)
+    per_token = (7 + 4 * w.kv_ratio) * h + w.experts_per_token * (3 * h + intermediates) + 4 * h
     if attention_matrix:
         per_token += 5.0 * w.attention_heads * w.sequence_length
     return per_token
@@ -83,8 +82,10 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     in_flight = min(p, micro_batches) * w.layers / p
     if plan.virtual_pipeline > 1:  # interleaving holds extra stages (Korthikanti sec. 4.2.3)
         in_flight *= 1 + (p - 1) / (p * plan.virtual_pipeline)
-    activations = (in_flight * activation_bytes_per_layer(w, plan.micro_batch_size, t)
-                   + LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / t)
+    activations = (
+        in_flight * activation_bytes_per_layer(w, plan.micro_batch_size, t)
+        + LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / t
+    )
     return MemoryBreakdown(
         weights_gb=sharded(WEIGHT_BYTES, 3) / 1e9,
         gradients_gb=sharded(GRADIENT_BYTES, 2) / 1e9,

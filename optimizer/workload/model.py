@@ -44,32 +44,53 @@ class Workload:
     flash_attention: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads",
-                     "sequence_length", "vocab_size", "global_batch_size", "experts",
-                     "experts_per_token"):
+        for name in (
+            "layers",
+            "hidden_size",
+            "ffn_hidden_size",
+            "attention_heads",
+            "kv_heads",
+            "sequence_length",
+            "vocab_size",
+            "global_batch_size",
+            "experts",
+            "experts_per_token",
+        ):
             if getattr(self, name) < 1:
-                raise InvalidInput(f"must be >= 1, got {getattr(self, name)}",
-                                   field=f"workload.{name}")
+                raise InvalidInput(
+                    f"must be >= 1, got {getattr(self, name)}", field=f"workload.{name}"
+                )
         if not self.training_tokens > 0:
-            raise InvalidInput(f"must be > 0, got {self.training_tokens}",
-                               field="workload.training_tokens")
+            raise InvalidInput(
+                f"must be > 0, got {self.training_tokens}", field="workload.training_tokens"
+            )
         if self.hidden_size % self.attention_heads:
             raise InvalidInput(
                 f"hidden_size {self.hidden_size} is not a multiple of attention_heads "
-                f"{self.attention_heads}", field="workload.attention_heads")
+                f"{self.attention_heads}",
+                field="workload.attention_heads",
+            )
         if self.attention_heads % self.kv_heads:
-            raise InvalidInput(f"attention_heads {self.attention_heads} is not a multiple of "
-                               f"kv_heads {self.kv_heads}", field="workload.kv_heads")
+            raise InvalidInput(
+                f"attention_heads {self.attention_heads} is not a multiple of "
+                f"kv_heads {self.kv_heads}",
+                field="workload.kv_heads",
+            )
         if self.experts_per_token > self.experts:
-            raise InvalidInput(f"experts_per_token {self.experts_per_token} exceeds experts "
-                               f"{self.experts}", field="workload.experts_per_token")
+            raise InvalidInput(
+                f"experts_per_token {self.experts_per_token} exceeds experts {self.experts}",
+                field="workload.experts_per_token",
+            )
         if self.activation_recompute not in RECOMPUTE_MODES:
-            raise InvalidInput(f"expected one of {', '.join(RECOMPUTE_MODES)}, got "
-                               f"{self.activation_recompute!r}",
-                               field="workload.activation_recompute")
+            raise InvalidInput(
+                f"expected one of {', '.join(RECOMPUTE_MODES)}, got {self.activation_recompute!r}",
+                field="workload.activation_recompute",
+            )
         if self.precision not in PRECISIONS:
-            raise InvalidInput(f"expected one of {', '.join(PRECISIONS)}, got "
-                               f"{self.precision!r}", field="workload.precision")
+            raise InvalidInput(
+                f"expected one of {', '.join(PRECISIONS)}, got {self.precision!r}",
+                field="workload.precision",
+            )
 
     @cached_property
     def _hash(self) -> int:
@@ -116,15 +137,21 @@ class Workload:
     @cached_property
     def parameters(self) -> float:
         """Total trainable parameters (layer norms and biases neglected: < 0.1%)."""
-        per_layer = (self.attention_parameters_per_layer + self.router_parameters_per_layer
-                     + self.experts * self.expert_parameters_per_layer)
+        per_layer = (
+            self.attention_parameters_per_layer
+            + self.router_parameters_per_layer
+            + self.experts * self.expert_parameters_per_layer
+        )
         return self.layers * per_layer + self.embedding_parameters
 
     @cached_property
     def active_parameters(self) -> float:
         """Parameters a token passes through (top-k experts only)."""
-        per_layer = (self.attention_parameters_per_layer + self.router_parameters_per_layer
-                     + self.experts_per_token * self.expert_parameters_per_layer)
+        per_layer = (
+            self.attention_parameters_per_layer
+            + self.router_parameters_per_layer
+            + self.experts_per_token * self.expert_parameters_per_layer
+        )
         return self.layers * per_layer + self.embedding_parameters
 
     @cached_property

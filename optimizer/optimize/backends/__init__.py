@@ -5,8 +5,15 @@ from __future__ import annotations
 from optimizer.errors import InvalidInput, SolverUnavailable
 from optimizer.optimize.backends.base import Backend, Limits, SolveResult, SolveStatus
 
-__all__ = ["BACKENDS", "Backend", "Limits", "SolveResult", "SolveStatus", "available_backends",
-           "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Limits",
+    "SolveResult",
+    "SolveStatus",
+    "available_backends",
+    "get_backend",
+]
 
 BACKENDS = ("cpsat", "cbc", "highs")
 
@@ -23,8 +30,10 @@ def get_backend(name: str) -> Backend:
 
         backend = PulpBackend(name)
     else:
-        raise InvalidInput(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}",
-                           field="solver.backend")
+        raise InvalidInput(
+            f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}",
+            field="solver.backend",
+        )
     if not backend.is_available():
         msg = f"solver backend {name!r} is not installed on this machine"
         raise SolverUnavailable(msg)

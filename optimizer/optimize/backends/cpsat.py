@@ -60,8 +60,14 @@ class CpSatBackend(Backend):
         status = status_map.get(code, SolveStatus.ERROR)
         if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
             values = [int(solver.value(x)) for x in xs]
-            return SolveResult(status, values, model.evaluate(values),
-                               solver.best_objective_bound, elapsed, self.name)
+            return SolveResult(
+                status,
+                values,
+                model.evaluate(values),
+                solver.best_objective_bound,
+                elapsed,
+                self.name,
+            )
         return SolveResult(status, None, None, None, elapsed, self.name)
 
 

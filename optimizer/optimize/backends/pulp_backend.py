@@ -27,13 +27,19 @@ class PulpBackend(Backend):
     def _make_solver(self, limits: Limits, tmp_dir: str) -> Any:
         import pulp
 
-        common = {"msg": False, "timeLimit": max(0.01, limits.time_limit_s),
-                  "threads": max(1, limits.threads), "gapRel": 0.0}
+        common = {
+            "msg": False,
+            "timeLimit": max(0.01, limits.time_limit_s),
+            "threads": max(1, limits.threads),
+            "gapRel": 0.0,
+        }
         if self.name == "cbc":
-            solver = _cbc_class()(timeMode="elapsed", keepFiles=False,
-                                  options=[f"randomSeed {limits.seed + 1}",
-                                           f"randomCbcSeed {limits.seed + 1}"],
-                                  **common)
+            solver = _cbc_class()(
+                timeMode="elapsed",
+                keepFiles=False,
+                options=[f"randomSeed {limits.seed + 1}", f"randomCbcSeed {limits.seed + 1}"],
+                **common,
+            )
             solver.tmpDir = tmp_dir  # per-solve files, removed afterwards (coin-or/pulp#657)
             return solver
         _silence_highs_banner()
@@ -52,9 +58,15 @@ class PulpBackend(Backend):
         import pulp
 
         prob = pulp.LpProblem("procurement", pulp.LpMinimize)
-        xs = [prob.add_variable(f"v{v.index}", lowBound=v.lb, upBound=v.ub,
-                                cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
-              for v in model.variables]
+        xs = [
+            prob.add_variable(
+                f"v{v.index}",
+                lowBound=v.lb,
+                upBound=v.ub,
+                cat=pulp.LpInteger if v.integer else pulp.LpContinuous,
+            )
+            for v in model.variables
+        ]
         prob += pulp.lpSum(c * xs[v] for v, c in model.objective.items())
         for i, con in enumerate(model.constraints):
             expr = pulp.lpSum(c * xs[v] for v, c in con.terms)
@@ -70,8 +82,9 @@ class PulpBackend(Backend):
         try:
             code = prob.solve(self._make_solver(limits, tmp_dir))
         except pulp.PulpSolverError:
-            return SolveResult(SolveStatus.ERROR, None, None, None,
-                               time.perf_counter() - start, self.name)
+            return SolveResult(
+                SolveStatus.ERROR, None, None, None, time.perf_counter() - start, self.name
+            )
         finally:
             shutil.rmtree(tmp_dir, ignore_errors=True)
         elapsed = time.perf_counter() - start
@@ -87,8 +100,9 @@ class PulpBackend(Backend):
         proven = sol == pulp.LpSolutionOptimal or (sol is None and code == pulp.LpStatusOptimal)
         status = SolveStatus.OPTIMAL if proven else SolveStatus.FEASIBLE
         objective = model.evaluate(values)
-        return SolveResult(status, values, objective, float(objective) if proven else None,
-                           elapsed, self.name)
+        return SolveResult(
+            status, values, objective, float(objective) if proven else None, elapsed, self.name
+        )
 
 
 def _cbc_class() -> Any:
@@ -107,10 +121,12 @@ def _cbc_class() -> Any:
 
 def _quiet(cls: Any) -> Any:
     """``cls`` constructed with its deprecation warning silenced."""
+
     def make(*args: Any, **kwargs: Any) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             return cls(*args, **kwargs)
+
     return make
 
 
