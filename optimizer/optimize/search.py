@@ -469,7 +469,7 @@ def _key_order(key: TimeKey) -> tuple:
 def fastest_reachable(space: SearchSpace, timer: Timer) -> tuple[TimeKey, int, float] | None:
     """The fastest (key, nodes, hours) at each key's largest allowed size, for diagnosis."""
     servers = {s.sku: s for s in space.servers}
-    for key, _ in space:
+    for key, _ in space.keys():  # noqa: SIM118 - SearchSpace is not a mapping
         _, hi = _node_caps(space.spec, servers[key.server_sku], key)
         if hi >= 1:
             timer.estimate(key, hi)
