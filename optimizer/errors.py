@@ -29,7 +29,7 @@ class InvalidInput(ProcurementError, ValueError):
 
 
 @dataclass(frozen=True)
-class Problem:
+class Finding:
     """One finding of catalog validation, located as the user sees it in the file.
 
     ``row`` is the 1-based line (CSV) or sheet row (XLSX) including the header row,
@@ -56,7 +56,7 @@ class Problem:
 class CatalogInvalid(InvalidInput):
     """A catalog failed validation; ``problems`` lists every error and warning found."""
 
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Finding]) -> None:
         self.problems = problems
         errors = [p for p in problems if p.severity == "error"]
         lines = "\n".join(str(p) for p in errors)

@@ -23,7 +23,7 @@ from optimizer.catalog.schema import MAX_FILE_BYTES, MAX_ROWS_PER_TABLE, MAX_TEX
 from optimizer.errors import CatalogInvalid
 
 Finding = tuple[str, str, int | None, str | None, str | None]
-"""(severity, table, row, column, value) of one Problem."""
+"""(severity, table, row, column, value) of one Finding."""
 Mutation = Callable[[Path], None]
 
 

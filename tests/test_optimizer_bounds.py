@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from optimizer.catalog import load_catalog
 from optimizer.catalog.resolve import bundled_catalogs
-from optimizer.optimize.candidates import OVERSUBSCRIPTIONS, SearchSpace, TimeKey, Timer
+from optimizer.optimize.candidates import OVERSUBSCRIPTIONS, EstimateCache, SearchSpace, TimeKey
 from optimizer.optimize.request import Confidence, Constraints, OptimizeSpec
 from optimizer.topology.profile import TOPOLOGY_FAMILIES
 from optimizer.workload.presets import preset
@@ -16,8 +16,8 @@ CATALOG = load_catalog(next(p for p in bundled_catalogs() if p.name == "infiniba
 SERVERS = {s.sku: s for s in CATALOG.servers}
 
 
-def _timer(model: str, confidence: Confidence) -> Timer:
-    return Timer(preset(model), SERVERS, confidence)
+def _timer(model: str, confidence: Confidence) -> EstimateCache:
+    return EstimateCache(preset(model), SERVERS, confidence)
 
 
 @settings(max_examples=100, deadline=None)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from client.options import data_dir, output_format, root_option, tenant
 from client.transport import remote_from
-from optimizer.errors import CatalogInvalid, Problem
+from optimizer.errors import CatalogInvalid, Finding
 
 if TYPE_CHECKING:
     from optimizer.catalog.summary import CatalogSummary
@@ -26,7 +26,7 @@ def catalog() -> None:
     """Validate, inspect and manage vendor price catalogs (see docs/catalogs.md)."""
 
 
-def _problem_table(problems: list[Problem], title: str) -> Table:
+def _problem_table(problems: list[Finding], title: str) -> Table:
     table = Table(title=title)
     for header in _PROBLEM_COLUMNS:
         table.add_column(header, justify="right" if header == "row" else "left", overflow="fold")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from optimizer.errors import Problem
+from optimizer.errors import Finding
 
 ERROR, WARNING = "error", "warning"
 CATALOG = "catalog"
@@ -19,11 +19,11 @@ def shown(value: object) -> str:
 
 def error(
     table: str, row: int | None, column: str | None, value: object | None, expected: str
-) -> Problem:
-    return Problem(ERROR, table, row, column, None if value is None else shown(value), expected)
+) -> Finding:
+    return Finding(ERROR, table, row, column, None if value is None else shown(value), expected)
 
 
 def warning(
     table: str, row: int | None, column: str | None, value: object | None, expected: str
-) -> Problem:
-    return Problem(WARNING, table, row, column, None if value is None else shown(value), expected)
+) -> Finding:
+    return Finding(WARNING, table, row, column, None if value is None else shown(value), expected)

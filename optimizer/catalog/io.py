@@ -46,7 +46,7 @@ from optimizer.catalog.schema import (
     Column,
     columns_of,
 )
-from optimizer.errors import InvalidInput, NotFound, Problem
+from optimizer.errors import Finding, InvalidInput, NotFound
 
 FORMATS = ("csv", "xlsx", "parquet")
 _SUFFIX = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx"}
@@ -82,7 +82,7 @@ class RawCatalog:
 
     fmt: str
     tables: Mapping[str, RawTable]
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[Finding, ...] = ()
 
 
 class _Unreadable(ValueError):
@@ -131,7 +131,7 @@ def read_tables_from_bytes(files: Mapping[str, bytes]) -> RawCatalog:
 
 def _read_named(sizes: Mapping[str, int], load: Callable[[str], bytes]) -> RawCatalog:
     """Classify files by name, refuse oversize ones before loading them, parse the rest."""
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     for name in sizes:
         if _table_of(name) is None:
             problems.append(
@@ -188,7 +188,7 @@ def _read_named(sizes: Mapping[str, int], load: Callable[[str], bytes]) -> RawCa
 
 
 class _TableUnreadable(Exception):
-    def __init__(self, problems: list[Problem]) -> None:
+    def __init__(self, problems: list[Finding]) -> None:
         self.problems = problems
         super().__init__(str(problems))
 
@@ -223,7 +223,7 @@ def _read_csv(table: str, name: str, data: bytes) -> RawTable:
     text = _decode(table, data)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[RawRow] = []
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     try:
         line = 0
         for cells in reader:
@@ -271,7 +271,7 @@ def _read_parquet(table: str, name: str, data: bytes) -> RawTable:
     return RawTable(table, name, 1, header, rows)
 
 
-def _read_xlsx(name: str, data: bytes, problems: list[Problem]) -> dict[str, RawTable]:
+def _read_xlsx(name: str, data: bytes, problems: list[Finding]) -> dict[str, RawTable]:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             unpacked = sum(i.file_size for i in z.infolist())
@@ -333,7 +333,7 @@ def _text_rows(
     table: str, header: tuple[str, ...], values: list[tuple[object, ...]], first_number: int
 ) -> tuple[RawRow, ...]:
     rows: list[RawRow] = []
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     for i, row in enumerate(values):
         number = first_number + i
         cells = []

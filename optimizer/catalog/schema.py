@@ -68,7 +68,7 @@ class Column:
 
     @property
     def constraint(self) -> str:
-        """What a valid cell looks like, in words (the ``expected`` of a Problem)."""
+        """What a valid cell looks like, in words (the ``expected`` of a Finding)."""
         if self.note:
             return self.note
         if self.kind == "enum":

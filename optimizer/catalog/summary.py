@@ -11,7 +11,7 @@ from optimizer.catalog.findings import WARNING
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.money import cents_to_usd
 from optimizer.catalog.schema import TABLE_NAMES
-from optimizer.errors import Problem
+from optimizer.errors import Finding
 
 CABLE_KINDS = ("dac", "aec", "aoc")
 CATEGORY_UNITS = {
@@ -56,7 +56,7 @@ class CatalogSummary:
     price_ranges: tuple[PriceRange, ...]
     gpu_models: tuple[str, ...]
     switch_fabrics: tuple[str, ...]
-    warnings: tuple[Problem, ...]
+    warnings: tuple[Finding, ...]
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready form; prices as exact decimal strings in USD."""
@@ -93,7 +93,7 @@ def _category_prices(catalog: Catalog) -> dict[str, list[int]]:
     return prices
 
 
-def summarize(catalog: Catalog, problems: list[Problem]) -> CatalogSummary:
+def summarize(catalog: Catalog, problems: list[Finding]) -> CatalogSummary:
     """Summary of ``catalog``; only the warnings among ``problems`` are kept."""
     meta = catalog.meta
     ranges = tuple(

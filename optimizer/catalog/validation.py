@@ -29,7 +29,7 @@ from optimizer.catalog.schema import (
     Column,
     columns_of,
 )
-from optimizer.errors import CatalogInvalid, Problem
+from optimizer.errors import CatalogInvalid, Finding
 from optimizer.topology.compat import link_fits, ports_at_speed, switch_fits_fabric
 
 ITEM_TABLES = ("servers", "nics", "switches", "links")
@@ -44,14 +44,14 @@ class ValidationReport:
     """Every error and warning found; ``catalog`` is None when there is any error."""
 
     catalog: Catalog | None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
 
     @property
-    def errors(self) -> list[Problem]:
+    def errors(self) -> list[Finding]:
         return [p for p in self.problems if p.severity == ERROR]
 
     @property
-    def warnings(self) -> list[Problem]:
+    def warnings(self) -> list[Finding]:
         return [p for p in self.problems if p.severity == WARNING]
 
     def raise_for_errors(self) -> Catalog:
@@ -100,7 +100,7 @@ def _missing_table(fmt: str, table: str) -> str:
 
 
 def _header_index(
-    table: RawTable, columns: tuple[Column, ...], problems: list[Problem]
+    table: RawTable, columns: tuple[Column, ...], problems: list[Finding]
 ) -> dict[str, int]:
     """Position of each known column; reports duplicate, unknown and missing columns."""
     known = {c.name for c in columns}
@@ -128,7 +128,7 @@ def _header_index(
     return index
 
 
-def _limited(table: RawTable, problems: list[Problem]) -> tuple[RawRow, ...]:
+def _limited(table: RawTable, problems: list[Finding]) -> tuple[RawRow, ...]:
     """The rows within MAX_ROWS_PER_TABLE; reports the first row beyond it."""
     if len(table.rows) > MAX_ROWS_PER_TABLE:
         problems.append(
@@ -143,7 +143,7 @@ def _limited(table: RawTable, problems: list[Problem]) -> tuple[RawRow, ...]:
     return table.rows[:MAX_ROWS_PER_TABLE]
 
 
-def _check_table(table: RawTable, problems: list[Problem]) -> Rows:
+def _check_table(table: RawTable, problems: list[Finding]) -> Rows:
     columns = columns_of(table.name)
     index = _header_index(table, columns, problems)
     present = [c for c in columns if c.name in index or not c.required]
@@ -163,7 +163,7 @@ def _check_table(table: RawTable, problems: list[Problem]) -> Rows:
     return valid
 
 
-def _check_metadata(table: RawTable, problems: list[Problem]) -> CatalogMeta | None:
+def _check_metadata(table: RawTable, problems: list[Finding]) -> CatalogMeta | None:
     """The metadata record from ``key,value`` rows; the ``column`` of a finding is the key."""
     if table.header != METADATA_HEADER:
         problems.append(
@@ -217,7 +217,7 @@ def _check_metadata(table: RawTable, problems: list[Problem]) -> CatalogMeta | N
     return meta
 
 
-def _check_unique_skus(raw: RawCatalog, problems: list[Problem]) -> dict[str, tuple[str, int]]:
+def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tuple[str, int]]:
     """First (table, row) of every SKU of a thing to buy; reports every later use."""
     first: dict[str, tuple[str, int]] = {}
     for name in ITEM_TABLES:
@@ -249,7 +249,7 @@ def _check_price_breaks(
     rows: Mapping[str, Rows],
     sku_rows: Mapping[str, tuple[str, int]],
     all_skus_known: bool,
-    problems: list[Problem],
+    problems: list[Finding],
 ) -> None:
     """Breaks name a known SKU, once per quantity, and never raise the unit price."""
     list_price = {v["sku"]: v["price_cents"] for t in ITEM_TABLES for _, v in rows.get(t, [])}
@@ -309,10 +309,10 @@ def _check_price_breaks(
 
 def catalog_warnings(
     catalog: Catalog, *, today: date | None = None, rows: Mapping[str, int] | None = None
-) -> list[Problem]:
+) -> list[Finding]:
     """Findings that do not stop a catalog from being used: an expired quote, empty tables,
     NICs that no switch or link in the catalog matches. ``rows`` maps SKU to row number."""
-    found: list[Problem] = []
+    found: list[Finding] = []
     today = today or date.today()
     until = catalog.meta.valid_until
     if until is not None and until < today:
@@ -338,7 +338,7 @@ def catalog_warnings(
     return found
 
 
-def _nic_warnings(catalog: Catalog, nic: Nic, row: int | None) -> list[Problem]:
+def _nic_warnings(catalog: Catalog, nic: Nic, row: int | None) -> list[Finding]:
     """The units check: for at least one protocol the NIC speaks, some switch must serve its
     speed (directly or by breakout) and some link must carry it, by the topology module's
     compatibility rules, which the optimizer applies in full."""

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
+    EstimateCache,
     TimeKey,
-    Timer,
     confident_hours,
     make_design,
     smallest_meeting,
@@ -96,7 +96,7 @@ def _build(
     nic: Nic,
     switch: Switch | None,
     nodes: int,
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
     server: Server,
     note: str,
@@ -124,13 +124,15 @@ def _size_limit(key: TimeKey, spec: OptimizeSpec, server: Server) -> int:
     return cap if most is None else min(cap, most // key.nics_per_node)
 
 
-def _target_and_timer(catalog: Catalog, spec: OptimizeSpec) -> tuple[float, Timer]:
+def _target_and_timer(catalog: Catalog, spec: OptimizeSpec) -> tuple[float, EstimateCache]:
     """Both baselines size for the request's target with the optimizer's own estimator."""
     target = spec.constraints.target_training_hours
     if target is None:
         msg = "a baseline design needs a target; expected target_training_hours"
         raise InvalidInput(msg, field="constraints.target_training_hours")
-    return target, Timer(spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence)
+    return target, EstimateCache(
+        spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence
+    )
 
 
 def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
@@ -161,7 +163,7 @@ def _smallest_in_regime(
     lo: int,
     hi: int,
     target: float,
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
 ) -> BaselineDesign | None:
     """The rule's design in one GPU-count regime: the preferred buildable fabric, the first

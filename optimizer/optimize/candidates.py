@@ -9,9 +9,9 @@ candidates.
 
 Keys are visited best-bound-first and skipped once a valid bound shows they cannot enter the
 top K (branch and bound over keys, optimizer.optimize.search). The bounds come from the same
-estimator on an ideal network (``Timer.ideal_hours``) and from compute alone at the optimistic
-kernel efficiency (``Timer.lower_bound_hours``); docs/optimizer.md states them and
-tests/test_optimizer_bounds.py checks that no real design beats them.
+estimator on an ideal network (``EstimateCache.ideal_hours``) and from compute alone at the
+optimistic kernel efficiency (``EstimateCache.lower_bound_hours``); docs/optimizer.md states
+them and tests/test_optimizer_bounds.py checks that no real design beats them.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def nics_per_node_options(server: Server) -> list[int]:
     return sorted(n for n in wanted if n <= server.max_nics)
 
 
-class Timer:
+class EstimateCache:
     """Training times of (time key, node count), each estimated once per request."""
 
     def __init__(
@@ -440,7 +440,7 @@ def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -
 
 
 def build_candidates(
-    timer: Timer,
+    timer: EstimateCache,
     key: TimeKey,
     nodes: int,
     parts: list[tuple[Nic, Switch | None]],

@@ -19,9 +19,9 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
     OVERSUBSCRIBABLE,
     OVERSUBSCRIPTIONS,
+    EstimateCache,
     SearchSpace,
     TimeKey,
-    Timer,
     confident_hours,
     design_order,
     make_design,
@@ -129,7 +129,7 @@ def _allowed_link(catalog: Catalog, spec: OptimizeSpec, sku: str) -> bool:
 def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[BruteDesign]:
     """The best design of every distinct group, ranked as the optimizer ranks them."""
     space = SearchSpace(catalog, spec)
-    timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
+    timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
     c = spec.constraints
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     best: dict[tuple, BruteDesign] = {}
@@ -185,7 +185,7 @@ def _consider(
     best: dict,
     catalog: Catalog,
     spec: OptimizeSpec,
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
     server_sku: str,
     fabric: str,

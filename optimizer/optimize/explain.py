@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits
-from optimizer.optimize.problem import Problem, bounds_of, cost_of, solve_problem
+from optimizer.optimize.problem import MipInstance, bounds_of, cost_of, solve_problem
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import ParetoEntry, RankedDesign
 
@@ -142,7 +142,7 @@ def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
 
 
 def sensitivity(
-    problem: Problem,
+    problem: MipInstance,
     ranked: list[RankedDesign],
     catalog: Catalog,
     spec: OptimizeSpec,

@@ -23,7 +23,7 @@ from optimizer.topology.plan import PhysicalPlan
 
 
 @dataclass
-class Problem:
+class MipInstance:
     """Candidates and link options in the form the MIP and the decoder share."""
 
     costed: list[Costed]
@@ -118,7 +118,7 @@ class RowBuilder:
         return res.objective if res.status is SolveStatus.OPTIMAL else None
 
 
-def build_problem(costed: list[Costed], builder: RowBuilder) -> Problem:
+def build_problem(costed: list[Costed], builder: RowBuilder) -> MipInstance:
     """Rows for the MIP; candidates whose links no allowed part can build are dropped."""
     keep: list[Costed] = []
     rows: list[CandidateRow] = []
@@ -137,11 +137,11 @@ def build_problem(costed: list[Costed], builder: RowBuilder) -> Problem:
     order = [0] * len(keep)
     for position, i in enumerate(ranking):
         order[i] = position
-    return Problem(keep, rows, {c: builder.options[c] for c in used}, list(group_ids), order)
+    return MipInstance(keep, rows, {c: builder.options[c] for c in used}, list(group_ids), order)
 
 
 def solve_problem(
-    problem: Problem,
+    problem: MipInstance,
     catalog: Catalog,
     spec: OptimizeSpec,
     bounds: Bounds,

@@ -16,9 +16,9 @@ from optimizer.optimize.candidates import (
     SECONDS_PER_HOUR,
     Candidate,
     Costed,
+    EstimateCache,
     SearchSpace,
     TimeKey,
-    Timer,
     build_candidates,
     make_design,
     smallest_meeting,
@@ -132,7 +132,7 @@ class Clock:
 
 def search(
     space: SearchSpace,
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
     stock: dict[str, int],
     exact_cost: Callable[[PhysicalPlan], int | None],
@@ -146,7 +146,7 @@ def search(
     return SearchOutcome(found[0], len(keyed), found[1], found[2])
 
 
-def _report(clock: Clock, timer: Timer, kbest: KBest, time_valued: bool) -> None:
+def _report(clock: Clock, timer: EstimateCache, kbest: KBest, time_valued: bool) -> None:
     best = min(kbest.best.values(), default=None)
     seconds, cents = best if time_valued and best else (0, best or 0)
     clock.report(
@@ -198,7 +198,7 @@ def _offer_all(
 def _search_min_cost(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
     stock: dict[str, int],
     clock: Clock,
@@ -262,7 +262,7 @@ def _search_min_cost(
 def _ideal_floors(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
-    timer: Timer,
+    timer: EstimateCache,
     target: float,
     clock: Clock,
 ) -> dict[tuple[str, str], int | None]:
@@ -315,7 +315,7 @@ def break_sizes(
 def _search_min_time(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
-    timer: Timer,
+    timer: EstimateCache,
     layout: Layout,
     stock: dict[str, int],
     exact_cost: Callable[[PhysicalPlan], int | None],
@@ -466,7 +466,9 @@ def _key_order(key: TimeKey) -> tuple:
     )
 
 
-def fastest_reachable(space: SearchSpace, timer: Timer) -> tuple[TimeKey, int, float] | None:
+def fastest_reachable(
+    space: SearchSpace, timer: EstimateCache
+) -> tuple[TimeKey, int, float] | None:
     """The fastest (key, nodes, hours) at each key's largest allowed size, for diagnosis."""
     servers = {s.sku: s for s in space.servers}
     for key, _ in space.keys():  # noqa: SIM118 - SearchSpace is not a mapping

@@ -14,8 +14,8 @@ from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
 from optimizer.optimize.candidates import (
     SECONDS_PER_HOUR,
+    EstimateCache,
     SearchSpace,
-    Timer,
     confident_hours,
     design_order,
 )
@@ -30,7 +30,7 @@ from optimizer.optimize.explain import (
 )
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
-    Problem,
+    MipInstance,
     RowBuilder,
     bounds_of,
     build_problem,
@@ -68,7 +68,7 @@ def optimize(
     catalog = prune_dominated(catalog)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
-    timer = Timer(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
+    timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
     stock = stock_limits(catalog)
     limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed, stop=stop)
     backend = get_backend(spec.backend)
@@ -172,14 +172,14 @@ def _rank_one_status(
 
 
 def _verified(
-    problem: Problem,
+    problem: MipInstance,
     chosen: int,
     res: SolveResult,
     vm: VarMap,
     catalog: Catalog,
     spec: OptimizeSpec,
     rank: int,
-    timer: Timer,
+    timer: EstimateCache,
 ) -> RankedDesign:
     """Decode the chosen design, rebuild its BOM, and refuse anything unverified."""
     assert res.values is not None
@@ -245,9 +245,9 @@ def _diagnose(
     catalog: Catalog,
     spec: OptimizeSpec,
     space: SearchSpace,
-    timer: Timer,
+    timer: EstimateCache,
     status: SolveStatus,
-    problem: Problem,
+    problem: MipInstance,
     clock: Clock,
 ) -> str:
     """Say in the user's terms why no design came back, by re-solving without the limits."""
@@ -312,7 +312,7 @@ def _diagnose(
     return "no design can be built from the allowed parts"
 
 
-def _stock_shortfall(problem: Problem, catalog: Catalog) -> str:
+def _stock_shortfall(problem: MipInstance, catalog: Catalog) -> str:
     """Name the stock limit that stops the smallest candidate, if stock is what stops them."""
     stock = stock_limits(catalog)
     for item in sorted(

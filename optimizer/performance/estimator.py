@@ -187,7 +187,7 @@ def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class EstimateCase:
     kernel_efficiency: float
     fabric_efficiency: float
     base_latency_s: float
@@ -261,7 +261,7 @@ class _NetTerm:
     def __init__(self, cost: coll.Cost, multiplier: float, hops: int) -> None:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
-    def seconds(self, line_bytes_per_s: float, sc: Scenario, hop_s: float) -> float:
+    def seconds(self, line_bytes_per_s: float, sc: EstimateCase, hop_s: float) -> float:
         return self.cost.seconds(
             line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
             sc.base_latency_s + self.hops * hop_s,
@@ -435,14 +435,16 @@ class StepModel:
             )
         return nv_s, term
 
-    def step_time_s(self, sc: Scenario) -> float:
+    def step_time_s(self, sc: EstimateCase) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
         return compute + bubble + exposed + host_cpu
 
-    def breakdown(self, sc: Scenario) -> StepBreakdown:
+    def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         return StepBreakdown(*self._terms(sc))
 
-    def _terms(self, sc: Scenario) -> tuple[float, float, float, float, float, float, float, float]:
+    def _terms(
+        self, sc: EstimateCase
+    ) -> tuple[float, float, float, float, float, float, float, float]:
         """The StepBreakdown fields, in order."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
@@ -474,13 +476,13 @@ class StepModel:
         return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
 
 
-def scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> Scenario:
+def scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> EstimateCase:
     return scenario_for(generation(c.gpu_model), fabric, name)
 
 
 @lru_cache(maxsize=1024)
-def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> Scenario:
-    return Scenario(
+def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> EstimateCase:
+    return EstimateCase(
         kernel_efficiency=gen.efficiency(name),
         fabric_efficiency=fabric.efficiency(name),
         base_latency_s=fabric.base_latency_s(name),
