@@ -1,4 +1,4 @@
-"""The estimator against published measured runs (shared/reference/published-runs.json).
+"""The estimator against published measured runs (bundled published-runs.json).
 
 Each parameter is one record, named by its id; the failure message cites its source. One set
 of constants (optimizer/performance/calibration.py) serves every point: no per-point tuning.
@@ -13,17 +13,9 @@ import statistics
 import pytest
 
 from optimizer.performance.planner import plan_and_estimate
-from optimizer.performance.validation import (
-    PUBLISHED_RUNS_JSON,
-    PublishedCase,
-    calibration_cases,
-)
+from optimizer.performance.validation import PublishedCase, calibration_cases
 
-pytestmark = pytest.mark.skipif(
-    not PUBLISHED_RUNS_JSON.is_file(), reason="needs ../shared/reference/published-runs.json"
-)
-
-CASES = calibration_cases() if PUBLISHED_RUNS_JSON.is_file() else []
+CASES = calibration_cases()
 
 
 def _error(case: PublishedCase) -> float:

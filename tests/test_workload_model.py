@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from optimizer.errors import InvalidInput
-from optimizer.performance.validation import PUBLISHED_RUNS_JSON
+from optimizer.performance.validation import load_records
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset, preset_names, preset_source
 
@@ -34,10 +32,8 @@ def test_mixtral_active_parameters_match_the_paper() -> None:
 
 
 def _mpt_records() -> list[tuple[str, int]]:
-    with PUBLISHED_RUNS_JSON.open() as f:
-        records = json.load(f)
     seen: dict[str, int] = {}
-    for r in records:
+    for r in load_records():
         model = r.get("model", {})
         if model.get("name", "").startswith("MPT-") and model.get("seq_len") == 2048:
             # Some rows count extra position-embedding weights; the smallest is the ALiBi model.

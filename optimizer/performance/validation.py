@@ -1,7 +1,10 @@
 """Published measured runs as estimator cases: the ground truth of the calibration.
 
-Reads ``published-runs.json`` (shared/reference, each record with its source) and turns the
-records the estimator models into (workload, cluster, fixed plan, measured value) cases.
+Reads ``data/published-runs.json`` (package data: a verbatim copy of the project's reference
+``published-runs.json``, each record with its source; ``data/published-runs.md`` is its guide)
+and turns the records the estimator models into (workload, cluster, fixed plan, measured value)
+cases. It ships inside the package, so the tests and the benchmarks need nothing beside the
+repository and work from an installed wheel.
 Used by tests/test_published_runs.py and benchmarks/estimator_accuracy.py, so the tests and
 the documented error table are computed from the same cases.
 
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +30,7 @@ from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PUBLISHED_RUNS_JSON = REPO_ROOT.parent / "shared" / "reference" / "published-runs.json"
+PUBLISHED_RUNS_JSON: Traversable = files("optimizer.performance") / "data" / "published-runs.json"
 
 
 @dataclass(frozen=True)
@@ -170,9 +174,9 @@ def _mosaic_case(r: dict[str, Any]) -> PublishedCase:
     )
 
 
-def load_records(path: Path = PUBLISHED_RUNS_JSON) -> list[dict[str, Any]]:
-    with path.open() as f:
-        records: list[dict[str, Any]] = json.load(f)
+def load_records(path: Path | Traversable = PUBLISHED_RUNS_JSON) -> list[dict[str, Any]]:
+    """Every published record (the bundled copy unless ``path`` names another file)."""
+    records: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     return records
 
 
@@ -194,7 +198,7 @@ def mosaic_h100_cases(records: list[dict[str, Any]]) -> list[PublishedCase]:
     ]
 
 
-def calibration_cases(path: Path = PUBLISHED_RUNS_JSON) -> list[PublishedCase]:
+def calibration_cases(path: Path | Traversable = PUBLISHED_RUNS_JSON) -> list[PublishedCase]:
     """Every case the kernel efficiencies are fitted on and reported against."""
     records = load_records(path)
     return megatron_cases(records) + mosaic_h100_cases(records)
