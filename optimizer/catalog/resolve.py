@@ -4,6 +4,7 @@ stored version, so every command accepts the same references."""
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
 from optimizer.catalog.model import Catalog
@@ -15,9 +16,21 @@ _MARKER = "metadata.csv"
 
 
 def bundled_catalogs_dir() -> Path:
-    """``$PROCURE_CATALOGS`` or the repository's ``catalogs/`` next to this package."""
+    """``$PROCURE_CATALOGS``, or the reference catalogs shipped as package data.
+
+    ``optimizer/catalogs`` links to the repository's top-level ``catalogs/`` (the source of
+    truth); the wheel holds a copy of it, so this resolves in a checkout, an editable install
+    and an installed wheel alike.
+    """
     env = os.environ.get("PROCURE_CATALOGS")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "catalogs"
+    if env:
+        return Path(env)
+    root = files("optimizer") / "catalogs"
+    if not isinstance(root, Path):  # e.g. a zip import: the loaders need real files
+        raise RuntimeError(
+            f"bundled catalogs are not on the file system ({root}); set PROCURE_CATALOGS"
+        )
+    return root.resolve()  # the real folder, not the link: messages name catalogs/...
 
 
 def bundled_catalogs() -> list[Path]:

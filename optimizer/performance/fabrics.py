@@ -1,6 +1,7 @@
 """Fabric profiles as data: efficiency, latency and host-CPU cost per protocol family.
 
-The defaults live in ``fabrics.csv`` next to this module, each row with its source. Users may
+The defaults live in ``fabrics.csv``, package data of this module (read through
+``importlib.resources``, so an installed wheel finds it), each row with its source. Users may
 pass their own table (same columns) to ``load_fabrics``; every default is a range
 (low / expected / high) so the estimator can report a range of training times.
 """
@@ -8,13 +9,16 @@ pass their own table (same columns) to ``load_fabrics``; every default is a rang
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from optimizer.errors import InvalidInput
 
-DEFAULT_FABRICS_CSV = Path(__file__).with_name("fabrics.csv")
+DEFAULT_FABRICS_CSV: Traversable = files("optimizer.performance") / "fabrics.csv"
 SCENARIOS = ("expected", "optimistic", "pessimistic")
 
 
@@ -107,11 +111,12 @@ def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> F
     return FabricProfile(fabric=fabric, source=str(row.get("source") or ""), **values)
 
 
-def load_fabrics(path: Path | str = DEFAULT_FABRICS_CSV) -> FabricTable:
+def load_fabrics(path: Path | str | Traversable = DEFAULT_FABRICS_CSV) -> FabricTable:
     """Read a fabric table (CSV with the columns of ``fabrics.csv``)."""
-    path = Path(path)
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    if isinstance(path, str):
+        path = Path(path)
+    text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's export may start with a BOM
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
     table = {
         p.fabric: p
         for p in (
