@@ -9,14 +9,18 @@ with ``--server``. Shell completion: ``procure completion bash|zsh|fish``.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
+import client
+import optimizer
 from client.exits import EXIT_INTERNAL
 from client.options import DEFAULT_TENANT
 from optimizer import __version__
-from optimizer.errors import ProcurementError
+from optimizer.errors import InvalidInput, ProcurementError
 
 EPILOG = (
     "Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
@@ -134,6 +138,28 @@ def _register() -> None:
 _register()
 
 
+def _program_folders() -> list[Path]:
+    """Where the program's own files live: the packages, and the bundled catalogs that
+    ``optimizer/catalogs`` links to in a checkout."""
+    packages = [Path(str(m.__file__)).resolve().parent for m in (optimizer, client)]
+    return [*packages, (packages[0] / "catalogs").resolve()]
+
+
+def _is_users_file(e: OSError) -> bool:
+    """An OSError is the user's to fix (exit 3) when it names a file outside the program's
+    own files: one they named on the command line or in a spec, or a folder they chose.
+    A missing or unreadable file of our own is a broken installation, not bad input."""
+    names = [os.fsdecode(n) for n in (e.filename, e.filename2) if isinstance(n, str | bytes)]
+    if not names:
+        return False
+    ours = _program_folders()
+    for name in names:
+        path = Path(name).resolve()
+        if any(path == root or root in path.parents for root in ours):
+            return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; never let a traceback reach the user unless --debug was given."""
     args = sys.argv[1:] if argv is None else argv
@@ -154,8 +180,15 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as e:
         if debug:
             raise
-        click.echo(f"error: {e.filename or ''}: {e.strerror or e}", err=True)
-        sys.exit(3)
+        if _is_users_file(e):
+            click.echo(f"error: {e.filename}: {e.strerror or e}", err=True)
+            sys.exit(InvalidInput.exit_code)
+        if e.filename:  # a file of the program itself: data missing from the installation
+            what = f"{e.filename}: {e.strerror or e} (a file of procure itself; reinstall it)"
+        else:
+            what = f"{type(e).__name__}: {e}"
+        click.echo(f"internal error: {what} (run with --debug for details)", err=True)
+        sys.exit(EXIT_INTERNAL)
     except Exception as e:  # last resort: one line, never a traceback
         if debug:
             raise
