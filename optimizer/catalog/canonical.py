@@ -71,9 +71,8 @@ def _encode_value(value: Any, hint: Any) -> Any:
 
 
 def _encode_record(record: Any) -> dict[str, Any]:
-    return {
-        name: _encode_value(getattr(record, name), hint) for name, hint in _fields(type(record))
-    }
+    record_type: type = type(record)
+    return {name: _encode_value(getattr(record, name), hint) for name, hint in _fields(record_type)}
 
 
 def _sort_key(table: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from optimizer.catalog.cells import Value
 from optimizer.catalog.model import (
@@ -34,21 +35,26 @@ def _has_availability(table: str) -> bool:
 
 
 def build_record(table: str, values: Mapping[str, Value]) -> Record:
-    """The record of ``table`` whose fields are ``values`` (keyed by column attribute)."""
-    kwargs = dict(values)
+    """The record of ``table`` whose fields are ``values`` (keyed by column attribute).
+
+    The values were checked against the schema's column types, which is what makes the
+    record's field types hold; the keyword arguments are therefore ``Any`` here.
+    """
+    kwargs: dict[str, Any] = dict(values)
     if _has_availability(table):
         kwargs["availability"] = Availability(
             **{name: kwargs.pop(name) for name in AVAILABILITY_FIELDS}
-        )  # type: ignore[arg-type]
-    return RECORD_TYPES[table](**kwargs)  # type: ignore[arg-type]
+        )
+    return RECORD_TYPES[table](**kwargs)
 
 
 def record_values(table: str, record: Record) -> dict[str, Value]:
     """The typed value of every column of ``table`` in ``record``; inverse of build_record."""
-    nested = _has_availability(table)
+    availability = getattr(record, "availability", None) if _has_availability(table) else None
     return {
         c.field: getattr(
-            record.availability if nested and c.field in AVAILABILITY_FIELDS else record, c.field
-        )  # type: ignore[union-attr]
+            availability if availability is not None and c.field in AVAILABILITY_FIELDS else record,
+            c.field,
+        )
         for c in columns_of(table)
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from optimizer.catalog.cells import CellError, Value, parse_cell
 from optimizer.catalog.findings import ERROR, WARNING, error, warning
@@ -82,9 +83,11 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_price_breaks(rows, sku_rows, all_skus_known, problems)
     if meta is None or any(p.severity == ERROR for p in problems):
         return ValidationReport(None, problems)
-    catalog = Catalog(
-        meta, **{t: tuple(build_record(t, v) for _, v in rows.get(t, [])) for t in TABLE_NAMES}
-    )  # type: ignore[arg-type]
+    # build_record returns the record type of its table, which a plain dict cannot express.
+    tables: dict[str, Any] = {
+        t: tuple(build_record(t, v) for _, v in rows.get(t, [])) for t in TABLE_NAMES
+    }
+    catalog = Catalog(meta, **tables)
     row_of = {sku: number for sku, (_, number) in sku_rows.items()}
     problems.extend(catalog_warnings(catalog, today=today, rows=row_of))
     return ValidationReport(catalog, problems)
@@ -245,6 +248,13 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tu
     return first
 
 
+def _checked_int(value: Value) -> int:
+    """A cell of an integer column that its table check has already accepted."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a checked integer cell, got {value!r}")
+    return value
+
+
 def _check_price_breaks(
     rows: Mapping[str, Rows],
     sku_rows: Mapping[str, tuple[str, int]],
@@ -269,12 +279,12 @@ def _check_price_breaks(
                 )
             continue
         by_sku.setdefault(sku, []).append(
-            (int(v["min_quantity"]), number, int(v["unit_price_cents"]))
-        )  # type: ignore[arg-type]
+            (_checked_int(v["min_quantity"]), number, _checked_int(v["unit_price_cents"]))
+        )
     for sku, breaks in by_sku.items():
         previous: tuple[int, str] | None = None
         if sku in list_price:
-            previous = (int(list_price[sku]), "the list price")  # type: ignore[arg-type]
+            previous = (_checked_int(list_price[sku]), "the list price")
         seen: dict[int, int] = {}
         for quantity, number, cents in sorted(breaks):
             if quantity in seen:

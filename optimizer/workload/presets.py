@@ -63,7 +63,7 @@ def _mpt(size: str, hidden: int, heads: int, layers: int) -> dict[str, Any]:
 
 
 PRESETS: dict[str, dict[str, Any]] = {
-    p["name"]: p
+    str(p["name"]): p
     for p in (
         dict(
             name="bert-large",
