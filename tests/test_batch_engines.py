@@ -77,6 +77,7 @@ def dask_client() -> Iterator[Client]:
         yield client
 
 
+@pytest.mark.slow
 def test_local_pool_and_dask_cluster_give_identical_results(
     tmp_path: Path, dask_client: Client
 ) -> None:
@@ -91,6 +92,7 @@ def test_local_pool_and_dask_cluster_give_identical_results(
     assert bad["error_code"] == "INVALID_ARGUMENT" and "budget_usd" in bad["error"]
 
 
+@pytest.mark.slow
 def test_a_dask_worker_killed_mid_batch_loses_and_repeats_nothing(
     tmp_path: Path, dask_client: Client
 ) -> None:

@@ -43,6 +43,7 @@ def children_before() -> set[int]:
     return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
 
 
+@pytest.mark.slow
 def test_a_local_worker_killed_mid_batch_is_retried_and_nothing_repeats(
     tmp_path: Path, children_before: set[int]
 ) -> None:

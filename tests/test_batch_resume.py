@@ -26,6 +26,7 @@ SPEC = {
 }
 
 
+@pytest.mark.slow
 def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path: Path) -> None:
     plan = plan_batch(spec_from_document(SPEC))
     seen: list[str] = []
@@ -48,6 +49,7 @@ def test_an_interrupted_batch_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert len((tmp_path / RESPONSES_FILE).read_text().splitlines()) == len(ids)
 
 
+@pytest.mark.slow
 def test_the_cli_writes_rows_csv_and_report_and_exits_0(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -157,6 +157,7 @@ def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     service.shutdown(grace_s=0)
 
 
+@pytest.mark.slow
 def test_tls_with_a_client_certificate_is_served(
     capsys: pytest.CaptureFixture[str], tls_server: tuple[str, Path], token: str
 ) -> None:

@@ -126,6 +126,7 @@ def test_a_missing_token_is_reported_as_unauthenticated(address: str) -> None:
     assert "Code: Unauthenticated" in out.stderr
 
 
+@pytest.mark.slow
 def test_without_reflection_the_proto_files_suffice(tmp_path: Path) -> None:
     service, addr = start(tmp_path, reflection=False)
     try:

@@ -25,6 +25,7 @@ def test_the_set_has_at_least_twenty_scenarios() -> None:
     assert len(SCENARIOS) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", available_backends())
 @pytest.mark.parametrize(
     "case",

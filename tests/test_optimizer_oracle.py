@@ -49,6 +49,7 @@ def test_min_cost_equals_brute_force(backend: str, catalog, target: float, top_k
     assert (got.status == "INFEASIBLE") == (not want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", available_backends())
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(

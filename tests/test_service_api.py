@@ -203,6 +203,7 @@ def test_batch_streams_one_result_per_scenario_and_catalog(
     assert got[(0, "missing")].error_message == "catalog 'missing' not found"
 
 
+@pytest.mark.slow
 def test_a_batch_result_is_the_procure_batch_row_of_the_same_scenario(
     stubs: Stubs, stored: catalog_pb2.CatalogInfo, tmp_path: Path
 ) -> None:

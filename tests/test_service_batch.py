@@ -58,6 +58,7 @@ def pool(tmp_path: Path) -> Iterator[WorkerPool]:
     pool.close()
 
 
+@pytest.mark.slow
 def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
     tmp_path: Path, pool: WorkerPool
 ) -> None:
@@ -79,6 +80,7 @@ def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
     assert pool.stats().solves == 6
 
 
+@pytest.mark.slow
 def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPool) -> None:
     plan = _plan({"catalogs": ["ethernet-budget"], "scenarios": [SLOW]})
     started = time.monotonic()
@@ -90,6 +92,7 @@ def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPoo
     assert pool.stats().restarts == 0
 
 
+@pytest.mark.slow
 def test_a_stopped_call_kills_its_running_jobs_and_starts_no_more(pool: WorkerPool) -> None:
     plan = _plan(
         {

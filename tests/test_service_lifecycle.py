@@ -37,6 +37,7 @@ def _wait_busy(pid: int, timeout_s: float = 10.0) -> None:
     raise AssertionError("no worker became busy")
 
 
+@pytest.mark.slow
 def test_sigterm_lets_the_solve_in_flight_finish_and_refuses_new_calls(tmp_path: Path) -> None:
     proc, address = spawn_server(
         tmp_path / "data", "--grace", str(GRACE_S), log_path=tmp_path / "server.log"

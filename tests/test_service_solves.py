@@ -32,6 +32,8 @@ from tests.service_support import (
     worker_pids,
 )
 
+pytestmark = pytest.mark.slow  # starts a server and kills workers: about 15 s on 2 cores
+
 
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:

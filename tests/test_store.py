@@ -237,6 +237,7 @@ def _put_in_child(data_dir: str, n: int, start: multiprocessing.synchronize.Barr
             s.put(sample_catalog(name, variant=n * PUTS_PER_WRITER + k), tenant=TENANT)
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_writer_processes_all_succeed(tmp_path: Path) -> None:
     # fork: the children inherit the imported modules, so the test measures the store,
     # not 20 interpreter start-ups; each child opens its own connection.

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds, installs and runs a wheel: 4-8 s on 2 cores
+
 ROOT = Path(__file__).resolve().parents[1]
 # Not part of the wheel's sources; copying them would only slow the build down.
 _NOT_SOURCES = shutil.ignore_patterns(
