@@ -7,12 +7,13 @@ import math
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
-from optimizer.optimize.candidates import FABRICS
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
 from optimizer.performance.convert import plan_from_proto, response_to_proto, workload_from_proto
 from optimizer.performance.plan import PartialPlan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.objectives import MIN_COST, OBJECTIVES
+from optimizer.registry.topologies import TOPOLOGIES
 
 # Limits checked before any work (docs/optimizer.md, "Limits").
 MAX_TOP_K = 20
@@ -30,10 +31,6 @@ def _choice(value: str, allowed: tuple[str, ...], field: str, default: str) -> s
         msg = f"got {value!r}, expected one of {', '.join(allowed)}"
         raise InvalidInput(msg, field=field)
     return low
-
-
-def _subset(values: list[str], allowed: tuple[str, ...], field: str) -> tuple[str, ...]:
-    return tuple(_choice(v, allowed, f"{field}[{i}]", "") for i, v in enumerate(values))
 
 
 def _positive(msg_field: str, value: float) -> float:
@@ -58,20 +55,11 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         if c.HasField("target_training_hours")
         else None
     )
-    objective = Objective(
-        _choice(
-            req.objective, tuple(o.value for o in Objective), "objective", Objective.MIN_COST.value
-        )
+    kind = OBJECTIVES.resolve(req.objective, 0, "objective", "objective_kind") or MIN_COST
+    objective = Objective(kind.name)
+    kind.check_constraints(
+        {name for name, v in (("budget_usd", budget), ("target_training_hours", target)) if v}
     )
-    if objective is Objective.MIN_TIME and budget is None:
-        raise InvalidInput(
-            "min_time needs a budget; expected a positive number", field="constraints.budget_usd"
-        )
-    if objective is Objective.MIN_COST and target is None and budget is None:
-        raise InvalidInput(
-            "min_cost needs a target (or at least a budget); expected a positive number",
-            field="constraints.target_training_hours",
-        )
     top_k = req.top_k or 3
     if not 1 <= top_k <= MAX_TOP_K:
         raise InvalidInput(f"got {req.top_k}, expected 1 to {MAX_TOP_K}", field="top_k")
@@ -114,10 +102,8 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         ),
         objective=objective,
         top_k=top_k,
-        allowed_fabrics=_subset(list(req.allowed_fabrics), FABRICS, "allowed_fabrics"),
-        allowed_topologies=_subset(
-            list(req.allowed_topologies), TOPOLOGY_FAMILIES, "allowed_topologies"
-        ),
+        allowed_fabrics=FABRICS.normalize_all(req.allowed_fabrics, "allowed_fabrics"),
+        allowed_topologies=TOPOLOGIES.normalize_all(req.allowed_topologies, "allowed_topologies"),
         allowed_vendors=tuple(req.allowed_vendors),
         excluded_vendors=tuple(req.excluded_vendors),
         backend=_choice(req.solver.backend, BACKENDS, "solver.backend", "cpsat"),

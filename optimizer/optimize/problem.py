@@ -17,7 +17,8 @@ from optimizer.optimize.formulation import (
     VarMap,
     build_model,
 )
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
+from optimizer.registry.objectives import Measure
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
 
@@ -160,11 +161,7 @@ def solve_problem(
         problem.rows, problem.choices(), catalog, bounds, excluded_groups=excluded
     )
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
-    if spec.objective is Objective.MIN_COST:
-        scale = len(problem.rows) + 1
-        stages = [vm.cost_terms, {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}]
-    else:
-        stages = [vm.time_terms, vm.cost_terms, order]
+    stages = lexicographic_stages(spec.objective.kind.stages, vm, order, len(problem.rows) + 1)
     first: SolveResult | None = None
     last: SolveResult | None = None
     elapsed, proven = 0.0, True
@@ -185,6 +182,24 @@ def solve_problem(
     return replace(
         last, status=status, objective=first.objective, bound=first.bound, solve_time_s=elapsed
     ), vm
+
+
+def lexicographic_stages(
+    measures: tuple[Measure, ...], vm: VarMap, order: dict[int, int], scale: int
+) -> list[dict[int, int]]:
+    """The objective's measures as MIP objectives, then the design order as the last word.
+
+    The order is folded into a final time stage (time x scale + order: seconds are small, so
+    one solve settles both); after a final cost stage it is a stage of its own, since capex in
+    cents times the row count could exceed what a floating-point backend represents exactly.
+    """
+    terms = {Measure.COST: vm.cost_terms, Measure.TIME: vm.time_terms}
+    stages = [terms[m] for m in measures]
+    if measures[-1] is Measure.TIME:
+        stages[-1] = {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}
+    else:
+        stages.append(order)
+    return stages
 
 
 def cost_of(res: SolveResult, vm: VarMap) -> int:

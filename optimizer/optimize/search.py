@@ -8,7 +8,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -24,7 +23,8 @@ from optimizer.optimize.candidates import (
     smallest_meeting,
 )
 from optimizer.optimize.formulation import over_stock
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
+from optimizer.registry.objectives import Measure, ObjectiveKind
 from optimizer.topology.bom import build_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
@@ -72,23 +72,25 @@ def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> 
 class KBest:
     """The K-th best value over distinct groups: the pruning threshold (None until K groups).
 
-    Values are capex (min_cost) or (training seconds, capex) (min_time, lexicographic)."""
+    Values are the objective's ranking value (``ObjectiveKind.ranking_value``: capex then time
+    for min_cost, time then capex for min_time); a bound may be a prefix of one (a bound on the
+    primary measure alone), which tuple order compares correctly."""
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.best: dict[tuple, Any] = {}
+        self.best: dict[tuple[object, ...], tuple[int, ...]] = {}
 
-    def offer(self, group: tuple, value: Any) -> None:
+    def offer(self, group: tuple[object, ...], value: tuple[int, ...]) -> None:
         if group not in self.best or value < self.best[group]:
             self.best[group] = value
 
     @property
-    def threshold(self) -> Any:
+    def threshold(self) -> tuple[int, ...] | None:
         if len(self.best) < self.k:
             return None
         return sorted(self.best.values())[self.k - 1]
 
-    def beats(self, bound: Any) -> bool:
+    def beats(self, bound: tuple[int, ...]) -> bool:
         """K groups are already better than anything whose bound is ``bound``."""
         threshold = self.threshold
         return threshold is not None and bound > threshold
@@ -139,16 +141,17 @@ def search(
     clock: Clock,
 ) -> SearchOutcome:
     keyed = list(space.keys())
-    if space.spec.objective is Objective.MIN_COST:
-        found = _search_min_cost(space, keyed, timer, layout, stock, clock)
+    if space.spec.objective.kind.primary is Measure.COST:
+        found = _search_cost_first(space, keyed, timer, layout, stock, clock)
     else:
-        found = _search_min_time(space, keyed, timer, layout, stock, exact_cost, clock)
+        found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
     return SearchOutcome(found[0], len(keyed), found[1], found[2])
 
 
-def _report(clock: Clock, timer: EstimateCache, kbest: KBest, time_valued: bool) -> None:
+def _report(clock: Clock, timer: EstimateCache, kbest: KBest, kind: ObjectiveKind) -> None:
     best = min(kbest.best.values(), default=None)
-    seconds, cents = best if time_valued and best else (0, best or 0)
+    measured = dict(zip(kind.stages, best or (), strict=False))
+    cents, seconds = measured.get(Measure.COST, 0), measured.get(Measure.TIME, 0)
     clock.report(
         {
             "phase": "search",
@@ -177,7 +180,6 @@ def _offer_all(
     spec: OptimizeSpec,
     out: list[Costed],
     kbest: KBest,
-    value_of_time: bool,
 ) -> None:
     c = spec.constraints
     for cand in cands:
@@ -189,13 +191,11 @@ def _offer_all(
         out.append(Costed(cand, cost))
         if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
             continue
-        kbest.offer(
-            cand.key.group,
-            (math.ceil(cand.time_hours * SECONDS_PER_HOUR), cost) if value_of_time else cost,
-        )
+        seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
+        kbest.offer(cand.key.group, spec.objective.kind.ranking_value(cost, seconds))
 
 
-def _search_min_cost(
+def _search_cost_first(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
     timer: EstimateCache,
@@ -220,7 +220,7 @@ def _search_min_cost(
             lo = max(lo, floor)
         bound = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
         if lo <= hi and (budget is None or bound <= budget):
-            ordered.append((bound, key, parts, lo, hi))
+            ordered.append(((bound,), key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
     kbest, out, evaluated = KBest(spec.top_k), [], 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
@@ -228,8 +228,8 @@ def _search_min_cost(
         if kbest.beats(bound):
             break  # every later key's bound is at least as large
         if clock.expired():
-            return out, evaluated, bound
-        _report(clock, timer, kbest, time_valued=False)
+            return out, evaluated, bound[0]
+        _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
         n = smallest_meeting(
@@ -240,7 +240,7 @@ def _search_min_cost(
         warm[family] = n
         first = len(out)
         cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
-        _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=False)
+        _offer_all(cands, catalog, stock, spec, out, kbest)
         priced = [c.standalone_cents for c in out[first:] if c.standalone_cents is not None]
         if not priced:
             continue
@@ -254,7 +254,6 @@ def _search_min_cost(
                 spec,
                 out,
                 kbest,
-                value_of_time=False,
             )
     return out, evaluated, None
 
@@ -312,7 +311,7 @@ def break_sizes(
     return sorted(sizes)
 
 
-def _search_min_time(
+def _search_time_first(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
     timer: EstimateCache,
@@ -355,7 +354,7 @@ def _search_min_time(
             break
         if clock.expired():
             return out, evaluated, bound[0] / SECONDS_PER_HOUR
-        _report(clock, timer, kbest, time_valued=True)
+        _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
         afford = _Affordability(key, parts, catalog, layout, budget, stock, exact_cost)
         hours = functools.partial(timer.hours, key)
@@ -375,7 +374,7 @@ def _search_min_time(
         extra = break_sizes(catalog, key, parts, start or top, top)
         for size in sorted({top, start or top, max(lo, top // 2), *extra}):
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
-            _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
+            _offer_all(cands, catalog, stock, spec, out, kbest)
     return out, evaluated, None
 
 

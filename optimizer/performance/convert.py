@@ -18,7 +18,9 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_from_mapping
 from optimizer.performance.plan import PartialPlan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES, TopologyProfile
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import FAT_TREE, TOPOLOGIES
+from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import size_network
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -134,11 +136,7 @@ def topology_profile(
     oversubscribed_tier: str,
 ) -> TopologyProfile:
     """The shared profile from the topology sizing (optimizer.topology.sizing)."""
-    if family not in TOPOLOGY_FAMILIES:
-        raise InvalidInput(
-            f"expected one of {', '.join(TOPOLOGY_FAMILIES)}, got {family!r}",
-            field="cluster.topology",
-        )
+    family = TOPOLOGIES.normalize(family, "cluster.topology")
     if oversubscribed_tier not in OVERSUBSCRIBED_TIERS:
         raise InvalidInput(
             f"expected one of {', '.join(OVERSUBSCRIBED_TIERS)}, got {oversubscribed_tier!r}",
@@ -165,7 +163,8 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     if msg.gpus < 1:
         raise InvalidInput(f"must be >= 1, got {msg.gpus}", field="cluster.gpus")
     if not msg.fabric:
-        raise InvalidInput("required: infiniband | roce | ethernet", field="cluster.fabric")
+        raise InvalidInput(f"required: {' | '.join(FABRICS.names())}", field="cluster.fabric")
+    fabric = _fabric_name(msg.fabric)
     fields = _server_fields(msg, catalog)
     fields.update(
         _set_fields(
@@ -201,7 +200,7 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
     profile = topology_profile(
-        msg.topology.strip().lower() or "fat_tree",
+        msg.topology.strip() or FAT_TREE.name,
         -(-msg.gpus // gpn),
         nics,
         radix,
@@ -210,12 +209,18 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     )
     return ClusterSpec(
         gpus=msg.gpus,
-        fabric=msg.fabric.strip().lower(),
+        fabric=fabric,
         nic_gbps_per_node=msg.nic_gbps_per_node,
         nics_per_node=nics,
         topology=profile,
         **fields,
     )
+
+
+def _fabric_name(text: str) -> str:
+    """A registered fabric in its canonical spelling (``RoCE`` -> ``roce``); any other name is
+    kept (lower case) for the fabric table to accept, as a request's own profile row, or refuse."""
+    return FABRICS.normalize(text) if text in FABRICS else text.strip().lower()
 
 
 def fabrics_from_proto(rows: Any) -> FabricTable:

@@ -7,7 +7,7 @@ family modules can build these records without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
@@ -66,6 +66,40 @@ class NetworkSizing:
 
     def links(self, group: str) -> int:
         return sum(g.count for g in self.link_groups if g.name == group)
+
+
+@dataclass(frozen=True)
+class SizingArgs:
+    """What a family's sizing reads besides its own rules (``sizing.size_network``'s arguments).
+
+    ``radix`` is usable ports per switch at the endpoint speed (unused by switchless
+    families); ``rails`` the NIC ports per node; ``params`` the family parameters by name.
+    """
+
+    endpoints: int
+    radix: int
+    oversubscription: float = 1.0
+    rails: int = 1
+    oversubscribed_tier: str = "leaf"
+    params: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def params_map(self) -> dict[str, int]:
+        return dict(self.params)
+
+    @property
+    def nodes(self) -> int:
+        return self.endpoints // max(1, self.rails)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The verifier's minimum: switches per tier, links per group, and which link groups end on
+    each tier (group, ends per link on that tier) for its port count."""
+
+    switches: dict[str, int] = field(default_factory=dict)
+    links: dict[str, int] = field(default_factory=dict)
+    ports: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 def bisection_ratio(bisection_links: int, endpoints: int) -> float:
