@@ -51,7 +51,7 @@ def test_a_short_time_limit_returns_the_best_found_with_a_warning() -> None:
 def test_cancelling_stops_the_search() -> None:
     catalog, spec = _big_request(60.0)
     stop = threading.Event()
-    threading.EstimateCache(0.3, stop.set).start()
+    threading.Timer(0.3, stop.set).start()
     start = time.perf_counter()
     result = optimize(catalog, spec, stop=stop)
     assert time.perf_counter() - start < 10.0
