@@ -27,7 +27,7 @@ PLOT_FORMATS = (".png", ".svg")
 DEFAULT_TENANT = "default"
 
 
-class RegistryChoice(click.ParamType):
+class RegistryChoice(click.ParamType):  # type: ignore[type-arg]
     """A value of a registry (fabric, topology family, objective), typed as the tables print
     it or as the wire spells it, in any case: ``fat-tree``, ``FAT_TREE``. Converts to the wire
     name; the choices, help and completion are the registry's, read when the CLI runs."""

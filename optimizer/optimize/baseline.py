@@ -17,6 +17,7 @@ Both are priced by the same BOM code and timed by the same estimator as the opti
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -192,7 +193,7 @@ def _smallest_in_regime(
             )
             built = []
             for (key, nic, switch), top in fitting:
-                nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
+                nodes = smallest_meeting(functools.partial(timer.hours, key), target, lo, top, lo)
                 design = (
                     None
                     if nodes is None
@@ -215,7 +216,7 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
             continue
         key, nic, switch = cand
         nodes = smallest_meeting(
-            lambda n, k=key: timer.hours(k, n), target, 1, _size_limit(key, spec, server), 1
+            functools.partial(timer.hours, key), target, 1, _size_limit(key, spec, server), 1
         )
         if nodes is None:
             continue

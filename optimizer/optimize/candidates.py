@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -199,8 +200,8 @@ class EstimateCache:
             )
             for sku, s in servers.items()
         }
-        self._cache: dict[tuple, tuple[TimeKey, Estimate | None]] = {}
-        self._ideal: dict[tuple, float] = {}
+        self._cache: dict[tuple[object, ...], tuple[TimeKey, Estimate | None]] = {}
+        self._ideal: dict[tuple[object, ...], float] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
@@ -285,7 +286,7 @@ class EstimateCache:
         if not timed:
             return None
         hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
-        return key, nodes, hours
+        return key, cast(int, nodes), hours  # the memo ends with the node count
 
     def ideal_hours(
         self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
@@ -376,18 +377,18 @@ def smallest_meeting(
                 bad = probe
                 break
     else:
-        bad, ok, step = g, None, max(1, math.ceil(g * 0.05))
+        bad, step = g, max(1, math.ceil(g * 0.05))
         t_bad = hours(g)
         if math.isfinite(t_bad):  # perfect scaling from the miss is a good first step
             step = max(step, math.ceil(g * t_bad / target_hours * 1.02) - g)
-        while ok is None:  # grow the bracket upward
+        while True:  # grow the bracket upward
             probe = min(hi, bad + step)
             if hours(probe) <= target_hours:
                 ok = probe
-            elif probe == hi:
+                break
+            if probe == hi:
                 return None
-            else:
-                bad, step = probe, step * 2
+            bad, step = probe, step * 2
     while ok - bad > 1:
         mid = (ok + bad) // 2
         if hours(mid) <= target_hours:
@@ -397,7 +398,7 @@ def smallest_meeting(
     return ok
 
 
-def design_order(design: Design) -> tuple:
+def design_order(design: Design) -> tuple[object, ...]:
     """The deterministic order among otherwise equal designs: by names and sizes."""
     return (
         design.server_sku,
@@ -480,12 +481,11 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
     occupy; a plan no cheaper, no leaner and no smaller than another, or one whose parts exceed
     their stock, cannot be part of an optimum.
     """
+    parts: tuple[Nic | Switch, ...] = (*catalog.nics, *catalog.switches)
     stock = {
-        p.sku: p.availability.stock_units
-        for p in (*catalog.nics, *catalog.switches)
-        if p.availability.stock_units is not None
+        p.sku: p.availability.stock_units for p in parts if p.availability.stock_units is not None
     }
-    prices = {p.sku: p.price_cents for p in (*catalog.nics, *catalog.switches)}
+    prices = {p.sku: p.price_cents for p in parts}
     scored = []
     for plan in plans:
         qty = {plan.nics.sku: plan.nics.quantity}

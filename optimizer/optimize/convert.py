@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
@@ -139,7 +140,7 @@ def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | No
     return plan_from_proto(req.parallelism, req.workload)
 
 
-def _kinds(design: Design) -> dict[str, int]:
+def _kinds(design: Design) -> dict[str, Any]:
     """The design's fabric and family as proto enum values, beside their strings."""
     return {
         "fabric_kind": FABRICS.get(design.fabric).proto_value,

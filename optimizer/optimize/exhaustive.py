@@ -132,7 +132,7 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
     c = spec.constraints
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
-    best: dict[tuple, BruteDesign] = {}
+    best: dict[tuple[object, ...], BruteDesign] = {}
     for server in space.servers:
         lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
         hi = min(max_nodes, (c.max_gpus or 10**9) // server.gpus_per_node)
@@ -173,14 +173,14 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     return ranked[: spec.top_k]
 
 
-def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple:
+def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple[object, ...]:
     """The optimizer's lexicographic objective (optimizer.optimize.problem.solve_problem)."""
     seconds = math.ceil(b.time_hours * 3600)
     return (*spec.objective.kind.ranking_value(b.capex_cents, seconds), design_order(b.design))
 
 
 def _consider(
-    best: dict,
+    best: dict[tuple[object, ...], BruteDesign],
     catalog: Catalog,
     spec: OptimizeSpec,
     timer: EstimateCache,

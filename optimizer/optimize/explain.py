@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits
-from optimizer.optimize.problem import MipInstance, bounds_of, cost_of, solve_problem
+from optimizer.optimize.problem import MipInstance, bounds_of, chosen_row, cost_of, solve_problem
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import ParetoEntry, RankedDesign
 from optimizer.registry.fabrics import FABRICS
@@ -53,13 +53,12 @@ def explain_ranked(
     out = []
     for d in ranked:
         binding: list[str] = []
-        budget_slack = None if c.budget_cents is None else c.budget_cents - d.bom.capex_cents
-        time_slack = (
-            None if c.target_training_hours is None else c.target_training_hours - d.time_hours
-        )
-        if budget_slack is not None and budget_slack <= BINDING_SLACK * c.budget_cents:
+        budget, target = c.budget_cents, c.target_training_hours
+        budget_slack = None if budget is None else budget - d.bom.capex_cents
+        time_slack = None if target is None else target - d.time_hours
+        if budget is not None and budget - d.bom.capex_cents <= BINDING_SLACK * budget:
             binding.append("budget")
-        if time_slack is not None and time_slack <= BINDING_SLACK * c.target_training_hours:
+        if target is not None and target - d.time_hours <= BINDING_SLACK * target:
             binding.append("time")
         if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
             binding.append("power")
@@ -161,7 +160,7 @@ def sensitivity(
         res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)
         if not res.has_solution:
             continue
-        chosen = next(i for i, v in enumerate(vm.pick) if res.values[v] == 1)
+        chosen = chosen_row(res, vm)
         plan = problem.costed[chosen].candidate.plan
         switch_cents = sum(
             s.quantity * next(w.price_cents for w in catalog.switches if w.sku == s.sku)

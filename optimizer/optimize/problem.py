@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
-from optimizer.optimize.candidates import SECONDS_PER_HOUR, Costed, design_order
+from optimizer.optimize.candidates import Costed, design_order
 from optimizer.optimize.formulation import (
     Bounds,
     CandidateRow,
@@ -18,6 +18,7 @@ from optimizer.optimize.formulation import (
     build_model,
 )
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
@@ -30,7 +31,7 @@ class MipInstance:
     costed: list[Costed]
     rows: list[CandidateRow]
     options: dict[LinkClass, list[LinkOption]]
-    groups: list[tuple]
+    groups: list[tuple[str, str, str, float]]  # TimeKey.group of each distinct group
     order: list[int]  # each row's position in design_order (deterministic tie-break)
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
@@ -123,7 +124,7 @@ def build_problem(costed: list[Costed], builder: RowBuilder) -> MipInstance:
     """Rows for the MIP; candidates whose links no allowed part can build are dropped."""
     keep: list[Costed] = []
     rows: list[CandidateRow] = []
-    group_ids: dict[tuple, int] = {}
+    group_ids: dict[tuple[str, str, str, float], int] = {}
     for item in costed:
         cand = item.candidate
         group = group_ids.get(cand.key.group, len(group_ids))
@@ -200,6 +201,12 @@ def lexicographic_stages(
     else:
         stages.append(order)
     return stages
+
+
+def chosen_row(res: SolveResult, vm: VarMap) -> int:
+    """The candidate row a solution picks (exactly one pick variable is 1)."""
+    assert res.values is not None, "a solution has values"
+    return next(i for i, v in enumerate(vm.pick) if res.values[v] == 1)
 
 
 def cost_of(res: SolveResult, vm: VarMap) -> int:

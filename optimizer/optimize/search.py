@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
-    SECONDS_PER_HOUR,
     Candidate,
     Costed,
     EstimateCache,
@@ -24,6 +23,7 @@ from optimizer.optimize.candidates import (
 )
 from optimizer.optimize.formulation import over_stock
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure, ObjectiveKind
 from optimizer.topology.bom import build_bom
 from optimizer.topology.design import Design
@@ -111,7 +111,7 @@ class Clock:
 
     deadline: float
     stop: threading.Event | None = None
-    progress: Callable[[dict], None] | None = None
+    progress: Callable[[dict[str, object]], None] | None = None
     start: float = field(default_factory=time.perf_counter)
     _last_report: float = 0.0
 
@@ -123,7 +123,7 @@ class Clock:
     def remaining(self, floor: float = 0.05) -> float:
         return max(floor, self.deadline - time.perf_counter())
 
-    def report(self, event: dict, *, force: bool = False) -> None:
+    def report(self, event: dict[str, object], *, force: bool = False) -> None:
         """Send ``event`` (with elapsed_s) at most four times a second unless forced."""
         now = time.perf_counter()
         if self.progress is None or (not force and now - self._last_report < 0.25):
@@ -208,7 +208,7 @@ def _search_cost_first(
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
-    ordered = []
+    ordered: list[tuple[tuple[int, ...], TimeKey, Parts, int, int]] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -218,11 +218,11 @@ def _search_cost_first(
             if floor is None:
                 continue  # not even an ideal network of this fabric meets the target
             lo = max(lo, floor)
-        bound = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
-        if lo <= hi and (budget is None or bound <= budget):
-            ordered.append(((bound,), key, parts, lo, hi))
+        cents = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
+        if lo <= hi and (budget is None or cents <= budget):
+            ordered.append(((cents,), key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
-    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
     for bound, key, parts, lo, hi in ordered:
         if kbest.beats(bound):
@@ -233,7 +233,7 @@ def _search_cost_first(
         evaluated += 1
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
         n = smallest_meeting(
-            lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi, warm.get(family, lo)
+            functools.partial(timer.hours, key), target, lo, hi, warm.get(family, lo)
         )
         if n is None:
             continue
@@ -282,7 +282,7 @@ def _ideal_floors(
         lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
         hi = _node_caps(space.spec, server, None)[1]
         floors[(sku, fabric)] = smallest_meeting(
-            lambda n, s=sku, f=fabric, g=gbps // npn, k=npn: timer.ideal_hours(s, f, g, k, n),
+            functools.partial(timer.ideal_hours, sku, fabric, gbps // npn, npn),
             target,
             lo,
             hi,
@@ -326,7 +326,7 @@ def _search_time_first(
     if budget is None:
         msg = "min_time needs a budget; expected a positive budget_usd"
         raise InvalidInput(msg, field="constraints.budget_usd")
-    ordered = []
+    ordered: list[tuple[tuple[int, ...], TimeKey, Parts, int, int]] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -345,10 +345,10 @@ def _search_time_first(
         if not math.isfinite(fastest):
             continue  # no plan fits even the largest size: none fits a smaller one
         fewest = smallest_meeting(ideal, fastest, lo, hi, lo) or hi
-        bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
-        ordered.append((bound, key, parts, lo, hi))
+        time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
+        ordered.append((time_bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
-    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
     for bound, key, parts, lo, hi in ordered:
         if kbest.beats(bound):
             break
@@ -362,6 +362,7 @@ def _search_time_first(
         # way to the key's best time is the start of its last plateau. Only when that is over
         # budget does the budget decide, at the largest affordable size.
         start = smallest_meeting(hours, hours(hi), lo, hi, lo)
+        top: int | None
         if start is not None and afford(start):
             top = start
         else:
@@ -452,7 +453,7 @@ class _Affordability:
         return None if mirrored is None else lo + hi - mirrored
 
 
-def _key_order(key: TimeKey) -> tuple:
+def _key_order(key: TimeKey) -> tuple[object, ...]:
     """Deterministic tie-break between keys with equal bounds: by SKU and names."""
     return (
         key.server_sku,

@@ -13,7 +13,6 @@ from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
 from optimizer.optimize.candidates import (
-    SECONDS_PER_HOUR,
     EstimateCache,
     SearchSpace,
     confident_hours,
@@ -34,12 +33,14 @@ from optimizer.optimize.problem import (
     RowBuilder,
     bounds_of,
     build_problem,
+    chosen_row,
     cost_of,
     solve_problem,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import Clock, fastest_reachable, search
+from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
 from optimizer.topology.bom import BillOfMaterials, build_bom
@@ -54,7 +55,7 @@ def optimize(
     *,
     fixed: PartialPlan | None = None,
     stop: threading.Event | None = None,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, object]], None] | None = None,
 ) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
@@ -105,7 +106,7 @@ def optimize(
             break
         if rank == 1:
             status, gap, bound = _rank_one_status(res, outcome.open_bound, spec)
-        chosen = next(i for i, v in enumerate(varmap.pick) if res.values[v] == 1)
+        chosen = chosen_row(res, varmap)
         ranked.append(_verified(problem, chosen, res, varmap, catalog, spec, rank, timer))
         excluded.append(problem.rows[chosen].group)
         clock.report(

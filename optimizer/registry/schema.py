@@ -10,7 +10,6 @@ converts the nested record with the same functions.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import fields, is_dataclass
 from typing import Any, NamedTuple
 
@@ -26,10 +25,19 @@ class Mirror(NamedTuple):
     cents_as_usd: bool
 
 
-@functools.cache
+_MIRRORS: dict[tuple[type, type], tuple[Mirror, ...]] = {}
+
+
 def mirrored(record_type: type, message_type: type[Message]) -> tuple[Mirror, ...]:
     """The record's fields that the message has by name (or as ``_usd`` for ``_cents``),
-    nested messages excluded."""
+    nested messages excluded. Computed once per pair."""
+    key = (record_type, message_type)
+    if key not in _MIRRORS:
+        _MIRRORS[key] = _mirror(record_type, message_type)
+    return _MIRRORS[key]
+
+
+def _mirror(record_type: type, message_type: type[Message]) -> tuple[Mirror, ...]:
     if not is_dataclass(record_type):
         raise TypeError(f"{record_type.__name__} is not a dataclass")
     by_name = {
@@ -87,7 +95,9 @@ def record_values(
     return values
 
 
-def _repeated(fd: FieldDescriptor) -> bool:
+def _repeated(fd: Any) -> bool:
     """``is_repeated`` where protobuf has it (6.x), the deprecated label before."""
     flag = getattr(fd, "is_repeated", None)
-    return bool(flag) if flag is not None else fd.label == FieldDescriptor.LABEL_REPEATED
+    if flag is not None:
+        return bool(flag)
+    return bool(getattr(fd, "label", None) == FieldDescriptor.LABEL_REPEATED)
