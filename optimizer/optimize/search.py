@@ -31,6 +31,8 @@ from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 Parts = list[tuple[Nic, Switch | None]]
+# A key to explore: (its bound, a prefix of the objective's ranking value), key, parts, node range.
+Bounded = tuple[tuple[int, ...], TimeKey, Parts, int, int]
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
@@ -208,7 +210,7 @@ def _search_cost_first(
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
-    ordered: list[tuple[tuple[int, ...], TimeKey, Parts, int, int]] = []
+    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -323,10 +325,10 @@ def _search_time_first(
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     budget = spec.constraints.budget_cents
-    if budget is None:
-        msg = "min_time needs a budget; expected a positive budget_usd"
+    if budget is None:  # convert.spec_from_proto refuses this; a spec built in code may not
+        msg = f"{spec.objective.kind.name} needs a budget; expected a positive budget_usd"
         raise InvalidInput(msg, field="constraints.budget_usd")
-    ordered: list[tuple[tuple[int, ...], TimeKey, Parts, int, int]] = []
+    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]

@@ -14,6 +14,18 @@ from optimizer.topology.profile import TopologyProfile
 
 TIER_NAMES = ("leaf", "spine", "core", "router")
 LINK_GROUPS = ("node-leaf", "leaf-spine", "spine-core", "intra-group", "global", "torus")
+# Where a group's links run, which sets their length (optimizer.topology.layout.place):
+# within one leaf's racks, within a pod (a dragonfly group; the whole cluster when it has one
+# pod), across the cluster, or between torus neighbours (folded layout).
+SPANS = ("leaf", "pod", "cluster", "neighbours")
+GROUP_SPANS = {
+    "node-leaf": "leaf",
+    "leaf-spine": "pod",
+    "spine-core": "cluster",
+    "intra-group": "pod",
+    "global": "cluster",
+    "torus": "neighbours",
+}
 
 
 @dataclass(frozen=True)
@@ -39,10 +51,22 @@ class TierSizing:
 
 @dataclass(frozen=True)
 class LinkGroupSizing:
-    """Links of one kind (same ends, hence same length class), e.g. all leaf-spine links."""
+    """Links of one kind (same ends, hence same length class), e.g. all leaf-spine links.
+
+    ``span`` (one of ``SPANS``) says where they run; a family naming a new group sets it, the
+    known groups take theirs from ``GROUP_SPANS``."""
 
     name: str
     count: int
+    span: str = ""
+
+    @property
+    def span_kind(self) -> str:
+        span = self.span or GROUP_SPANS.get(self.name, "")
+        if span not in SPANS:
+            msg = f"link group {self.name!r} needs a span, one of {', '.join(SPANS)}"
+            raise ValueError(msg)
+        return span
 
 
 @dataclass(frozen=True)
