@@ -431,9 +431,9 @@ def make_design(
 def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -> bool:
     """The same hardware as a simpler design the request also allows, so not a distinct one.
 
-    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; a
-    fat-tree that fits one switch, or any family on one node, is the single switch; one rail
-    is a plain fat-tree.
+    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; the
+    family's record names its other twins (a fat-tree that fits one switch, or any family on
+    one node, is the single switch; one rail is a plain fat-tree).
     """
     profile = plan.sizing.profile
     if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
