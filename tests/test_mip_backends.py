@@ -100,7 +100,7 @@ def test_time_limit_is_honoured_and_reported(backend: str) -> None:
 
 def test_cpsat_stops_when_the_caller_cancels() -> None:
     stop = threading.Event()
-    threading.EstimateCache(0.5, stop.set).start()
+    threading.Timer(0.5, stop.set).start()
     start = time.perf_counter()
     get_backend("cpsat").solve(hard_model(), Limits(time_limit_s=60.0, stop=stop))
     assert time.perf_counter() - start < 3.0
