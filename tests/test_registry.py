@@ -169,3 +169,24 @@ def test_a_family_leaves_the_registry_with_its_with_block() -> None:
     with TOPOLOGIES.registered(TOY):
         assert "toy_star" in TOPOLOGIES
     assert "toy_star" not in TOPOLOGIES
+
+
+def test_a_second_record_with_a_taken_name_or_enum_number_is_refused() -> None:
+    with pytest.raises(ValueError, match="already registered"):
+        TOPOLOGIES.register(dataclasses.replace(TOY, name="torus"))
+    with pytest.raises(ValueError, match="proto value 5"):
+        TOPOLOGIES.register(dataclasses.replace(TOY, proto_value=5))
+    with pytest.raises(ValueError, match="not canonical"):
+        TOPOLOGIES.register(dataclasses.replace(TOY, name="Toy-Star"))
+
+
+def test_an_objective_names_the_constraint_it_lacks() -> None:
+    with pytest.raises(InvalidInput) as e:
+        OBJECTIVES.get("min_time").check_constraints({"target_training_hours"})
+    assert e.value.field == "constraints.budget_usd"
+    assert "min_time needs a budget" in str(e.value)
+
+
+def test_the_objective_record_orders_the_ranking_value() -> None:
+    assert OBJECTIVES.get("min_cost").ranking_value(100, 7) == (100, 7)
+    assert OBJECTIVES.get("min_time").ranking_value(100, 7) == (7, 100)
