@@ -14,6 +14,7 @@ import pytest
 from optimizer_fixtures import spec_for, tiny_catalog
 
 from client.commands.optimize import optimize as optimize_command
+from client.commands.sweep import sweep as sweep_command
 from client.options import RegistryChoice
 from client.render import topology_label
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
@@ -190,3 +191,15 @@ def test_an_objective_names_the_constraint_it_lacks() -> None:
 def test_the_objective_record_orders_the_ranking_value() -> None:
     assert OBJECTIVES.get("min_cost").ranking_value(100, 7) == (100, 7)
     assert OBJECTIVES.get("min_time").ranking_value(100, 7) == (7, 100)
+
+
+@pytest.mark.parametrize("command", [optimize_command, sweep_command], ids=["optimize", "sweep"])
+def test_every_command_takes_choices_as_the_table_prints_them_or_as_the_wire_spells_them(
+    command,
+) -> None:
+    args = ["--objective", "MIN_TIME", "--fabric", "RoCE", "--topology", "Fat-Tree"]
+    args += ["--topology", "single_switch"]
+    params = command.make_context(command.name, args).params
+    assert params["objective"] == "min_time"
+    assert params["fabric"] == ("roce",)
+    assert params["topology"] == ("fat_tree", "single_switch")
