@@ -1,8 +1,9 @@
 """Independent verifier of a bill of materials: lists every violation, never trusts the builder.
 
-Quantities are recomputed here from the family formulas and port conservation (every endpoint
+Quantities are recomputed from the family formulas and port conservation (every endpoint
 has a link; no tier uses more ports than its switches have; each tier has the switches and
-links its formula requires), not through ``physical_plan``/``size_network``. Shared with the
+links its formula requires), not through ``physical_plan``/``size_network``: each family
+module's ``required`` recounts them from its formulas, apart from its sizing. Shared with the
 builder are only the specification-level rules: protocol and breakout (``compat``), the port
 split and shape formulas of each family, and the layout's link lengths and rack packing.
 
