@@ -9,15 +9,55 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
+
+from optimizer.errors import InvalidInput
+from optimizer.registry.base import Descriptor, Registry
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.objectives import OBJECTIVES
+from optimizer.registry.topologies import TOPOLOGIES
 
 F = TypeVar("F", bound=Callable[..., object])
 
 FORMATS = ("table", "json", "csv", "xlsx")
 PLOT_FORMATS = (".png", ".svg")
 DEFAULT_TENANT = "default"
+
+
+class RegistryChoice(click.ParamType):  # type: ignore[type-arg]
+    """A value of a registry (fabric, topology family, objective), typed as the tables print
+    it or as the wire spells it, in any case: ``fat-tree``, ``FAT_TREE``. Converts to the wire
+    name; the choices, help and completion are the registry's, read when the CLI runs."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self.registry = registry
+        self.name = registry.kind
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.registry.cli_names()) + "]"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> str:
+        try:
+            descriptor: Descriptor = self.registry.get(str(value))
+        except InvalidInput:
+            self.fail(
+                f"{value!r}: expected one of {', '.join(self.registry.cli_names())}", param, ctx
+            )
+        return descriptor.name
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return [CompletionItem(n) for n in self.registry.cli_names() if n.startswith(incomplete)]
+
+
+def _listing(registry: Registry[Any]) -> str:
+    return ", ".join(registry.cli_names())
 
 
 def output_format(*choices: str) -> Callable[[F], F]:
@@ -100,8 +140,8 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
         click.option("--tokens", type=float, help="Training tokens (overrides the preset's)."),
         click.option(
             "--objective",
-            type=click.Choice(["min-cost", "min-time"]),
-            help="min-cost: cheapest meeting the target; min-time: fastest within the budget.",
+            type=RegistryChoice(OBJECTIVES),
+            help="; ".join(f"{o.label}: {o.help}" for o in OBJECTIVES) + ".",
         ),
         click.option(
             "--top-k",
@@ -111,10 +151,16 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
         ),
         click.option(
             "--fabric",
+            type=RegistryChoice(FABRICS),
             multiple=True,
-            help="Allowed fabric (repeatable): infiniband, roce, ethernet.",
+            help=f"Allowed fabric (repeatable): {_listing(FABRICS)}.",
         ),
-        click.option("--topology", multiple=True, help="Allowed topology (repeatable)."),
+        click.option(
+            "--topology",
+            type=RegistryChoice(TOPOLOGIES),
+            multiple=True,
+            help=f"Allowed topology family (repeatable): {_listing(TOPOLOGIES)}.",
+        ),
         click.option("--vendor", multiple=True, help="Allowed vendor (repeatable)."),
         click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable)."),
         click.option("--max-power-kw", type=float, help="Facility power cap in kW."),

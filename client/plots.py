@@ -22,18 +22,24 @@ from client.options import PLOT_FORMATS
 from client.render import FABRIC, TOPOLOGY, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import TOPOLOGIES
 
 FIGURE_SIZE_IN = (13.0, 5.5)
 DPI = 100  # -> 1300 x 550 pixels
 MAX_BARS = 8
-FABRIC_COLOURS = {"infiniband": "tab:blue", "roce": "tab:orange", "ethernet": "tab:green"}
-TOPOLOGY_MARKERS = {
-    "single_switch": "o",
-    "fat_tree": "s",
-    "rail_optimized": "^",
-    "dragonfly": "D",
-    "torus": "P",
-}
+
+
+def fabric_colour(fabric: str) -> str:
+    """Its registry colour; grey for a name this client does not know."""
+    return FABRICS.get(fabric).plot_colour if fabric in FABRICS else "tab:gray"
+
+
+def topology_marker(topology: str) -> str:
+    """Its registry marker; a cross for a name this client does not know."""
+    return TOPOLOGIES.get(topology).plot_marker if topology in TOPOLOGIES else "x"
+
+
 FRONT_STYLES = ("-", "--", "-.", ":")  # one per workload
 # CostBreakdown field -> bar label, bottom of the stack first.
 COST_PARTS = (
@@ -90,8 +96,8 @@ def _frontier_panel(
             ax.scatter(
                 [p.training_time_hours for p in group],
                 [p.capex_usd / 1e6 for p in group],
-                c=FABRIC_COLOURS.get(fabric, "tab:gray"),
-                marker=TOPOLOGY_MARKERS.get(topology, "x"),
+                c=fabric_colour(fabric),
+                marker=topology_marker(topology),
                 alpha=0.75,
                 s=36,
                 label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}",

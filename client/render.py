@@ -21,16 +21,13 @@ from rich.table import Table
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.export import safe_text
 
-FABRIC = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
-TOPOLOGY = {
-    "single_switch": "single switch",
-    "fat_tree": "fat-tree",
-    "rail_optimized": "rail-optimized",
-    "dragonfly": "dragonfly",
-    "torus": "torus",
-}
+# Table labels by wire name (sweep tables and plot legends look names up here).
+FABRIC: dict[str, str] = FABRICS.labels()
+TOPOLOGY: dict[str, str] = {t.name: t.short_label for t in TOPOLOGIES}
 
 
 @contextmanager
@@ -69,9 +66,11 @@ def to_json(message: Message) -> str:
 
 
 def topology_label(topology: str, ratio: float) -> str:
-    if topology in ("fat_tree", "rail_optimized"):
-        return f"{TOPOLOGY[topology]} {ratio:g}:1"
-    return TOPOLOGY.get(topology, topology)
+    """A family's table label, with the down:up ratio where it has an oversubscribed tier;
+    an unknown name (a newer server's family) is shown as sent."""
+    if topology not in TOPOLOGIES:
+        return topology
+    return TOPOLOGIES.get(topology).display(ratio)
 
 
 def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:

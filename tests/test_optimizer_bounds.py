@@ -9,8 +9,10 @@ from optimizer.catalog import load_catalog
 from optimizer.catalog.resolve import bundled_catalogs
 from optimizer.optimize.candidates import OVERSUBSCRIPTIONS, EstimateCache, SearchSpace, TimeKey
 from optimizer.optimize.request import Confidence, Constraints, OptimizeSpec
-from optimizer.topology.profile import TOPOLOGY_FAMILIES
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.workload.presets import preset
+
+TOPOLOGY_FAMILIES = TOPOLOGIES.names()
 
 CATALOG = load_catalog(next(p for p in bundled_catalogs() if p.name == "infiniband-ndr"))
 SERVERS = {s.sku: s for s in CATALOG.servers}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from optimizer.errors import InvalidInput
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, fiber_metres, link_options
+from optimizer.topology.layout import Layout, fiber_metres, link_options, place
+from optimizer.topology.network import LinkGroupSizing, NetworkSizing
 from optimizer.topology.plan import physical_plan
+from optimizer.topology.sizing import size_network
 from tests.topology_fixtures import topology_catalog
 
 CAT = topology_catalog()
@@ -117,3 +121,21 @@ def test_a_node_taller_than_the_rack_names_rack_units():
     with pytest.raises(InvalidInput) as e:
         physical_plan(_ib(8, layout=Layout(rack_units=6)), CAT)
     assert e.value.field == "layout.rack_units"
+
+
+def _sizing_with(group: LinkGroupSizing) -> NetworkSizing:
+    """A two-tier fat-tree's sizing with one more link group (as a new family would add)."""
+    base = size_network("fat_tree", 256, 64)
+    return dataclasses.replace(base, link_groups=(*base.link_groups, group))
+
+
+def test_a_new_link_group_is_placed_by_the_span_its_family_names():
+    sizing = _sizing_with(LinkGroupSizing("express", 8, span="cluster"))
+    placed = place(Layout(), sizing, nodes=32, nodes_per_rack=4, nodes_per_leaf=4, network_racks=2)
+    assert placed.length_m("express") == placed.length_m("leaf-spine")
+
+
+def test_a_new_link_group_without_a_span_is_a_programming_error():
+    sizing = _sizing_with(LinkGroupSizing("express", 8))
+    with pytest.raises(ValueError, match="express"):
+        place(Layout(), sizing, nodes=32, nodes_per_rack=4, nodes_per_leaf=4, network_racks=2)

@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-FABRIC_FAMILIES = ("infiniband", "ethernet")
-PROTOCOLS = ("infiniband", "roce", "ethernet")
+from optimizer.registry.fabrics import FABRICS
+
+# What the catalog may name is what the registered fabrics need (optimizer/registry/fabrics.py).
+FABRIC_FAMILIES = tuple(dict.fromkeys(f.switch_family for f in FABRICS))
+PROTOCOLS = tuple(dict.fromkeys(f.nic_protocol for f in FABRICS))
 LINK_KINDS = ("dac", "aec", "aoc", "transceiver", "fiber")
-LINK_FABRICS = ("infiniband", "ethernet", "any")
+LINK_FABRICS = (*FABRIC_FAMILIES, "any")
 TABLES = ("servers", "nics", "switches", "links", "price_breaks")
 
 

@@ -17,6 +17,7 @@ Both are priced by the same BOM code and timed by the same estimator as the opti
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -31,13 +32,17 @@ from optimizer.optimize.candidates import (
 )
 from optimizer.optimize.formulation import over_stock, stock_limits
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.registry.fabrics import INFINIBAND
+from optimizer.registry.topologies import FAT_TREE, RAIL_OPTIMIZED, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.sizing import max_endpoints
 
-# GPU-count regimes of the rule: (first GPU count, fabric preference, topology choices). The
+# GPU-count regimes of the rule: (first GPU count, fabric preference, topology choices). This is
+# the seed article's fixed rule (data, by registry name), not a list of every fabric or family:
+# a newly registered one is not part of it. The
 # topology choices are groups in order of preference: the first group that can be built at the
 # size is the rule's, and within a group ("dragonfly or torus") the cheaper design that meets
 # the target is taken; a later group is a fallback when the size does not fit the earlier one.
@@ -82,11 +87,12 @@ def _candidate(
     if nic is None:
         return None
     npn = min(server.gpus_per_node, server.max_nics)
-    switch = None if topology == "torus" else _switch_for(catalog, fabric, nic.speed_gbps)
-    if topology != "torus" and switch is None:
+    switchless = TOPOLOGIES.get(topology).switchless
+    switch = None if switchless else _switch_for(catalog, fabric, nic.speed_gbps)
+    if not switchless and switch is None:
         return None
     radix = 0 if switch is None else ports_at_speed(switch, nic.speed_gbps)
-    family = "rail_optimized" if rail else topology
+    family = RAIL_OPTIMIZED.name if rail else topology
     return TimeKey(server.sku, fabric, nic.speed_gbps, npn, family, 1.0, radix), nic, switch
 
 
@@ -187,7 +193,7 @@ def _smallest_in_regime(
             )
             built = []
             for (key, nic, switch), top in fitting:
-                nodes = smallest_meeting(lambda n, k=key: timer.hours(k, n), target, lo, top, lo)
+                nodes = smallest_meeting(functools.partial(timer.hours, key), target, lo, top, lo)
                 design = (
                     None
                     if nodes is None
@@ -205,12 +211,12 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
     layout = Layout()
     found = []
     for server in catalog.servers:
-        cand = _candidate(catalog, server, "infiniband", "fat_tree", rail=True)
+        cand = _candidate(catalog, server, INFINIBAND.name, FAT_TREE.name, rail=True)
         if cand is None:
             continue
         key, nic, switch = cand
         nodes = smallest_meeting(
-            lambda n, k=key: timer.hours(k, n), target, 1, _size_limit(key, spec, server), 1
+            functools.partial(timer.hours, key), target, 1, _size_limit(key, spec, server), 1
         )
         if nodes is None:
             continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -28,21 +29,31 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES, TopologyProfile
+from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import max_endpoints, size_network
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
-FABRICS = ("infiniband", "roce", "ethernet")
 # Oversubscription ratios offered where a family has an oversubscribed tier (1:1, 2:1, 3:1 are
 # the ratios vendors' reference designs and Meta's Llama 3 cluster use; domain.md section 3).
 OVERSUBSCRIPTIONS = (1.0, 2.0, 3.0)
-OVERSUBSCRIBABLE = ("fat_tree", "rail_optimized")
 NICS_PER_NODE = (1, 2, 4, 8)
+
+
+def ratios_for(topology: str) -> tuple[float, ...]:
+    """The down:up ratios the search offers a family: several where it has an
+    oversubscribed tier, else only the non-blocking 1:1."""
+    return OVERSUBSCRIPTIONS if TOPOLOGIES.get(topology).oversubscribable else (1.0,)
+
+
+def is_switchless(topology: str) -> bool:
+    return TOPOLOGIES.get(topology).switchless
 
 
 @dataclass(frozen=True)
@@ -115,11 +126,11 @@ class SearchSpace:
 
     @property
     def fabrics(self) -> tuple[str, ...]:
-        return self.spec.allowed_fabrics or FABRICS
+        return self.spec.allowed_fabrics or FABRICS.names()
 
     @property
     def topologies(self) -> tuple[str, ...]:
-        return self.spec.allowed_topologies or TOPOLOGY_FAMILIES
+        return self.spec.allowed_topologies or TOPOLOGIES.names()
 
     def keys(self) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
         """Every time key with the (NIC, switch) SKU pairs that realise it (one shared list
@@ -129,17 +140,16 @@ class SearchSpace:
             for (fabric, speed, radix), parts in pairs.items():
                 for npn in nics_per_node_options(server):
                     for topology in self.topologies:
-                        if (topology == "torus") != (radix == 0):
+                        if is_switchless(topology) != (radix == 0):
                             continue
-                        ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
-                        for ratio in ratios:
+                        for ratio in ratios_for(topology):
                             yield (
                                 TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix),
                                 parts,
                             )
 
     def _pairs(self) -> dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]]:
-        """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless torus."""
+        """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless families."""
         out: dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]] = {}
         for fabric in self.fabrics:
             nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
@@ -150,7 +160,7 @@ class SearchSpace:
                     k = ports_at_speed(w, speed)
                     if k and switch_fits_fabric(w, fabric):
                         radixes.setdefault(k, []).append(w)
-                if "torus" in self.topologies:
+                if any(is_switchless(t) for t in self.topologies):
                     out[(fabric, speed, 0)] = [(n, None) for n in at_speed]
                 for k, sws in sorted(radixes.items()):
                     out[(fabric, speed, k)] = [(n, w) for n in at_speed for w in sws]
@@ -190,8 +200,8 @@ class EstimateCache:
             )
             for sku, s in servers.items()
         }
-        self._cache: dict[tuple, tuple[TimeKey, Estimate | None]] = {}
-        self._ideal: dict[tuple, float] = {}
+        self._cache: dict[tuple[object, ...], tuple[TimeKey, Estimate | None]] = {}
+        self._ideal: dict[tuple[object, ...], float] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
@@ -276,7 +286,7 @@ class EstimateCache:
         if not timed:
             return None
         hours, key, nodes = min(timed, key=lambda t: (t[0], t[2]))
-        return key, nodes, hours
+        return key, cast(int, nodes), hours  # the memo ends with the node count
 
     def ideal_hours(
         self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
@@ -302,7 +312,7 @@ class EstimateCache:
     ) -> float:
         endpoints = nodes * nics_per_node
         profile = TopologyProfile(
-            family="single_switch",
+            family=SINGLE_SWITCH_NAME,
             endpoints=endpoints,
             tiers=1,
             max_switch_hops=1,
@@ -367,18 +377,18 @@ def smallest_meeting(
                 bad = probe
                 break
     else:
-        bad, ok, step = g, None, max(1, math.ceil(g * 0.05))
+        bad, step = g, max(1, math.ceil(g * 0.05))
         t_bad = hours(g)
         if math.isfinite(t_bad):  # perfect scaling from the miss is a good first step
             step = max(step, math.ceil(g * t_bad / target_hours * 1.02) - g)
-        while ok is None:  # grow the bracket upward
+        while True:  # grow the bracket upward
             probe = min(hi, bad + step)
             if hours(probe) <= target_hours:
                 ok = probe
-            elif probe == hi:
+                break
+            if probe == hi:
                 return None
-            else:
-                bad, step = probe, step * 2
+            bad, step = probe, step * 2
     while ok - bad > 1:
         mid = (ok + bad) // 2
         if hours(mid) <= target_hours:
@@ -388,7 +398,7 @@ def smallest_meeting(
     return ok
 
 
-def design_order(design: Design) -> tuple:
+def design_order(design: Design) -> tuple[object, ...]:
     """The deterministic order among otherwise equal designs: by names and sizes."""
     return (
         design.server_sku,
@@ -421,22 +431,15 @@ def make_design(
 def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -> bool:
     """The same hardware as a simpler design the request also allows, so not a distinct one.
 
-    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; a
-    fat-tree that fits one switch, or any family on one node, is the single switch; one rail
-    is a plain fat-tree.
+    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; the
+    family's record names its other twins (a fat-tree that fits one switch, or any family on
+    one node, is the single switch; one rail is a plain fat-tree).
     """
     profile = plan.sizing.profile
-    if design.nodes == 1 and design.topology != "single_switch" and "single_switch" in topologies:
-        return True
     if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
         return True
-    if design.topology == "fat_tree" and profile.tiers == 1 and "single_switch" in topologies:
-        return True
-    return (
-        design.topology == "rail_optimized"
-        and design.nics_per_node == 1
-        and "fat_tree" in topologies
-    )
+    twins = TOPOLOGIES.get(design.topology).twins(design.nodes, design.nics_per_node, profile)
+    return any(t != design.topology and t in topologies for t in twins)
 
 
 def build_candidates(
@@ -478,12 +481,11 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
     occupy; a plan no cheaper, no leaner and no smaller than another, or one whose parts exceed
     their stock, cannot be part of an optimum.
     """
+    parts: tuple[Nic | Switch, ...] = (*catalog.nics, *catalog.switches)
     stock = {
-        p.sku: p.availability.stock_units
-        for p in (*catalog.nics, *catalog.switches)
-        if p.availability.stock_units is not None
+        p.sku: p.availability.stock_units for p in parts if p.availability.stock_units is not None
     }
-    prices = {p.sku: p.price_cents for p in (*catalog.nics, *catalog.switches)}
+    prices = {p.sku: p.price_cents for p in parts}
     scored = []
     for plan in plans:
         qty = {plan.nics.sku: plan.nics.quantity}

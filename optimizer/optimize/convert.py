@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
-from optimizer.optimize.candidates import FABRICS
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
 from optimizer.performance.convert import plan_from_proto, response_to_proto, workload_from_proto
 from optimizer.performance.plan import PartialPlan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.objectives import MIN_COST, OBJECTIVES
+from optimizer.registry.schema import message_values, record_values
+from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.topology.design import Design
 
 # Limits checked before any work (docs/optimizer.md, "Limits").
 MAX_TOP_K = 20
@@ -30,10 +34,6 @@ def _choice(value: str, allowed: tuple[str, ...], field: str, default: str) -> s
         msg = f"got {value!r}, expected one of {', '.join(allowed)}"
         raise InvalidInput(msg, field=field)
     return low
-
-
-def _subset(values: list[str], allowed: tuple[str, ...], field: str) -> tuple[str, ...]:
-    return tuple(_choice(v, allowed, f"{field}[{i}]", "") for i, v in enumerate(values))
 
 
 def _positive(msg_field: str, value: float) -> float:
@@ -58,20 +58,14 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         if c.HasField("target_training_hours")
         else None
     )
-    objective = Objective(
-        _choice(
-            req.objective, tuple(o.value for o in Objective), "objective", Objective.MIN_COST.value
-        )
+    kind = (
+        OBJECTIVES.resolve(req.objective, req.objective_kind, "objective", "objective_kind")
+        or MIN_COST
     )
-    if objective is Objective.MIN_TIME and budget is None:
-        raise InvalidInput(
-            "min_time needs a budget; expected a positive number", field="constraints.budget_usd"
-        )
-    if objective is Objective.MIN_COST and target is None and budget is None:
-        raise InvalidInput(
-            "min_cost needs a target (or at least a budget); expected a positive number",
-            field="constraints.target_training_hours",
-        )
+    objective = Objective(kind.name)
+    kind.check_constraints(
+        {name for name, v in (("budget_usd", budget), ("target_training_hours", target)) if v}
+    )
     top_k = req.top_k or 3
     if not 1 <= top_k <= MAX_TOP_K:
         raise InvalidInput(f"got {req.top_k}, expected 1 to {MAX_TOP_K}", field="top_k")
@@ -103,20 +97,24 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         )
     return OptimizeSpec(
         workload=workload_from_proto(req.workload),
+        # The mirrored fields by name (checked above); budget and target as validated.
         constraints=Constraints(
-            budget_cents=budget,
-            target_training_hours=target,
-            max_power_kw=c.max_power_kw if c.HasField("max_power_kw") else None,
-            max_racks=c.max_racks if c.HasField("max_racks") else None,
-            min_gpus=c.min_gpus if c.HasField("min_gpus") else None,
-            max_gpus=c.max_gpus if c.HasField("max_gpus") else None,
-            max_lead_time_days=(c.max_lead_time_days if c.HasField("max_lead_time_days") else None),
+            **{
+                **record_values(c, Constraints),
+                "budget_cents": budget,
+                "target_training_hours": target,
+            }
         ),
         objective=objective,
         top_k=top_k,
-        allowed_fabrics=_subset(list(req.allowed_fabrics), FABRICS, "allowed_fabrics"),
-        allowed_topologies=_subset(
-            list(req.allowed_topologies), TOPOLOGY_FAMILIES, "allowed_topologies"
+        allowed_fabrics=FABRICS.resolve_all(
+            req.allowed_fabrics, req.allowed_fabric_kinds, "allowed_fabrics", "allowed_fabric_kinds"
+        ),
+        allowed_topologies=TOPOLOGIES.resolve_all(
+            req.allowed_topologies,
+            req.allowed_topology_families,
+            "allowed_topologies",
+            "allowed_topology_families",
         ),
         allowed_vendors=tuple(req.allowed_vendors),
         excluded_vendors=tuple(req.excluded_vendors),
@@ -142,84 +140,51 @@ def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | No
     return plan_from_proto(req.parallelism, req.workload)
 
 
-def _usd(cents: int) -> float:
-    return cents / 100
+def _kinds(design: Design) -> dict[str, Any]:
+    """The design's fabric and family as proto enum values, beside their strings."""
+    return {
+        "fabric_kind": FABRICS.get(design.fabric).proto_value,
+        "topology_family": TOPOLOGIES.get(design.topology).proto_value,
+    }
 
 
 def _design_to_proto(d: RankedDesign) -> optimize_pb2.Design:
-    design = d.design
-    out = optimize_pb2.Design(
-        rank=d.rank,
-        gpus=d.gpus,
-        nodes=design.nodes,
-        server_sku=design.server_sku,
-        fabric=design.fabric,
-        topology=design.topology,
-        oversubscription=design.oversubscription,
-        capex_usd=_usd(d.bom.capex_cents),
+    """Mirrored fields of the ranked design, its design and its BOM lines by name; the rest
+    (totals of the BOM, the estimate's range) named here."""
+    return optimize_pb2.Design(
+        **message_values(d.design, optimize_pb2.Design),
+        **message_values(d, optimize_pb2.Design),
+        **_kinds(d.design),
+        capex_usd=d.bom.capex_cents / 100,
         power_kw=d.bom.power_kw,
+        racks=d.bom.racks,
         training_time_hours=d.time_hours,
         training_time_hours_low=d.estimate.training_time_hours_low,
         training_time_hours_high=d.estimate.training_time_hours_high,
         estimate=response_to_proto(d.estimate),
-        binding=list(d.binding),
-        explanation=d.explanation,
-        racks=d.bom.racks,
-        nic_sku=design.nic_sku,
         cost=optimize_pb2.CostBreakdown(
-            servers_usd=_usd(d.cost.servers_cents),
-            nics_usd=_usd(d.cost.nics_cents),
-            switches_usd=_usd(d.cost.switches_cents),
-            cables_usd=_usd(d.cost.cables_cents),
-            optics_usd=_usd(d.cost.optics_cents),
+            **message_values(d.cost, optimize_pb2.CostBreakdown),
             network_share=d.cost.network_share,
         ),
+        bom=[
+            optimize_pb2.BomLine(**message_values(ln, optimize_pb2.BomLine)) for ln in d.bom.lines
+        ],
     )
-    if d.budget_slack_cents is not None:
-        out.budget_slack_usd = _usd(d.budget_slack_cents)
-    if d.time_slack_hours is not None:
-        out.time_slack_hours = d.time_slack_hours
-    for line in d.bom.lines:
-        out.bom.add(
-            category=line.category,
-            sku=line.sku,
-            vendor=line.vendor,
-            quantity=line.quantity,
-            unit_price_usd=_usd(line.unit_price_cents),
-            extended_price_usd=_usd(line.extended_price_cents),
-            tier=line.tier,
-            power_kw=line.power_kw,
-            rack_units=line.rack_units,
-            source=line.source,
-            length_m=line.length_m or 0.0,
-        )
-    return out
 
 
 def response_from_result(
     result: OptimizeResult, catalog_id: str = ""
 ) -> optimize_pb2.OptimizeResponse:
-    out = optimize_pb2.OptimizeResponse(
-        status=result.status,
+    return optimize_pb2.OptimizeResponse(
+        **message_values(result, optimize_pb2.OptimizeResponse),
         designs=[_design_to_proto(d) for d in result.designs],
-        diagnosis=result.diagnosis,
-        solve_time_s=result.solve_time_s,
-        gap=result.gap,
-        backend=result.backend,
+        pareto=[
+            optimize_pb2.ParetoPoint(
+                **message_values(p, optimize_pb2.ParetoPoint),
+                **message_values(p.design, optimize_pb2.ParetoPoint),
+                **_kinds(p.design),
+            )
+            for p in result.pareto
+        ],
         catalog_id=catalog_id,
-        candidates_evaluated=result.candidates_evaluated,
-        warnings=list(result.warnings),
-        sensitivity=result.sensitivity,
-        bound_usd=_usd(result.bound_cents) if result.bound_cents is not None else 0.0,
     )
-    for p in result.pareto:
-        out.pareto.add(
-            capex_usd=_usd(p.capex_cents),
-            training_time_hours=p.training_time_hours,
-            gpus=p.gpus,
-            server_sku=p.design.server_sku,
-            fabric=p.design.fabric,
-            topology=p.design.topology,
-            oversubscription=p.design.oversubscription,
-        )
-    return out

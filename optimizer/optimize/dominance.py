@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from optimizer.catalog.model import Availability, Catalog, Link, Nic, Switch
+from optimizer.catalog.model import Availability, Catalog, Link, Nic, Server, Switch
 
 P = TypeVar("P", Nic, Switch, Link)
 
@@ -54,11 +54,11 @@ def _lead_no_longer(a: Availability, b: Availability) -> bool:
 def _keep_efficient(
     catalog: Catalog,
     parts: Sequence[P],
-    signature: Callable[[P], tuple],
+    signature: Callable[[P], tuple[object, ...]],
     no_worse: Callable[[P, P], bool],
 ) -> tuple[P, ...]:
     """The parts no other part of the same signature dominates (first SKU kept on ties)."""
-    groups: dict[tuple, list[P]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[P]] = defaultdict(list)
     for part in sorted(parts, key=lambda p: p.sku):
         groups[signature(part)].append(part)
     kept: list[P] = []
@@ -112,7 +112,8 @@ def prune_dominated(catalog: Catalog) -> Catalog:
         lambda lk: (lk.kind, lk.speed_gbps, lk.fabric_family),
         lambda a, b: a.power_w <= b.power_w and a.reach_m >= b.reach_m,
     )
-    kept = {p.sku for p in (*catalog.servers, *nics, *switches, *links)}
+    every: tuple[Server | Nic | Switch | Link, ...] = (*catalog.servers, *nics, *switches, *links)
+    kept = {p.sku for p in every}
     return replace(
         catalog,
         nics=nics,

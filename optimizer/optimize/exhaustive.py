@@ -17,24 +17,24 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Nic, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
-    OVERSUBSCRIBABLE,
-    OVERSUBSCRIPTIONS,
     EstimateCache,
     SearchSpace,
     TimeKey,
     confident_hours,
     design_order,
+    is_switchless,
     make_design,
     nics_per_node_options,
+    ratios_for,
     redundant,
 )
 from optimizer.optimize.formulation import list_prices, stock_limits
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout, LinkOption, link_options
 from optimizer.topology.plan import physical_plan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
     c = spec.constraints
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
-    best: dict[tuple, BruteDesign] = {}
+    best: dict[tuple[object, ...], BruteDesign] = {}
     for server in space.servers:
         lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
         hi = min(max_nodes, (c.max_gpus or 10**9) // server.gpus_per_node)
@@ -140,10 +140,10 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
             for nic in (n for n in space.nics if nic_fits_fabric(n, fabric)):
                 for npn in nics_per_node_options(server):
                     for topology in space.topologies:
-                        ratios = OVERSUBSCRIPTIONS if topology in OVERSUBSCRIBABLE else (1.0,)
+                        ratios = ratios_for(topology)
                         switches = (
                             [None]
-                            if topology == "torus"
+                            if is_switchless(topology)
                             else [
                                 w
                                 for w in space.switches
@@ -173,16 +173,14 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     return ranked[: spec.top_k]
 
 
-def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple:
+def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple[object, ...]:
     """The optimizer's lexicographic objective (optimizer.optimize.problem.solve_problem)."""
     seconds = math.ceil(b.time_hours * 3600)
-    if spec.objective is Objective.MIN_COST:
-        return (b.capex_cents, seconds, design_order(b.design))
-    return (seconds, b.capex_cents, design_order(b.design))
+    return (*spec.objective.kind.ranking_value(b.capex_cents, seconds), design_order(b.design))
 
 
 def _consider(
-    best: dict,
+    best: dict[tuple[object, ...], BruteDesign],
     catalog: Catalog,
     spec: OptimizeSpec,
     timer: EstimateCache,
@@ -203,7 +201,7 @@ def _consider(
         plan = physical_plan(design, catalog)
     except InvalidInput:
         return
-    if redundant(design, plan, spec.allowed_topologies or TOPOLOGY_FAMILIES):
+    if redundant(design, plan, spec.allowed_topologies or TOPOLOGIES.names()):
         return
     est = timer.reestimate(design, plan)
     if est is None:

@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits
-from optimizer.optimize.problem import MipInstance, bounds_of, cost_of, solve_problem
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.problem import MipInstance, bounds_of, chosen_row, cost_of, solve_problem
+from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import ParetoEntry, RankedDesign
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.objectives import Measure
+from optimizer.registry.topologies import TOPOLOGIES
 
 if TYPE_CHECKING:
     from optimizer.optimize.candidates import Costed
@@ -18,14 +21,14 @@ if TYPE_CHECKING:
 # A constraint counts as binding when the design uses all but this fraction of it.
 BINDING_SLACK = 0.02
 
-FABRIC_NAMES = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
-TOPOLOGY_NAMES = {
-    "single_switch": "single switch",
-    "fat_tree": "fat-tree",
-    "rail_optimized": "rail-optimized fat-tree",
-    "dragonfly": "dragonfly",
-    "torus": "torus",
-}
+
+def fabric_label(fabric: str) -> str:
+    return FABRICS.get(fabric).label
+
+
+def topology_label(topology: str) -> str:
+    """The family's name in prose ("rail-optimized fat-tree")."""
+    return TOPOLOGIES.get(topology).label
 
 
 def usd(cents: int | float) -> str:
@@ -34,14 +37,10 @@ def usd(cents: int | float) -> str:
 
 def describe(d: RankedDesign) -> str:
     design = d.design
-    ratio = (
-        ""
-        if design.topology in ("single_switch", "dragonfly", "torus")
-        else (f" {design.oversubscription:g}:1")
-    )
+    topology = TOPOLOGIES.get(design.topology).display(design.oversubscription, short=False)
     return (
         f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
-        f"{FABRIC_NAMES[design.fabric]} {TOPOLOGY_NAMES[design.topology]}{ratio}, "
+        f"{fabric_label(design.fabric)} {topology}, "
         f"{design.nics_per_node} x {design.nic_sku} per node"
     )
 
@@ -54,13 +53,12 @@ def explain_ranked(
     out = []
     for d in ranked:
         binding: list[str] = []
-        budget_slack = None if c.budget_cents is None else c.budget_cents - d.bom.capex_cents
-        time_slack = (
-            None if c.target_training_hours is None else c.target_training_hours - d.time_hours
-        )
-        if budget_slack is not None and budget_slack <= BINDING_SLACK * c.budget_cents:
+        budget, target = c.budget_cents, c.target_training_hours
+        budget_slack = None if budget is None else budget - d.bom.capex_cents
+        time_slack = None if target is None else target - d.time_hours
+        if budget is not None and budget - d.bom.capex_cents <= BINDING_SLACK * budget:
             binding.append("budget")
-        if time_slack is not None and time_slack <= BINDING_SLACK * c.target_training_hours:
+        if target is not None and target - d.time_hours <= BINDING_SLACK * target:
             binding.append("time")
         if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
             binding.append("power")
@@ -90,11 +88,8 @@ def _at_stock_limit(d: RankedDesign, stock: dict[str, int]) -> bool:
 
 def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: list[str]) -> str:
     share = d.cost.network_share
-    goal = (
-        "cheapest design that meets the target"
-        if spec.objective is Objective.MIN_COST
-        else "fastest design within the budget"
-    )
+    kind = spec.objective.kind
+    goal = kind.goal
     head = f"Rank {d.rank}: {describe(d)}. " + (f"The {goal}. " if d.rank == 1 else "")
     money = (
         f"Capex {usd(d.bom.capex_cents)}: servers {usd(d.cost.servers_cents)}, network "
@@ -107,7 +102,7 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: 
     )
     if d.rank == 1:
         rel = ""
-    elif spec.objective is Objective.MIN_COST:
+    elif kind.primary is Measure.COST:
         extra = d.bom.capex_cents - best.bom.capex_cents
         rel = f"Costs {usd(extra)} ({extra / best.bom.capex_cents:+.1%}) more than rank 1. "
     else:
@@ -150,7 +145,7 @@ def sensitivity(
     limits: Limits,
 ) -> str:
     """How far each competing fabric's switch prices must fall for it to take rank 1."""
-    if spec.objective is not Objective.MIN_COST:
+    if spec.objective.kind.primary is not Measure.COST:
         return ""
     best = ranked[0]
     lines = []
@@ -158,21 +153,21 @@ def sensitivity(
     if not fabrics:
         return (
             f"No other fabric meets the constraints with this catalog; "
-            f"{FABRIC_NAMES[best.design.fabric]} is the only choice."
+            f"{fabric_label(best.design.fabric)} is the only choice."
         )
     for fabric in fabrics:
         others = [i for i, g in enumerate(problem.groups) if g[1] != fabric]
         res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)
         if not res.has_solution:
             continue
-        chosen = next(i for i, v in enumerate(vm.pick) if res.values[v] == 1)
+        chosen = chosen_row(res, vm)
         plan = problem.costed[chosen].candidate.plan
         switch_cents = sum(
             s.quantity * next(w.price_cents for w in catalog.switches if w.sku == s.sku)
             for s in plan.switches
         )
         gap = cost_of(res, vm) - best.bom.capex_cents
-        name = FABRIC_NAMES[fabric]
+        name = fabric_label(fabric)
         if gap <= 0:
             lines.append(
                 f"{name} ties rank 1 at {usd(cost_of(res, vm))}; it ranks below only "

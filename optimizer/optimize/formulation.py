@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from optimizer.catalog.model import Catalog
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.optimize.mip import MipModel
 from optimizer.topology.bom import BillOfMaterials
 
@@ -88,12 +88,22 @@ def _price_tiers(
 
 
 def list_prices(catalog: Catalog) -> dict[str, int]:
-    rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    rows: Iterable[Server | Nic | Switch | Link] = (
+        *catalog.servers,
+        *catalog.nics,
+        *catalog.switches,
+        *catalog.links,
+    )
     return {r.sku: r.price_cents for r in rows}
 
 
 def stock_limits(catalog: Catalog) -> dict[str, int]:
-    rows: Iterable = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    rows: Iterable[Server | Nic | Switch | Link] = (
+        *catalog.servers,
+        *catalog.nics,
+        *catalog.switches,
+        *catalog.links,
+    )
     return {
         r.sku: r.availability.stock_units for r in rows if r.availability.stock_units is not None
     }

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
-from optimizer.optimize.candidates import SECONDS_PER_HOUR, Costed, design_order
+from optimizer.optimize.candidates import Costed, design_order
 from optimizer.optimize.formulation import (
     Bounds,
     CandidateRow,
@@ -17,7 +17,9 @@ from optimizer.optimize.formulation import (
     VarMap,
     build_model,
 )
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
+from optimizer.performance.estimator import SECONDS_PER_HOUR
+from optimizer.registry.objectives import Measure
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
 
@@ -29,7 +31,7 @@ class MipInstance:
     costed: list[Costed]
     rows: list[CandidateRow]
     options: dict[LinkClass, list[LinkOption]]
-    groups: list[tuple]
+    groups: list[tuple[str, str, str, float]]  # TimeKey.group of each distinct group
     order: list[int]  # each row's position in design_order (deterministic tie-break)
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
@@ -122,7 +124,7 @@ def build_problem(costed: list[Costed], builder: RowBuilder) -> MipInstance:
     """Rows for the MIP; candidates whose links no allowed part can build are dropped."""
     keep: list[Costed] = []
     rows: list[CandidateRow] = []
-    group_ids: dict[tuple, int] = {}
+    group_ids: dict[tuple[str, str, str, float], int] = {}
     for item in costed:
         cand = item.candidate
         group = group_ids.get(cand.key.group, len(group_ids))
@@ -160,11 +162,7 @@ def solve_problem(
         problem.rows, problem.choices(), catalog, bounds, excluded_groups=excluded
     )
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
-    if spec.objective is Objective.MIN_COST:
-        scale = len(problem.rows) + 1
-        stages = [vm.cost_terms, {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}]
-    else:
-        stages = [vm.time_terms, vm.cost_terms, order]
+    stages = lexicographic_stages(spec.objective.kind.stages, vm, order, len(problem.rows) + 1)
     first: SolveResult | None = None
     last: SolveResult | None = None
     elapsed, proven = 0.0, True
@@ -185,6 +183,30 @@ def solve_problem(
     return replace(
         last, status=status, objective=first.objective, bound=first.bound, solve_time_s=elapsed
     ), vm
+
+
+def lexicographic_stages(
+    measures: tuple[Measure, ...], vm: VarMap, order: dict[int, int], scale: int
+) -> list[dict[int, int]]:
+    """The objective's measures as MIP objectives, then the design order as the last word.
+
+    The order is folded into a final time stage (time x scale + order: seconds are small, so
+    one solve settles both); after a final cost stage it is a stage of its own, since capex in
+    cents times the row count could exceed what a floating-point backend represents exactly.
+    """
+    terms = {Measure.COST: vm.cost_terms, Measure.TIME: vm.time_terms}
+    stages = [terms[m] for m in measures]
+    if measures[-1] is Measure.TIME:
+        stages[-1] = {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}
+    else:
+        stages.append(order)
+    return stages
+
+
+def chosen_row(res: SolveResult, vm: VarMap) -> int:
+    """The candidate row a solution picks (exactly one pick variable is 1)."""
+    assert res.values is not None, "a solution has values"
+    return next(i for i, v in enumerate(vm.pick) if res.values[v] == 1)
 
 
 def cost_of(res: SolveResult, vm: VarMap) -> int:

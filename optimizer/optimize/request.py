@@ -5,12 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from optimizer.registry.objectives import OBJECTIVES, ObjectiveKind
 from optimizer.workload.model import Workload
 
 
 class Objective(StrEnum):
+    """The objective's wire name; everything it means is its registry record (``kind``)."""
+
     MIN_COST = "min_cost"  # cheapest design meeting the target time (and the budget)
     MIN_TIME = "min_time"  # fastest design within the budget
+
+    @property
+    def kind(self) -> ObjectiveKind:
+        return OBJECTIVES.get(self.value)
 
 
 class Confidence(StrEnum):

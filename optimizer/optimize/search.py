@@ -8,12 +8,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
-    SECONDS_PER_HOUR,
     Candidate,
     Costed,
     EstimateCache,
@@ -24,13 +22,17 @@ from optimizer.optimize.candidates import (
     smallest_meeting,
 )
 from optimizer.optimize.formulation import over_stock
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
+from optimizer.performance.estimator import SECONDS_PER_HOUR
+from optimizer.registry.objectives import Measure, ObjectiveKind
 from optimizer.topology.bom import build_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 Parts = list[tuple[Nic, Switch | None]]
+# A key to explore: (its bound, a prefix of the objective's ranking value), key, parts, node range.
+Bounded = tuple[tuple[int, ...], TimeKey, Parts, int, int]
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
@@ -72,23 +74,25 @@ def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> 
 class KBest:
     """The K-th best value over distinct groups: the pruning threshold (None until K groups).
 
-    Values are capex (min_cost) or (training seconds, capex) (min_time, lexicographic)."""
+    Values are the objective's ranking value (``ObjectiveKind.ranking_value``: capex then time
+    for min_cost, time then capex for min_time); a bound may be a prefix of one (a bound on the
+    primary measure alone), which tuple order compares correctly."""
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.best: dict[tuple, Any] = {}
+        self.best: dict[tuple[object, ...], tuple[int, ...]] = {}
 
-    def offer(self, group: tuple, value: Any) -> None:
+    def offer(self, group: tuple[object, ...], value: tuple[int, ...]) -> None:
         if group not in self.best or value < self.best[group]:
             self.best[group] = value
 
     @property
-    def threshold(self) -> Any:
+    def threshold(self) -> tuple[int, ...] | None:
         if len(self.best) < self.k:
             return None
         return sorted(self.best.values())[self.k - 1]
 
-    def beats(self, bound: Any) -> bool:
+    def beats(self, bound: tuple[int, ...]) -> bool:
         """K groups are already better than anything whose bound is ``bound``."""
         threshold = self.threshold
         return threshold is not None and bound > threshold
@@ -109,7 +113,7 @@ class Clock:
 
     deadline: float
     stop: threading.Event | None = None
-    progress: Callable[[dict], None] | None = None
+    progress: Callable[[dict[str, object]], None] | None = None
     start: float = field(default_factory=time.perf_counter)
     _last_report: float = 0.0
 
@@ -121,7 +125,7 @@ class Clock:
     def remaining(self, floor: float = 0.05) -> float:
         return max(floor, self.deadline - time.perf_counter())
 
-    def report(self, event: dict, *, force: bool = False) -> None:
+    def report(self, event: dict[str, object], *, force: bool = False) -> None:
         """Send ``event`` (with elapsed_s) at most four times a second unless forced."""
         now = time.perf_counter()
         if self.progress is None or (not force and now - self._last_report < 0.25):
@@ -139,16 +143,17 @@ def search(
     clock: Clock,
 ) -> SearchOutcome:
     keyed = list(space.keys())
-    if space.spec.objective is Objective.MIN_COST:
-        found = _search_min_cost(space, keyed, timer, layout, stock, clock)
+    if space.spec.objective.kind.primary is Measure.COST:
+        found = _search_cost_first(space, keyed, timer, layout, stock, clock)
     else:
-        found = _search_min_time(space, keyed, timer, layout, stock, exact_cost, clock)
+        found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
     return SearchOutcome(found[0], len(keyed), found[1], found[2])
 
 
-def _report(clock: Clock, timer: EstimateCache, kbest: KBest, time_valued: bool) -> None:
+def _report(clock: Clock, timer: EstimateCache, kbest: KBest, kind: ObjectiveKind) -> None:
     best = min(kbest.best.values(), default=None)
-    seconds, cents = best if time_valued and best else (0, best or 0)
+    measured = dict(zip(kind.stages, best or (), strict=False))
+    cents, seconds = measured.get(Measure.COST, 0), measured.get(Measure.TIME, 0)
     clock.report(
         {
             "phase": "search",
@@ -177,7 +182,6 @@ def _offer_all(
     spec: OptimizeSpec,
     out: list[Costed],
     kbest: KBest,
-    value_of_time: bool,
 ) -> None:
     c = spec.constraints
     for cand in cands:
@@ -189,13 +193,11 @@ def _offer_all(
         out.append(Costed(cand, cost))
         if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
             continue
-        kbest.offer(
-            cand.key.group,
-            (math.ceil(cand.time_hours * SECONDS_PER_HOUR), cost) if value_of_time else cost,
-        )
+        seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
+        kbest.offer(cand.key.group, spec.objective.kind.ranking_value(cost, seconds))
 
 
-def _search_min_cost(
+def _search_cost_first(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
     timer: EstimateCache,
@@ -208,7 +210,7 @@ def _search_min_cost(
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
-    ordered = []
+    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -218,29 +220,29 @@ def _search_min_cost(
             if floor is None:
                 continue  # not even an ideal network of this fabric meets the target
             lo = max(lo, floor)
-        bound = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
-        if lo <= hi and (budget is None or bound <= budget):
-            ordered.append((bound, key, parts, lo, hi))
+        cents = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
+        if lo <= hi and (budget is None or cents <= budget):
+            ordered.append(((cents,), key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
-    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
     for bound, key, parts, lo, hi in ordered:
         if kbest.beats(bound):
             break  # every later key's bound is at least as large
         if clock.expired():
-            return out, evaluated, bound
-        _report(clock, timer, kbest, time_valued=False)
+            return out, evaluated, bound[0]
+        _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
         n = smallest_meeting(
-            lambda nodes, k=key: timer.hours(k, nodes), target, lo, hi, warm.get(family, lo)
+            functools.partial(timer.hours, key), target, lo, hi, warm.get(family, lo)
         )
         if n is None:
             continue
         warm[family] = n
         first = len(out)
         cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
-        _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=False)
+        _offer_all(cands, catalog, stock, spec, out, kbest)
         priced = [c.standalone_cents for c in out[first:] if c.standalone_cents is not None]
         if not priced:
             continue
@@ -254,7 +256,6 @@ def _search_min_cost(
                 spec,
                 out,
                 kbest,
-                value_of_time=False,
             )
     return out, evaluated, None
 
@@ -283,7 +284,7 @@ def _ideal_floors(
         lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
         hi = _node_caps(space.spec, server, None)[1]
         floors[(sku, fabric)] = smallest_meeting(
-            lambda n, s=sku, f=fabric, g=gbps // npn, k=npn: timer.ideal_hours(s, f, g, k, n),
+            functools.partial(timer.ideal_hours, sku, fabric, gbps // npn, npn),
             target,
             lo,
             hi,
@@ -312,7 +313,7 @@ def break_sizes(
     return sorted(sizes)
 
 
-def _search_min_time(
+def _search_time_first(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
     timer: EstimateCache,
@@ -324,10 +325,10 @@ def _search_min_time(
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
     budget = spec.constraints.budget_cents
-    if budget is None:
-        msg = "min_time needs a budget; expected a positive budget_usd"
+    if budget is None:  # convert.spec_from_proto refuses this; a spec built in code may not
+        msg = f"{spec.objective.kind.name} needs a budget; expected a positive budget_usd"
         raise InvalidInput(msg, field="constraints.budget_usd")
-    ordered = []
+    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     for key, parts in keyed:
         server = servers[key.server_sku]
@@ -346,16 +347,16 @@ def _search_min_time(
         if not math.isfinite(fastest):
             continue  # no plan fits even the largest size: none fits a smaller one
         fewest = smallest_meeting(ideal, fastest, lo, hi, lo) or hi
-        bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
-        ordered.append((bound, key, parts, lo, hi))
+        time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
+        ordered.append((time_bound, key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
-    kbest, out, evaluated = KBest(spec.top_k), [], 0
+    kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
     for bound, key, parts, lo, hi in ordered:
         if kbest.beats(bound):
             break
         if clock.expired():
             return out, evaluated, bound[0] / SECONDS_PER_HOUR
-        _report(clock, timer, kbest, time_valued=True)
+        _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
         afford = _Affordability(key, parts, catalog, layout, budget, stock, exact_cost)
         hours = functools.partial(timer.hours, key)
@@ -363,6 +364,7 @@ def _search_min_time(
         # way to the key's best time is the start of its last plateau. Only when that is over
         # budget does the budget decide, at the largest affordable size.
         start = smallest_meeting(hours, hours(hi), lo, hi, lo)
+        top: int | None
         if start is not None and afford(start):
             top = start
         else:
@@ -375,7 +377,7 @@ def _search_min_time(
         extra = break_sizes(catalog, key, parts, start or top, top)
         for size in sorted({top, start or top, max(lo, top // 2), *extra}):
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
-            _offer_all(cands, catalog, stock, spec, out, kbest, value_of_time=True)
+            _offer_all(cands, catalog, stock, spec, out, kbest)
     return out, evaluated, None
 
 
@@ -453,7 +455,7 @@ class _Affordability:
         return None if mirrored is None else lo + hi - mirrored
 
 
-def _key_order(key: TimeKey) -> tuple:
+def _key_order(key: TimeKey) -> tuple[object, ...]:
     """Deterministic tie-break between keys with equal bounds: by SKU and names."""
     return (
         key.server_sku,

@@ -13,7 +13,6 @@ from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
 from optimizer.optimize.candidates import (
-    SECONDS_PER_HOUR,
     EstimateCache,
     SearchSpace,
     confident_hours,
@@ -21,11 +20,11 @@ from optimizer.optimize.candidates import (
 )
 from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.explain import (
-    FABRIC_NAMES,
-    TOPOLOGY_NAMES,
     explain_ranked,
+    fabric_label,
     pareto_front,
     sensitivity,
+    topology_label,
     usd,
 )
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
@@ -34,13 +33,16 @@ from optimizer.optimize.problem import (
     RowBuilder,
     bounds_of,
     build_problem,
+    chosen_row,
     cost_of,
     solve_problem,
 )
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import Clock, fastest_reachable, search
+from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
+from optimizer.registry.objectives import Measure
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.layout import Layout, LinkOption
@@ -53,7 +55,7 @@ def optimize(
     *,
     fixed: PartialPlan | None = None,
     stop: threading.Event | None = None,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, object]], None] | None = None,
 ) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
@@ -104,7 +106,7 @@ def optimize(
             break
         if rank == 1:
             status, gap, bound = _rank_one_status(res, outcome.open_bound, spec)
-        chosen = next(i for i, v in enumerate(varmap.pick) if res.values[v] == 1)
+        chosen = chosen_row(res, varmap)
         ranked.append(_verified(problem, chosen, res, varmap, catalog, spec, rank, timer))
         excluded.append(problem.rows[chosen].group)
         clock.report(
@@ -156,11 +158,11 @@ def _rank_one_status(
 ) -> tuple[SolveStatus, float, float | None]:
     """Status, relative gap and cost bound (cents) of rank 1, counting unexplored keys."""
     if open_bound is None:
-        bound = res.bound if spec.objective is Objective.MIN_COST else None
+        bound = res.bound if spec.objective.kind.primary is Measure.COST else None
         return res.status, res.gap, bound
     # The search stopped early: rank 1 is proven only if no unexplored key could beat it.
     primary = float(res.objective or 0)
-    if spec.objective is Objective.MIN_COST:
+    if spec.objective.kind.primary is Measure.COST:
         bound = min(open_bound, res.bound if res.bound is not None else primary)
         gap = max(0.0, primary - bound) / max(1.0, primary)
     else:
@@ -259,7 +261,7 @@ def _diagnose(
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
     c = spec.constraints
     limits = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
-    if spec.objective is Objective.MIN_TIME:
+    if spec.objective.kind.primary is Measure.TIME:
         limits = replace(limits, target_training_hours=None)
     if limits != c:
         relaxed = optimize(
@@ -307,7 +309,7 @@ def _diagnose(
         return (
             f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
             f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
-            f"{FABRIC_NAMES[key.fabric]} {TOPOLOGY_NAMES[key.topology]})"
+            f"{fabric_label(key.fabric)} {topology_label(key.topology)})"
         )
     return "no design can be built from the allowed parts"
 

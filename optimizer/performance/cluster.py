@@ -68,13 +68,13 @@ class ClusterSpec:
 
     @cached_property
     def nodes_per_leaf(self) -> int:
-        """Nodes whose traffic meets at one first-level switch (one node for a torus).
+        """Nodes whose traffic meets at one first-level switch (one node in a direct network).
 
         A rail-optimized leaf serves one rail, so each of its ports is a different node; in a
         plain fat-tree a node's NICs all land on one leaf.
         """
         topo = self.topology
-        if topo.family == "torus":
+        if topo.direct:
             return 1
         if topo.rail_optimized:
             return max(1, topo.endpoints_per_leaf)

@@ -18,7 +18,10 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_from_mapping
 from optimizer.performance.plan import PartialPlan
-from optimizer.topology.profile import TOPOLOGY_FAMILIES, TopologyProfile
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.schema import message_values, record_values
+from optimizer.registry.topologies import FAT_TREE, TOPOLOGIES
+from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import size_network
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -27,22 +30,6 @@ DEFAULT_SWITCH_RADIX = 64
 DEFAULT_GPUS_PER_NODE = 8
 OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
-_ARCHITECTURE = (
-    "layers",
-    "hidden_size",
-    "ffn_hidden_size",
-    "attention_heads",
-    "kv_heads",
-    "sequence_length",
-    "vocab_size",
-    "global_batch_size",
-    "experts",
-    "experts_per_token",
-    "training_tokens",
-    "gated_ffn",
-    "tied_embeddings",
-    "flash_attention",
-)
 _REQUIRED_WITHOUT_PRESET = (
     "layers",
     "hidden_size",
@@ -54,19 +41,12 @@ _REQUIRED_WITHOUT_PRESET = (
 )
 
 
-def _set_fields(msg: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    return {n: getattr(msg, n) for n in names if msg.HasField(n)}
-
-
 def workload_from_proto(msg: pb.Workload) -> Workload:
     """A preset with the request's fields on top, or a model given field by field."""
-    fields = _set_fields(msg, _ARCHITECTURE)
-    for name, value in (
-        ("activation_recompute", msg.activation_recompute),
-        ("precision", msg.precision),
-    ):
-        if value:
-            fields[name] = value.strip().lower()
+    fields = record_values(msg, Workload)
+    for name in ("activation_recompute", "precision"):  # choices: any case
+        if name in fields:
+            fields[name] = fields[name].strip().lower()
     if msg.model:
         return preset(msg.model, **fields)
     missing = [n for n in _REQUIRED_WITHOUT_PRESET if n not in fields]
@@ -82,18 +62,7 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
 
 def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPlan:
     """The degrees the request fixes; the workload's micro_batch_size is a fallback."""
-    fixed = _set_fields(
-        msg,
-        (
-            "tensor",
-            "pipeline",
-            "data",
-            "expert",
-            "virtual_pipeline",
-            "zero_stage",
-            "micro_batch_size",
-        ),
-    )
+    fixed = record_values(msg, PartialPlan)
     if "micro_batch_size" not in fixed and workload_msg.HasField("micro_batch_size"):
         fixed["micro_batch_size"] = workload_msg.micro_batch_size
     for name, value in fixed.items():
@@ -134,11 +103,7 @@ def topology_profile(
     oversubscribed_tier: str,
 ) -> TopologyProfile:
     """The shared profile from the topology sizing (optimizer.topology.sizing)."""
-    if family not in TOPOLOGY_FAMILIES:
-        raise InvalidInput(
-            f"expected one of {', '.join(TOPOLOGY_FAMILIES)}, got {family!r}",
-            field="cluster.topology",
-        )
+    family = TOPOLOGIES.normalize(family, "cluster.topology")
     if oversubscribed_tier not in OVERSUBSCRIBED_TIERS:
         raise InvalidInput(
             f"expected one of {', '.join(OVERSUBSCRIBED_TIERS)}, got {oversubscribed_tier!r}",
@@ -161,38 +126,32 @@ def topology_profile(
 
 
 def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> ClusterSpec:
-    """The cluster, with GPU fields from ``server_sku`` where the request leaves them out."""
+    """The cluster, with GPU fields from ``server_sku`` where the request leaves them out.
+
+    Fields ``ClusterSpec`` mirrors by name are copied generically (``record_values``); only
+    the defaults, the fabric's spelling and the topology (a family name on the wire, a sized
+    profile in the core) are handled here."""
     if msg.gpus < 1:
         raise InvalidInput(f"must be >= 1, got {msg.gpus}", field="cluster.gpus")
-    if not msg.fabric:
-        raise InvalidInput("required: infiniband | roce | ethernet", field="cluster.fabric")
+    kind = FABRICS.resolve(msg.fabric, msg.fabric_kind, "cluster.fabric", "cluster.fabric_kind")
+    if not msg.fabric.strip() and kind is None:
+        raise InvalidInput(f"required: {' | '.join(FABRICS.names())}", field="cluster.fabric")
     fields = _server_fields(msg, catalog)
-    fields.update(
-        _set_fields(
-            msg,
-            (
-                "gpus_per_node",
-                "gpu_peak_tflops",
-                "gpu_peak_fp8_tflops",
-                "gpu_memory_gb",
-                "intra_node_gbytes_per_s",
-            ),
-        )
-    )
-    if msg.gpu_model:
-        fields["gpu_model"] = msg.gpu_model
+    fields.update(record_values(msg, ClusterSpec, exclude=("topology",)))  # explicit fields win
+    fields["fabric"] = kind.name if kind is not None else msg.fabric.strip().lower()
     fields.setdefault("gpus_per_node", DEFAULT_GPUS_PER_NODE)
     for name in ("gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s"):
         if name not in fields:
             raise InvalidInput(
                 "required (or give cluster.server_sku and a catalog)", field=f"cluster.{name}"
             )
-    if not msg.HasField("nic_gbps_per_node"):
+    if "nic_gbps_per_node" not in fields:
         raise InvalidInput(
             "required: scale-out line rate of a node's NICs in Gb/s",
             field="cluster.nic_gbps_per_node",
         )
-    nics = msg.nics_per_node if msg.HasField("nics_per_node") else fields["gpus_per_node"]
+    fields.setdefault("nics_per_node", fields["gpus_per_node"])
+    nics = fields["nics_per_node"]
     if nics < 1:
         raise InvalidInput(f"must be >= 1, got {nics}", field="cluster.nics_per_node")
     gpn = fields["gpus_per_node"]
@@ -200,22 +159,18 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         raise InvalidInput(f"must be >= 1, got {gpn}", field="cluster.gpus_per_node")
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
+    family = TOPOLOGIES.resolve(
+        msg.topology, msg.topology_family, "cluster.topology", "cluster.topology_family"
+    )
     profile = topology_profile(
-        msg.topology.strip().lower() or "fat_tree",
+        (family or FAT_TREE).name,
         -(-msg.gpus // gpn),
         nics,
         radix,
         oversubscription,
         msg.oversubscribed_tier.strip().lower() or "leaf",
     )
-    return ClusterSpec(
-        gpus=msg.gpus,
-        fabric=msg.fabric.strip().lower(),
-        nic_gbps_per_node=msg.nic_gbps_per_node,
-        nics_per_node=nics,
-        topology=profile,
-        **fields,
-    )
+    return ClusterSpec(topology=profile, **fields)
 
 
 def fabrics_from_proto(rows: Any) -> FabricTable:
@@ -225,6 +180,14 @@ def fabrics_from_proto(rows: Any) -> FabricTable:
         values = MessageToDict(
             row, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         )
+        kind = FABRICS.resolve(
+            row.fabric,
+            row.fabric_kind,
+            f"fabric_profiles[{i}].fabric",
+            f"fabric_profiles[{i}].fabric_kind",
+        )
+        if kind is not None:  # a registered fabric, in its canonical spelling
+            values["fabric"] = kind.name
         profile = profile_from_mapping(values, f"fabric_profiles[{i}]", "fabric_profiles")
         table[profile.fabric] = profile
     return table
@@ -246,38 +209,9 @@ def request_from_proto(
 
 
 def response_to_proto(est: Estimate) -> pb.EstimateResponse:
-    p, b = est.plan, est.breakdown
+    """Every mirrored field by name; the nested plan and breakdown likewise."""
     return pb.EstimateResponse(
-        step_time_s=est.step_time_s,
-        training_time_hours=est.training_time_hours,
-        training_time_hours_low=est.training_time_hours_low,
-        training_time_hours_high=est.training_time_hours_high,
-        model_tflops_per_gpu=est.model_tflops_per_gpu,
-        hardware_tflops_per_gpu=est.hardware_tflops_per_gpu,
-        mfu=est.mfu,
-        memory_per_gpu_gb=est.memory_per_gpu_gb,
-        parallelism=pb.Parallelism(
-            tensor=p.tensor,
-            pipeline=p.pipeline,
-            data=p.data,
-            expert=p.expert,
-            virtual_pipeline=p.virtual_pipeline,
-            zero_stage=p.zero_stage,
-            micro_batch_size=p.micro_batch_size,
-        ),
-        breakdown=pb.StepBreakdown(
-            compute_s=b.compute_s,
-            pipeline_bubble_s=b.pipeline_bubble_s,
-            tensor_parallel_s=b.tensor_parallel_s,
-            data_parallel_s=b.data_parallel_s,
-            pipeline_p2p_s=b.pipeline_p2p_s,
-            all_to_all_s=b.all_to_all_s,
-            exposed_communication_s=b.exposed_communication_s,
-            host_cpu_overhead_s=b.host_cpu_overhead_s,
-        ),
-        steps=est.steps,
-        parameters=est.parameters,
-        tokens_per_s=est.tokens_per_s,
-        notes=list(est.notes),
-        gpus_used=est.gpus_used,
+        parallelism=pb.Parallelism(**message_values(est.plan, pb.Parallelism)),
+        breakdown=pb.StepBreakdown(**message_values(est.breakdown, pb.StepBreakdown)),
+        **message_values(est, pb.EstimateResponse),
     )

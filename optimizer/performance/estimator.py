@@ -153,10 +153,11 @@ def _ring_multiplier(c: ClusterSpec, nodes: int) -> float:
     Each ring leaves a leaf once; in a plain fat-tree every rail's ring leaves every leaf
     (``nics_per_node`` flows), in a rail-optimized one a leaf carries one rail (one flow). The
     leaf's uplinks carry endpoints_per_leaf / oversubscription line rates, so the ring slows
-    only when the crossing flows exceed that. Rings embed in a torus without crossing its cut.
+    only when the crossing flows exceed that. Rings embed in a direct network (a torus) without
+    crossing its cut.
     """
     topo = c.topology
-    if nodes <= c.nodes_per_leaf or topo.family == "torus":
+    if nodes <= c.nodes_per_leaf or topo.direct:
         return 1.0
     flows = 1 if topo.rail_optimized else c.nics_per_node
     uplink_line_rates = topo.endpoints_per_leaf * topo.bisection_ratio
@@ -180,8 +181,8 @@ def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
 def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
     """Switch hops on the path: one leaf when the group fits under it, else the worst path."""
     if nodes <= c.nodes_per_leaf:
-        return 0 if c.topology.family == "torus" else 1
-    if neighbour and c.topology.family == "torus":
+        return 0 if c.topology.direct else 1
+    if neighbour and c.topology.direct:
         return 1
     return c.topology.max_switch_hops
 

@@ -1,8 +1,9 @@
 """Independent verifier of a bill of materials: lists every violation, never trusts the builder.
 
-Quantities are recomputed here from the family formulas and port conservation (every endpoint
+Quantities are recomputed from the family formulas and port conservation (every endpoint
 has a link; no tier uses more ports than its switches have; each tier has the switches and
-links its formula requires), not through ``physical_plan``/``size_network``. Shared with the
+links its formula requires), not through ``physical_plan``/``size_network``: each family
+module's ``required`` recounts them from its formulas, apart from its sizing. Shared with the
 builder are only the specification-level rules: protocol and breakout (``compat``), the port
 split and shape formulas of each family, and the layout's link lengths and rack packing.
 
@@ -22,19 +23,19 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.errors import InvalidInput
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
+    fabric_family,
     link_fits,
     nic_fits_fabric,
     ports_at_speed,
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.dragonfly import balanced_shape
-from optimizer.topology.fat_tree import split_ports, tier_ratios
 from optimizer.topology.layout import fiber_metres
+from optimizer.topology.network import Requirement, SizingArgs
 from optimizer.topology.plan import physical_plan
-from optimizer.topology.torus import DEFAULT_DIMS, ports_per_node, torus_shape
 
 _TABLE_CATEGORIES = {
     "server": "servers",
@@ -202,81 +203,20 @@ def _check_network(
     return out
 
 
-@dataclass(frozen=True)
-class _Need:
-    switches: dict[str, int]
-    links: dict[str, int]
-    ports: dict[str, tuple[tuple[str, int], ...]]  # tier -> (link group, ends on this tier)
-
-
-def _required(design: Design, k: int) -> _Need:
-    """Minimum switches per tier and links per group, straight from each family's formulas."""
-    e, nodes, fam = design.endpoints, design.nodes, design.topology
-    params = dict(design.topology_params)
-    if fam == "single_switch":
-        if e > k:
-            raise InvalidInput(f"{e} endpoints exceed one {k}-port switch", field="design.nodes")
-        return _Need({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
-    if fam in ("fat_tree", "rail_optimized"):
-        leaf_o, agg_o = tier_ratios(design.oversubscription, design.oversubscribed_tier)
-        d_leaf, u_leaf = split_ports(k, leaf_o)
-        leaves = (
-            design.nics_per_node * math.ceil(nodes / d_leaf)
-            if fam == "rail_optimized"
-            else math.ceil(e / d_leaf)
+def _required(design: Design, k: int) -> Requirement:
+    """Minimum switches per tier and links per group, straight from each family's formulas
+    (its module's ``required``, which recomputes them without the builder's sizing)."""
+    family = TOPOLOGIES.get(design.topology, "design.topology")
+    return family.required(
+        SizingArgs(
+            design.endpoints,
+            k,
+            design.oversubscription,
+            design.nics_per_node,
+            design.oversubscribed_tier,
+            design.topology_params,
         )
-        if leaves == 1:  # one leaf is the whole tree
-            return _Need({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
-        leaf_spine = leaves * u_leaf  # leaves are cabled fully (fat_tree module docstring)
-        if leaves <= k:  # two tiers: each spine port set reaches every leaf
-            return _Need(
-                {"leaf": leaves, "spine": math.ceil(leaf_spine / k)},
-                {"node-leaf": e, "leaf-spine": leaf_spine},
-                {"leaf": (("node-leaf", 1), ("leaf-spine", 1)), "spine": (("leaf-spine", 1),)},
-            )
-        d_agg, u_agg = split_ports(k, agg_o)
-        pods = math.ceil(leaves / d_agg)
-        if pods > k:
-            raise InvalidInput(
-                f"{pods} pods exceed a core of {k}-port switches", field="design.nodes"
-            )
-        aggs = pods * u_leaf
-        return _Need(
-            {"leaf": leaves, "spine": aggs, "core": math.ceil(aggs * u_agg / k)},
-            {"node-leaf": e, "leaf-spine": leaf_spine, "spine-core": aggs * u_agg},
-            {
-                "leaf": (("node-leaf", 1), ("leaf-spine", 1)),
-                "spine": (("leaf-spine", 1), ("spine-core", 1)),
-                "core": (("spine-core", 1),),
-            },
-        )
-    if fam == "dragonfly":
-        p0, a0, h0 = balanced_shape(k)
-        p, a, h = params.get("p", p0), params.get("a", a0), params.get("h", h0)
-        groups = math.ceil(e / (p * a))
-        if groups > a * h + 1:
-            raise InvalidInput(f"{groups} groups exceed a*h + 1", field="design.nodes")
-        if groups == 1:  # one group: only the routers its endpoints fill
-            a = math.ceil(e / p)
-        return _Need(
-            {"router": groups * a},
-            {
-                "node-leaf": e,
-                "intra-group": groups * a * (a - 1) // 2,
-                "global": groups * (groups - 1) // 2,
-            },
-            {"router": (("node-leaf", 1), ("intra-group", 2), ("global", 2))},
-        )
-    if fam == "torus":
-        shape = torus_shape(nodes, params.get("dims", DEFAULT_DIMS))
-        if ports_per_node(shape) > design.nics_per_node:
-            raise InvalidInput(
-                f"torus {shape} needs {ports_per_node(shape)} ports per node",
-                field="design.nics_per_node",
-            )
-        links = sum(nodes if side >= 3 else nodes // 2 for side in shape if side > 1)
-        return _Need({}, {"torus": links}, {})
-    raise InvalidInput(f"unknown topology {fam!r}", field="design.topology")
+    )
 
 
 def _links_per_group(lines: list[BomLine]) -> Counter[str]:
@@ -352,7 +292,7 @@ def _check_links(
 
 
 def _family(design: Design) -> str:
-    return "infiniband" if design.fabric == "infiniband" else "ethernet"
+    return fabric_family(design.fabric)
 
 
 def _totals(lines: list[BomLine]) -> Counter[str]:

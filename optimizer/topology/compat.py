@@ -17,30 +17,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from optimizer.registry.fabrics import FABRICS as FABRIC_REGISTRY
+from optimizer.registry.fabrics import FabricKind
+
 if TYPE_CHECKING:  # the catalog package validates with these rules: no import cycle at run time
     from optimizer.catalog.model import Link, Nic, Switch
 
-FABRICS = ("infiniband", "roce", "ethernet")
-
-# The switch/link family each fabric runs on.
-_FAMILY_OF_FABRIC = {"infiniband": "infiniband", "roce": "ethernet", "ethernet": "ethernet"}
-
 
 def fabric_family(fabric: str) -> str:
-    """``infiniband`` for InfiniBand, ``ethernet`` for RoCE and TCP."""
-    return _FAMILY_OF_FABRIC[fabric]
+    """The switch/link family the fabric runs on: ``infiniband`` for InfiniBand, ``ethernet``
+    for RoCE and TCP (its registry record)."""
+    return _kind(fabric).switch_family
 
 
 def nic_fits_fabric(nic: Nic, fabric: str) -> bool:
     """The NIC speaks the fabric's protocol (a VPI card lists several)."""
-    return fabric in nic.protocols
+    return _kind(fabric).nic_protocol in nic.protocols
 
 
 def switch_fits_fabric(switch: Switch, fabric: str) -> bool:
-    """InfiniBand needs an InfiniBand switch; RoCE a lossless Ethernet switch; TCP any Ethernet."""
-    if switch.fabric_family != fabric_family(fabric):
+    """The switch is of the fabric's family, and lossless where the fabric needs it (RoCE)."""
+    kind = _kind(fabric)
+    if switch.fabric_family != kind.switch_family:
         return False
-    return switch.lossless or fabric != "roce"
+    return switch.lossless or not kind.lossless_switch
 
 
 def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
@@ -60,3 +60,7 @@ def ports_at_speed(switch: Switch, speed_gbps: int) -> int:
     if rest or lanes > max(1, switch.breakout):
         return 0
     return switch.ports * lanes
+
+
+def _kind(fabric: str) -> FabricKind:
+    return FABRIC_REGISTRY.get(fabric, "fabric")

@@ -27,6 +27,8 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.network import (
     LinkGroupSizing,
     NetworkSizing,
+    Requirement,
+    SizingArgs,
     TierSizing,
     bisection_ratio,
     refuse_oversubscription,
@@ -126,3 +128,24 @@ def _shape(radix: int, params: Mapping[str, int]) -> tuple[int, int, int]:
         msg = f"p + (a - 1) + h = {p + a - 1 + h} exceeds the router radix {radix}"
         raise InvalidInput(msg, field="topology_params")
     return p, a, h
+
+
+def required(args: SizingArgs) -> Requirement:
+    """The verifier's count (optimizer.topology.check): routers and links from (p, a, h)."""
+    e, params = args.endpoints, args.params_map
+    p0, a0, h0 = balanced_shape(args.radix)
+    p, a, h = params.get("p", p0), params.get("a", a0), params.get("h", h0)
+    groups = math.ceil(e / (p * a))
+    if groups > a * h + 1:
+        raise InvalidInput(f"{groups} groups exceed a*h + 1", field="design.nodes")
+    if groups == 1:  # one group: only the routers its endpoints fill
+        a = math.ceil(e / p)
+    return Requirement(
+        {"router": groups * a},
+        {
+            "node-leaf": e,
+            "intra-group": groups * a * (a - 1) // 2,
+            "global": groups * (groups - 1) // 2,
+        },
+        {"router": (("node-leaf", 1), ("intra-group", 2), ("global", 2))},
+    )

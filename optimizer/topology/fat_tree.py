@@ -38,6 +38,8 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.network import (
     LinkGroupSizing,
     NetworkSizing,
+    Requirement,
+    SizingArgs,
     TierSizing,
     bisection_ratio,
     require_positive,
@@ -249,3 +251,41 @@ def tier_ratios(oversubscription: float, oversubscribed_tier: str) -> tuple[floa
     if oversubscribed_tier == "leaf":
         return oversubscription, 1.0
     return 1.0, oversubscription
+
+
+def required(args: SizingArgs) -> Requirement:
+    """The verifier's count (optimizer.topology.check): leaves from the port split."""
+    leaf_o, _ = tier_ratios(args.oversubscription, args.oversubscribed_tier)
+    d_leaf, _ = split_ports(args.radix, leaf_o)
+    return clos_required(args, math.ceil(args.endpoints / d_leaf))
+
+
+def clos_required(args: SizingArgs, leaves: int) -> Requirement:
+    """Switches, links and port use above ``leaves`` leaves, recomputed from the formulas in
+    this module's docstring (not through ``size_clos``): the verifier's independent count."""
+    e, k = args.endpoints, args.radix
+    leaf_o, agg_o = tier_ratios(args.oversubscription, args.oversubscribed_tier)
+    _, u_leaf = split_ports(k, leaf_o)
+    if leaves == 1:  # one leaf is the whole tree
+        return Requirement({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
+    leaf_spine = leaves * u_leaf  # leaves are cabled fully
+    if leaves <= k:  # two tiers: each spine port set reaches every leaf
+        return Requirement(
+            {"leaf": leaves, "spine": math.ceil(leaf_spine / k)},
+            {"node-leaf": e, "leaf-spine": leaf_spine},
+            {"leaf": (("node-leaf", 1), ("leaf-spine", 1)), "spine": (("leaf-spine", 1),)},
+        )
+    d_agg, u_agg = split_ports(k, agg_o)
+    pods = math.ceil(leaves / d_agg)
+    if pods > k:
+        raise InvalidInput(f"{pods} pods exceed a core of {k}-port switches", field="design.nodes")
+    aggs = pods * u_leaf
+    return Requirement(
+        {"leaf": leaves, "spine": aggs, "core": math.ceil(aggs * u_agg / k)},
+        {"node-leaf": e, "leaf-spine": leaf_spine, "spine-core": aggs * u_agg},
+        {
+            "leaf": (("node-leaf", 1), ("leaf-spine", 1)),
+            "spine": (("leaf-spine", 1), ("spine-core", 1)),
+            "core": (("spine-core", 1),),
+        },
+    )

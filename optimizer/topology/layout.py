@@ -9,10 +9,11 @@ Model (every default below can be set per request through ``Layout``)
   a link runs up from the port to the overhead tray, along the row, across rows and down:
   ``2*vertical_run + rack_width*ceil(min(R, racks_per_row)/2) + row_pitch*floor(rows(R)/2)``;
   a span of one rack (top-of-rack or adjacent network rack) is ``in_rack_link_m``.
-- Spans: node-leaf: the racks of one leaf's nodes; leaf-spine: the whole cluster (two tiers)
-  or one pod (three tiers); spine-core and global: the whole cluster; intra-group: one
-  dragonfly group; torus (folded, Dally & Towles 2004 section 5.2): at most three rack
-  positions along a row, plus two row pitches when the cluster spans rows.
+- Spans (``LinkGroupSizing.span_kind``: leaf, pod, cluster, neighbours; a family names the
+  span of a new link group): node-leaf: the racks of one leaf's nodes; leaf-spine: the whole
+  cluster (two tiers) or one pod (three tiers); spine-core and global: the whole cluster;
+  intra-group: one dragonfly group; torus (folded, Dally & Towles 2004 section 5.2): at most
+  three rack positions along a row, plus two row pitches when the cluster spans rows.
 - Reach (hardware.md section 4.1, NVIDIA LinkX): a cable assembly (DAC, AEC/ACC, AOC) serves a
   link when its reach >= the length; optics serve it with two transceivers plus
   ``ceil(length)`` metres of fiber when both reach it. A transceiver is paired with the fiber
@@ -126,20 +127,14 @@ def place(
     racks = server_racks + network_racks
     rows = math.ceil(racks / layout.racks_per_row)
     leaf_span = min(server_racks, math.ceil(nodes_per_leaf / nodes_per_rack))
-    spans = {
-        "node-leaf": leaf_span,
-        "leaf-spine": math.ceil(racks / sizing.pods) if sizing.tier("core") else racks,
-        "spine-core": racks,
-        "intra-group": math.ceil(racks / sizing.pods),
-        "global": racks,
-    }
+    spans = {"leaf": leaf_span, "pod": math.ceil(racks / sizing.pods), "cluster": racks}
     lengths: list[tuple[str, float]] = []
     for group in sizing.link_groups:
-        if group.name == "torus":
+        if group.span_kind == "neighbours":
             row_hops = 2 * layout.row_pitch_m if rows > 1 else 0.0
             length = layout.span_length_m(min(server_racks, 3)) + row_hops
         else:
-            length = layout.span_length_m(spans[group.name])
+            length = layout.span_length_m(spans[group.span_kind])
         lengths.append((group.name, round(length, 3)))
     return Placement(nodes_per_rack, server_racks, network_racks, rows, tuple(lengths))
 

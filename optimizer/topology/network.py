@@ -7,13 +7,25 @@ family modules can build these records without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
 
 TIER_NAMES = ("leaf", "spine", "core", "router")
 LINK_GROUPS = ("node-leaf", "leaf-spine", "spine-core", "intra-group", "global", "torus")
+# Where a group's links run, which sets their length (optimizer.topology.layout.place):
+# within one leaf's racks, within a pod (a dragonfly group; the whole cluster when it has one
+# pod), across the cluster, or between torus neighbours (folded layout).
+SPANS = ("leaf", "pod", "cluster", "neighbours")
+GROUP_SPANS = {
+    "node-leaf": "leaf",
+    "leaf-spine": "pod",
+    "spine-core": "cluster",
+    "intra-group": "pod",
+    "global": "cluster",
+    "torus": "neighbours",
+}
 
 
 @dataclass(frozen=True)
@@ -39,10 +51,22 @@ class TierSizing:
 
 @dataclass(frozen=True)
 class LinkGroupSizing:
-    """Links of one kind (same ends, hence same length class), e.g. all leaf-spine links."""
+    """Links of one kind (same ends, hence same length class), e.g. all leaf-spine links.
+
+    ``span`` (one of ``SPANS``) says where they run; a family naming a new group sets it, the
+    known groups take theirs from ``GROUP_SPANS``."""
 
     name: str
     count: int
+    span: str = ""
+
+    @property
+    def span_kind(self) -> str:
+        span = self.span or GROUP_SPANS.get(self.name, "")
+        if span not in SPANS:
+            msg = f"link group {self.name!r} needs a span, one of {', '.join(SPANS)}"
+            raise ValueError(msg)
+        return span
 
 
 @dataclass(frozen=True)
@@ -66,6 +90,40 @@ class NetworkSizing:
 
     def links(self, group: str) -> int:
         return sum(g.count for g in self.link_groups if g.name == group)
+
+
+@dataclass(frozen=True)
+class SizingArgs:
+    """What a family's sizing reads besides its own rules (``sizing.size_network``'s arguments).
+
+    ``radix`` is usable ports per switch at the endpoint speed (unused by switchless
+    families); ``rails`` the NIC ports per node; ``params`` the family parameters by name.
+    """
+
+    endpoints: int
+    radix: int
+    oversubscription: float = 1.0
+    rails: int = 1
+    oversubscribed_tier: str = "leaf"
+    params: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def params_map(self) -> dict[str, int]:
+        return dict(self.params)
+
+    @property
+    def nodes(self) -> int:
+        return self.endpoints // max(1, self.rails)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The verifier's minimum: switches per tier, links per group, and which link groups end on
+    each tier (group, ends per link on that tier) for its port count."""
+
+    switches: dict[str, int] = field(default_factory=dict)
+    links: dict[str, int] = field(default_factory=dict)
+    ports: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 def bisection_ratio(bisection_links: int, endpoints: int) -> float:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Switch
 from optimizer.errors import InvalidInput
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import (
-    FABRICS,
     nic_fits_fabric,
     ports_at_speed,
     switch_fits_fabric,
@@ -92,9 +93,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
     """
     require_positive(design.nodes, "design.nodes")
     require_positive(design.nics_per_node, "design.nics_per_node")
-    if design.fabric not in FABRICS:
-        msg = f"got {design.fabric!r}, expected one of {', '.join(FABRICS)}"
-        raise InvalidInput(msg, field="design.fabric")
+    FABRICS.get(design.fabric, "design.fabric")
     server = find(catalog.servers, design.server_sku, "design.server_sku")
     nic = find(catalog.nics, design.nic_sku, "design.nic_sku")
     if design.nics_per_node > server.max_nics:
@@ -158,9 +157,9 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
 
 def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
     """The design's switch SKUs, each checked against the fabric and the NIC speed."""
-    if design.topology == "torus":
+    if TOPOLOGIES.get(design.topology, "design.topology").switchless:
         if design.switch_skus:
-            msg = "a torus is switchless; expected no switch SKUs"
+            msg = f"a {design.topology} is switchless; expected no switch SKUs"
             raise InvalidInput(msg, field="design.switch_skus")
         return ()
     if not design.switch_skus:
@@ -171,11 +170,7 @@ def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
     )
     for switch in switches:
         if not switch_fits_fabric(switch, design.fabric):
-            needs = {
-                "infiniband": "an infiniband",
-                "roce": "a lossless ethernet",
-                "ethernet": "an ethernet",
-            }[design.fabric]
+            needs = FABRICS.get(design.fabric).switch_wording
             msg = (
                 f"{switch.sku} is a {'lossless' if switch.lossless else 'lossy'} "
                 f"{switch.fabric_family} switch; {design.fabric} needs {needs} switch"

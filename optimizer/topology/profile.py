@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TOPOLOGY_FAMILIES = ("single_switch", "fat_tree", "rail_optimized", "dragonfly", "torus")
-
 
 @dataclass(frozen=True)
 class TopologyProfile:
@@ -19,7 +17,7 @@ class TopologyProfile:
     Attributes
     ----------
     family:
-        One of ``TOPOLOGY_FAMILIES``.
+        A registered topology family (``optimizer.registry.topologies``).
     endpoints:
         Endpoint ports attached (nodes x NIC ports used per node).
     tiers:
@@ -37,6 +35,9 @@ class TopologyProfile:
     rail_optimized:
         One leaf-spine plane per NIC rail: rank i of every node sits on the same rail, so a
         per-rail ring stays within a plane and, for up to ``endpoints_per_leaf`` nodes, one hop.
+    direct:
+        A direct (switchless) network: nodes forward traffic, a ring embeds in it without
+        crossing its cut, and a node's neighbour is one link away.
     """
 
     family: str
@@ -47,3 +48,4 @@ class TopologyProfile:
     bisection_ratio: float
     endpoints_per_leaf: int
     rail_optimized: bool = False
+    direct: bool = False

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 
 from optimizer.errors import InvalidInput
-from optimizer.topology.fat_tree import size_clos, split_ports, tier_ratios
-from optimizer.topology.network import NetworkSizing, require_positive
+from optimizer.topology.fat_tree import clos_required, size_clos, split_ports, tier_ratios
+from optimizer.topology.network import NetworkSizing, Requirement, SizingArgs, require_positive
 
 
 def max_endpoints(
@@ -67,3 +67,10 @@ def size_rail_optimized(
         endpoints_per_leaf=min(d_leaf, nodes),
         rail_optimized=True,
     )
+
+
+def required(args: SizingArgs) -> Requirement:
+    """The verifier's count (optimizer.topology.check): each rail's own leaves, then a Clos."""
+    leaf_o, _ = tier_ratios(args.oversubscription, args.oversubscribed_tier)
+    d_leaf, _ = split_ports(args.radix, leaf_o)
+    return clos_required(args, args.rails * math.ceil(args.nodes / d_leaf))

@@ -12,6 +12,8 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.network import (
     LinkGroupSizing,
     NetworkSizing,
+    Requirement,
+    SizingArgs,
     TierSizing,
     refuse_oversubscription,
     require_positive,
@@ -51,3 +53,11 @@ def size_single_switch(
         bisection_links=endpoints // 2,
         profile=profile,
     )
+
+
+def required(args: SizingArgs) -> Requirement:
+    """The verifier's count (optimizer.topology.check): one switch, a link per endpoint."""
+    e, k = args.endpoints, args.radix
+    if e > k:
+        raise InvalidInput(f"{e} endpoints exceed one {k}-port switch", field="design.nodes")
+    return Requirement({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})

@@ -2,22 +2,24 @@
 
 The optimizer states its constraints with it, the BOM builder prices it, the verifier checks
 against it and the estimator reads its ``profile``; each family's rules and sources live in
-its own module.
+its own module, and which module sizes which family is its registry record
+(``optimizer.registry.topologies``).
 """
 
 from __future__ import annotations
 
 from optimizer.errors import InvalidInput
-from optimizer.topology import dragonfly, fat_tree, rail_optimized, single_switch
-from optimizer.topology.dragonfly import size_dragonfly
-from optimizer.topology.fat_tree import size_fat_tree
-from optimizer.topology.network import LinkGroupSizing, NetworkSizing, TierSizing
-from optimizer.topology.profile import TOPOLOGY_FAMILIES
-from optimizer.topology.rail_optimized import size_rail_optimized
-from optimizer.topology.single_switch import size_single_switch
-from optimizer.topology.torus import size_torus
+from optimizer.registry.topologies import TOPOLOGIES, TopologyFamily
+from optimizer.topology.network import LinkGroupSizing, NetworkSizing, SizingArgs, TierSizing
 
-__all__ = ["LinkGroupSizing", "NetworkSizing", "TierSizing", "max_endpoints", "size_network"]
+__all__ = [
+    "LinkGroupSizing",
+    "NetworkSizing",
+    "SizingArgs",
+    "TierSizing",
+    "max_endpoints",
+    "size_network",
+]
 
 
 def size_network(
@@ -35,55 +37,27 @@ def size_network(
     Parameters
     ----------
     family:
-        One of ``TOPOLOGY_FAMILIES``.
+        A registered topology family (any case, ``-`` or ``_``).
     endpoints:
         Endpoint ports: nodes x NIC ports per node.
     radix:
-        Usable ports per switch at the endpoint speed (after breakout); unused by the torus.
+        Usable ports per switch at the endpoint speed (after breakout); unused by switchless
+        families.
     oversubscription:
-        Down:up ratio (>= 1) at ``oversubscribed_tier`` ("leaf" or "aggregation"); fat-tree and
-        rail-optimized only, the other families take 1.
+        Down:up ratio (>= 1) at ``oversubscribed_tier`` ("leaf" or "aggregation"); families
+        with an oversubscribed tier only, the others take 1.
     rails:
         NIC ports per node: the planes of a rail-optimized fabric, the ports a torus node has.
     params:
-        Family parameters: torus ``dims``; dragonfly ``p``, ``a``, ``h``.
+        Family parameters by name (torus ``dims``; dragonfly ``p``, ``a``, ``h``).
 
     Raises
     ------
     InvalidInput
         When the family cannot attach ``endpoints`` with these switches, naming the field.
     """
-    params_map = dict(params)
-    if family not in ("torus", "dragonfly") and params_map:
-        msg = f"{family} takes no topology parameters, got {sorted(params_map)}"
-        raise InvalidInput(msg, field="topology_params")
-    if family == "single_switch":
-        return size_single_switch(endpoints, radix, oversubscription=oversubscription)
-    if family == "fat_tree":
-        return size_fat_tree(
-            endpoints,
-            radix,
-            oversubscription=oversubscription,
-            oversubscribed_tier=oversubscribed_tier,
-        )
-    if family == "rail_optimized":
-        return size_rail_optimized(
-            endpoints,
-            radix,
-            rails=rails,
-            oversubscription=oversubscription,
-            oversubscribed_tier=oversubscribed_tier,
-        )
-    if family == "dragonfly":
-        return size_dragonfly(
-            endpoints, radix, oversubscription=oversubscription, params=params_map
-        )
-    if family == "torus":
-        return size_torus(
-            endpoints, rails=rails, oversubscription=oversubscription, params=params_map
-        )
-    msg = f"got {family!r}, expected one of {', '.join(TOPOLOGY_FAMILIES)}"
-    raise InvalidInput(msg, field="topology")
+    args = SizingArgs(endpoints, radix, oversubscription, rails, oversubscribed_tier, params)
+    return _family(family, args).size(args)
 
 
 def max_endpoints(
@@ -97,17 +71,16 @@ def max_endpoints(
 ) -> int | None:
     """Largest ``endpoints`` that ``size_network`` accepts with these arguments.
 
-    ``None`` for the torus, which any node count can form (its limit is ports per node).
+    ``None`` for families any node count can form (the torus: its limit is ports per node).
     """
-    if family == "single_switch":
-        return single_switch.max_endpoints(radix)
-    if family == "fat_tree":
-        return fat_tree.max_endpoints(radix, oversubscription, oversubscribed_tier)
-    if family == "rail_optimized":
-        return rail_optimized.max_endpoints(radix, rails, oversubscription, oversubscribed_tier)
-    if family == "dragonfly":
-        return dragonfly.max_endpoints(radix, dict(params))
-    if family == "torus":
-        return None
-    msg = f"got {family!r}, expected one of {', '.join(TOPOLOGY_FAMILIES)}"
-    raise InvalidInput(msg, field="topology")
+    args = SizingArgs(0, radix, oversubscription, rails, oversubscribed_tier, params)
+    return _family(family, args).max_endpoints(args)
+
+
+def _family(name: str, args: SizingArgs) -> TopologyFamily:
+    """The registered family, refusing parameters it does not take."""
+    family = TOPOLOGIES.get(name, "topology")
+    if args.params and not family.params:
+        msg = f"{family.name} takes no topology parameters, got {sorted(args.params_map)}"
+        raise InvalidInput(msg, field="topology_params")
+    return family

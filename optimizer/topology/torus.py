@@ -27,6 +27,8 @@ from optimizer.errors import InvalidInput
 from optimizer.topology.network import (
     LinkGroupSizing,
     NetworkSizing,
+    Requirement,
+    SizingArgs,
     bisection_ratio,
     refuse_oversubscription,
     require_positive,
@@ -84,6 +86,7 @@ def size_torus(
         oversubscription=1.0,
         bisection_ratio=bisection_ratio(bisection, used_endpoints),
         endpoints_per_leaf=ports,
+        direct=True,
     )
     return NetworkSizing(
         "torus", used_endpoints, (), (LinkGroupSizing("torus", links),), bisection, profile
@@ -114,3 +117,16 @@ def _divisors(n: int) -> list[int]:
     """Divisors of ``n``, largest first (trial division up to sqrt(n))."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted({*small, *(n // d for d in small)}, reverse=True)
+
+
+def required(args: SizingArgs) -> Requirement:
+    """The verifier's count (optimizer.topology.check): links of the shape, no switches."""
+    nodes = args.nodes
+    shape = torus_shape(nodes, args.params_map.get("dims", DEFAULT_DIMS))
+    if ports_per_node(shape) > args.rails:
+        raise InvalidInput(
+            f"torus {shape} needs {ports_per_node(shape)} ports per node",
+            field="design.nics_per_node",
+        )
+    links = sum(nodes if side >= 3 else nodes // 2 for side in shape if side > 1)
+    return Requirement({}, {"torus": links}, {})

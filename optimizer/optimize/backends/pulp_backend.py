@@ -142,7 +142,7 @@ def _silence_highs_banner() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, 1)
-        highspy.Highs()
+        highspy.Highs()  # type: ignore[no-untyped-call]
     finally:
         os.dup2(saved, 1)
         os.close(devnull)

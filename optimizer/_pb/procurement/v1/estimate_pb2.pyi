@@ -1,10 +1,37 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Fabric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FABRIC_UNSPECIFIED: _ClassVar[Fabric]
+    FABRIC_INFINIBAND: _ClassVar[Fabric]
+    FABRIC_ROCE: _ClassVar[Fabric]
+    FABRIC_ETHERNET: _ClassVar[Fabric]
+
+class TopologyFamily(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOPOLOGY_FAMILY_UNSPECIFIED: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_SINGLE_SWITCH: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_FAT_TREE: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_RAIL_OPTIMIZED: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_DRAGONFLY: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_TORUS: _ClassVar[TopologyFamily]
+FABRIC_UNSPECIFIED: Fabric
+FABRIC_INFINIBAND: Fabric
+FABRIC_ROCE: Fabric
+FABRIC_ETHERNET: Fabric
+TOPOLOGY_FAMILY_UNSPECIFIED: TopologyFamily
+TOPOLOGY_FAMILY_SINGLE_SWITCH: TopologyFamily
+TOPOLOGY_FAMILY_FAT_TREE: TopologyFamily
+TOPOLOGY_FAMILY_RAIL_OPTIMIZED: TopologyFamily
+TOPOLOGY_FAMILY_DRAGONFLY: TopologyFamily
+TOPOLOGY_FAMILY_TORUS: TopologyFamily
 
 class Workload(_message.Message):
     __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention")
@@ -67,7 +94,7 @@ class Parallelism(_message.Message):
     def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ...) -> None: ...
 
 class Cluster(_message.Message):
-    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier")
+    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     GPU_PEAK_TFLOPS_FIELD_NUMBER: _ClassVar[int]
@@ -83,6 +110,8 @@ class Cluster(_message.Message):
     NICS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     SWITCH_RADIX_FIELD_NUMBER: _ClassVar[int]
     OVERSUBSCRIBED_TIER_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
     gpus: int
     gpus_per_node: int
     gpu_peak_tflops: float
@@ -98,10 +127,12 @@ class Cluster(_message.Message):
     nics_per_node: int
     switch_radix: int
     oversubscribed_tier: str
-    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ...) -> None: ...
+    fabric_kind: Fabric
+    topology_family: TopologyFamily
+    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ..., topology_family: _Optional[_Union[TopologyFamily, str]] = ...) -> None: ...
 
 class FabricProfile(_message.Message):
-    __slots__ = ("fabric", "efficiency_low", "efficiency_expected", "efficiency_high", "base_latency_us_low", "base_latency_us_expected", "base_latency_us_high", "per_hop_latency_ns", "host_cpu_cycles_per_byte_low", "host_cpu_cycles_per_byte_expected", "host_cpu_cycles_per_byte_high", "host_network_cpu_ghz_per_node")
+    __slots__ = ("fabric", "efficiency_low", "efficiency_expected", "efficiency_high", "base_latency_us_low", "base_latency_us_expected", "base_latency_us_high", "per_hop_latency_ns", "host_cpu_cycles_per_byte_low", "host_cpu_cycles_per_byte_expected", "host_cpu_cycles_per_byte_high", "host_network_cpu_ghz_per_node", "fabric_kind")
     FABRIC_FIELD_NUMBER: _ClassVar[int]
     EFFICIENCY_LOW_FIELD_NUMBER: _ClassVar[int]
     EFFICIENCY_EXPECTED_FIELD_NUMBER: _ClassVar[int]
@@ -114,6 +145,7 @@ class FabricProfile(_message.Message):
     HOST_CPU_CYCLES_PER_BYTE_EXPECTED_FIELD_NUMBER: _ClassVar[int]
     HOST_CPU_CYCLES_PER_BYTE_HIGH_FIELD_NUMBER: _ClassVar[int]
     HOST_NETWORK_CPU_GHZ_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
     fabric: str
     efficiency_low: float
     efficiency_expected: float
@@ -126,7 +158,8 @@ class FabricProfile(_message.Message):
     host_cpu_cycles_per_byte_expected: float
     host_cpu_cycles_per_byte_high: float
     host_network_cpu_ghz_per_node: float
-    def __init__(self, fabric: _Optional[str] = ..., efficiency_low: _Optional[float] = ..., efficiency_expected: _Optional[float] = ..., efficiency_high: _Optional[float] = ..., base_latency_us_low: _Optional[float] = ..., base_latency_us_expected: _Optional[float] = ..., base_latency_us_high: _Optional[float] = ..., per_hop_latency_ns: _Optional[float] = ..., host_cpu_cycles_per_byte_low: _Optional[float] = ..., host_cpu_cycles_per_byte_expected: _Optional[float] = ..., host_cpu_cycles_per_byte_high: _Optional[float] = ..., host_network_cpu_ghz_per_node: _Optional[float] = ...) -> None: ...
+    fabric_kind: Fabric
+    def __init__(self, fabric: _Optional[str] = ..., efficiency_low: _Optional[float] = ..., efficiency_expected: _Optional[float] = ..., efficiency_high: _Optional[float] = ..., base_latency_us_low: _Optional[float] = ..., base_latency_us_expected: _Optional[float] = ..., base_latency_us_high: _Optional[float] = ..., per_hop_latency_ns: _Optional[float] = ..., host_cpu_cycles_per_byte_low: _Optional[float] = ..., host_cpu_cycles_per_byte_expected: _Optional[float] = ..., host_cpu_cycles_per_byte_high: _Optional[float] = ..., host_network_cpu_ghz_per_node: _Optional[float] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ...) -> None: ...
 
 class EstimateRequest(_message.Message):
     __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles")

@@ -1,11 +1,21 @@
 from optimizer._pb.procurement.v1 import estimate_pb2 as _estimate_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Objective(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OBJECTIVE_UNSPECIFIED: _ClassVar[Objective]
+    OBJECTIVE_MIN_COST: _ClassVar[Objective]
+    OBJECTIVE_MIN_TIME: _ClassVar[Objective]
+OBJECTIVE_UNSPECIFIED: Objective
+OBJECTIVE_MIN_COST: Objective
+OBJECTIVE_MIN_TIME: Objective
 
 class Constraints(_message.Message):
     __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days")
@@ -38,7 +48,7 @@ class SolverOptions(_message.Message):
     def __init__(self, backend: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class OptimizeRequest(_message.Message):
-    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id")
+    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families")
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
@@ -52,6 +62,9 @@ class OptimizeRequest(_message.Message):
     CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
     PARALLELISM_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    OBJECTIVE_KIND_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_FABRIC_KINDS_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_TOPOLOGY_FAMILIES_FIELD_NUMBER: _ClassVar[int]
     catalog: str
     workload: _estimate_pb2.Workload
     constraints: Constraints
@@ -65,7 +78,10 @@ class OptimizeRequest(_message.Message):
     confidence: str
     parallelism: _estimate_pb2.Parallelism
     request_id: str
-    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    objective_kind: Objective
+    allowed_fabric_kinds: _containers.RepeatedScalarFieldContainer[_estimate_pb2.Fabric]
+    allowed_topology_families: _containers.RepeatedScalarFieldContainer[_estimate_pb2.TopologyFamily]
+    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ...) -> None: ...
 
 class BomLine(_message.Message):
     __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m")
@@ -110,7 +126,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +148,8 @@ class Design(_message.Message):
     BUDGET_SLACK_USD_FIELD_NUMBER: _ClassVar[int]
     TIME_SLACK_HOURS_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -153,10 +171,12 @@ class Design(_message.Message):
     budget_slack_usd: float
     time_slack_hours: float
     training_time_hours_low: float
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ...) -> None: ...
+    fabric_kind: _estimate_pb2.Fabric
+    topology_family: _estimate_pb2.TopologyFamily
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
-    __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription")
+    __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family")
     CAPEX_USD_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +184,8 @@ class ParetoPoint(_message.Message):
     FABRIC_FIELD_NUMBER: _ClassVar[int]
     TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
     OVERSUBSCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
     capex_usd: float
     training_time_hours: float
     gpus: int
@@ -171,7 +193,9 @@ class ParetoPoint(_message.Message):
     fabric: str
     topology: str
     oversubscription: float
-    def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ...) -> None: ...
+    fabric_kind: _estimate_pb2.Fabric
+    topology_family: _estimate_pb2.TopologyFamily
+    def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
     __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity")
