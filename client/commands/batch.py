@@ -8,13 +8,17 @@ results so far; ``--resume`` carries on.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from client.options import data_dir, tenant
-from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from optimizer.batch.runner import BatchProgress, BatchSummary
 
 
 @click.command("batch")
@@ -68,6 +72,8 @@ def batch(
 ) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
     row per scenario to DIR, plus a per-vendor report."""
+    from rich.console import Console
+
     from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
 
     plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
@@ -106,6 +112,14 @@ def batch(
 
 
 def _progress_bar(console: Console) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -117,6 +131,8 @@ def _progress_bar(console: Console) -> Progress:
 
 
 def _print_summary(s: BatchSummary) -> None:
+    from optimizer.batch.runner import output_files
+
     files = output_files(s.out_dir)
     lines = [
         f"{s.written:,} scenarios solved ({s.errors:,} with errors), {s.skipped:,} already "

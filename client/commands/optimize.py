@@ -8,9 +8,7 @@ from typing import Any
 import click
 from google.protobuf import json_format
 
-from client import render
 from client.exits import EXIT_INFEASIBLE
-from client.frontier import Front, frontier, points_of, workload_label
 from client.options import output_file, output_format, plot_file, scenario_options
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -116,6 +114,9 @@ def optimize(
     """
     req = read_optimize_request(request_file) if request_file else optimize_pb2.OptimizeRequest()
     req.MergeFrom(request_from_flags(**flags))
+    from client import render
+    from client.frontier import Front, frontier, points_of, workload_label
+
     resp = transport_from(ctx).optimize(req)
     if fmt == "json":
         render.emit_text(render.to_json(resp), output)

@@ -7,24 +7,9 @@ from typing import Any
 
 import click
 
-from client import render
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import output_file, output_format, plot_file, scenario_options
-from client.progress import progress_bar
-from client.sweep import (
-    file_requests,
-    frontier_frame,
-    grid_requests,
-    print_sweep,
-    run_sweep,
-    scenarios_frame,
-    sweep_document,
-    sweep_fronts,
-    sweep_points,
-    top_designs,
-)
-from client.transport import transport_from
 
 
 class NumberList(click.ParamType):
@@ -115,6 +100,22 @@ def sweep(
     Without --objective, scenarios with a target minimise cost and budget-only scenarios
     minimise time.
     """
+    from client import render
+    from client.progress import progress_bar
+    from client.sweep import (
+        file_requests,
+        frontier_frame,
+        grid_requests,
+        print_sweep,
+        run_sweep,
+        scenarios_frame,
+        sweep_document,
+        sweep_fronts,
+        sweep_points,
+        top_designs,
+    )
+    from client.transport import transport_from
+
     base = request_from_flags(**flags)
     if scenario_file:
         given = [
