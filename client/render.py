@@ -11,9 +11,9 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from rich.console import Console
@@ -21,7 +21,11 @@ from rich.table import Table
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.rows import DESIGN_COLUMNS, design_row
 from optimizer.topology.export import safe_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FABRIC = {"infiniband": "InfiniBand", "roce": "RoCE", "ethernet": "TCP Ethernet"}
 TOPOLOGY = {
@@ -160,31 +164,15 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
 
 
 def designs_frame(resp: optimize_pb2.OptimizeResponse) -> pd.DataFrame:
-    rows = [
-        {
-            "rank": d.rank,
-            "gpus": d.gpus,
-            "nodes": d.nodes,
-            "server_sku": safe_text(d.server_sku),
-            "nic_sku": safe_text(d.nic_sku),
-            "fabric": d.fabric,
-            "topology": d.topology,
-            "oversubscription": d.oversubscription,
-            "capex_usd": d.capex_usd,
-            "network_share": d.cost.network_share,
-            "training_time_hours": d.training_time_hours,
-            "training_time_hours_low": d.training_time_hours_low,
-            "training_time_hours_high": d.training_time_hours_high,
-            "power_kw": d.power_kw,
-            "racks": d.racks,
-            "binding": ";".join(d.binding),
-        }
-        for d in resp.designs
-    ]
-    return pd.DataFrame(rows)
+    import pandas as pd
+
+    rows = [design_row(d, text=safe_text) for d in resp.designs]
+    return pd.DataFrame(rows, columns=list(DESIGN_COLUMNS))
 
 
 def bom_frame(design: optimize_pb2.Design) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(
         [
             {
@@ -218,6 +206,8 @@ def write_frames(frames: Sequence[tuple[str, pd.DataFrame]], fmt: str, output: s
         raise InvalidInput(
             "xlsx output needs a file; expected --output FILE.xlsx", field="--output"
         )
+    import pandas as pd
+
     with pd.ExcelWriter(output, engine="openpyxl") as writer:
         for name, frame in frames:
             frame.to_excel(writer, sheet_name=name[:31], index=False)
