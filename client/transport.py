@@ -51,6 +51,7 @@ class BatchItem:
     response: optimize_pb2.OptimizeResponse | None
     error: ProcurementError | None = None
     scenario_id: str = ""  # the batch runner's id of the run (remote only)
+    stopped: str = ""  # why a response is the best found before the call's deadline
 
 
 @dataclass(frozen=True)
@@ -332,6 +333,13 @@ class Remote:
             self._uploaded[path] = info.id
         return self._uploaded[path]
 
+    def workers(self) -> int:
+        """The server's solver worker processes (what a batch summary reports)."""
+        from optimizer._pb.procurement.v1 import service_pb2
+
+        metrics = self.call(self._stub.GetMetrics, service_pb2.GetMetricsRequest())
+        return int(metrics.workers)
+
     def close(self) -> None:
         self._channel.close()
 
@@ -341,7 +349,8 @@ def batch_item(result: service_pb2.BatchResult, offset: int = 0) -> BatchItem:
     stopped early), or the core error its status code names."""
     index = offset + result.scenario_index
     if result.HasField("response"):
-        return BatchItem(index, result.response, scenario_id=result.scenario_id)
+        stopped = result.error_message if result.error_code == "DEADLINE_EXCEEDED" else ""
+        return BatchItem(index, result.response, None, result.scenario_id, stopped)
     cls = _ERROR_BY_CODE.get(result.error_code, RemoteError)
     return BatchItem(index, None, cls(result.error_message), result.scenario_id)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from client.options import data_dir, tenant
+from client.options import data_dir, root_option, tenant
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -58,7 +58,9 @@ if TYPE_CHECKING:
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @data_dir
 @tenant
+@click.pass_context
 def batch(
+    ctx: click.Context,
     spec: str,
     out_dir: str,
     scheduler: str | None,
@@ -71,12 +73,27 @@ def batch(
     tenant: str,
 ) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
-    row per scenario to DIR, plus a per-vendor report."""
+    row per scenario to DIR, plus a per-vendor report. With --server (before the command)
+    the scenarios are solved there, through BatchOptimize, into the same files."""
     from rich.console import Console
 
-    from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
+    from optimizer.batch import Engine, load_spec, make_engine, plan_batch, run_batch
 
-    plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
+    engine: Engine
+    if root_option(ctx, "server"):
+        from client.batch_remote import ServerEngine, remote_plan
+        from client.transport import remote_from
+
+        for flag, value in (("--scheduler", scheduler), ("--workers", workers)):
+            if value is not None:
+                raise click.UsageError(f"{flag}: not with --server (the server has its workers)")
+        if timeout_s is not None:
+            raise click.UsageError("--timeout: not with --server (set solver.time_limit_s)")
+        remote = remote_from(ctx)
+        plan, engine = remote_plan(spec, remote), ServerEngine(remote)
+    else:
+        plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
+        engine = make_engine(scheduler, workers)
     console = Console(stderr=True)
     bar = _progress_bar(console) if not quiet and console.is_terminal else None
     task = bar.add_task("solving", total=len(plan.scenarios)) if bar else None
@@ -85,7 +102,7 @@ def batch(
         if bar is not None and task is not None:
             bar.update(task, completed=step.done)
 
-    with make_engine(scheduler, workers) as engine:
+    with engine:
         try:
             if bar is not None:
                 bar.start()

@@ -96,11 +96,25 @@ def run_scenario(
     finally:
         if timer is not None:
             timer.cancel()
+    stopped = (
+        f"the task timeout of {timeout_s:g} s expired; this is the best result found by then"
+        if stop.is_set()
+        else None
+    )
+    return solved_result(scenario, catalog, response, stopped)
+
+
+def solved_result(
+    scenario: Scenario,
+    catalog: Catalog,
+    response: optimize_pb2.OptimizeResponse,
+    stopped: str | None = None,
+) -> TaskResult:
+    """The result of a scenario that ran, here or on a server (``procure batch --server``);
+    ``stopped`` says why the solve ended early (a DEADLINE_EXCEEDED row)."""
     row = {**_request_columns(scenario, catalog), **_response_columns(response)}
-    if stop.is_set():
-        row["error"] = (
-            f"the task timeout of {timeout_s:g} s expired; this is the best result found by then"
-        )
+    if stopped is not None:
+        row["error"] = stopped
         row["error_code"] = "DEADLINE_EXCEEDED"
     body = json_format.MessageToDict(response, preserving_proto_field_name=True)
     return TaskResult(scenario.scenario_id, row, _line(scenario, row, body))
