@@ -7,6 +7,7 @@ same thing. Text cells written to CSV/XLSX are made formula-safe.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,7 +46,9 @@ def console(output: str | None = None) -> Iterator[Console]:
             yield Console(file=fh, width=160, no_color=True, highlight=False)
         return
     tty = sys.stdout.isatty()
-    yield Console(highlight=False, no_color=not tty, width=None if tty else 160)
+    # Piped output is 160 wide unless $COLUMNS says otherwise.
+    width = None if tty or os.environ.get("COLUMNS") else 160
+    yield Console(highlight=False, no_color=not tty, width=width)
 
 
 def money(usd: float) -> str:
@@ -111,7 +114,18 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     return table
 
 
+def bom_lines(design: optimize_pb2.Design) -> list[optimize_pb2.BomLine]:
+    """The design's BOM lines by category (servers first), tier and SKU."""
+    order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+    return sorted(
+        design.bom,
+        key=lambda b: (order.index(b.category) if b.category in order else 99, b.tier, b.sku),
+    )
+
+
 def bom_table(design: optimize_pb2.Design) -> Table:
+    from client.narrow import quantity, unit_price
+
     table = Table(title=f"bill of materials, rank {design.rank}")
     for name, justify in (
         ("category", "left"),
@@ -123,11 +137,7 @@ def bom_table(design: optimize_pb2.Design) -> Table:
         ("extended", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
-    lines = sorted(
-        design.bom,
-        key=lambda b: (order.index(b.category) if b.category in order else 99, b.tier, b.sku),
-    )
+    lines = bom_lines(design)
     for i, line in enumerate(lines):
         where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
         last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
@@ -136,8 +146,8 @@ def bom_table(design: optimize_pb2.Design) -> Table:
             line.sku,
             line.vendor,
             where,
-            f"{line.quantity:,}",
-            f"${line.unit_price_usd:,.2f}",
+            quantity(line),
+            unit_price(line),
             money(line.extended_price_usd),
             end_section=last_of_category,
         )
@@ -147,10 +157,14 @@ def bom_table(design: optimize_pb2.Design) -> Table:
 
 
 def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+    from client.narrow import Fit, narrow_bom_table, narrow_designs_table
+
     how = f"({resp.status}, {resp.backend}, {resp.solve_time_s:.1f} s)"
     if resp.designs:
-        out.print(designs_table(resp, f"ranked designs {how}"))
-        out.print(bom_table(resp.designs[0]))
+        title = f"ranked designs {how}"
+        out.print(Fit(designs_table(resp, title), narrow_designs_table(resp, title)))
+        best = resp.designs[0]
+        out.print(Fit(bom_table(best), narrow_bom_table(best, bom_lines(best))))
         for d in resp.designs:
             out.print(d.explanation)
     else:

@@ -258,19 +258,53 @@ def sweep_table(outcomes: Sequence[Outcome]) -> Table:
     return table
 
 
+def narrow_sweep_table(outcomes: Sequence[Outcome]) -> Table:
+    """The sweep table for a narrow terminal: inputs and design wrap, numbers stay whole."""
+    from client.narrow import design_label
+
+    table = Table(title=f"budget sweep: {len(outcomes):,} scenarios, rank-1 design each")
+    table.add_column("#", justify="right")
+    table.add_column("scenario", overflow="fold")
+    table.add_column("design", overflow="fold")
+    for name in ("capex", "time (h)", "network"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for o in outcomes:
+        c, best = o.request.constraints, o.best
+        scenario = " ".join(
+            [
+                o.request.catalog,
+                o.request.workload.model or "custom",
+                *([f"budget {money(c.budget_usd)}"] if c.HasField("budget_usd") else []),
+                *(
+                    [f"target {hours(c.target_training_hours)} h"]
+                    if c.HasField("target_training_hours")
+                    else []
+                ),
+                (o.request.objective or "min_cost").replace("_", "-"),
+            ]
+        )
+        if best is None:
+            table.add_row(str(o.index), scenario, "no design", "", "", "", style="dim")
+            continue
+        table.add_row(
+            str(o.index),
+            scenario,
+            design_label(best),
+            money(best.capex_usd),
+            hours(best.training_time_hours),
+            f"{best.cost.network_share:.1%}",
+        )
+    return table
+
+
 def frontier_table(front: Front) -> Table:
     table = Table(
         title=f"cost-time Pareto frontier of {front.workload} ({len(front.points)} designs)"
     )
-    for name, justify in (
-        ("capex", "right"),
-        ("time (h)", "right"),
-        ("GPUs", "right"),
-        ("server", "left"),
-        ("fabric", "left"),
-        ("topology", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for name in ("capex", "time (h)", "GPUs"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in ("server", "fabric", "topology"):
+        table.add_column(name, overflow="fold")
     for p in front.points:
         table.add_row(
             money(p.capex_usd),
@@ -284,7 +318,9 @@ def frontier_table(front: Front) -> Table:
 
 
 def print_sweep(outcomes: Sequence[Outcome], fronts: Sequence[Front], out: Console) -> None:
-    out.print(sweep_table(outcomes))
+    from client.narrow import Fit
+
+    out.print(Fit(sweep_table(outcomes), narrow_sweep_table(outcomes)))
     for o in outcomes:
         if o.best is None:
             out.print(f"scenario {o.index}: no design: {o.reason}")
