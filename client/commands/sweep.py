@@ -3,6 +3,7 @@ cost-time frontier over all of them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -10,6 +11,7 @@ import click
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import output_file, output_format, plot_file, scenario_options
+from optimizer.errors import InvalidInput
 
 
 class NumberList(click.ParamType):
@@ -117,6 +119,10 @@ def sweep(
     from client.transport import transport_from
 
     base = request_from_flags(**flags)
+    for flag, values in (("--budgets", budgets_usd), ("--targets", targets_hours)):
+        for value in values or ():
+            if not (math.isfinite(value) and value > 0):
+                raise InvalidInput(f"got {value:g}, expected a positive number", field=flag)
     if scenario_file:
         given = [
             name
