@@ -8,7 +8,7 @@ descriptive columns into one cell that wraps and keep capex, time and price cell
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -84,22 +84,49 @@ def unit_price(line: optimize_pb2.BomLine) -> str:
     return f"${line.unit_price_usd:,.2f}{per}"
 
 
-def narrow_bom_table(design: optimize_pb2.Design, lines: Sequence[optimize_pb2.BomLine]) -> Table:
+@dataclass(frozen=True)
+class BomRow:
+    """A BOM line with the cells every BOM table prints for it."""
+
+    line: optimize_pb2.BomLine
+    cells: tuple[str, str, str, str]  # where, quantity, unit price, extended price
+    last_of_category: bool  # a rule follows it
+
+
+BOM_ORDER = ("server", "nic", "switch", "cable", "transceiver", "fiber")
+
+
+def bom_rows(design: optimize_pb2.Design) -> list[BomRow]:
+    """The design's BOM lines by category (servers first), tier and SKU, with their cells."""
+    lines = sorted(
+        design.bom,
+        key=lambda b: (
+            BOM_ORDER.index(b.category) if b.category in BOM_ORDER else 99,
+            b.tier,
+            b.sku,
+        ),
+    )
+    rows = []
+    for i, line in enumerate(lines):
+        where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
+        cells = (where, quantity(line), unit_price(line), money(line.extended_price_usd))
+        last = i + 1 == len(lines) or lines[i + 1].category != line.category
+        rows.append(BomRow(line, cells, last))
+    return rows
+
+
+def racks_label(design: optimize_pb2.Design) -> str:
+    return f"{design.racks} rack" + ("" if design.racks == 1 else "s")
+
+
+def narrow_bom_table(design: optimize_pb2.Design) -> Table:
     table = Table(title=f"bill of materials, rank {design.rank}")
     table.add_column("item", overflow="fold")
     table.add_column("where", overflow="fold")
     _numbers(table, "qty", "unit", "extended")
-    for i, line in enumerate(lines):
-        where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
-        last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
-        table.add_row(
-            f"{line.category}: {line.sku} ({line.vendor})",
-            where,
-            quantity(line),
-            unit_price(line),
-            money(line.extended_price_usd),
-            end_section=last_of_category,
-        )
-    racks = f"{design.racks} rack" + ("" if design.racks == 1 else "s")
-    table.add_row("total", racks, "", "", money(design.capex_usd), style="bold")
+    for row in bom_rows(design):
+        line = row.line
+        item = f"{line.category}: {line.sku} ({line.vendor})"
+        table.add_row(item, *row.cells, end_section=row.last_of_category)
+    table.add_row("total", racks_label(design), "", "", money(design.capex_usd), style="bold")
     return table

@@ -114,17 +114,8 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     return table
 
 
-def bom_lines(design: optimize_pb2.Design) -> list[optimize_pb2.BomLine]:
-    """The design's BOM lines by category (servers first), tier and SKU."""
-    order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
-    return sorted(
-        design.bom,
-        key=lambda b: (order.index(b.category) if b.category in order else 99, b.tier, b.sku),
-    )
-
-
 def bom_table(design: optimize_pb2.Design) -> Table:
-    from client.narrow import quantity, unit_price
+    from client.narrow import bom_rows, racks_label
 
     table = Table(title=f"bill of materials, rank {design.rank}")
     for name, justify in (
@@ -137,22 +128,14 @@ def bom_table(design: optimize_pb2.Design) -> Table:
         ("extended", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    lines = bom_lines(design)
-    for i, line in enumerate(lines):
-        where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
-        last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
+    for row in bom_rows(design):
+        line = row.line
         table.add_row(
-            line.category,
-            line.sku,
-            line.vendor,
-            where,
-            quantity(line),
-            unit_price(line),
-            money(line.extended_price_usd),
-            end_section=last_of_category,
+            line.category, line.sku, line.vendor, *row.cells, end_section=row.last_of_category
         )
-    racks = f"{design.racks} rack" + ("" if design.racks == 1 else "s")
-    table.add_row("total", "", "", racks, "", "", money(design.capex_usd), style="bold")
+    table.add_row(
+        "total", "", "", racks_label(design), "", "", money(design.capex_usd), style="bold"
+    )
     return table
 
 
@@ -164,7 +147,7 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
         title = f"ranked designs {how}"
         out.print(Fit(designs_table(resp, title), narrow_designs_table(resp, title)))
         best = resp.designs[0]
-        out.print(Fit(bom_table(best), narrow_bom_table(best, bom_lines(best))))
+        out.print(Fit(bom_table(best), narrow_bom_table(best)))
         for d in resp.designs:
             out.print(d.explanation)
     else:

@@ -11,7 +11,7 @@ import grpc
 import pytest
 from catalog_files import SMALL
 from cli_support import run
-from service_support import TOKEN_A, Stubs, bearer, start, write_tokens
+from service_support import TOKEN_A, Stubs, bearer, serving, write_tokens
 
 from optimizer._pb.procurement.v1 import service_pb2
 from optimizer.batch import read_results
@@ -33,9 +33,7 @@ SPEC = {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("server")
-    service, address = start(folder, tokens_file=write_tokens(folder))
-    yield address
-    service.shutdown(grace_s=0)
+    yield from serving(folder, tokens_file=write_tokens(folder))
 
 
 @pytest.fixture
