@@ -100,8 +100,9 @@ def grid_requests(
     minimises time, so every cell is a well-posed question.
     """
     requests = []
+    unset: list[None] = [None]  # an empty axis: one cell that keeps base's value
     for catalog, workload, budget, target in itertools.product(
-        catalogs or [None], workloads or [None], budgets_usd or [None], targets_hours or [None]
+        catalogs or unset, workloads or unset, budgets_usd or unset, targets_hours or unset
     ):
         req = optimize_pb2.OptimizeRequest()
         req.CopyFrom(base)

@@ -179,8 +179,8 @@ _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
 
 def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     """The core error for a failed call: same class, same exit status as embedded."""
-    code = error.code().name  # type: ignore[attr-defined]
-    details = error.details() or code  # type: ignore[attr-defined]
+    code = error.code().name
+    details = error.details() or code
     if code == "UNAVAILABLE":
         return ServerUnavailable(f"server {server} unavailable: {details.splitlines()[0]}")
     cls = _ERROR_BY_CODE.get(code, RemoteError)
@@ -224,8 +224,9 @@ class Remote:
         else:
             self._channel = grpc.insecure_channel(server)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        self._stub = service_pb2_grpc.OptimizerServiceStub(self._channel)
-        self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)
+        # The generated gRPC stubs carry no annotations.
+        self._stub = service_pb2_grpc.OptimizerServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     def call(self, method: Any, request: Any) -> Any:
         """``method(request)`` with the token and deadline; failures as core errors."""
@@ -302,10 +303,10 @@ class Remote:
     ) -> catalog_pb2.UploadCatalogResponse:
         """Validate the catalog at ``path`` here (the same report as embedded), then store it
         on the server as a new version (identical content returns the existing one)."""
-        return self.call(
-            self.catalogs.UploadCatalog,  # type: ignore[no-any-return]
-            iter(upload_messages(path, name or "", request_id or "")),
+        response: catalog_pb2.UploadCatalogResponse = self.call(
+            self.catalogs.UploadCatalog, iter(upload_messages(path, name or "", request_id or ""))
         )
+        return response
 
     def download(self, ref: str, fmt: str = "csv") -> dict[str, bytes]:
         """The server's export of the stored catalog ``ref``: file name -> content."""
@@ -387,7 +388,7 @@ def upload_messages(
     from optimizer.catalog.io import write_catalog
 
     catalog = load_catalog(path)
-    messages = []
+    messages: list[catalog_pb2.UploadCatalogRequest] = []
     with tempfile.TemporaryDirectory(prefix="procure-upload-") as tmp:
         folder = write_catalog(catalog, Path(tmp) / "catalog", "csv")
         for file in sorted(folder.iterdir()):

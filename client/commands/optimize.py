@@ -121,6 +121,7 @@ def request_from_flags(
 @click.pass_context
 def optimize(
     ctx: click.Context,
+    /,
     request_file: str | None,
     fmt: str,
     output: str | None,

@@ -4,7 +4,7 @@ cost-time frontier over all of them."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,8 +13,13 @@ from client.exits import EXIT_INFEASIBLE
 from client.options import output_file, output_format, plot_file, scenario_options
 from optimizer.errors import InvalidInput
 
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[tuple[float, ...]]
+else:  # click < 8.2 has no generic ParamType at run time
+    _ParamType = click.ParamType
 
-class NumberList(click.ParamType):
+
+class NumberList(_ParamType):
     """``1e6,2e6,5e6`` or ``START:STOP:COUNT`` (COUNT evenly spaced values, ends included)."""
 
     name = "list"
@@ -85,6 +90,7 @@ class NumberList(click.ParamType):
 @click.pass_context
 def sweep(
     ctx: click.Context,
+    /,
     catalogs: tuple[str, ...],
     workloads: tuple[str, ...],
     budgets_usd: tuple[float, ...] | None,
@@ -120,9 +126,9 @@ def sweep(
 
     base = request_from_flags(**flags)
     for flag, values in (("--budgets", budgets_usd), ("--targets", targets_hours)):
-        for value in values or ():
-            if not (math.isfinite(value) and value > 0):
-                raise InvalidInput(f"got {value:g}, expected a positive number", field=flag)
+        for number in values or ():
+            if not (math.isfinite(number) and number > 0):
+                raise InvalidInput(f"got {number:g}, expected a positive number", field=flag)
     if scenario_file:
         given = [
             name

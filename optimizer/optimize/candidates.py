@@ -511,8 +511,9 @@ def with_catalog_vendors(catalog: Catalog, spec: OptimizeSpec) -> OptimizeSpec:
     """``spec`` with its vendor filters spelled as the catalog spells them (matched without
     regard to case). A name no part of the catalog carries is refused with the catalog's
     vendors, instead of silently leaving no design (--vendor) or changing nothing (exclude)."""
-    parts = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
-    known = sorted({p.vendor for p in parts}, key=str.lower)
+    vendors = {s.vendor for s in catalog.servers} | {n.vendor for n in catalog.nics}
+    vendors |= {w.vendor for w in catalog.switches} | {lk.vendor for lk in catalog.links}
+    known = sorted(vendors, key=str.lower)
     spellings: dict[str, list[str]] = {}
     for vendor in known:
         spellings.setdefault(vendor.strip().lower(), []).append(vendor)
