@@ -114,3 +114,28 @@ def test_local_engine_flags_are_refused_with_server(
 ) -> None:
     result = run(capsys, "--server", server, "batch", str(spec), "--out", str(tmp_path), *flag)
     assert result.code == 2 and flag[0] in result.err
+
+
+def test_the_client_splits_batches_at_the_servers_run_limit(
+    capsys: pytest.CaptureFixture[str], server: str, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from client import transport
+    from optimizer.service import limits
+
+    assert transport.BATCH_CALL_RUNS == limits.MAX_BATCH_RUNS
+    sweep = ("sweep", "--catalog", str(SMALL), "--workload", "bert-large", "--tokens", "2e10")
+    grid = (*sweep, "--targets", "8,24,48", "--format", "json")
+    whole = run(capsys, "--server", server, *grid)
+    monkeypatch.setattr(transport, "BATCH_CALL_RUNS", 2)
+    before = _calls(server, "BatchOptimize")
+    split = run(capsys, "--server", server, *grid)
+    assert whole.code == split.code == 0
+    assert _calls(server, "BatchOptimize") == before + 2
+    assert _without_timings(json.loads(split.out)) == _without_timings(json.loads(whole.out))
+
+
+def _without_timings(document: dict[str, object]) -> dict[str, object]:
+    text = json.dumps(document)
+    return json.loads(
+        text, object_hook=lambda d: {k: v for k, v in d.items() if k != "solve_time_s"}
+    )
