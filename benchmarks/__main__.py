@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import backends, latency, optimality, profile_largest, quality, scale
+from benchmarks import backends, cli_startup, latency, optimality, profile_largest, quality, scale
 from benchmarks.report import DEFAULT_OUT, Table, machine
 
 SUITE: dict[str, Callable[[str, Path], list[Table]]] = {
@@ -20,6 +20,7 @@ SUITE: dict[str, Callable[[str, Path], list[Table]]] = {
     "quality": quality.run,
     "latency": latency.run,
     "profile_largest": profile_largest.run,
+    "cli_startup": cli_startup.run,
 }
 
 

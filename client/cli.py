@@ -133,6 +133,9 @@ def _register() -> None:
     from client.commands import completion
 
     cli.add_command(completion.completion)
+    from client.commands import workloads
+
+    cli.add_command(workloads.workloads)
 
 
 _register()

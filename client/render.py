@@ -7,13 +7,14 @@ same thing. Text cells written to CSV/XLSX are made formula-safe.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from rich.console import Console
@@ -23,7 +24,11 @@ from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.rows import DESIGN_COLUMNS, design_row
 from optimizer.topology.export import safe_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Table labels by wire name (sweep tables and plot legends look names up here).
 FABRIC: dict[str, str] = FABRICS.labels()
@@ -38,7 +43,9 @@ def console(output: str | None = None) -> Iterator[Console]:
             yield Console(file=fh, width=160, no_color=True, highlight=False)
         return
     tty = sys.stdout.isatty()
-    yield Console(highlight=False, no_color=not tty, width=None if tty else 160)
+    # Piped output is 160 wide unless $COLUMNS says otherwise.
+    width = None if tty or os.environ.get("COLUMNS") else 160
+    yield Console(highlight=False, no_color=not tty, width=width)
 
 
 def money(usd: float) -> str:
@@ -107,6 +114,8 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
 
 
 def bom_table(design: optimize_pb2.Design) -> Table:
+    from client.narrow import bom_rows, racks_label
+
     table = Table(title=f"bill of materials, rank {design.rank}")
     for name, justify in (
         ("category", "left"),
@@ -118,34 +127,26 @@ def bom_table(design: optimize_pb2.Design) -> Table:
         ("extended", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    order = ("server", "nic", "switch", "cable", "transceiver", "fiber")
-    lines = sorted(
-        design.bom,
-        key=lambda b: (order.index(b.category) if b.category in order else 99, b.tier, b.sku),
-    )
-    for i, line in enumerate(lines):
-        where = line.tier + (f" ({line.length_m:g} m)" if line.length_m else "")
-        last_of_category = i + 1 == len(lines) or lines[i + 1].category != line.category
+    for row in bom_rows(design):
+        line = row.line
         table.add_row(
-            line.category,
-            line.sku,
-            line.vendor,
-            where,
-            f"{line.quantity:,}",
-            f"${line.unit_price_usd:,.2f}",
-            money(line.extended_price_usd),
-            end_section=last_of_category,
+            line.category, line.sku, line.vendor, *row.cells, end_section=row.last_of_category
         )
-    racks = f"{design.racks} rack" + ("" if design.racks == 1 else "s")
-    table.add_row("total", "", "", racks, "", "", money(design.capex_usd), style="bold")
+    table.add_row(
+        "total", "", "", racks_label(design), "", "", money(design.capex_usd), style="bold"
+    )
     return table
 
 
 def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+    from client.narrow import Fit, narrow_bom_table, narrow_designs_table
+
     how = f"({resp.status}, {resp.backend}, {resp.solve_time_s:.1f} s)"
     if resp.designs:
-        out.print(designs_table(resp, f"ranked designs {how}"))
-        out.print(bom_table(resp.designs[0]))
+        title = f"ranked designs {how}"
+        out.print(Fit(designs_table(resp, title), narrow_designs_table(resp, title)))
+        best = resp.designs[0]
+        out.print(Fit(bom_table(best), narrow_bom_table(best)))
         for d in resp.designs:
             out.print(d.explanation)
     else:
@@ -159,31 +160,15 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
 
 
 def designs_frame(resp: optimize_pb2.OptimizeResponse) -> pd.DataFrame:
-    rows = [
-        {
-            "rank": d.rank,
-            "gpus": d.gpus,
-            "nodes": d.nodes,
-            "server_sku": safe_text(d.server_sku),
-            "nic_sku": safe_text(d.nic_sku),
-            "fabric": d.fabric,
-            "topology": d.topology,
-            "oversubscription": d.oversubscription,
-            "capex_usd": d.capex_usd,
-            "network_share": d.cost.network_share,
-            "training_time_hours": d.training_time_hours,
-            "training_time_hours_low": d.training_time_hours_low,
-            "training_time_hours_high": d.training_time_hours_high,
-            "power_kw": d.power_kw,
-            "racks": d.racks,
-            "binding": ";".join(d.binding),
-        }
-        for d in resp.designs
-    ]
-    return pd.DataFrame(rows)
+    import pandas as pd
+
+    rows = [design_row(d, text=safe_text) for d in resp.designs]
+    return pd.DataFrame(rows, columns=list(DESIGN_COLUMNS))
 
 
 def bom_frame(design: optimize_pb2.Design) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(
         [
             {
@@ -217,6 +202,8 @@ def write_frames(frames: Sequence[tuple[str, pd.DataFrame]], fmt: str, output: s
         raise InvalidInput(
             "xlsx output needs a file; expected --output FILE.xlsx", field="--output"
         )
+    import pandas as pd
+
     with pd.ExcelWriter(output, engine="openpyxl") as writer:
         for name, frame in frames:
             frame.to_excel(writer, sheet_name=name[:31], index=False)

@@ -2,8 +2,9 @@
 workload.
 
 Scenarios come from a grid (catalogs x workloads x budgets x targets) or from a scenario file
-in the batch spec format (optimizer.batch.spec: JSON, YAML or CSV). Each runs through the same
-transport as ``procure optimize``, so a sweep against a server gives the same rows.
+in the batch spec format (optimizer.batch.spec: JSON, YAML or CSV). They run through the
+transport's ``batch_optimize`` (in this process, or BatchOptimize on a server), so a sweep
+against a server gives the same rows.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -20,9 +21,24 @@ from client.frontier import Front, frontier, point_key, point_of, points_of, wor
 from client.render import FABRIC, hours, money, to_dict, topology_label
 from client.transport import Transport
 from optimizer._pb.procurement.v1 import optimize_pb2
-from optimizer.batch.spec import load_spec
 from optimizer.errors import InvalidInput
+from optimizer.rows import design_row
 from optimizer.topology.export import safe_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The rank-1 design's columns of a scenario row.
+DESIGN_COLUMNS = (
+    "gpus",
+    "server_sku",
+    "fabric",
+    "topology",
+    "oversubscription",
+    "capex_usd",
+    "training_time_hours",
+    "network_share",
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +62,10 @@ class Outcome:
         assert self.response is not None
         return "" if self.response.designs else self.response.diagnosis or self.response.status
 
+    @property
+    def status(self) -> str:
+        return "ERROR" if self.response is None else self.response.status
+
     def row(self) -> dict[str, object]:
         """The scenario's inputs and its rank-1 design, flat, with units in the names."""
         req, best = self.request, self.best
@@ -60,15 +80,8 @@ class Outcome:
             "target_training_hours": (
                 c.target_training_hours if c.HasField("target_training_hours") else None
             ),
-            "status": "ERROR" if self.error else self.response.status,  # type: ignore[union-attr]
-            "gpus": best.gpus if best else None,
-            "server_sku": safe_text(best.server_sku) if best else None,
-            "fabric": best.fabric if best else None,
-            "topology": best.topology if best else None,
-            "oversubscription": best.oversubscription if best else None,
-            "capex_usd": best.capex_usd if best else None,
-            "training_time_hours": best.training_time_hours if best else None,
-            "network_share": best.cost.network_share if best else None,
+            "status": self.status,
+            **design_row(best, DESIGN_COLUMNS, text=safe_text),
             "reason": safe_text(self.reason) or None,
         }
 
@@ -87,8 +100,9 @@ def grid_requests(
     minimises time, so every cell is a well-posed question.
     """
     requests = []
+    unset: list[None] = [None]  # an empty axis: one cell that keeps base's value
     for catalog, workload, budget, target in itertools.product(
-        catalogs or [None], workloads or [None], budgets_usd or [None], targets_hours or [None]
+        catalogs or unset, workloads or unset, budgets_usd or unset, targets_hours or unset
     ):
         req = optimize_pb2.OptimizeRequest()
         req.CopyFrom(base)
@@ -111,6 +125,8 @@ def file_requests(
     path: str, overrides: optimize_pb2.OptimizeRequest
 ) -> list[optimize_pb2.OptimizeRequest]:
     """The scenarios of a batch-format spec file, each with ``overrides`` merged on top."""
+    from optimizer.batch.spec import load_spec
+
     requests = []
     for row in load_spec(path).rows:
         req = optimize_pb2.OptimizeRequest()
@@ -126,16 +142,19 @@ def run_sweep(
     transport: Transport,
     progress: Callable[[int], None] = lambda done: None,
 ) -> list[Outcome]:
-    """Solve every scenario in order. A scenario whose values the optimizer rejects becomes
-    an error row; anything else (a missing catalog, an unreachable server) stops the sweep."""
-    outcomes = []
-    for i, req in enumerate(requests, start=1):
-        try:
-            outcomes.append(Outcome(i, req, transport.optimize(req)))
-        except InvalidInput as e:
-            outcomes.append(Outcome(i, req, None, str(e)))
-        progress(i)
-    return outcomes
+    """Solve every scenario (one batch through ``transport``); outcomes in request order.
+
+    A scenario whose values the optimizer rejects becomes an error row; any other error (a
+    missing catalog, an unreachable server) stops the sweep, embedded or remote alike.
+    """
+    outcomes: dict[int, Outcome] = {}
+    for item in transport.batch_optimize(requests):
+        if item.error is not None and not isinstance(item.error, InvalidInput):
+            raise item.error
+        error = "" if item.error is None else str(item.error)
+        outcomes[item.index] = Outcome(item.index + 1, requests[item.index], item.response, error)
+        progress(len(outcomes))
+    return [outcomes[i] for i in sorted(outcomes)]
 
 
 def sweep_points(outcomes: Sequence[Outcome]) -> list[optimize_pb2.ParetoPoint]:
@@ -167,11 +186,15 @@ def top_designs(outcomes: Sequence[Outcome], fronts: Sequence[Front]) -> list[op
 
 
 def scenarios_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    import pandas as pd
+
     # Nullable integers: a scenario without a design leaves them empty, not 8.0-style floats.
     return pd.DataFrame([o.row() for o in outcomes]).astype({"gpus": "Int64"})
 
 
 def frontier_frame(fronts: Sequence[Front]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame([{"workload": f.workload, **to_dict(p)} for f in fronts for p in f.points])
 
 
@@ -236,19 +259,53 @@ def sweep_table(outcomes: Sequence[Outcome]) -> Table:
     return table
 
 
+def narrow_sweep_table(outcomes: Sequence[Outcome]) -> Table:
+    """The sweep table for a narrow terminal: inputs and design wrap, numbers stay whole."""
+    from client.narrow import design_label
+
+    table = Table(title=f"budget sweep: {len(outcomes):,} scenarios, rank-1 design each")
+    table.add_column("#", justify="right")
+    table.add_column("scenario", overflow="fold")
+    table.add_column("design", overflow="fold")
+    for name in ("capex", "time (h)", "network"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for o in outcomes:
+        c, best = o.request.constraints, o.best
+        scenario = " ".join(
+            [
+                o.request.catalog,
+                o.request.workload.model or "custom",
+                *([f"budget {money(c.budget_usd)}"] if c.HasField("budget_usd") else []),
+                *(
+                    [f"target {hours(c.target_training_hours)} h"]
+                    if c.HasField("target_training_hours")
+                    else []
+                ),
+                (o.request.objective or "min_cost").replace("_", "-"),
+            ]
+        )
+        if best is None:
+            table.add_row(str(o.index), scenario, "no design", "", "", "", style="dim")
+            continue
+        table.add_row(
+            str(o.index),
+            scenario,
+            design_label(best),
+            money(best.capex_usd),
+            hours(best.training_time_hours),
+            f"{best.cost.network_share:.1%}",
+        )
+    return table
+
+
 def frontier_table(front: Front) -> Table:
     table = Table(
         title=f"cost-time Pareto frontier of {front.workload} ({len(front.points)} designs)"
     )
-    for name, justify in (
-        ("capex", "right"),
-        ("time (h)", "right"),
-        ("GPUs", "right"),
-        ("server", "left"),
-        ("fabric", "left"),
-        ("topology", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for name in ("capex", "time (h)", "GPUs"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in ("server", "fabric", "topology"):
+        table.add_column(name, overflow="fold")
     for p in front.points:
         table.add_row(
             money(p.capex_usd),
@@ -262,7 +319,9 @@ def frontier_table(front: Front) -> Table:
 
 
 def print_sweep(outcomes: Sequence[Outcome], fronts: Sequence[Front], out: Console) -> None:
-    out.print(sweep_table(outcomes))
+    from client.narrow import Fit
+
+    out.print(Fit(sweep_table(outcomes), narrow_sweep_table(outcomes)))
     for o in outcomes:
         if o.best is None:
             out.print(f"scenario {o.index}: no design: {o.reason}")

@@ -1,15 +1,17 @@
 """Where a command's requests go: the embedded core (default) or a server (``--server``).
 
-Both return the same response messages, so every command prints the same output either way,
-and both fail with the core's error classes, so ``procure`` exits with the same status for the
-same problem. grpc is imported only in remote mode.
+Both implement ``Transport``, every call the CLI makes, and return the same messages and
+records, so every command prints the same output either way; both fail with the core's error
+classes, so ``procure`` exits with the same status for the same problem. grpc is imported
+only in remote mode, the catalog store and the optimizer only when a call needs them.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,15 +32,58 @@ from optimizer.errors import (
 if TYPE_CHECKING:
     import grpc
 
+    from optimizer._pb.procurement.v1 import service_pb2
     from optimizer.catalog.model import Catalog
+    from optimizer.catalog.store import StoredCatalogInfo
 
 TOKEN_ENV = "PROCURE_TOKEN"
+# Runs one BatchOptimize call may ask for (optimizer.service.limits.MAX_BATCH_RUNS); longer
+# batches go as several calls, one after the other.
+BATCH_CALL_RUNS = 100
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One scenario of ``Transport.batch_optimize``: its response, or the error that kept it
+    from running (the same error class embedded and remote)."""
+
+    index: int  # position in the requests
+    response: optimize_pb2.OptimizeResponse | None
+    error: ProcurementError | None = None
+    scenario_id: str = ""  # the batch runner's id of the run (remote only)
+    stopped: str = ""  # why a response is the best found before the call's deadline
+
+
+@dataclass(frozen=True)
+class ImportedCatalog:
+    info: StoredCatalogInfo
+    warnings: list[str]
 
 
 class Transport(Protocol):
+    """Every call the CLI makes, embedded or on a server."""
+
+    where: str  # whose catalogs these are, for a table title: "of tenant 'x'", "on HOST:PORT"
+
     def estimate(self, req: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse: ...
 
     def optimize(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeResponse: ...
+
+    def batch_optimize(
+        self, requests: Sequence[optimize_pb2.OptimizeRequest]
+    ) -> Iterator[BatchItem]: ...
+
+    def import_catalog(
+        self, path: str, name: str | None = None, request_id: str | None = None
+    ) -> ImportedCatalog: ...
+
+    def list_catalogs(self) -> list[StoredCatalogInfo]: ...
+
+    def fetch_catalog(self, ref: str) -> Catalog: ...
+
+    def export_catalog(self, ref: str, dest: Path, fmt: str) -> None: ...
+
+    def delete_catalog(self, ref: str, all_versions: bool = False) -> list[StoredCatalogInfo]: ...
 
 
 class Embedded:
@@ -47,6 +92,7 @@ class Embedded:
     def __init__(self, data_dir: str | None = None, tenant: str = "default") -> None:
         self.data_dir = data_dir
         self.tenant = tenant
+        self.where = f"of tenant {tenant!r}"
 
     def estimate(self, req: estimate_pb2.EstimateRequest) -> estimate_pb2.EstimateResponse:
         from optimizer import api
@@ -57,6 +103,53 @@ class Embedded:
         from optimizer import api
 
         return api.optimize(req, data_dir=self.data_dir, tenant=self.tenant)
+
+    def batch_optimize(
+        self, requests: Sequence[optimize_pb2.OptimizeRequest]
+    ) -> Iterator[BatchItem]:
+        """Each request in order, in this process; an error ends its own item only."""
+        for i, req in enumerate(requests):
+            try:
+                yield BatchItem(i, self.optimize(req))
+            except ProcurementError as e:
+                yield BatchItem(i, None, e)
+
+    def import_catalog(
+        self, path: str, name: str | None = None, request_id: str | None = None
+    ) -> ImportedCatalog:
+        from optimizer.catalog import load_catalog_report
+        from optimizer.catalog.store import CatalogStore, renamed
+
+        report = load_catalog_report(path)
+        catalog = report.raise_for_errors()
+        if name is not None:
+            catalog = renamed(catalog, name)
+        with CatalogStore(self.data_dir) as store:
+            info = store.put(catalog, tenant=self.tenant, request_id=request_id)
+        return ImportedCatalog(info, [str(w) for w in report.warnings])
+
+    def list_catalogs(self) -> list[StoredCatalogInfo]:
+        from optimizer.catalog.store import CatalogStore
+
+        with CatalogStore(self.data_dir) as store:
+            return store.list(self.tenant)
+
+    def fetch_catalog(self, ref: str) -> Catalog:
+        from optimizer.catalog.resolve import resolve_catalog
+
+        return resolve_catalog(ref, data_dir=self.data_dir, tenant=self.tenant)
+
+    def export_catalog(self, ref: str, dest: Path, fmt: str) -> None:
+        from optimizer.catalog.store import CatalogStore
+
+        with CatalogStore(self.data_dir) as store:
+            store.export(ref, dest, fmt, tenant=self.tenant)
+
+    def delete_catalog(self, ref: str, all_versions: bool = False) -> list[StoredCatalogInfo]:
+        from optimizer.catalog.store import CatalogStore
+
+        with CatalogStore(self.data_dir) as store:
+            return store.delete(ref, tenant=self.tenant, all_versions=all_versions)
 
 
 class ServerUnavailable(ProcurementError):
@@ -86,8 +179,8 @@ _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
 
 def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     """The core error for a failed call: same class, same exit status as embedded."""
-    code = error.code().name  # type: ignore[attr-defined]
-    details = error.details() or code  # type: ignore[attr-defined]
+    code = error.code().name
+    details = error.details() or code
     if code == "UNAVAILABLE":
         return ServerUnavailable(f"server {server} unavailable: {details.splitlines()[0]}")
     cls = _ERROR_BY_CODE.get(code, RemoteError)
@@ -116,6 +209,7 @@ class Remote:
         from optimizer._pb.procurement.v1 import catalog_pb2_grpc, service_pb2_grpc
 
         self.server = server
+        self.where = f"on {server}"
         self.timeout_s = timeout_s
         self._notify = notify
         self._uploaded: dict[str, str] = {}  # local path -> stored id on the server
@@ -130,8 +224,9 @@ class Remote:
         else:
             self._channel = grpc.insecure_channel(server)
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        self._stub = service_pb2_grpc.OptimizerServiceStub(self._channel)
-        self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)
+        # The generated gRPC stubs carry no annotations.
+        self._stub = service_pb2_grpc.OptimizerServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     def call(self, method: Any, request: Any) -> Any:
         """``method(request)`` with the token and deadline; failures as core errors."""
@@ -155,22 +250,63 @@ class Remote:
         return self.call(self._stub.Estimate, req)  # type: ignore[no-any-return]
 
     def optimize(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeResponse:
-        if req.catalog and Path(req.catalog).exists():
-            sent = optimize_pb2.OptimizeRequest()
-            sent.CopyFrom(req)
-            sent.catalog = self.stored_id(req.catalog)
-            req = sent
-        return self.call(self._stub.Optimize, req)  # type: ignore[no-any-return]
+        return self.call(self._stub.Optimize, self._sendable(req))  # type: ignore[no-any-return]
+
+    def batch_optimize(
+        self, requests: Sequence[optimize_pb2.OptimizeRequest]
+    ) -> Iterator[BatchItem]:
+        """The requests through BatchOptimize, each against its own catalog, as they finish
+        (local catalog paths uploaded first); at most BATCH_CALL_RUNS per call."""
+        from optimizer._pb.procurement.v1 import service_pb2
+
+        for start in range(0, len(requests), BATCH_CALL_RUNS):
+            chunk = [self._sendable(r) for r in requests[start : start + BATCH_CALL_RUNS]]
+            call = service_pb2.BatchOptimizeRequest(scenarios=chunk)
+            for result in self.stream(self._stub.BatchOptimize, call):
+                yield batch_item(result, start)
+
+    def _sendable(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeRequest:
+        """``req`` as the server can run it: a local catalog path becomes its stored id."""
+        if not (req.catalog and Path(req.catalog).exists()):
+            return req
+        sent = optimize_pb2.OptimizeRequest()
+        sent.CopyFrom(req)
+        sent.catalog = self.stored_id(req.catalog)
+        return sent
+
+    def import_catalog(
+        self, path: str, name: str | None = None, request_id: str | None = None
+    ) -> ImportedCatalog:
+        uploaded = self.upload(path, name, request_id)
+        return ImportedCatalog(info_from_proto(uploaded.catalog), list(uploaded.warnings))
+
+    def list_catalogs(self) -> list[StoredCatalogInfo]:
+        listed = self.call(self.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest())
+        return [info_from_proto(i) for i in listed.catalogs]
+
+    def export_catalog(self, ref: str, dest: Path, fmt: str) -> None:
+        """Write the server's export of ``ref`` where the embedded export would put it."""
+        for name, data in self.download(ref, fmt).items():
+            target = dest if fmt == "xlsx" and dest.suffix.lower() == ".xlsx" else dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    def delete_catalog(self, ref: str, all_versions: bool = False) -> list[StoredCatalogInfo]:
+        response = self.call(
+            self.catalogs.DeleteCatalog,
+            catalog_pb2.DeleteCatalogRequest(ref=ref, all_versions=all_versions),
+        )
+        return [info_from_proto(i) for i in response.deleted]
 
     def upload(
         self, path: str, name: str | None = None, request_id: str | None = None
     ) -> catalog_pb2.UploadCatalogResponse:
         """Validate the catalog at ``path`` here (the same report as embedded), then store it
         on the server as a new version (identical content returns the existing one)."""
-        return self.call(
-            self.catalogs.UploadCatalog,  # type: ignore[no-any-return]
-            iter(upload_messages(path, name or "", request_id or "")),
+        response: catalog_pb2.UploadCatalogResponse = self.call(
+            self.catalogs.UploadCatalog, iter(upload_messages(path, name or "", request_id or ""))
         )
+        return response
 
     def download(self, ref: str, fmt: str = "csv") -> dict[str, bytes]:
         """The server's export of the stored catalog ``ref``: file name -> content."""
@@ -198,8 +334,43 @@ class Remote:
             self._uploaded[path] = info.id
         return self._uploaded[path]
 
+    def workers(self) -> int:
+        """The server's solver worker processes (what a batch summary reports)."""
+        from optimizer._pb.procurement.v1 import service_pb2
+
+        metrics = self.call(self._stub.GetMetrics, service_pb2.GetMetricsRequest())
+        return int(metrics.workers)
+
     def close(self) -> None:
         self._channel.close()
+
+
+def batch_item(result: service_pb2.BatchResult, offset: int = 0) -> BatchItem:
+    """A BatchResult as the item the embedded run gives: a response (also one a deadline
+    stopped early), or the core error its status code names."""
+    index = offset + result.scenario_index
+    if result.HasField("response"):
+        stopped = result.error_message if result.error_code == "DEADLINE_EXCEEDED" else ""
+        return BatchItem(index, result.response, None, result.scenario_id, stopped)
+    cls = _ERROR_BY_CODE.get(result.error_code, RemoteError)
+    return BatchItem(index, None, cls(result.error_message), result.scenario_id)
+
+
+def info_from_proto(info: catalog_pb2.CatalogInfo, tenant: str = "") -> StoredCatalogInfo:
+    """A server's CatalogInfo as the store's record (the server does not name the tenant)."""
+    from optimizer.catalog.store import StoredCatalogInfo
+
+    return StoredCatalogInfo(
+        tenant=tenant,
+        id=info.id,
+        name=info.name,
+        version=info.version,
+        vendor=info.vendor,
+        quote_date=info.quote_date or None,
+        created_at=info.created_at,
+        row_count=info.row_count,
+        size_bytes=info.size_bytes,
+    )
 
 
 UPLOAD_CHUNK_BYTES = 1024 * 1024  # well under the server's message limit
@@ -217,7 +388,7 @@ def upload_messages(
     from optimizer.catalog.io import write_catalog
 
     catalog = load_catalog(path)
-    messages = []
+    messages: list[catalog_pb2.UploadCatalogRequest] = []
     with tempfile.TemporaryDirectory(prefix="procure-upload-") as tmp:
         folder = write_catalog(catalog, Path(tmp) / "catalog", "csv")
         for file in sorted(folder.iterdir()):
@@ -252,12 +423,17 @@ def read_token(token_file: str | None) -> str | None:
     return os.environ.get(TOKEN_ENV) or None
 
 
-def transport_from(ctx: click.Context) -> Transport:
-    """The transport the global options chose; one per command run."""
-    root = ctx.find_root()
-    obj = root.obj or {}
+def transport_from(
+    ctx: click.Context, *, data_dir: str | None = None, tenant: str | None = None
+) -> Transport:
+    """The transport the global options chose; one per command run. ``data_dir`` and
+    ``tenant`` (a command's own options) override the global ones for the embedded store."""
+    obj = ctx.find_root().obj or {}
     if not obj.get("server"):
-        return Embedded(obj.get("data_dir"), obj.get("tenant", "default"))
+        return Embedded(
+            data_dir if data_dir is not None else obj.get("data_dir"),
+            tenant or obj.get("tenant", "default"),
+        )
     return remote_from(ctx)
 
 

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-BENCHMARKS = ("optimality", "scale", "backends", "quality", "latency", "profile_largest")
+BENCHMARKS = (
+    "optimality",
+    "scale",
+    "backends",
+    "quality",
+    "latency",
+    "profile_largest",
+    "cli_startup",
+)
 HEADERS = (
     "### MIP vs brute force",
     "### Cluster size sweep",
@@ -25,6 +33,7 @@ HEADERS = (
     "### Estimator throughput",
     "### End-to-end CLI latency",
     "### Where the time goes",
+    "### CLI start-up",
 )
 
 pytestmark = pytest.mark.slow

@@ -8,13 +8,17 @@ results so far; ``--resume`` carries on.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from client.options import data_dir, tenant
-from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
+from client.options import data_dir, root_option, tenant
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from optimizer.batch.runner import BatchProgress, BatchSummary
 
 
 @click.command("batch")
@@ -54,7 +58,9 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
 @data_dir
 @tenant
+@click.pass_context
 def batch(
+    ctx: click.Context,
     spec: str,
     out_dir: str,
     scheduler: str | None,
@@ -67,10 +73,27 @@ def batch(
     tenant: str,
 ) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
-    row per scenario to DIR, plus a per-vendor report."""
-    from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
+    row per scenario to DIR, plus a per-vendor report. With --server (before the command)
+    the scenarios are solved there, through BatchOptimize, into the same files."""
+    from rich.console import Console
 
-    plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
+    from optimizer.batch import Engine, load_spec, make_engine, plan_batch, run_batch
+
+    engine: Engine
+    if root_option(ctx, "server"):
+        from client.batch_remote import ServerEngine, remote_plan
+        from client.transport import remote_from
+
+        for flag, value in (("--scheduler", scheduler), ("--workers", workers)):
+            if value is not None:
+                raise click.UsageError(f"{flag}: not with --server (the server has its workers)")
+        if timeout_s is not None:
+            raise click.UsageError("--timeout: not with --server (set solver.time_limit_s)")
+        remote = remote_from(ctx)
+        plan, engine = remote_plan(spec, remote), ServerEngine(remote)
+    else:
+        plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
+        engine = make_engine(scheduler, workers)
     console = Console(stderr=True)
     bar = _progress_bar(console) if not quiet and console.is_terminal else None
     task = bar.add_task("solving", total=len(plan.scenarios)) if bar else None
@@ -79,7 +102,7 @@ def batch(
         if bar is not None and task is not None:
             bar.update(task, completed=step.done)
 
-    with make_engine(scheduler, workers) as engine:
+    with engine:
         try:
             if bar is not None:
                 bar.start()
@@ -106,6 +129,14 @@ def batch(
 
 
 def _progress_bar(console: Console) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -117,6 +148,8 @@ def _progress_bar(console: Console) -> Progress:
 
 
 def _print_summary(s: BatchSummary) -> None:
+    from optimizer.batch.runner import output_files
+
     files = output_files(s.out_dir)
     lines = [
         f"{s.written:,} scenarios solved ({s.errors:,} with errors), {s.skipped:,} already "

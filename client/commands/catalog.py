@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from client.options import data_dir, output_format, root_option, tenant
-from client.transport import remote_from
+from client.options import data_dir, output_format, tenant
+from client.transport import Embedded, transport_from
 from optimizer.errors import CatalogInvalid, Finding
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from optimizer.catalog.summary import CatalogSummary
 
 _PROBLEM_COLUMNS = ("severity", "table", "row", "column", "value", "expected")
@@ -27,6 +27,8 @@ def catalog() -> None:
 
 
 def _problem_table(problems: list[Finding], title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     for header in _PROBLEM_COLUMNS:
         table.add_column(header, justify="right" if header == "row" else "left", overflow="fold")
@@ -68,6 +70,8 @@ def validate(ctx: click.Context, path: str, fmt: str) -> None:
             )
         )
     else:
+        from rich.console import Console
+
         console = Console()
         if report.problems:
             console.print(_problem_table(report.problems, f"catalog {path}"))
@@ -78,6 +82,8 @@ def validate(ctx: click.Context, path: str, fmt: str) -> None:
 
 
 def _summary_tables(summary: CatalogSummary) -> list[Table]:
+    from rich.table import Table
+
     head = Table(title=f"catalog {summary.name}", show_header=False)
     head.add_column("field")
     head.add_column("value")
@@ -114,19 +120,23 @@ def show(ctx: click.Context, ref: str, fmt: str, data_dir: str | None, tenant: s
     """Summarise the catalog REF (a path, a bundled catalog's name, or a stored name,
     name@version or id; with --server, a catalog stored there): rows, price range per
     category, warnings."""
-    from optimizer.catalog.resolve import bundled_catalogs, resolve_catalog
+    from optimizer.catalog.resolve import bundled_catalogs
     from optimizer.catalog.summary import summarize
     from optimizer.catalog.validation import catalog_warnings
 
     local = Path(ref).exists() or ref in {p.name for p in bundled_catalogs()}
-    if root_option(ctx, "server") and not local:
-        found = remote_from(ctx).fetch_catalog(ref)
-    else:
-        found = resolve_catalog(ref, data_dir=data_dir, tenant=tenant)
+    source = (
+        Embedded(data_dir, tenant)
+        if local
+        else transport_from(ctx, data_dir=data_dir, tenant=tenant)
+    )
+    found = source.fetch_catalog(ref)
     summary = summarize(found, catalog_warnings(found))
     if fmt == "json":
         click.echo(json.dumps(summary.to_dict(), indent=2))
         return
+    from rich.console import Console
+
     console = Console()
     for table in _summary_tables(summary):
         console.print(table)

@@ -9,36 +9,24 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from client.options import data_dir, output_format, root_option, tenant
-from client.transport import remote_from
-from optimizer._pb.procurement.v1 import catalog_pb2
-from optimizer.catalog.store import CatalogStore, StoredCatalogInfo, renamed
+from client.options import data_dir, output_format, tenant
+from client.transport import Transport, transport_from
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from optimizer.catalog.store import StoredCatalogInfo
 
 EXPORT_FORMATS = ("csv", "xlsx", "parquet")
 
 
-def _remote(ctx: click.Context) -> bool:
-    return bool(root_option(ctx, "server"))
-
-
-def info_from_proto(info: catalog_pb2.CatalogInfo, tenant: str = "") -> StoredCatalogInfo:
-    """A server's CatalogInfo as the store's record (the server does not name the tenant)."""
-    return StoredCatalogInfo(
-        tenant=tenant,
-        id=info.id,
-        name=info.name,
-        version=info.version,
-        vendor=info.vendor,
-        quote_date=info.quote_date or None,
-        created_at=info.created_at,
-        row_count=info.row_count,
-        size_bytes=info.size_bytes,
-    )
+def _store(ctx: click.Context, data_dir: str | None, tenant: str) -> Transport:
+    """The embedded store (of this command's --data-dir and --tenant) or the --server."""
+    return transport_from(ctx, data_dir=data_dir, tenant=tenant)
 
 
 def _info_json(info: StoredCatalogInfo) -> dict[str, object]:
@@ -46,6 +34,8 @@ def _info_json(info: StoredCatalogInfo) -> dict[str, object]:
 
 
 def _info_table(infos: list[StoredCatalogInfo], title: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     table.add_column("name", no_wrap=True)
     table.add_column("version", justify="right")
@@ -81,20 +71,10 @@ def import_(
 ) -> None:
     """Validate the catalog at PATH (folder of CSVs, .xlsx, or folder of .parquet) and store
     it as a new immutable version; identical content returns the existing version."""
-    if _remote(ctx):
-        uploaded = remote_from(ctx).upload(str(path), name, request_id)
-        info = info_from_proto(uploaded.catalog)
-        for warning in uploaded.warnings:
-            click.echo(f"warning: {warning}", err=True)
-    else:
-        from optimizer.catalog import load_catalog
-
-        catalog = load_catalog(path)
-        if name is not None:
-            catalog = renamed(catalog, name)
-        with CatalogStore(data_dir) as store:
-            info = store.put(catalog, tenant=tenant, request_id=request_id)
-    click.echo(f"stored {info.ref} id {info.id}")
+    imported = _store(ctx, data_dir, tenant).import_catalog(str(path), name, request_id)
+    for warning in imported.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"stored {imported.info.ref} id {imported.info.id}")
 
 
 @click.command("list")
@@ -104,19 +84,14 @@ def import_(
 @click.pass_context
 def list_(ctx: click.Context, fmt: str, data_dir: str | None, tenant: str) -> None:
     """List every stored catalog version of the tenant."""
-    if _remote(ctx):
-        remote = remote_from(ctx)
-        listed = remote.call(remote.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest())
-        infos = [info_from_proto(i) for i in listed.catalogs]
-        owner = f"on {remote.server}"
-    else:
-        with CatalogStore(data_dir) as store:
-            infos = store.list(tenant)
-        owner = f"of tenant {tenant!r}"
+    store = _store(ctx, data_dir, tenant)
+    infos = store.list_catalogs()
     if fmt == "json":
         click.echo(json.dumps([_info_json(i) for i in infos], indent=2))
         return
-    Console().print(_info_table(infos, f"catalogs {owner}"))
+    from rich.console import Console
+
+    Console().print(_info_table(infos, f"catalogs {store.where}"))
 
 
 @click.command("export")
@@ -137,20 +112,8 @@ def export(
     ctx: click.Context, ref: str, dest: Path, fmt: str, data_dir: str | None, tenant: str
 ) -> None:
     """Write the stored catalog REF (name, name@version or id) to DEST."""
-    if _remote(ctx):
-        _download(ctx, ref, dest, fmt)
-    else:
-        with CatalogStore(data_dir) as store:
-            store.export(ref, dest, fmt, tenant=tenant)
+    _store(ctx, data_dir, tenant).export_catalog(ref, dest, fmt)
     click.echo(f"wrote {dest}")
-
-
-def _download(ctx: click.Context, ref: str, dest: Path, fmt: str) -> None:
-    """Write the server's export of REF where the embedded export would have put it."""
-    for name, data in remote_from(ctx).download(ref, fmt).items():
-        target = dest if fmt == "xlsx" and dest.suffix.lower() == ".xlsx" else dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
 
 
 @click.command("delete")
@@ -163,17 +126,7 @@ def delete(
     ctx: click.Context, ref: str, all_versions: bool, data_dir: str | None, tenant: str
 ) -> None:
     """Delete the stored catalog version REF names; other versions are kept."""
-    if _remote(ctx):
-        remote = remote_from(ctx)
-        response = remote.call(
-            remote.catalogs.DeleteCatalog,
-            catalog_pb2.DeleteCatalogRequest(ref=ref, all_versions=all_versions),
-        )
-        deleted = [info_from_proto(i) for i in response.deleted]
-    else:
-        with CatalogStore(data_dir) as store:
-            deleted = store.delete(ref, tenant=tenant, all_versions=all_versions)
-    for info in deleted:
+    for info in _store(ctx, data_dir, tenant).delete_catalog(ref, all_versions):
         click.echo(f"deleted {info.ref} id {info.id}")
 
 

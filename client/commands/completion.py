@@ -7,7 +7,6 @@ or ``eval "$(procure completion zsh)"`` in ~/.zshrc.
 from __future__ import annotations
 
 import click
-from click.shell_completion import get_completion_class
 
 COMPLETE_VAR = "_PROCURE_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
@@ -18,6 +17,8 @@ SHELLS = ("bash", "zsh", "fish")
 @click.pass_context
 def completion(ctx: click.Context, shell: str) -> None:
     """Print the completion script for SHELL (bash, zsh or fish)."""
+    from click.shell_completion import get_completion_class
+
     cls = get_completion_class(shell)
     assert cls is not None  # every name in SHELLS is one of click's built-in shells
     root = ctx.find_root()

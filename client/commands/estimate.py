@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from google.protobuf import json_format
-from rich.console import Console
-from rich.table import Table
 
 from client.options import output_file, output_format
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def read_request(path: str) -> estimate_pb2.EstimateRequest:
@@ -25,6 +27,8 @@ def read_request(path: str) -> estimate_pb2.EstimateRequest:
 
 
 def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
+    from rich.table import Table
+
     table = Table(title="training-time estimate", show_header=False)
     table.add_column("quantity")
     table.add_column("value", justify="right")
@@ -87,6 +91,8 @@ def estimate(ctx: click.Context, spec: str, fmt: str, output: str | None) -> Non
         else:
             click.echo(text)
         return
+    from rich.console import Console
+
     console = Console(file=open(output, "w") if output else None, width=100)  # noqa: SIM115
     console.print(_render_table(response))
     for note in response.notes:

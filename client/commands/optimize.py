@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import click
 from google.protobuf import json_format
 
-from client import render
 from client.exits import EXIT_INFEASIBLE
-from client.frontier import Front, frontier, points_of, workload_label
 from client.options import output_file, output_format, plot_file, scenario_options
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+
+# The most training tokens a flag may ask for: about 600 times the largest published run
+# (Llama 3 405B, 15.6e12), and far below where the solvers' coefficients overflow (~1e19).
+MAX_TRAINING_TOKENS = 1e16
+
+
+def _check_flags(tokens: float | None, top_k: int | None) -> None:
+    """Refuse what the request message cannot carry or the optimizer cannot price, naming the
+    request field as the optimizer does: --top-k 0 (0 means "unset" in the message) and a
+    token count that is not finite or beyond MAX_TRAINING_TOKENS."""
+    if top_k is not None and top_k < 1:
+        from optimizer.optimize.convert import MAX_TOP_K
+
+        raise InvalidInput(f"got {top_k}, expected 1 to {MAX_TOP_K}", field="top_k")
+    if tokens is not None and not (math.isfinite(tokens) and tokens <= MAX_TRAINING_TOKENS):
+        raise InvalidInput(
+            f"got {tokens:g}, expected a positive number of at most {MAX_TRAINING_TOKENS:g}",
+            field="workload.training_tokens",
+        )
 
 
 def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
@@ -46,6 +64,7 @@ def request_from_flags(
     confidence: str | None = None,
 ) -> optimize_pb2.OptimizeRequest:
     """An ``OptimizeRequest`` holding only the flags that were given."""
+    _check_flags(tokens, top_k)
     req = optimize_pb2.OptimizeRequest(
         allowed_fabrics=fabric,
         allowed_topologies=topology,
@@ -102,6 +121,7 @@ def request_from_flags(
 @click.pass_context
 def optimize(
     ctx: click.Context,
+    /,
     request_file: str | None,
     fmt: str,
     output: str | None,
@@ -116,6 +136,9 @@ def optimize(
     """
     req = read_optimize_request(request_file) if request_file else optimize_pb2.OptimizeRequest()
     req.MergeFrom(request_from_flags(**flags))
+    from client import render
+    from client.frontier import Front, frontier, points_of, workload_label
+
     resp = transport_from(ctx).optimize(req)
     if fmt == "json":
         render.emit_text(render.to_json(resp), output)

@@ -3,31 +3,23 @@ cost-time frontier over all of them."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from client import render
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import output_file, output_format, plot_file, scenario_options
-from client.progress import progress_bar
-from client.sweep import (
-    file_requests,
-    frontier_frame,
-    grid_requests,
-    print_sweep,
-    run_sweep,
-    scenarios_frame,
-    sweep_document,
-    sweep_fronts,
-    sweep_points,
-    top_designs,
-)
-from client.transport import transport_from
+from optimizer.errors import InvalidInput
+
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[tuple[float, ...]]
+else:  # click < 8.2 has no generic ParamType at run time
+    _ParamType = click.ParamType
 
 
-class NumberList(click.ParamType):
+class NumberList(_ParamType):
     """``1e6,2e6,5e6`` or ``START:STOP:COUNT`` (COUNT evenly spaced values, ends included)."""
 
     name = "list"
@@ -98,6 +90,7 @@ class NumberList(click.ParamType):
 @click.pass_context
 def sweep(
     ctx: click.Context,
+    /,
     catalogs: tuple[str, ...],
     workloads: tuple[str, ...],
     budgets_usd: tuple[float, ...] | None,
@@ -115,7 +108,27 @@ def sweep(
     Without --objective, scenarios with a target minimise cost and budget-only scenarios
     minimise time.
     """
+    from client import render
+    from client.progress import progress_bar
+    from client.sweep import (
+        file_requests,
+        frontier_frame,
+        grid_requests,
+        print_sweep,
+        run_sweep,
+        scenarios_frame,
+        sweep_document,
+        sweep_fronts,
+        sweep_points,
+        top_designs,
+    )
+    from client.transport import transport_from
+
     base = request_from_flags(**flags)
+    for flag, values in (("--budgets", budgets_usd), ("--targets", targets_hours)):
+        for number in values or ():
+            if not (math.isfinite(number) and number > 0):
+                raise InvalidInput(f"got {number:g}, expected a positive number", field=flag)
     if scenario_file:
         given = [
             name

@@ -24,6 +24,7 @@ from optimizer.catalog.canonical import catalog_from_canonical, hash_canonical
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.optimize.request import Objective
+from optimizer.rows import rank1_row
 
 # Row status of a scenario that raised instead of returning a response.
 ERROR = "ERROR"
@@ -95,11 +96,25 @@ def run_scenario(
     finally:
         if timer is not None:
             timer.cancel()
+    stopped = (
+        f"the task timeout of {timeout_s:g} s expired; this is the best result found by then"
+        if stop.is_set()
+        else None
+    )
+    return solved_result(scenario, catalog, response, stopped)
+
+
+def solved_result(
+    scenario: Scenario,
+    catalog: Catalog,
+    response: optimize_pb2.OptimizeResponse,
+    stopped: str | None = None,
+) -> TaskResult:
+    """The result of a scenario that ran, here or on a server (``procure batch --server``);
+    ``stopped`` says why the solve ended early (a DEADLINE_EXCEEDED row)."""
     row = {**_request_columns(scenario, catalog), **_response_columns(response)}
-    if stop.is_set():
-        row["error"] = (
-            f"the task timeout of {timeout_s:g} s expired; this is the best result found by then"
-        )
+    if stopped is not None:
+        row["error"] = stopped
         row["error_code"] = "DEADLINE_EXCEEDED"
     body = json_format.MessageToDict(response, preserving_proto_field_name=True)
     return TaskResult(scenario.scenario_id, row, _line(scenario, row, body))
@@ -152,6 +167,21 @@ def _request_columns(s: Scenario, catalog: Catalog | None) -> dict[str, Any]:
     }
 
 
+# The rank-1 design's columns of a result row (writer.ROW_SCHEMA).
+_DESIGN_COLUMNS = (
+    "gpus",
+    "nodes",
+    "server_sku",
+    "nic_sku",
+    "fabric",
+    "topology",
+    "oversubscription",
+    "capex_usd",
+    "training_time_hours",
+    "power_kw",
+)
+
+
 def _response_columns(r: optimize_pb2.OptimizeResponse) -> dict[str, Any]:
     top = r.designs[0] if r.designs else None
     return {
@@ -159,16 +189,7 @@ def _response_columns(r: optimize_pb2.OptimizeResponse) -> dict[str, Any]:
         "error": None,
         "error_code": None,
         "designs": len(r.designs),
-        "gpus": top.gpus if top else None,
-        "nodes": top.nodes if top else None,
-        "server_sku": top.server_sku if top else None,
-        "nic_sku": top.nic_sku if top else None,
-        "fabric": top.fabric if top else None,
-        "topology": top.topology if top else None,
-        "oversubscription": top.oversubscription if top else None,
-        "capex_usd": top.capex_usd if top else None,
-        "training_time_hours": top.training_time_hours if top else None,
-        "power_kw": top.power_kw if top else None,
+        **rank1_row(r, _DESIGN_COLUMNS),
         "solve_time_s": r.solve_time_s,
         "gap": r.gap if top else None,
         "diagnosis": r.diagnosis or None,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
@@ -507,3 +507,31 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
         if not any(all(k <= s for k, s in zip(best, score, strict=True)) for best, _ in kept):
             kept.append((score, plan))
     return [plan for _, plan in kept]
+
+
+def with_catalog_vendors(catalog: Catalog, spec: OptimizeSpec) -> OptimizeSpec:
+    """``spec`` with its vendor filters spelled as the catalog spells them (matched without
+    regard to case). A name no part of the catalog carries is refused with the catalog's
+    vendors, instead of silently leaving no design (--vendor) or changing nothing (exclude)."""
+    vendors = {s.vendor for s in catalog.servers} | {n.vendor for n in catalog.nics}
+    vendors |= {w.vendor for w in catalog.switches} | {lk.vendor for lk in catalog.links}
+    known = sorted(vendors, key=str.lower)
+    spellings: dict[str, list[str]] = {}
+    for vendor in known:
+        spellings.setdefault(vendor.strip().lower(), []).append(vendor)
+
+    def spelled(names: tuple[str, ...], field: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for i, name in enumerate(names):
+            found = spellings.get(name.strip().lower())
+            if found is None:
+                msg = f"got {name!r}, expected a vendor of this catalog: {', '.join(known)}"
+                raise InvalidInput(msg, field=f"{field}[{i}]")
+            out.extend(found)
+        return tuple(out)
+
+    return replace(
+        spec,
+        allowed_vendors=spelled(spec.allowed_vendors, "allowed_vendors"),
+        excluded_vendors=spelled(spec.excluded_vendors, "excluded_vendors"),
+    )

@@ -17,6 +17,7 @@ from optimizer.optimize.candidates import (
     SearchSpace,
     confident_hours,
     design_order,
+    with_catalog_vendors,
 )
 from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.explain import (
@@ -67,6 +68,7 @@ def optimize(
     """
     start = time.perf_counter()
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
+    spec = with_catalog_vendors(catalog, spec)
     catalog = prune_dominated(catalog)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
