@@ -14,6 +14,7 @@ from optimizer.optimize.convert import fixed_plan_from_proto, response_from_resu
 from optimizer.optimize.solve import optimize as run_optimizer
 from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
+from optimizer.request_limits import check_estimate, check_optimize
 
 
 def estimate(
@@ -30,6 +31,7 @@ def estimate(
     catalog reference resolved for ``tenant``. Raises ``InvalidInput`` (naming the field) for
     a bad request and ``PlanInfeasible`` when no plan fits in GPU memory.
     """
+    check_estimate(request)
     if catalog is None and request.cluster.server_sku and request.catalog:
         catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
     workload, cluster, fixed, fabrics = request_from_proto(request, catalog)
@@ -53,6 +55,7 @@ def optimize(
     optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is a status in
     the response, not an error; bad input raises ``InvalidInput`` naming the field.
     """
+    check_optimize(request)
     spec = spec_from_proto(request)
     if catalog is None:
         if not request.catalog:

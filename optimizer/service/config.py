@@ -14,6 +14,8 @@ DEFAULT_GRACE_S = 30.0
 DEFAULT_QUEUE_SIZE = 8
 DEFAULT_MAX_CONCURRENT_RPCS = 64
 DEFAULT_JOBS_PER_WORKER = 500
+DEFAULT_MAX_CALLS_PER_TENANT = 16
+DEFAULT_UPLOAD_IDLE_S = 10.0
 
 
 def default_workers() -> int:
@@ -52,6 +54,8 @@ class ServiceConfig:
     workers: int = 0  # 0: default_workers()
     queue_size: int = DEFAULT_QUEUE_SIZE
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
+    max_calls_per_tenant: int = DEFAULT_MAX_CALLS_PER_TENANT
+    upload_idle_s: float = DEFAULT_UPLOAD_IDLE_S  # an upload silent this long is cancelled
     jobs_per_worker: int = DEFAULT_JOBS_PER_WORKER
     reflection: bool = True
     allow_insecure_remote: bool = False
@@ -94,6 +98,7 @@ class ServiceConfig:
             ("queue_size", self.queue_size),
             ("max_concurrent_rpcs", self.max_concurrent_rpcs),
             ("jobs_per_worker", self.jobs_per_worker),
+            ("max_calls_per_tenant", self.max_calls_per_tenant),
         ):
             if limit < (0 if name == "workers" else 1):
                 raise InvalidInput(f"got {limit}, expected a positive number", field=name)
@@ -103,6 +108,16 @@ class ServiceConfig:
                 "that health checks and catalog calls still get through while every solve slot "
                 "is taken",
                 field="max_concurrent_rpcs",
+            )
+        if self.max_calls_per_tenant > self.max_concurrent_rpcs:
+            raise InvalidInput(
+                f"got {self.max_calls_per_tenant}, expected at most max_concurrent_rpcs "
+                f"({self.max_concurrent_rpcs})",
+                field="max_calls_per_tenant",
+            )
+        if not self.upload_idle_s > 0:
+            raise InvalidInput(
+                f"got {self.upload_idle_s}, expected seconds > 0", field="upload_idle_s"
             )
         if self.grace_s < 0:
             raise InvalidInput(f"got {self.grace_s}, expected seconds >= 0", field="grace_s")

@@ -15,6 +15,7 @@ import ctypes
 import signal
 import sys
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -57,15 +58,18 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
             result = runner.run(kind, payload, tenant, lambda d: send(("progress", d)))
             send(("ok", result))
         except ProcurementError as e:
-            send(("error", e.grpc_code, str(e)))
+            violations = [(v.field, v.description) for v in e.violations()]
+            send(("error", e.grpc_code, str(e), violations))
         except Exception as e:
+            error_id = uuid.uuid4().hex[:12]
             where = _innermost(e)
             print(
-                f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
+                f"procure worker: {kind} job failed: {type(e).__name__} at {where} "
+                f"(error id {error_id})",
                 file=sys.stderr,
                 flush=True,
             )
-            send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
+            send(("error", "INTERNAL", f"internal error ({type(e).__name__}, id {error_id})", []))
 
 
 def _detach() -> None:

@@ -29,14 +29,18 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from optimizer.errors import LimitExceeded, SolverFailed
+from optimizer.errors import Busy, FieldViolation, SolverFailed
 from optimizer.service.errors import Cancelled, DeadlineExceeded, Unavailable, WorkerError
 
 _POLL_S = 0.05
 # How long a worker may take to exit after being asked to stop before it is killed.
 _EXIT_WAIT_S = 2.0
+# Retry hints sent with a busy refusal (google.rpc.RetryInfo), seconds.
+RETRY_MIN_S = 0.5
+RETRY_MAX_S = 30.0
 
-# From a worker: ("progress", dict) | ("ok", bytes) | ("error", code name, message).
+# From a worker: ("progress", dict) | ("ok", bytes)
+#   | ("error", code name, message, [(field, description), ...]).
 # To the handler: the same, with errors as ("error", exception).
 Event = tuple[Any, ...]
 
@@ -232,9 +236,20 @@ class WorkerPool:
                         f"server busy: {self.size} solves running and {self.queue_size} "
                         "waiting; retry later"
                     )
-                    raise LimitExceeded(msg) from None
+                    raise Busy(msg, retry_after_s=self.retry_after_s()) from None
                 if job.stop.is_set():
                     raise job._stopped() from None
+
+    def queue_full(self) -> bool:
+        return self._queue.full()
+
+    def retry_after_s(self) -> float:
+        """When a refused job is worth retrying: the mean solve time so far, times the jobs
+        ahead of it per worker, within RETRY_MIN_S..RETRY_MAX_S."""
+        with self._lock:
+            mean_s = self._solve_s_total / self._solves if self._solves else RETRY_MIN_S
+        ahead = (self.queue_size + self.size) / self.size
+        return min(RETRY_MAX_S, max(RETRY_MIN_S, mean_s * ahead))
 
     def stats(self) -> PoolStats:
         with self._lock:
@@ -304,7 +319,10 @@ class WorkerPool:
             self._solves += 1
             self._solve_s_total += elapsed
             self._solve_s_max = max(self._solve_s_max, elapsed)
-        job.finish(event if event[0] == "ok" else ("error", WorkerError(event[1], event[2])))
+        if event[0] != "ok":
+            violations = tuple(FieldViolation(f, d) for f, d in event[3])
+            event = ("error", WorkerError(event[1], event[2], violations))
+        job.finish(event)
         worker.jobs += 1
         if worker.jobs >= self._jobs_per_worker:
             self._replace(worker, kill=False)

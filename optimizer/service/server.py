@@ -42,6 +42,9 @@ SERVICE_NAMES = (
 )
 # Threads beyond max_concurrent_rpcs, so a call admitted by gRPC always finds one.
 _SPARE_THREADS = 4
+# Calls gRPC admits beyond max_concurrent_rpcs: health checks (never refused for capacity) and
+# the calls the interceptor refuses as busy, which need a thread to be refused on.
+HEALTH_RESERVE = 16
 _SMOKE_TIMEOUT_S = 120.0
 # Clients may ping every 60 s without a call in flight (reliability.md A10).
 _KEEPALIVE_OPTIONS = [
@@ -153,10 +156,15 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
     pool.start()  # before grpc.server(): no fork once gRPC threads exist
     try:
         metrics = Metrics()
-        interceptor = ServiceInterceptor(tokens, metrics)
+        interceptor = ServiceInterceptor(
+            tokens,
+            metrics,
+            max_calls=config.max_concurrent_rpcs,
+            max_calls_per_tenant=config.max_calls_per_tenant,
+        )
         server = grpc.server(
             futures.ThreadPoolExecutor(
-                max_workers=config.max_concurrent_rpcs + _SPARE_THREADS,
+                max_workers=config.max_concurrent_rpcs + HEALTH_RESERVE + _SPARE_THREADS,
                 thread_name_prefix="grpc-handler",
             ),
             interceptors=[interceptor],
@@ -166,9 +174,11 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
                 ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
                 *_KEEPALIVE_OPTIONS,
             ],
-            maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+            maximum_concurrent_rpcs=config.max_concurrent_rpcs + HEALTH_RESERVE,
         )
-        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(CatalogServicer(store), server)
+        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(
+            CatalogServicer(store, upload_idle_s=config.upload_idle_s), server
+        )
         service_pb2_grpc.add_OptimizerServiceServicer_to_server(
             OptimizerServicer(pool, metrics, store), server
         )
