@@ -56,6 +56,8 @@ class ServiceConfig:
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
     max_calls_per_tenant: int = DEFAULT_MAX_CALLS_PER_TENANT
     upload_idle_s: float = DEFAULT_UPLOAD_IDLE_S  # an upload silent this long is cancelled
+    cheap_workers: int = 1  # the lane for estimates and upload parsing (0: they queue with solves)
+    warm_spare: bool = True  # keep one started worker to replace a killed one at once
     jobs_per_worker: int = DEFAULT_JOBS_PER_WORKER
     reflection: bool = True
     allow_insecure_remote: bool = False
@@ -99,8 +101,9 @@ class ServiceConfig:
             ("max_concurrent_rpcs", self.max_concurrent_rpcs),
             ("jobs_per_worker", self.jobs_per_worker),
             ("max_calls_per_tenant", self.max_calls_per_tenant),
+            ("cheap_workers", self.cheap_workers),
         ):
-            if limit < (0 if name == "workers" else 1):
+            if limit < (0 if name in ("workers", "cheap_workers") else 1):
                 raise InvalidInput(f"got {limit}, expected a positive number", field=name)
         if self.max_concurrent_rpcs <= self.worker_count + self.queue_size:
             raise InvalidInput(

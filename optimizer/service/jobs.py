@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import signal
 import sys
 import threading
@@ -34,6 +35,38 @@ _PR_SET_PDEATHSIG = 1
 _CACHED_CATALOGS = 8
 # A batch scenario (optimizer.service.batch_engine): the batch runner's task, in a worker.
 SCENARIO_JOB = "scenario"
+# An upload's files, parsed and validated in a worker (never on a gRPC thread, so a file that
+# is slow or large to parse cannot hold the server's GIL): ``upload_payload`` -> canonical.
+PARSE_CATALOG_JOB = "parse_catalog"
+
+
+def upload_payload(files: dict[str, bytes]) -> bytes:
+    """The files of an upload as one job payload: a JSON line of (name, size), then the bytes."""
+    head = json.dumps([[name, len(data)] for name, data in files.items()]).encode()
+    return head + b"\n" + b"".join(files.values())
+
+
+def parse_upload(payload: bytes) -> bytes:
+    """Worker side: read, bound and validate the files; a JSON line with the validation
+    warnings, then the catalog's canonical bytes. Errors are raised (CatalogInvalid keeps
+    every finding as a field violation across the pipe)."""
+    from optimizer.catalog.canonical import canonical_json
+    from optimizer.catalog.io import read_tables_from_bytes
+    from optimizer.catalog.validation import validate
+    from optimizer.service.limits import check_catalog_rows
+
+    head, _, body = payload.partition(b"\n")
+    files: dict[str, bytes] = {}
+    at = 0
+    for name, size in json.loads(head):
+        files[name] = body[at : at + size]
+        at += size
+    raw = read_tables_from_bytes(files)
+    check_catalog_rows(raw)
+    report = validate(raw)
+    catalog = report.raise_for_errors()
+    warnings = json.dumps([str(w) for w in report.warnings]).encode()
+    return warnings + b"\n" + canonical_json(catalog)
 
 
 def worker_main(conn: Connection, data_dir: str | None) -> None:
@@ -116,6 +149,8 @@ class JobRunner:
             return self._api.optimize(
                 req, data_dir=self._data_dir, tenant=tenant, catalog=catalog, progress=progress
             ).SerializeToString()
+        if kind == PARSE_CATALOG_JOB:
+            return parse_upload(payload)
         if kind == SCENARIO_JOB:
             from optimizer.service.batch_engine import run_scenario_job
 

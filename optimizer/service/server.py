@@ -151,7 +151,12 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
     store = CatalogStore(config.data_dir)
     data_dir = store.data_dir
     pool = WorkerPool(
-        config.worker_count, config.queue_size, data_dir, jobs_per_worker=config.jobs_per_worker
+        config.worker_count,
+        config.queue_size,
+        data_dir,
+        jobs_per_worker=config.jobs_per_worker,
+        cheap_workers=config.cheap_workers,
+        warm_spare=config.warm_spare,
     )
     pool.start()  # before grpc.server(): no fork once gRPC threads exist
     try:
@@ -177,7 +182,7 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
             maximum_concurrent_rpcs=config.max_concurrent_rpcs + HEALTH_RESERVE,
         )
         catalog_pb2_grpc.add_CatalogServiceServicer_to_server(
-            CatalogServicer(store, upload_idle_s=config.upload_idle_s), server
+            CatalogServicer(store, pool, upload_idle_s=config.upload_idle_s), server
         )
         service_pb2_grpc.add_OptimizerServiceServicer_to_server(
             OptimizerServicer(pool, metrics, store), server

@@ -25,12 +25,11 @@ from optimizer._pb.procurement.v1 import (
     service_pb2,
     service_pb2_grpc,
 )
-from optimizer.catalog.canonical import canonical_json, content_hash
-from optimizer.catalog.io import catalog_rows, read_tables_from_bytes, write_catalog
+from optimizer.catalog.canonical import canonical_json, catalog_from_canonical, content_hash
+from optimizer.catalog.io import catalog_rows, write_catalog
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import bundled_catalogs
 from optimizer.catalog.store import CatalogStore, StoredCatalogInfo, renamed
-from optimizer.catalog.validation import validate
 from optimizer.errors import Busy, InvalidInput, LimitExceeded
 from optimizer.optimize.convert import spec_from_proto
 from optimizer.request_limits import (
@@ -45,7 +44,7 @@ from optimizer.service.batch_call import batch_results
 from optimizer.service.batch_engine import ServiceEngine
 from optimizer.service.errors import Cancelled
 from optimizer.service.interceptors import CallContext
-from optimizer.service.jobs import tenant_catalog
+from optimizer.service.jobs import PARSE_CATALOG_JOB, tenant_catalog, upload_payload
 from optimizer.service.metrics import Metrics
 from optimizer.service.pool import Job, WorkerPool
 
@@ -188,11 +187,15 @@ def _receive(
 
 class CatalogServicer(catalog_pb2_grpc.CatalogServiceServicer):
     """The tenant's catalogs in the store, and the bundled ones (read only). Uploads are
-    parsed on the calling thread (bounded by the upload limits) so that they never wait
-    behind long solves."""
+    received here (bounded by the upload limits, cancelled when idle) and parsed in a worker
+    of the pool's cheap lane, so that they neither run on a gRPC thread nor wait behind
+    solves."""
 
-    def __init__(self, store: CatalogStore, *, upload_idle_s: float = 10.0) -> None:
+    def __init__(
+        self, store: CatalogStore, pool: WorkerPool, *, upload_idle_s: float = 10.0
+    ) -> None:
         self._store = store
+        self._pool = pool  # uploads are parsed in its cheap lane, off the gRPC threads
         self._upload_idle_s = upload_idle_s
 
     def UploadCatalog(
@@ -213,18 +216,20 @@ class CatalogServicer(catalog_pb2_grpc.CatalogServiceServicer):
         request_id = _request_id(first.request_id)
         if first.name:
             check_catalog_name(first.name)  # before any parsing
-        raw = read_tables_from_bytes({name: bytes(data) for name, data in files.items()})
-        limits.check_catalog_rows(raw)
-        report = validate(raw)
-        catalog = report.raise_for_errors()
+        payload = upload_payload({name: bytes(data) for name, data in files.items()})
+        call = _Call(context)
+        job = self._pool.submit(
+            PARSE_CATALOG_JOB, payload, context.tenant, deadline=call.deadline, stop=call.stop
+        )
+        head, _, canonical = job.result().partition(b"\n")
+        warnings = json.loads(head)
+        catalog = catalog_from_canonical(canonical)
         if first.name:
             catalog = renamed(catalog, first.name)
         else:
             check_catalog_name(catalog.meta.name, "metadata.name")
         info = self._store.put(catalog, tenant=context.tenant, request_id=request_id)
-        return catalog_pb2.UploadCatalogResponse(
-            catalog=info_to_proto(info), warnings=[str(p) for p in report.warnings]
-        )
+        return catalog_pb2.UploadCatalogResponse(catalog=info_to_proto(info), warnings=warnings)
 
     def ListCatalogs(
         self, request: catalog_pb2.ListCatalogsRequest, context: CallContext
