@@ -241,9 +241,9 @@ def _too_big(table: str, got: str, expected: str) -> _TableUnreadable:
 def _read_csv(table: str, name: str, data: bytes) -> RawTable:
     # An upper bound on the cells (separators + line ends), counted on the bytes before
     # decoding: a file of commas must not become millions of Python strings.
-    cells = data.count(b",") + data.count(b"\n") + 1
-    if cells > MAX_TABLE_CELLS:
-        raise _too_big(table, f"about {cells} cells", f"at most {MAX_TABLE_CELLS} cells")
+    cell_bound = data.count(b",") + data.count(b"\n") + 1
+    if cell_bound > MAX_TABLE_CELLS:
+        raise _too_big(table, f"about {cell_bound} cells", f"at most {MAX_TABLE_CELLS} cells")
     text = _decode(table, data)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[RawRow] = []
