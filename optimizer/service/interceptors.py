@@ -319,6 +319,10 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                     del self._by_tenant[tenant]
             self._idle.notify_all()
 
+    def in_flight(self) -> int:
+        with self._idle:
+            return self._in_flight
+
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait until no authenticated call is in progress; False if ``timeout_s`` passed."""
         with self._idle:

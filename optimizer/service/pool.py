@@ -300,6 +300,16 @@ class WorkerPool:
         for t in self._threads:
             t.join(_EXIT_WAIT_S)
 
+    def kill_all(self) -> None:
+        """Kill every worker process group at once, without waiting (an abandoned shutdown)."""
+        self._closed.set()
+        with self._lock:
+            workers = [*self._workers, *([self._spare] if self._spare else [])]
+        for worker in workers:
+            if worker.alive():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(worker.process.pid, signal.SIGKILL)
+
     # ------------------------------------------------------------------ feeder side
     def _feed(self, worker: _Worker, jobs: queue.Queue[Job]) -> None:
         while not (self._closed.is_set() and jobs.empty()):
