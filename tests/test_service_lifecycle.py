@@ -23,6 +23,7 @@ from tests.service_support import (
     Stubs,
     catalog_files,
     health_status,
+    list_all,
     medium_optimize,
     spawn_server,
     start,
@@ -115,9 +116,9 @@ def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) ->
         with grpc.insecure_channel(address) as channel:
             stubs = Stubs(channel)
             wait_serving(stubs)
-            listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), timeout=10)
-            assert set(acked) <= {c.id for c in listed.catalogs}
-            for info in listed.catalogs:  # every stored version is complete
+            listed = list_all(stubs)
+            assert set(acked) <= {c.id for c in listed}
+            for info in listed:  # every stored version is complete
                 full = stubs.catalogs.GetCatalog(
                     catalog_pb2.GetCatalogRequest(ref=info.id, include_tables=True), timeout=10
                 )
