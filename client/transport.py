@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -84,6 +85,21 @@ _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
 }
 
 
+BUSY_RETRIES = 3
+BUSY_BACKOFF_S = 0.5
+BUSY_MAX_WAIT_S = 30.0
+
+
+def busy_retry_after_s(error: grpc.RpcError) -> float | None:
+    """The server's retry hint when ``error`` is a busy refusal (RESOURCE_EXHAUSTED with
+    google.rpc.RetryInfo), else None: other refusals are not worth retrying."""
+    from optimizer.service.rpc_status import from_trailers
+
+    if error.code().name != "RESOURCE_EXHAUSTED":
+        return None
+    return from_trailers(error.trailing_metadata()).retry_after_s
+
+
 def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     """The core error for a failed call: same class, same exit status as embedded."""
     code = error.code().name  # type: ignore[attr-defined]
@@ -134,13 +150,30 @@ class Remote:
         self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)
 
     def call(self, method: Any, request: Any) -> Any:
-        """``method(request)`` with the token and deadline; failures as core errors."""
+        """``method(request)`` with the token and deadline; failures as core errors. A busy
+        refusal (RetryInfo) is retried up to BUSY_RETRIES times, waiting the server's hint or
+        an exponential backoff, whichever is longer, and saying so."""
         import grpc
 
-        try:
-            return method(request, metadata=self._metadata, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            raise error_from_rpc(e, self.server) from None
+        sent = list(request) if isinstance(request, Iterator) else None  # resendable
+        for attempt in range(1, BUSY_RETRIES + 2):
+            try:
+                return method(
+                    request if sent is None else iter(sent),
+                    metadata=self._metadata,
+                    timeout=self.timeout_s,
+                )
+            except grpc.RpcError as e:
+                hint_s = busy_retry_after_s(e)
+                if hint_s is None or attempt > BUSY_RETRIES:
+                    raise error_from_rpc(e, self.server) from None
+                wait_s = min(BUSY_MAX_WAIT_S, max(hint_s, BUSY_BACKOFF_S * 2 ** (attempt - 1)))
+                self._notify(
+                    f"server {self.server} busy; retrying in {wait_s:.1f} s "
+                    f"(retry {attempt} of {BUSY_RETRIES})"
+                )
+                time.sleep(wait_s)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def stream(self, method: Any, request: Any) -> Iterator[Any]:
         """The messages of a server-streaming call; failures as core errors."""

@@ -8,7 +8,7 @@ extra dependency and cannot clash with googleapis-common-protos if a process loa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,8 +137,9 @@ def decode(data: bytes) -> tuple[int, str, RichStatus]:
     return int(status.code), str(status.message), RichStatus(tuple(violations), retry)
 
 
-def from_trailers(trailers: Sequence[tuple[str, str | bytes]] | None) -> RichStatus:
-    """The rich status in a call's trailing metadata; empty when it carries none."""
+def from_trailers(trailers: Iterable[Any] | None) -> RichStatus:
+    """The rich status in a call's trailing metadata (``(key, value)`` pairs, as
+    ``grpc.Call.trailing_metadata()`` gives them); empty when it carries none."""
     for key, value in trailers or ():
         if key == DETAILS_KEY and isinstance(value, bytes):
             return decode(value)[2]
