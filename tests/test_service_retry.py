@@ -37,9 +37,9 @@ def _hold_the_slot(address: str, seconds: float) -> threading.Event:
         yield
 
     def run() -> None:
-        with grpc.insecure_channel(address) as channel:
-            with contextlib.suppress(grpc.RpcError):  # no files: once the slot is released
-                Stubs(channel).catalogs.UploadCatalog(silent(), timeout=30)
+        # No files: refused once the slot is released.
+        with grpc.insecure_channel(address) as channel, contextlib.suppress(grpc.RpcError):
+            Stubs(channel).catalogs.UploadCatalog(silent(), timeout=30)
 
     threading.Thread(target=run, daemon=True).start()
     admitted.wait(10)
