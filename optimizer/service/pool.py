@@ -300,6 +300,12 @@ class WorkerPool:
         for t in self._threads:
             t.join(_EXIT_WAIT_S)
 
+    def pids(self) -> tuple[list[int], int | None]:
+        """The worker processes' ids (solver lane, then cheap lane) and the warm spare's."""
+        with self._lock:
+            spare = self._spare.process.pid if self._spare is not None else None
+            return [w.process.pid for w in self._workers], spare
+
     def kill_all(self) -> None:
         """Kill every worker process group at once, without waiting (an abandoned shutdown)."""
         self._closed.set()
