@@ -106,8 +106,14 @@ def list_(ctx: click.Context, fmt: str, data_dir: str | None, tenant: str) -> No
     """List every stored catalog version of the tenant."""
     if _remote(ctx):
         remote = remote_from(ctx)
-        listed = remote.call(remote.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest())
-        infos = [info_from_proto(i) for i in listed.catalogs]
+        infos, token = [], None
+        while token != "":  # every page (the server sends at most 1000 versions per page)
+            listed = remote.call(
+                remote.catalogs.ListCatalogs,
+                catalog_pb2.ListCatalogsRequest(page_size=1000, page_token=token or ""),
+            )
+            infos += [info_from_proto(i) for i in listed.catalogs]
+            token = listed.next_page_token
         owner = f"on {remote.server}"
     else:
         with CatalogStore(data_dir) as store:
