@@ -5,10 +5,13 @@ not parse are INVALID_ARGUMENT."""
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import re
 import time
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from typing import Any
 
 import grpc
@@ -18,6 +21,9 @@ from optimizer import api
 from optimizer._pb.procurement.v1 import catalog_pb2, estimate_pb2, optimize_pb2, service_pb2
 from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.service import rpc_status
+from optimizer.service.interceptors import ServiceInterceptor
+from optimizer.service.limits import MAX_MESSAGE_BYTES
+from optimizer.service.metrics import Metrics
 from optimizer.service.pool import WorkerPool
 from tests.service_support import (
     TOKEN_A,
@@ -257,3 +263,46 @@ def test_a_bug_in_a_worker_is_internal_with_an_error_id(tmp_path: Any) -> None:
         pool.close()
     assert e.value.grpc_code == "INTERNAL"
     assert re.search(r"\bid [0-9a-f]{12}\b", str(e.value))
+
+
+# --------------------------------------------------------------------------- logged status
+def test_a_reply_over_the_message_limit_is_logged_as_the_client_gets_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The log line and the metrics say RESOURCE_EXHAUSTED, not OK, when the handler built
+    a reply gRPC cannot send (it used to log OK while the client got an error)."""
+    metrics = Metrics()
+    interceptor = ServiceInterceptor(None, metrics)
+    big = catalog_pb2.ListCatalogsResponse(bundled=["x" * 1024] * (MAX_MESSAGE_BYTES // 1024 + 1))
+    handler = grpc.method_handlers_generic_handler(
+        "test.Big",
+        {
+            "Get": grpc.unary_unary_rpc_method_handler(
+                lambda request, context: big,
+                request_deserializer=catalog_pb2.ListCatalogsRequest.FromString,
+                response_serializer=catalog_pb2.ListCatalogsResponse.SerializeToString,
+            )
+        },
+    )
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=2),
+        interceptors=[interceptor],
+        options=[("grpc.max_send_message_length", MAX_MESSAGE_BYTES)],
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with (
+            caplog.at_level(logging.INFO, logger="procure.service"),
+            grpc.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 << 20)]
+            ) as channel,pytest.raises(grpc.RpcError) as e
+        ):
+            channel.unary_unary("/test.Big/Get")(b"", timeout=10)
+    finally:
+        server.stop(0)
+    assert e.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    (line,) = [json.loads(r.getMessage()) for r in caplog.records if '"rpc"' in r.getMessage()]
+    assert line["code"] == "RESOURCE_EXHAUSTED"
+    assert metrics.calls("default", "/test.Big/Get") == {"RESOURCE_EXHAUSTED": 1}
