@@ -297,7 +297,8 @@ def test_a_reply_over_the_message_limit_is_logged_as_the_client_gets_it(
             caplog.at_level(logging.INFO, logger="procure.service"),
             grpc.insecure_channel(
                 f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 << 20)]
-            ) as channel,pytest.raises(grpc.RpcError) as e
+            ) as channel,
+            pytest.raises(grpc.RpcError) as e,
         ):
             channel.unary_unary("/test.Big/Get")(b"", timeout=10)
     finally:
