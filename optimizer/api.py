@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog.canonical import content_hash
@@ -45,7 +46,7 @@ def optimize(
     tenant: str = "default",
     catalog: Catalog | None = None,
     stop: threading.Event | None = None,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> optimize_pb2.OptimizeResponse:
     """Ranked, verified designs for the request over its catalog.
 

@@ -100,7 +100,7 @@ def test_a_stopped_call_kills_its_running_jobs_and_starts_no_more(pool: WorkerPo
     stop = threading.Event()
     engine = ServiceEngine(pool, "default", stop=stop)
     results = engine.run(plan.catalog_data, plan.scenarios)
-    threading.EstimateCache(1.0, stop.set).start()
+    threading.Timer(1.0, stop.set).start()
     with pytest.raises(Cancelled, match="the call was cancelled; the batch was stopped"):
         next(results)
     assert idle_within([w.process.pid for w in pool._workers], 3.0)

@@ -180,7 +180,7 @@ class _Call:
 
     def fail(self, error: BaseException) -> None:
         """Abort the call with the status ``error`` maps to (raises)."""
-        already = self.context.code()
+        already = _code_of(self.context)
         if already is not None and already is not grpc.StatusCode.OK:
             self.code = already.name  # the handler aborted by itself (health, reflection)
             raise error
@@ -220,7 +220,7 @@ class _Call:
     def finish(self) -> None:
         duration = time.monotonic() - self.started
         if self.code == "OK":
-            code = self.context.code()
+            code = _code_of(self.context)
             self.code = code.name if code is not None else "OK"
         if self.counted:
             self.owner.leave(self.tenant if self.admitted else None)
@@ -238,7 +238,7 @@ class _Call:
         )
 
 
-class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class ServiceInterceptor(grpc.ServerInterceptor):
     """Wraps every handler of the server (see the module docstring)."""
 
     def __init__(
@@ -280,8 +280,9 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 )
                 raise Busy(msg, retry_after_s=max(0.1, wait_s))
         values = [v for k, v in context.invocation_metadata() if k == "authorization"]
+        presented = values[0] if len(values) == 1 and isinstance(values[0], str) else None
         try:
-            return self.tokens.tenant_for(values[0] if len(values) == 1 else None)
+            return self.tokens.tenant_for(presented)
         except Unauthenticated:
             with self._idle:
                 if len(self._auth_failures) > 10_000:  # bound the table under address churn
@@ -331,8 +332,8 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
     # ------------------------------------------------------------------ wrapping
     def intercept_service(
         self, continuation: Callable[[Any], Any], details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(details)
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler: grpc.RpcMethodHandler[Any, Any] | None = continuation(details)
         if handler is None:
             return None
         method = details.method
@@ -389,6 +390,13 @@ class ServiceInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 call.finish()
 
         return handle
+
+
+def _code_of(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+    """The status a handler set or aborted with (grpc's context has ``code()``; the stubs
+    do not declare it)."""
+    code: grpc.StatusCode | None = context.code()  # type: ignore[attr-defined]
+    return code
 
 
 def _host(peer: str) -> str:

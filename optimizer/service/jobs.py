@@ -199,11 +199,13 @@ def tenant_catalog(
         raise InvalidInput("required; expected a catalog name, name@version or id", field="catalog")
     folder = _bundled(ref)
     if folder is not None:
-        return cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        bundled: Catalog = cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        return bundled
     if store is None:
         raise NotFound(f"catalog {ref!r} not found")
     info = store.info(ref, tenant=tenant)
-    return cached(f"{tenant}:{info.id}", lambda: store.get(info.id, tenant=tenant))
+    stored: Catalog = cached(f"{tenant}:{info.id}", lambda: store.get(info.id, tenant=tenant))
+    return stored
 
 
 def _bundled(ref: str) -> Path | None:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -72,7 +72,7 @@ class Job:
     def fail(self, error: Exception) -> None:
         self.finish(("error", error))
 
-    def stream(self, heartbeat_s: float | None = None) -> Iterator[dict[str, Any]]:
+    def stream(self, heartbeat_s: float | None = None) -> Generator[dict[str, Any], None, bytes]:
         """Progress reports as they come; returns the result bytes (StopIteration.value).
 
         With ``heartbeat_s``, a quiet spell that long yields ``{"phase": "running",
@@ -95,7 +95,8 @@ class Job:
             if event[0] == "progress":
                 yield event[1]
             elif event[0] == "ok":
-                return event[1]
+                result: bytes = event[1]
+                return result
             else:
                 raise event[1]
 
@@ -106,7 +107,8 @@ class Job:
             try:
                 next(events)
             except StopIteration as done:
-                return done.value
+                result: bytes = done.value
+                return result
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline

@@ -221,10 +221,10 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
             ],
             maximum_concurrent_rpcs=config.max_concurrent_rpcs + HEALTH_RESERVE,
         )
-        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(
+        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(  # type: ignore[no-untyped-call]
             CatalogServicer(store, pool, upload_idle_s=config.upload_idle_s), server
         )
-        service_pb2_grpc.add_OptimizerServiceServicer_to_server(
+        service_pb2_grpc.add_OptimizerServiceServicer_to_server(  # type: ignore[no-untyped-call]
             OptimizerServicer(pool, metrics, store), server
         )
         health_servicer = health.HealthServicer()
