@@ -50,6 +50,9 @@ class ServiceConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_client_ca: Path | None = None  # require client certificates signed by this CA (mTLS)
+    # mTLS: the client certificate's common name is the caller's tenant (and must be the
+    # tenant of its bearer token, when tokens are in use).
+    tenant_from_cert: bool = False
     tokens_file: Path | None = None
     workers: int = 0  # 0: default_workers()
     queue_size: int = DEFAULT_QUEUE_SIZE
@@ -81,6 +84,12 @@ class ServiceConfig:
             )
         if self.tls_client_ca is not None and not self.tls:
             raise InvalidInput("mutual TLS needs --tls-cert and --tls-key", field="tls_client_ca")
+        if self.tenant_from_cert and self.tls_client_ca is None:
+            raise InvalidInput(
+                "needs mutual TLS (--tls-client-ca): the tenant is read from the client "
+                "certificate",
+                field="tenant_from_cert",
+            )
         if not is_loopback(self.address) and not self.allow_insecure_remote:
             if not self.tls:
                 raise InvalidInput(

@@ -33,7 +33,14 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from optimizer.errors import Busy, InvalidInput, LimitExceeded, ProcurementError, Unauthenticated
+from optimizer.errors import (
+    Busy,
+    InvalidInput,
+    LimitExceeded,
+    PermissionDenied,
+    ProcurementError,
+    Unauthenticated,
+)
 from optimizer.service import rpc_status
 from optimizer.service.auth import LOCAL_TENANT, TokenTable
 from optimizer.service.errors import Unavailable
@@ -248,8 +255,10 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         *,
         max_calls: int = 1 << 30,
         max_calls_per_tenant: int = 1 << 30,
+        tenant_from_cert: bool = False,
     ) -> None:
         self.tokens = tokens
+        self.tenant_from_cert = tenant_from_cert
         self.metrics = metrics
         self.max_calls = max_calls
         self.max_calls_per_tenant = max_calls_per_tenant
@@ -262,10 +271,14 @@ class ServiceInterceptor(grpc.ServerInterceptor):
 
     # ------------------------------------------------------------------ admission
     def tenant_of(self, context: grpc.ServicerContext) -> str:
-        """The caller's tenant from its bearer token; a client address that keeps failing
-        is refused without a check for a while (throttles token guessing)."""
+        """The caller's tenant from its bearer token (and, with ``tenant_from_cert``, its
+        client certificate's common name, which must agree); a client address that keeps
+        failing is refused without a check for a while (throttles token guessing)."""
+        certified = _certificate_name(context) if self.tenant_from_cert else None
+        if self.tenant_from_cert and certified is None:
+            raise Unauthenticated("expected a client certificate with a common name")
         if self.tokens is None:
-            return LOCAL_TENANT
+            return certified or LOCAL_TENANT
         host = _host(context.peer())
         now = time.monotonic()
         with self._idle:
@@ -282,7 +295,10 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         values = [v for k, v in context.invocation_metadata() if k == "authorization"]
         presented = values[0] if len(values) == 1 and isinstance(values[0], str) else None
         try:
-            return self.tokens.tenant_for(presented)
+            tenant = self.tokens.tenant_for(presented)
+            if certified is not None and tenant != certified:
+                raise PermissionDenied("the bearer token is not the client certificate's tenant")
+            return tenant
         except Unauthenticated:
             with self._idle:
                 if len(self._auth_failures) > 10_000:  # bound the table under address churn
@@ -390,6 +406,13 @@ class ServiceInterceptor(grpc.ServerInterceptor):
                 call.finish()
 
         return handle
+
+
+def _certificate_name(context: grpc.ServicerContext) -> str | None:
+    """The verified client certificate's common name (mutual TLS), if any."""
+    names: bytes | list[bytes] = context.auth_context().get("x509_common_name") or []
+    first = names if isinstance(names, bytes) else (names[0] if names else None)
+    return first.decode("utf-8", "replace") if first else None
 
 
 def _code_of(context: grpc.ServicerContext) -> grpc.StatusCode | None:

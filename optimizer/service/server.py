@@ -206,6 +206,7 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
             metrics,
             max_calls=config.max_concurrent_rpcs,
             max_calls_per_tenant=config.max_calls_per_tenant,
+            tenant_from_cert=config.tenant_from_cert,
         )
         server = grpc.server(
             futures.ThreadPoolExecutor(
