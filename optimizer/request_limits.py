@@ -109,15 +109,23 @@ _NUMERIC = {
 
 
 def _number(path: str, full_name: str, value: float) -> None:
+    """``value`` against its field's range; the wording of the optimizer's own checks (``got
+    -8.0, expected a positive number``) where they overlap, so messages do not depend on
+    which check saw the value first."""
     lo, hi = RANGES.get(full_name, DEFAULT_RANGE)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidInput(
-            f"got {value}, expected a finite number from {lo:g} to {hi:g}", field=path
-        )
-    if value == 0 and full_name not in RANGES:
+    finite = math.isfinite(value)
+    if finite and value == 0 and full_name not in RANGES:
         return  # proto3 default: the field was not given
-    if not lo <= value <= hi:
-        raise InvalidInput(f"got {value:g}, expected a number from {lo:g} to {hi:g}", field=path)
+    if not finite or value < lo:
+        if lo > 0 and (not finite or value <= 0):
+            expected = "a positive number"
+        elif not finite:
+            expected = f"a finite number from {lo:g} to {hi:g}"
+        else:
+            expected = f"at least {lo:g}"
+        raise InvalidInput(f"got {value}, expected {expected}", field=path)
+    if value > hi:
+        raise InvalidInput(f"got {value:g}, expected at most {hi:g}", field=path)
 
 
 def check_message(message: Message, prefix: str = "") -> None:

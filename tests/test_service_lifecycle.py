@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import signal
 import sqlite3
 import threading
@@ -29,7 +28,6 @@ from tests.service_support import (
     start,
     upload_messages,
     wait_serving,
-    worker_pids,
 )
 
 GRACE_S = 20.0
@@ -147,7 +145,8 @@ def test_a_hung_grpc_stop_is_abandoned_after_grace_plus_margin_with_a_log_line(
     real_stop = service.grpc_server.stop
     hung = _HungStop()
     service.grpc_server.stop = lambda grace: hung  # type: ignore[method-assign]
-    workers = worker_pids(os.getpid())
+    solvers, spare = service._pool.pids()
+    workers = [*solvers, *([spare] if spare else [])]
     started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="procure.service"):
         finished = service.shutdown(0.2, margin_s=0.5)
