@@ -107,6 +107,11 @@ def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     if code == "UNAVAILABLE":
         return ServerUnavailable(f"server {server} unavailable: {details.splitlines()[0]}")
     cls = _ERROR_BY_CODE.get(code, RemoteError)
+    if cls is InvalidInput:  # the fields the server blamed (google.rpc.BadRequest)
+        from optimizer.service.rpc_status import from_trailers
+
+        violations = list(from_trailers(error.trailing_metadata()).violations)
+        return InvalidInput(details, violations=violations)
     return cls(f"server {server}: {details}" if cls is RemoteError else details)
 
 

@@ -81,3 +81,20 @@ def test_a_refusal_that_is_not_busy_is_not_retried(one_call_server: str) -> None
     finally:
         remote.close()
     assert notes == []
+
+
+def test_a_remote_invalid_input_names_the_same_fields_as_embedded(one_call_server: str) -> None:
+    from optimizer import api
+    from tests.service_support import small_optimize
+
+    request = small_optimize(catalog="ethernet-budget", top_k=25)
+    with pytest.raises(InvalidInput) as embedded:
+        api.optimize(request)
+    remote = Remote(one_call_server)
+    try:
+        with pytest.raises(InvalidInput) as remotely:
+            remote.optimize(request)
+    finally:
+        remote.close()
+    assert remotely.value.violations() == embedded.value.violations()
+    assert str(remotely.value) == str(embedded.value)
