@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,6 +178,21 @@ _ERROR_BY_CODE: dict[str, type[ProcurementError]] = {
 }
 
 
+BUSY_RETRIES = 3
+BUSY_BACKOFF_S = 0.5
+BUSY_MAX_WAIT_S = 30.0
+
+
+def busy_retry_after_s(error: grpc.RpcError) -> float | None:
+    """The server's retry hint when ``error`` is a busy refusal (RESOURCE_EXHAUSTED with
+    google.rpc.RetryInfo), else None: other refusals are not worth retrying."""
+    from optimizer.service.rpc_status import from_trailers
+
+    if error.code().name != "RESOURCE_EXHAUSTED":
+        return None
+    return from_trailers(error.trailing_metadata()).retry_after_s
+
+
 def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     """The core error for a failed call: same class, same exit status as embedded."""
     code = error.code().name
@@ -184,6 +200,11 @@ def error_from_rpc(error: grpc.RpcError, server: str) -> ProcurementError:
     if code == "UNAVAILABLE":
         return ServerUnavailable(f"server {server} unavailable: {details.splitlines()[0]}")
     cls = _ERROR_BY_CODE.get(code, RemoteError)
+    if cls is InvalidInput:  # the fields the server blamed (google.rpc.BadRequest)
+        from optimizer.service.rpc_status import from_trailers
+
+        violations = list(from_trailers(error.trailing_metadata()).violations)
+        return InvalidInput(details, violations=violations)
     return cls(f"server {server}: {details}" if cls is RemoteError else details)
 
 
@@ -229,13 +250,30 @@ class Remote:
         self.catalogs = catalog_pb2_grpc.CatalogServiceStub(self._channel)  # type: ignore[no-untyped-call]
 
     def call(self, method: Any, request: Any) -> Any:
-        """``method(request)`` with the token and deadline; failures as core errors."""
+        """``method(request)`` with the token and deadline; failures as core errors. A busy
+        refusal (RetryInfo) is retried up to BUSY_RETRIES times, waiting the server's hint or
+        an exponential backoff, whichever is longer, and saying so."""
         import grpc
 
-        try:
-            return method(request, metadata=self._metadata, timeout=self.timeout_s)
-        except grpc.RpcError as e:
-            raise error_from_rpc(e, self.server) from None
+        sent = list(request) if isinstance(request, Iterator) else None  # resendable
+        for attempt in range(1, BUSY_RETRIES + 2):
+            try:
+                return method(
+                    request if sent is None else iter(sent),
+                    metadata=self._metadata,
+                    timeout=self.timeout_s,
+                )
+            except grpc.RpcError as e:
+                hint_s = busy_retry_after_s(e)
+                if hint_s is None or attempt > BUSY_RETRIES:
+                    raise error_from_rpc(e, self.server) from None
+                wait_s = min(BUSY_MAX_WAIT_S, max(hint_s, BUSY_BACKOFF_S * 2 ** (attempt - 1)))
+                self._notify(
+                    f"server {self.server} busy; retrying in {wait_s:.1f} s "
+                    f"(retry {attempt} of {BUSY_RETRIES})"
+                )
+                time.sleep(wait_s)
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def stream(self, method: Any, request: Any) -> Iterator[Any]:
         """The messages of a server-streaming call; failures as core errors."""
@@ -281,8 +319,17 @@ class Remote:
         return ImportedCatalog(info_from_proto(uploaded.catalog), list(uploaded.warnings))
 
     def list_catalogs(self) -> list[StoredCatalogInfo]:
-        listed = self.call(self.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest())
-        return [info_from_proto(i) for i in listed.catalogs]
+        """Every page of ListCatalogs (the server sends at most 1,000 versions a page)."""
+        infos: list[StoredCatalogInfo] = []
+        token: str | None = None
+        while token != "":
+            listed = self.call(
+                self.catalogs.ListCatalogs,
+                catalog_pb2.ListCatalogsRequest(page_size=1000, page_token=token or ""),
+            )
+            infos += [info_from_proto(i) for i in listed.catalogs]
+            token = listed.next_page_token
+        return infos
 
     def export_catalog(self, ref: str, dest: Path, fmt: str) -> None:
         """Write the server's export of ``ref`` where the embedded export would put it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog.canonical import content_hash
@@ -14,6 +15,7 @@ from optimizer.optimize.convert import fixed_plan_from_proto, response_from_resu
 from optimizer.optimize.solve import optimize as run_optimizer
 from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
+from optimizer.request_limits import check_estimate, check_optimize
 
 
 def estimate(
@@ -30,6 +32,7 @@ def estimate(
     catalog reference resolved for ``tenant``. Raises ``InvalidInput`` (naming the field) for
     a bad request and ``PlanInfeasible`` when no plan fits in GPU memory.
     """
+    check_estimate(request)
     if catalog is None and request.cluster.server_sku and request.catalog:
         catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
     workload, cluster, fixed, fabrics = request_from_proto(request, catalog)
@@ -43,7 +46,7 @@ def optimize(
     tenant: str = "default",
     catalog: Catalog | None = None,
     stop: threading.Event | None = None,
-    progress: Callable[[dict], None] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> optimize_pb2.OptimizeResponse:
     """Ranked, verified designs for the request over its catalog.
 
@@ -53,6 +56,7 @@ def optimize(
     optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is a status in
     the response, not an error; bad input raises ``InvalidInput`` naming the field.
     """
+    check_optimize(request)
     spec = spec_from_proto(request)
     if catalog is None:
         if not request.catalog:

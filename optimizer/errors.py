@@ -10,11 +10,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+@dataclass(frozen=True)
+class FieldViolation:
+    """One bad field of a request or file: where (``field``) and what was wrong with it.
+
+    Travels unchanged from a worker to the client (as ``google.rpc.BadRequest`` on the wire),
+    so a remote caller learns the same fields an embedded one does.
+    """
+
+    field: str
+    description: str
+
+
 class ProcurementError(Exception):
     """Root of every error the core raises on purpose."""
 
     grpc_code: str = "INTERNAL"
     exit_code: int = 1
+    retry_after_s: float | None = None
+    """Set when the same request may succeed later: how long to wait first (busy, not wrong)."""
+
+    def violations(self) -> list[FieldViolation]:
+        """The fields this error blames, if any (only invalid input blames fields)."""
+        return []
 
 
 class InvalidInput(ProcurementError, ValueError):
@@ -23,9 +41,22 @@ class InvalidInput(ProcurementError, ValueError):
     grpc_code = "INVALID_ARGUMENT"
     exit_code = 3
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        violations: list[FieldViolation] | None = None,
+    ) -> None:
         self.field = field
+        self._violations = violations
+        self.problem = message
         super().__init__(f"{field}: {message}" if field else message)
+
+    def violations(self) -> list[FieldViolation]:
+        if self._violations is not None:
+            return list(self._violations)
+        return [FieldViolation(self.field, self.problem)] if self.field else []
 
 
 @dataclass(frozen=True)
@@ -52,6 +83,16 @@ class Finding:
         got = "" if self.value is None else f": got {self.value!r}"
         return f"{self.severity}: {where}{got}; expected {self.expected}"
 
+    def violation(self) -> FieldViolation:
+        """This finding as a field violation: ``table[row].column`` and what was expected."""
+        where = self.table
+        if self.row is not None:
+            where += f"[{self.row}]"
+        if self.column:
+            where += f".{self.column}"
+        got = "" if self.value is None else f"got {self.value!r}; "
+        return FieldViolation(where, f"{got}expected {self.expected}")
+
 
 class CatalogInvalid(InvalidInput):
     """A catalog failed validation; ``problems`` lists every error and warning found."""
@@ -60,7 +101,10 @@ class CatalogInvalid(InvalidInput):
         self.problems = problems
         errors = [p for p in problems if p.severity == "error"]
         lines = "\n".join(str(p) for p in errors)
-        super().__init__(f"catalog has {len(errors)} error(s):\n{lines}")
+        super().__init__(
+            f"catalog has {len(errors)} error(s):\n{lines}",
+            violations=[p.violation() for p in errors],
+        )
 
 
 class NotFound(ProcurementError, LookupError):
@@ -75,6 +119,15 @@ class LimitExceeded(ProcurementError):
 
     grpc_code = "RESOURCE_EXHAUSTED"
     exit_code = 3
+
+
+class Busy(LimitExceeded):
+    """The server is at capacity for now; the same request may be retried after
+    ``retry_after_s`` (sent as ``google.rpc.RetryInfo``), unlike any other LimitExceeded."""
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
 
 
 class Unauthenticated(ProcurementError):

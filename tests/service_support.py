@@ -297,3 +297,17 @@ def make_pki(folder: Path) -> None:
             f"{name}.pem",
             cwd=folder,
         )
+
+
+def list_all(stubs: Stubs, **call: Any) -> list[catalog_pb2.CatalogInfo]:
+    """Every stored version ListCatalogs reports, page after page."""
+    out: list[catalog_pb2.CatalogInfo] = []
+    token = ""
+    while True:
+        reply = stubs.catalogs.ListCatalogs(
+            catalog_pb2.ListCatalogsRequest(page_size=1000, page_token=token), timeout=10, **call
+        )
+        out += reply.catalogs
+        token = reply.next_page_token
+        if not token:
+            return out

@@ -20,6 +20,7 @@ from optimizer._pb.procurement.v1 import catalog_pb2, estimate_pb2, optimize_pb2
 from optimizer.batch import LocalEngine, run_batch
 from optimizer.batch.spec import BatchSpec, SpecRow
 from optimizer.batch.writer import read_results
+from optimizer.optimize.convert import MAX_TOP_K
 from optimizer.service import limits
 from tests.service_support import (
     SMALL_CATALOG,
@@ -275,12 +276,28 @@ def test_a_batch_can_name_neither_a_server_path_nor_another_tenants_catalog(
 
 
 def test_metrics_count_calls_by_method_and_status(stubs: Stubs) -> None:
-    _code(stubs.catalogs.ListCatalogs, catalog_pb2.ListCatalogsRequest(), timeout=5)
+    _code(
+        stubs.catalogs.GetCatalog, catalog_pb2.GetCatalogRequest(ref="nope"), metadata=A, timeout=5
+    )
     reply = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=A, timeout=5)
     methods = {m.method: m for m in reply.methods}
-    listing = methods["/procurement.v1.CatalogService/ListCatalogs"]
-    assert listing.codes["UNAUTHENTICATED"] >= 1 and listing.errors >= 1
+    getting = methods["/procurement.v1.CatalogService/GetCatalog"]
+    assert getting.codes["NOT_FOUND"] >= 1 and getting.errors >= 1
     assert reply.workers == 1 and reply.queue_capacity == 2 and reply.solves >= 1
+
+
+def test_metrics_show_only_the_callers_own_calls(stubs: Stubs) -> None:
+    delete = "/procurement.v1.CatalogService/DeleteCatalog"
+
+    def calls_seen_by(tenant: Any) -> int:
+        reply = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), metadata=tenant)
+        return {m.method: m.requests for m in reply.methods}.get(delete, 0)
+
+    a_before, b_before = calls_seen_by(A), calls_seen_by(B)
+    for _ in range(3):
+        _code(stubs.catalogs.DeleteCatalog, catalog_pb2.DeleteCatalogRequest(ref="x"), metadata=B)
+    assert calls_seen_by(B) == b_before + 3
+    assert calls_seen_by(A) == a_before
 
 
 # --------------------------------------------------------------------------- bad requests
@@ -411,15 +428,15 @@ BAD_CALLS = [
     ("Optimize", lambda: _optimize(catalog="nope"), "NOT_FOUND", "catalog 'nope' not found"),
     (
         "Optimize",
-        lambda: _optimize(top_k=limits.MAX_TOP_K + 1),
-        "RESOURCE_EXHAUSTED",
-        f"top_k is {limits.MAX_TOP_K + 1}; at most {limits.MAX_TOP_K} designs per request",
+        lambda: _optimize(top_k=MAX_TOP_K + 1),
+        "INVALID_ARGUMENT",
+        f"top_k: got {MAX_TOP_K + 1}, expected 1 to {MAX_TOP_K}",
     ),
     (
         "Optimize",
         lambda: _optimize(solver=optimize_pb2.SolverOptions(time_limit_s=1e4)),
-        "RESOURCE_EXHAUSTED",
-        "solver.time_limit_s is 10000; at most 600 s",
+        "INVALID_ARGUMENT",
+        "solver.time_limit_s: got 10000.0, expected at most 600.0",
     ),
     (
         "OptimizeStream",

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer import request_limits
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.errors import InvalidInput, LimitExceeded, Unauthenticated
 from optimizer.service import limits
 from optimizer.service.auth import parse_tokens
@@ -141,21 +143,23 @@ def test_a_deadline_too_short_to_solve_fails_at_once() -> None:
 
 
 @pytest.mark.parametrize(
-    "request_fields",
+    ("field", "lo", "hi"),
     [
-        {"top_k": limits.MAX_TOP_K + 1},
-        {"solver": optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS + 1)},
+        ("gpu_peak_tflops", 0.001, 100_000.0),
+        ("oversubscription", 1.0, 1000.0),
+        ("gpus_per_node", 1, 1024),
     ],
 )
-def test_limits_one_past_the_maximum_are_resource_exhausted(request_fields: dict) -> None:
-    limits.check_optimize(
-        optimize_pb2.OptimizeRequest(
-            top_k=limits.MAX_TOP_K,
-            solver=optimize_pb2.SolverOptions(time_limit_s=limits.MAX_SOLVER_SECONDS),
-        )
-    )
-    with pytest.raises(LimitExceeded):
-        limits.check_optimize(optimize_pb2.OptimizeRequest(**request_fields))
+def test_numbers_at_their_bounds_pass_and_one_past_is_invalid_naming_the_field(
+    field: str, lo: float, hi: float
+) -> None:
+    for ok in (lo, hi):
+        request_limits.check_estimate(estimate_pb2.EstimateRequest(cluster={field: ok}))
+    step = 1 if isinstance(hi, int) else hi * 1e-9
+    for bad in (hi + step, math.inf, -math.inf, math.nan) if isinstance(hi, float) else (hi + 1,):
+        with pytest.raises(InvalidInput) as e:
+            request_limits.check_estimate(estimate_pb2.EstimateRequest(cluster={field: bad}))
+        assert e.value.field == f"cluster.{field}"
 
 
 def test_batch_runs_are_limited() -> None:

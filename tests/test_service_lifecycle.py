@@ -1,7 +1,11 @@
-"""``procure serve`` as a real process: SIGTERM drains, SIGKILL loses no acknowledged upload."""
+"""``procure serve`` as a real process: SIGTERM drains, SIGKILL loses no acknowledged upload,
+and a shutdown that hangs is abandoned after its grace period and a margin."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import signal
 import sqlite3
 import threading
@@ -18,8 +22,10 @@ from tests.service_support import (
     Stubs,
     catalog_files,
     health_status,
+    list_all,
     medium_optimize,
     spawn_server,
+    start,
     upload_messages,
     wait_serving,
 )
@@ -109,9 +115,9 @@ def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) ->
         with grpc.insecure_channel(address) as channel:
             stubs = Stubs(channel)
             wait_serving(stubs)
-            listed = stubs.catalogs.ListCatalogs(catalog_pb2.ListCatalogsRequest(), timeout=10)
-            assert set(acked) <= {c.id for c in listed.catalogs}
-            for info in listed.catalogs:  # every stored version is complete
+            listed = list_all(stubs)
+            assert set(acked) <= {c.id for c in listed}
+            for info in listed:  # every stored version is complete
                 full = stubs.catalogs.GetCatalog(
                     catalog_pb2.GetCatalogRequest(ref=info.id, include_tables=True), timeout=10
                 )
@@ -121,3 +127,50 @@ def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) ->
     finally:
         proc.kill()
         proc.wait()
+
+
+class _HungStop:
+    """What grpc.Server.stop returned when it was seen to hang: an event never set."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.event.wait(timeout)
+
+
+def test_a_hung_grpc_stop_is_abandoned_after_grace_plus_margin_with_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    service, _ = start(tmp_path)
+    real_stop = service.grpc_server.stop
+    hung = _HungStop()
+    service.grpc_server.stop = lambda grace: hung  # type: ignore[method-assign]
+    solvers, spare = service._pool.pids()
+    workers = [*solvers, *([spare] if spare else [])]
+    started = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="procure.service"):
+        finished = service.shutdown(0.2, margin_s=0.5)
+    took_s = time.monotonic() - started
+    hung.event.set()
+    real_stop(0).wait()
+    assert finished is False
+    assert took_s < 0.2 + 0.5 + 0.5
+    (line,) = [r.getMessage() for r in caplog.records if "shutdown_abandoned" in r.getMessage()]
+    assert json.loads(line)["stuck_in"] == "grpc_stop"
+    assert workers and _all_ended(workers, within_s=2.0)
+
+
+def _all_ended(pids: list[int], within_s: float) -> bool:
+    """Whether every process in ``pids`` is gone or a zombie (killed, not yet reaped)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        running = []
+        for pid in pids:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    running.append(pid)
+        if not running:
+            return True
+        time.sleep(0.05)
+    return False

@@ -12,6 +12,11 @@ decides what each value means and nothing is coerced on the way in:
 
 Problems found while reading (bad bytes, oversize files, unknown files) travel in
 ``RawCatalog.problems`` so that validation reports them with everything else.
+
+Every reader is bounded before it materialises anything: a file by MAX_FILE_BYTES, a workbook
+by its unpacked size, a CSV by its cell count, a Parquet file by its row-group metadata and its
+decoded text (dictionary pages are measured, not expanded), so a few compressed bytes cannot
+unfold into gigabytes (MAX_TABLE_TEXT_BYTES, MAX_TABLE_CELLS).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from optimizer.catalog.cells import CellError, Value, format_cell, parse_cell
@@ -47,6 +53,15 @@ from optimizer.catalog.schema import (
     columns_of,
 )
 from optimizer.errors import Finding, InvalidInput, NotFound
+
+MAX_TABLE_COLUMNS = 64
+"""Most columns a table file may have (every table has far fewer)."""
+MAX_TABLE_CELLS = (MAX_ROWS_PER_TABLE + 1) * MAX_TABLE_COLUMNS
+"""Most cells a table file may hold: what the row and column limits allow."""
+MAX_TABLE_TEXT_BYTES = MAX_FILE_BYTES
+"""Most text a table may decode to: no more than a CSV file may hold (a Parquet file's
+compression and dictionaries must not make room for more)."""
+_PARQUET_BATCH_ROWS = 512
 
 FORMATS = ("csv", "xlsx", "parquet")
 _SUFFIX = {"csv": ".csv", "parquet": ".parquet", "xlsx": ".xlsx"}
@@ -219,7 +234,16 @@ def _decode(table: str, data: bytes) -> str:
         raise _TableUnreadable([error(table, line, None, repr(bad), "UTF-8 text")]) from None
 
 
+def _too_big(table: str, got: str, expected: str) -> _TableUnreadable:
+    return _TableUnreadable([error(table, None, None, got, expected)])
+
+
 def _read_csv(table: str, name: str, data: bytes) -> RawTable:
+    # An upper bound on the cells (separators + line ends), counted on the bytes before
+    # decoding: a file of commas must not become millions of Python strings.
+    cell_bound = data.count(b",") + data.count(b"\n") + 1
+    if cell_bound > MAX_TABLE_CELLS:
+        raise _too_big(table, f"about {cell_bound} cells", f"at most {MAX_TABLE_CELLS} cells")
     text = _decode(table, data)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[RawRow] = []
@@ -259,16 +283,78 @@ def _read_csv(table: str, name: str, data: bytes) -> RawTable:
 def _read_parquet(table: str, name: str, data: bytes) -> RawTable:
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))
+        _check_parquet_metadata(table, parquet)
+        texts = [
+            f.name
+            for f in parquet.schema_arrow
+            if pa.types.is_string(f.type)
+            or pa.types.is_large_string(f.type)
+            or pa.types.is_binary(f.type)
+            or pa.types.is_large_binary(f.type)
+        ]
+        # Text columns stay dictionary-encoded until measured: a repeated huge cell is one
+        # dictionary entry, so its expanded size is known without expanding it.
+        parquet = pq.ParquetFile(pa.BufferReader(data), read_dictionary=texts)
         header = tuple(str(n) for n in parquet.schema_arrow.names)
-        batch = next(parquet.iter_batches(batch_size=MAX_ROWS_PER_TABLE + 1), None)
-        columns = [] if batch is None else [c.to_pylist() for c in batch.columns]
+        columns: list[list[object]] = [[] for _ in header]
+        decoded = 0
+        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
+            decoded += sum(_text_bytes(c) for c in batch.columns)
+            if decoded > MAX_TABLE_TEXT_BYTES:
+                break
+            for out, column in zip(columns, batch.columns, strict=True):
+                out.extend(column.to_pylist())
+            if len(columns[0]) > MAX_ROWS_PER_TABLE:
+                break
+    except _TableUnreadable:
+        raise
     except Exception as e:  # any failure to decode is a bad file, not a crash
         raise _TableUnreadable(
             [error(table, None, None, type(e).__name__, "a readable Parquet file")]
         ) from None
+    if decoded > MAX_TABLE_TEXT_BYTES:
+        raise _too_big(
+            table,
+            f"more than {MAX_TABLE_TEXT_BYTES} bytes of text unpacked",
+            f"at most {MAX_TABLE_TEXT_BYTES} bytes of text, as a CSV file",
+        )
+    values = list(zip(*columns, strict=True))[: MAX_ROWS_PER_TABLE + 1]
     # Parquet has no header line; data row i (1-based) is numbered i + 1 like CSV and XLSX.
-    rows = _text_rows(table, header, list(zip(*columns, strict=True)), first_number=2)
+    rows = _text_rows(table, header, values, first_number=2)
     return RawTable(table, name, 1, header, rows)
+
+
+def _check_parquet_metadata(table: str, parquet: pq.ParquetFile) -> None:
+    """Refuse from the footer alone: too many columns, or column chunks that unpack (before
+    dictionary expansion) to more than twice the text a table may hold."""
+    meta = parquet.metadata
+    if meta.num_columns > MAX_TABLE_COLUMNS:
+        raise _too_big(table, f"{meta.num_columns} columns", f"at most {MAX_TABLE_COLUMNS} columns")
+    unpacked = 0
+    for i in range(meta.num_row_groups):
+        group = meta.row_group(i)
+        unpacked += sum(group.column(j).total_uncompressed_size for j in range(group.num_columns))
+    if unpacked > 2 * MAX_TABLE_TEXT_BYTES:
+        raise _too_big(
+            table,
+            f"{unpacked} bytes unpacked",
+            f"at most {2 * MAX_TABLE_TEXT_BYTES} bytes unpacked",
+        )
+
+
+def _text_bytes(column: pa.Array) -> int:
+    """The bytes ``column`` holds once expanded; a dictionary column is measured through its
+    indices, without expanding it. Non-text values count 8 bytes each."""
+    if pa.types.is_dictionary(column.type):
+        lengths = pc.binary_length(column.dictionary)
+        return int(pc.sum(pc.take(lengths, column.indices)).as_py() or 0)
+    if (
+        pa.types.is_string(column.type)
+        or pa.types.is_large_string(column.type)
+        or (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type))
+    ):
+        return int(pc.sum(pc.binary_length(column)).as_py() or 0)
+    return 8 * len(column)
 
 
 def _read_xlsx(name: str, data: bytes, problems: list[Finding]) -> dict[str, RawTable]:

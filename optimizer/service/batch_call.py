@@ -2,9 +2,10 @@
 gives every (scenario, catalog) run the stable id ``procure batch`` gives it, and an engine
 (the service's ``ServiceEngine``) runs the scenarios with the runner's task.
 
-Limits are checked before anything else. A run whose scenario the optimizer would reject, or
-whose catalog does not resolve for the caller's tenant, becomes a result with its error
-before any solve; the call itself fails only for a limit, a cancellation or its deadline.
+Limits are checked before anything else. A run whose scenario the optimizer would reject (any
+field, including numbers out of range: optimizer.request_limits), or whose catalog does not
+resolve for the caller's tenant, becomes a result with its error before any solve; the call
+itself fails only for a limit, a busy server, a cancellation or its deadline.
 Runs that plan to the same scenario id (the same request against the same catalog content)
 are solved once and reported under each of their indexes.
 """
@@ -24,6 +25,7 @@ from optimizer.batch.tasks import TaskResult
 from optimizer.catalog.model import Catalog
 from optimizer.errors import ProcurementError
 from optimizer.optimize.convert import spec_from_proto
+from optimizer.request_limits import check_catalog_ref, check_optimize
 from optimizer.service import limits
 
 Run = tuple[int, SpecRow]  # (scenario index, the row planned for it)
@@ -45,10 +47,10 @@ def batch_results(
     """One result per run of ``request``, refusals first, then solves as they finish."""
     runs = batch_runs(request)
     limits.check_batch_runs(len(runs))
-    for i, scenario in enumerate(request.scenarios):
-        limits.check_optimize(scenario, field=f"scenarios[{i}]")
     invalid = _invalid_scenarios(request)
-    catalogs, unresolved = _resolve_all(dict.fromkeys(row.catalog_ref for _, row in runs), resolve)
+    catalogs, unresolved = _resolve_all(
+        dict.fromkeys(row.catalog_ref for _, row in runs), _checked(resolve)
+    )
     ready: list[Run] = []
     for i, row in runs:
         error = invalid.get(i) or unresolved.get(row.catalog_ref)
@@ -82,10 +84,22 @@ def _invalid_scenarios(request: service_pb2.BatchOptimizeRequest) -> dict[int, P
     invalid: dict[int, ProcurementError] = {}
     for i, scenario in enumerate(request.scenarios):
         try:
+            check_optimize(scenario, f"scenarios[{i}].")
             spec_from_proto(scenario)
         except ProcurementError as e:
             invalid[i] = e
     return invalid
+
+
+def _checked(resolve: Callable[[str], Catalog]) -> Callable[[str], Catalog]:
+    """``resolve`` after the reference's shape is checked (an impossible version is the
+    run's error, never a store lookup)."""
+
+    def checked(ref: str) -> Catalog:
+        check_catalog_ref(ref)
+        return resolve(ref)
+
+    return checked
 
 
 def _resolve_all(

@@ -14,6 +14,8 @@ DEFAULT_GRACE_S = 30.0
 DEFAULT_QUEUE_SIZE = 8
 DEFAULT_MAX_CONCURRENT_RPCS = 64
 DEFAULT_JOBS_PER_WORKER = 500
+DEFAULT_MAX_CALLS_PER_TENANT = 16
+DEFAULT_UPLOAD_IDLE_S = 10.0
 
 
 def default_workers() -> int:
@@ -48,10 +50,17 @@ class ServiceConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_client_ca: Path | None = None  # require client certificates signed by this CA (mTLS)
+    # mTLS: the client certificate's common name is the caller's tenant (and must be the
+    # tenant of its bearer token, when tokens are in use).
+    tenant_from_cert: bool = False
     tokens_file: Path | None = None
     workers: int = 0  # 0: default_workers()
     queue_size: int = DEFAULT_QUEUE_SIZE
     max_concurrent_rpcs: int = DEFAULT_MAX_CONCURRENT_RPCS
+    max_calls_per_tenant: int = DEFAULT_MAX_CALLS_PER_TENANT
+    upload_idle_s: float = DEFAULT_UPLOAD_IDLE_S  # an upload silent this long is cancelled
+    cheap_workers: int = 1  # the lane for estimates and upload parsing (0: they queue with solves)
+    warm_spare: bool = True  # keep one started worker to replace a killed one at once
     jobs_per_worker: int = DEFAULT_JOBS_PER_WORKER
     reflection: bool = True
     allow_insecure_remote: bool = False
@@ -75,6 +84,12 @@ class ServiceConfig:
             )
         if self.tls_client_ca is not None and not self.tls:
             raise InvalidInput("mutual TLS needs --tls-cert and --tls-key", field="tls_client_ca")
+        if self.tenant_from_cert and self.tls_client_ca is None:
+            raise InvalidInput(
+                "needs mutual TLS (--tls-client-ca): the tenant is read from the client "
+                "certificate",
+                field="tenant_from_cert",
+            )
         if not is_loopback(self.address) and not self.allow_insecure_remote:
             if not self.tls:
                 raise InvalidInput(
@@ -94,8 +109,10 @@ class ServiceConfig:
             ("queue_size", self.queue_size),
             ("max_concurrent_rpcs", self.max_concurrent_rpcs),
             ("jobs_per_worker", self.jobs_per_worker),
+            ("max_calls_per_tenant", self.max_calls_per_tenant),
+            ("cheap_workers", self.cheap_workers),
         ):
-            if limit < (0 if name == "workers" else 1):
+            if limit < (0 if name in ("workers", "cheap_workers") else 1):
                 raise InvalidInput(f"got {limit}, expected a positive number", field=name)
         if self.max_concurrent_rpcs <= self.worker_count + self.queue_size:
             raise InvalidInput(
@@ -103,6 +120,16 @@ class ServiceConfig:
                 "that health checks and catalog calls still get through while every solve slot "
                 "is taken",
                 field="max_concurrent_rpcs",
+            )
+        if self.max_calls_per_tenant > self.max_concurrent_rpcs:
+            raise InvalidInput(
+                f"got {self.max_calls_per_tenant}, expected at most max_concurrent_rpcs "
+                f"({self.max_concurrent_rpcs})",
+                field="max_calls_per_tenant",
+            )
+        if not self.upload_idle_s > 0:
+            raise InvalidInput(
+                f"got {self.upload_idle_s}, expected seconds > 0", field="upload_idle_s"
             )
         if self.grace_s < 0:
             raise InvalidInput(f"got {self.grace_s}, expected seconds >= 0", field="grace_s")

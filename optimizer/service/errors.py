@@ -3,7 +3,7 @@ mapping in optimizer.service.interceptors turns them into status codes like any 
 
 from __future__ import annotations
 
-from optimizer.errors import ProcurementError
+from optimizer.errors import FieldViolation, ProcurementError
 
 
 class Cancelled(ProcurementError):
@@ -25,8 +25,15 @@ class Unavailable(ProcurementError):
 
 
 class WorkerError(ProcurementError):
-    """An error raised in a worker process, carried back as its status code and message."""
+    """An error raised in a worker process, carried back as its status code, message and
+    field violations (so a remote caller sees the fields an embedded one would)."""
 
-    def __init__(self, grpc_code: str, message: str) -> None:
+    def __init__(
+        self, grpc_code: str, message: str, violations: tuple[FieldViolation, ...] = ()
+    ) -> None:
         self.grpc_code = grpc_code
+        self._violations = list(violations)
         super().__init__(message)
+
+    def violations(self) -> list[FieldViolation]:
+        return list(self._violations)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import json
 import signal
 import sys
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -33,6 +35,38 @@ _PR_SET_PDEATHSIG = 1
 _CACHED_CATALOGS = 8
 # A batch scenario (optimizer.service.batch_engine): the batch runner's task, in a worker.
 SCENARIO_JOB = "scenario"
+# An upload's files, parsed and validated in a worker (never on a gRPC thread, so a file that
+# is slow or large to parse cannot hold the server's GIL): ``upload_payload`` -> canonical.
+PARSE_CATALOG_JOB = "parse_catalog"
+
+
+def upload_payload(files: dict[str, bytes]) -> bytes:
+    """The files of an upload as one job payload: a JSON line of (name, size), then the bytes."""
+    head = json.dumps([[name, len(data)] for name, data in files.items()]).encode()
+    return head + b"\n" + b"".join(files.values())
+
+
+def parse_upload(payload: bytes) -> bytes:
+    """Worker side: read, bound and validate the files; a JSON line with the validation
+    warnings, then the catalog's canonical bytes. Errors are raised (CatalogInvalid keeps
+    every finding as a field violation across the pipe)."""
+    from optimizer.catalog.canonical import canonical_json
+    from optimizer.catalog.io import read_tables_from_bytes
+    from optimizer.catalog.validation import validate
+    from optimizer.service.limits import check_catalog_rows
+
+    head, _, body = payload.partition(b"\n")
+    files: dict[str, bytes] = {}
+    at = 0
+    for name, size in json.loads(head):
+        files[name] = body[at : at + size]
+        at += size
+    raw = read_tables_from_bytes(files)
+    check_catalog_rows(raw)
+    report = validate(raw)
+    catalog = report.raise_for_errors()
+    warnings = json.dumps([str(w) for w in report.warnings]).encode()
+    return warnings + b"\n" + canonical_json(catalog)
 
 
 def worker_main(conn: Connection, data_dir: str | None) -> None:
@@ -57,15 +91,18 @@ def worker_main(conn: Connection, data_dir: str | None) -> None:
             result = runner.run(kind, payload, tenant, lambda d: send(("progress", d)))
             send(("ok", result))
         except ProcurementError as e:
-            send(("error", e.grpc_code, str(e)))
+            violations = [(v.field, v.description) for v in e.violations()]
+            send(("error", e.grpc_code, str(e), violations))
         except Exception as e:
+            error_id = uuid.uuid4().hex[:12]
             where = _innermost(e)
             print(
-                f"procure worker: {kind} job failed: {type(e).__name__} at {where}",
+                f"procure worker: {kind} job failed: {type(e).__name__} at {where} "
+                f"(error id {error_id})",
                 file=sys.stderr,
                 flush=True,
             )
-            send(("error", "INTERNAL", f"internal error ({type(e).__name__})"))
+            send(("error", "INTERNAL", f"internal error ({type(e).__name__}, id {error_id})", []))
 
 
 def _detach() -> None:
@@ -112,6 +149,8 @@ class JobRunner:
             return self._api.optimize(
                 req, data_dir=self._data_dir, tenant=tenant, catalog=catalog, progress=progress
             ).SerializeToString()
+        if kind == PARSE_CATALOG_JOB:
+            return parse_upload(payload)
         if kind == SCENARIO_JOB:
             from optimizer.service.batch_engine import run_scenario_job
 
@@ -160,11 +199,13 @@ def tenant_catalog(
         raise InvalidInput("required; expected a catalog name, name@version or id", field="catalog")
     folder = _bundled(ref)
     if folder is not None:
-        return cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        bundled: Catalog = cached(f"bundled:{ref}", lambda: load_catalog(folder))
+        return bundled
     if store is None:
         raise NotFound(f"catalog {ref!r} not found")
     info = store.info(ref, tenant=tenant)
-    return cached(f"{tenant}:{info.id}", lambda: store.get(info.id, tenant=tenant))
+    stored: Catalog = cached(f"{tenant}:{info.id}", lambda: store.get(info.id, tenant=tenant))
+    return stored
 
 
 def _bundled(ref: str) -> Path | None:

@@ -1,7 +1,9 @@
 """Every size and count the service refuses to exceed, checked before any work.
 
 docs/service.md lists them in a table; an exceeded limit is RESOURCE_EXHAUSTED
-(shared/reliability.md A3, G1).
+(shared/reliability.md A3, G1). What a request may ask for (top_k, solver time, every number
+and name) is not a limit of the service but of the request: InvalidInput from
+optimizer.request_limits and the optimizer, the same code embedded and remote.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from optimizer.catalog.io import RawCatalog
 from optimizer.catalog.schema import FILE_TABLES, MAX_FILE_BYTES, MAX_ROWS_PER_TABLE
 from optimizer.catalog.store import MAX_CATALOG_BYTES
 from optimizer.errors import LimitExceeded
-from optimizer.optimize.convert import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S, MAX_TOP_K
+from optimizer.optimize.convert import DEFAULT_TIME_LIMIT_S, MAX_TIME_LIMIT_S
 from optimizer.service.errors import DeadlineExceeded
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -60,20 +62,6 @@ def check_catalog_rows(raw: RawCatalog) -> None:
         if len(table.rows) > MAX_CATALOG_ROWS:
             msg = f"table {table.name!r} has more than {MAX_CATALOG_ROWS} rows"
             raise LimitExceeded(msg)
-
-
-def check_optimize(request: optimize_pb2.OptimizeRequest, field: str = "") -> None:
-    """The request's top_k and solver time limit, against the service's limits."""
-    prefix = f"{field}." if field else ""
-    if request.top_k > MAX_TOP_K:
-        msg = f"{prefix}top_k is {request.top_k}; at most {MAX_TOP_K} designs per request"
-        raise LimitExceeded(msg)
-    if request.solver.HasField("time_limit_s") and request.solver.time_limit_s > MAX_SOLVER_SECONDS:
-        msg = (
-            f"{prefix}solver.time_limit_s is {request.solver.time_limit_s:g}; at most "
-            f"{MAX_SOLVER_SECONDS:g} s"
-        )
-        raise LimitExceeded(msg)
 
 
 def check_batch_runs(runs: int) -> None:

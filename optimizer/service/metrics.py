@@ -1,4 +1,5 @@
-"""Counters the GetMetrics RPC reports: calls per method and status, durations, the pool."""
+"""Counters the GetMetrics RPC reports: the caller's own calls per method and status, their
+durations, and the pool (shared by every tenant, so reported to each)."""
 
 from __future__ import annotations
 
@@ -19,21 +20,29 @@ class _MethodStats:
 
 
 class Metrics:
-    """Thread-safe per-method call counters; the interceptor records every finished call."""
+    """Thread-safe per-tenant, per-method call counters; the interceptor records every
+    finished call (calls refused before authentication count under tenant ``-``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._methods: dict[str, _MethodStats] = {}
+        self._methods: dict[tuple[str, str], _MethodStats] = {}
         self._started = time.monotonic()
 
-    def record(self, method: str, code: str, duration_s: float) -> None:
+    def record(self, method: str, code: str, duration_s: float, *, tenant: str = "-") -> None:
         with self._lock:
-            stats = self._methods.setdefault(method, _MethodStats())
+            stats = self._methods.setdefault((tenant, method), _MethodStats())
             stats.codes[code] += 1
             stats.duration_s_total += duration_s
             stats.duration_s_max = max(stats.duration_s_max, duration_s)
 
-    def to_proto(self, pool: PoolStats) -> service_pb2.GetMetricsResponse:
+    def calls(self, tenant: str, method: str) -> dict[str, int]:
+        """Calls of ``tenant`` to ``method`` so far, by status code name."""
+        with self._lock:
+            stats = self._methods.get((tenant, method))
+            return dict(stats.codes) if stats else {}
+
+    def to_proto(self, pool: PoolStats, tenant: str) -> service_pb2.GetMetricsResponse:
+        """The pool and ``tenant``'s own calls (never another tenant's)."""
         out = service_pb2.GetMetricsResponse(
             workers=pool.workers,
             workers_busy=pool.busy,
@@ -46,7 +55,9 @@ class Metrics:
             uptime_s=time.monotonic() - self._started,
         )
         with self._lock:
-            for method, stats in sorted(self._methods.items()):
+            for (owner, method), stats in sorted(self._methods.items()):
+                if owner != tenant:
+                    continue
                 total = sum(stats.codes.values())
                 out.methods.add(
                     method=method,

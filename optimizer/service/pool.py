@@ -8,8 +8,13 @@ after ``jobs_per_worker`` jobs (bounds slow leaks, B3).
 
 A job that is cancelled (the client went away) or outlives its deadline is stopped by killing
 its worker's process group, which also ends any CBC child, so the CPU goes idle at once (A6);
-a fresh worker takes its place. One thread per worker feeds it jobs from the queue and
-watches for that, so a solve stops even when no handler is waiting on it.
+a warm spare worker (started earlier, its imports done) takes its place at once, and a new
+spare starts in the background, so a cancel costs no cold start on the hot path. One thread
+per worker feeds it jobs from its queue and watches for that, so a solve stops even when no
+handler is waiting on it.
+
+Cheap jobs (CHEAP_JOBS: estimates, upload parsing) have their own lane: their own queue and
+worker(s), so they never wait behind solves (issue 15, fairness).
 """
 
 from __future__ import annotations
@@ -23,20 +28,27 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from optimizer.errors import LimitExceeded, SolverFailed
+from optimizer.errors import Busy, FieldViolation, SolverFailed
 from optimizer.service.errors import Cancelled, DeadlineExceeded, Unavailable, WorkerError
 
 _POLL_S = 0.05
 # How long a worker may take to exit after being asked to stop before it is killed.
 _EXIT_WAIT_S = 2.0
+CHEAP_JOBS = frozenset({"estimate", "parse_catalog"})
+"""Job kinds that take milliseconds, not minutes: served by the cheap lane."""
+CHEAP_QUEUE_SIZE = 32
+# Retry hints sent with a busy refusal (google.rpc.RetryInfo), seconds.
+RETRY_MIN_S = 0.5
+RETRY_MAX_S = 30.0
 
-# From a worker: ("progress", dict) | ("ok", bytes) | ("error", code name, message).
+# From a worker: ("progress", dict) | ("ok", bytes)
+#   | ("error", code name, message, [(field, description), ...]).
 # To the handler: the same, with errors as ("error", exception).
 Event = tuple[Any, ...]
 
@@ -60,7 +72,7 @@ class Job:
     def fail(self, error: Exception) -> None:
         self.finish(("error", error))
 
-    def stream(self, heartbeat_s: float | None = None) -> Iterator[dict[str, Any]]:
+    def stream(self, heartbeat_s: float | None = None) -> Generator[dict[str, Any], None, bytes]:
         """Progress reports as they come; returns the result bytes (StopIteration.value).
 
         With ``heartbeat_s``, a quiet spell that long yields ``{"phase": "running",
@@ -83,7 +95,8 @@ class Job:
             if event[0] == "progress":
                 yield event[1]
             elif event[0] == "ok":
-                return event[1]
+                result: bytes = event[1]
+                return result
             else:
                 raise event[1]
 
@@ -94,7 +107,8 @@ class Job:
             try:
                 next(events)
             except StopIteration as done:
-                return done.value
+                result: bytes = done.value
+                return result
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -153,6 +167,10 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def adopt(self, other: _Worker) -> None:
+        """Take over ``other``'s (already running, warm) process."""
+        self.process, self.conn, self.jobs = other.process, other.conn, 0
+
     def kill(self) -> None:
         """Kill the worker and everything it started."""
         if self.alive():
@@ -184,25 +202,35 @@ class WorkerPool:
         data_dir: str | Path | None,
         *,
         jobs_per_worker: int = 500,
+        cheap_workers: int = 0,
+        warm_spare: bool = False,
     ) -> None:
         self.size = workers
         self.queue_size = queue_size
+        self.cheap_workers = cheap_workers
         self._data_dir = None if data_dir is None else str(data_dir)
         self._jobs_per_worker = jobs_per_worker
+        self._warm_spare = warm_spare
         self._queue: queue.Queue[Job] = queue.Queue(maxsize=queue_size)
+        self._cheap_queue: queue.Queue[Job] = queue.Queue(maxsize=CHEAP_QUEUE_SIZE)
         self._lock = threading.Lock()
         self._busy = self._solves = self._restarts = 0
         self._solve_s_total = self._solve_s_max = 0.0
         self._workers: list[_Worker] = []
+        self._spare: _Worker | None = None
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
 
     def start(self) -> None:
         """Start the processes (call before creating the gRPC server) and their feeders."""
-        self._workers = [_Worker(self._data_dir) for _ in range(self.size)]
-        for i, worker in enumerate(self._workers):
+        lanes = [(self._queue, "solver")] * self.size
+        lanes += [(self._cheap_queue, "cheap")] * self.cheap_workers
+        self._workers = [_Worker(self._data_dir) for _ in lanes]
+        if self._warm_spare:
+            self._spare = _Worker(self._data_dir)
+        for i, (worker, (jobs, lane)) in enumerate(zip(self._workers, lanes, strict=True)):
             t = threading.Thread(
-                target=self._feed, args=(worker,), name=f"solver-feed-{i}", daemon=True
+                target=self._feed, args=(worker, jobs), name=f"{lane}-feed-{i}", daemon=True
             )
             t.start()
             self._threads.append(t)
@@ -222,19 +250,34 @@ class WorkerPool:
         job = Job(kind, payload, tenant, deadline)
         if stop is not None:
             job.stop = stop
+        cheap = kind in CHEAP_JOBS and self.cheap_workers > 0
+        jobs = self._cheap_queue if cheap else self._queue
         while True:
             try:
-                self._queue.put(job, block=wait, timeout=_POLL_S if wait else None)
+                jobs.put(job, block=wait, timeout=_POLL_S if wait else None)
                 return job
             except queue.Full:
                 if not wait:
                     msg = (
-                        f"server busy: {self.size} solves running and {self.queue_size} "
+                        f"server busy: {jobs.maxsize} {kind} jobs waiting; retry later"
+                        if cheap
+                        else f"server busy: {self.size} solves running and {self.queue_size} "
                         "waiting; retry later"
                     )
-                    raise LimitExceeded(msg) from None
+                    raise Busy(msg, retry_after_s=self.retry_after_s()) from None
                 if job.stop.is_set():
                     raise job._stopped() from None
+
+    def queue_full(self) -> bool:
+        return self._queue.full()
+
+    def retry_after_s(self) -> float:
+        """When a refused job is worth retrying: the mean solve time so far, times the jobs
+        ahead of it per worker, within RETRY_MIN_S..RETRY_MAX_S."""
+        with self._lock:
+            mean_s = self._solve_s_total / self._solves if self._solves else RETRY_MIN_S
+        ahead = (self.queue_size + self.size) / self.size
+        return min(RETRY_MAX_S, max(RETRY_MIN_S, mean_s * ahead))
 
     def stats(self) -> PoolStats:
         with self._lock:
@@ -252,16 +295,34 @@ class WorkerPool:
     def close(self) -> None:
         """Stop feeding, end every worker (a running job is killed), join the feeders."""
         self._closed.set()
-        for worker in self._workers:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        for worker in [*self._workers, *([spare] if spare else [])]:
             worker.stop()
         for t in self._threads:
             t.join(_EXIT_WAIT_S)
 
+    def pids(self) -> tuple[list[int], int | None]:
+        """The worker processes' ids (solver lane, then cheap lane) and the warm spare's."""
+        with self._lock:
+            spare = self._spare.process.pid if self._spare is not None else None
+            return [w.process.pid for w in self._workers], spare
+
+    def kill_all(self) -> None:
+        """Kill every worker process group at once, without waiting (an abandoned shutdown)."""
+        self._closed.set()
+        with self._lock:
+            workers = [*self._workers, *([self._spare] if self._spare else [])]
+        for worker in workers:
+            if worker.alive():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(worker.process.pid, signal.SIGKILL)
+
     # ------------------------------------------------------------------ feeder side
-    def _feed(self, worker: _Worker) -> None:
-        while not (self._closed.is_set() and self._queue.empty()):
+    def _feed(self, worker: _Worker, jobs: queue.Queue[Job]) -> None:
+        while not (self._closed.is_set() and jobs.empty()):
             try:
-                job = self._queue.get(timeout=_POLL_S)
+                job = jobs.get(timeout=_POLL_S)
             except queue.Empty:
                 continue
             if self._closed.is_set():
@@ -270,13 +331,14 @@ class WorkerPool:
             if job.stop.is_set() or job.expired():
                 job.fail(job._stopped())
                 continue
+            solver = jobs is self._queue  # workers_busy counts the solver lane
             with self._lock:
-                self._busy += 1
+                self._busy += solver
             try:
                 self._run(worker, job)
             finally:
                 with self._lock:
-                    self._busy -= 1
+                    self._busy -= solver
 
     def _run(self, worker: _Worker, job: Job) -> None:
         started = time.monotonic()
@@ -304,7 +366,10 @@ class WorkerPool:
             self._solves += 1
             self._solve_s_total += elapsed
             self._solve_s_max = max(self._solve_s_max, elapsed)
-        job.finish(event if event[0] == "ok" else ("error", WorkerError(event[1], event[2])))
+        if event[0] != "ok":
+            violations = tuple(FieldViolation(f, d) for f, d in event[3])
+            event = ("error", WorkerError(event[1], event[2], violations))
+        job.finish(event)
         worker.jobs += 1
         if worker.jobs >= self._jobs_per_worker:
             self._replace(worker, kill=False)
@@ -316,6 +381,16 @@ class WorkerPool:
             worker.stop()
         if self._closed.is_set():
             return
-        worker.start()
         with self._lock:
+            spare, self._spare = self._spare, None
             self._restarts += 1
+        if spare is None or not spare.alive():
+            worker.start()  # cold: its imports happen before its first job
+            return
+        worker.adopt(spare)
+        fresh: _Worker | None = _Worker(self._data_dir)  # the next spare warms while this works
+        with self._lock:
+            if not self._closed.is_set():
+                self._spare, fresh = fresh, None
+        if fresh is not None:
+            fresh.stop()

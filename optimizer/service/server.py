@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -42,7 +43,14 @@ SERVICE_NAMES = (
 )
 # Threads beyond max_concurrent_rpcs, so a call admitted by gRPC always finds one.
 _SPARE_THREADS = 4
+# Calls gRPC admits beyond max_concurrent_rpcs: health checks (never refused for capacity) and
+# the calls the interceptor refuses as busy, which need a thread to be refused on.
+HEALTH_RESERVE = 16
 _SMOKE_TIMEOUT_S = 120.0
+SHUTDOWN_MARGIN_S = 5.0
+"""How long after the grace period closing may still take before it is abandoned."""
+EXIT_ABANDONED = 1
+"""``procure serve``'s exit status when its shutdown had to be abandoned."""
 # Clients may ping every 60 s without a call in flight (reliability.md A10).
 _KEEPALIVE_OPTIONS = [
     ("grpc.keepalive_permit_without_calls", 1),
@@ -88,6 +96,7 @@ class Service:
         self._health, self._interceptor = health_servicer, interceptor
         self.ready = threading.Event()
         self._stopped = threading.Event()
+        self._stage = "running"
 
     def _become_ready(self) -> None:
         """Run the smoke test in a worker, then report SERVING for every service."""
@@ -106,22 +115,55 @@ class Service:
         self.ready.set()
         log.info(json.dumps({"event": "ready"}))
 
-    def shutdown(self, grace_s: float | None = None) -> None:
+    def shutdown(
+        self, grace_s: float | None = None, *, margin_s: float = SHUTDOWN_MARGIN_S
+    ) -> bool:
         """Drain: health NOT_SERVING and new calls UNAVAILABLE at once; calls in progress get
-        up to ``grace_s`` to finish; then the server, the workers and the store close."""
+        up to ``grace_s`` to finish; then the server, the workers and the store close.
+
+        Bounded: if closing has not finished ``margin_s`` after the grace period (gRPC's stop
+        has been seen to hang), the workers are killed, a ``shutdown_abandoned`` line says
+        what was left, and False is returned (``serve`` then exits regardless)."""
         if self._stopped.is_set():
-            return
+            return True
         self._stopped.set()
         grace = self.config.grace_s if grace_s is None else grace_s
         started = time.monotonic()
+        done = threading.Event()
+        closing = threading.Thread(
+            target=self._close, args=(grace, started, done), name="shutdown", daemon=True
+        )
+        closing.start()
+        if done.wait(grace + margin_s):
+            return True
+        self._pool.kill_all()
+        log.error(
+            json.dumps(
+                {
+                    "event": "shutdown_abandoned",
+                    "after_s": round(time.monotonic() - started, 2),
+                    "calls_in_flight": self._interceptor.in_flight(),
+                    "workers_busy": self._pool.stats().busy,
+                    "stuck_in": self._stage,
+                }
+            )
+        )
+        return False
+
+    def _close(self, grace: float, started: float, done: threading.Event) -> None:
+        self._stage = "draining"
         self._interceptor.draining.set()
         self._health.enter_graceful_shutdown()
         log.info(json.dumps({"event": "draining", "grace_s": grace}))
         drained = self._interceptor.wait_idle(grace)
         left = max(0.0, grace - (time.monotonic() - started))
+        self._stage = "grpc_stop"
         self.grpc_server.stop(min(left, 1.0) if drained else 0).wait()
+        self._stage = "workers"
         self._pool.close()
+        self._stage = "store"
         self._store.close()
+        self._stage = "stopped"
         log.info(
             json.dumps(
                 {
@@ -131,6 +173,7 @@ class Service:
                 }
             )
         )
+        done.set()
 
     def wait_for_termination(self) -> None:
         self.grpc_server.wait_for_termination()
@@ -148,15 +191,26 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
     store = CatalogStore(config.data_dir)
     data_dir = store.data_dir
     pool = WorkerPool(
-        config.worker_count, config.queue_size, data_dir, jobs_per_worker=config.jobs_per_worker
+        config.worker_count,
+        config.queue_size,
+        data_dir,
+        jobs_per_worker=config.jobs_per_worker,
+        cheap_workers=config.cheap_workers,
+        warm_spare=config.warm_spare,
     )
     pool.start()  # before grpc.server(): no fork once gRPC threads exist
     try:
         metrics = Metrics()
-        interceptor = ServiceInterceptor(tokens, metrics)
+        interceptor = ServiceInterceptor(
+            tokens,
+            metrics,
+            max_calls=config.max_concurrent_rpcs,
+            max_calls_per_tenant=config.max_calls_per_tenant,
+            tenant_from_cert=config.tenant_from_cert,
+        )
         server = grpc.server(
             futures.ThreadPoolExecutor(
-                max_workers=config.max_concurrent_rpcs + _SPARE_THREADS,
+                max_workers=config.max_concurrent_rpcs + HEALTH_RESERVE + _SPARE_THREADS,
                 thread_name_prefix="grpc-handler",
             ),
             interceptors=[interceptor],
@@ -166,10 +220,12 @@ def create_server(config: ServiceConfig) -> tuple[Service, int]:
                 ("grpc.so_reuseport", 0),  # a port in use is an error, not shared
                 *_KEEPALIVE_OPTIONS,
             ],
-            maximum_concurrent_rpcs=config.max_concurrent_rpcs,
+            maximum_concurrent_rpcs=config.max_concurrent_rpcs + HEALTH_RESERVE,
         )
-        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(CatalogServicer(store), server)
-        service_pb2_grpc.add_OptimizerServiceServicer_to_server(
+        catalog_pb2_grpc.add_CatalogServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            CatalogServicer(store, pool, upload_idle_s=config.upload_idle_s), server
+        )
+        service_pb2_grpc.add_OptimizerServiceServicer_to_server(  # type: ignore[no-untyped-call]
             OptimizerServicer(pool, metrics, store), server
         )
         health_servicer = health.HealthServicer()
@@ -226,4 +282,6 @@ def serve(config: ServiceConfig) -> None:
     signal.signal(signal.SIGINT, on_signal)
     while not stop.wait(1.0):
         pass
-    service.shutdown()
+    if not service.shutdown():
+        logging.shutdown()
+        os._exit(EXIT_ABANDONED)  # threads stuck in gRPC must not keep the process alive

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cprocurement/v1/catalog.proto\x12\x0eprocurement.v1\"\xa4\x01\n\x0b\x43\x61talogInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\x12\x0e\n\x06vendor\x18\x04 \x01(\t\x12\x12\n\nquote_date\x18\x05 \x01(\t\x12\x12\n\ncreated_at\x18\x06 \x01(\t\x12\x11\n\trow_count\x18\x07 \x01(\x03\x12\x12\n\nsize_bytes\x18\x08 \x01(\x03\x12\x0b\n\x03ref\x18\t \x01(\t\"Y\n\x14UploadCatalogRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\"W\n\x15UploadCatalogResponse\x12,\n\x07\x63\x61talog\x18\x01 \x01(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12\x10\n\x08warnings\x18\x02 \x03(\t\"\x15\n\x13ListCatalogsRequest\"V\n\x14ListCatalogsResponse\x12-\n\x08\x63\x61talogs\x18\x01 \x03(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12\x0f\n\x07\x62undled\x18\x02 \x03(\t\"\x19\n\x08TableRow\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\t\"M\n\x05Table\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06header\x18\x02 \x03(\t\x12&\n\x04rows\x18\x03 \x03(\x0b\x32\x18.procurement.v1.TableRow\"8\n\x11GetCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x16\n\x0einclude_tables\x18\x02 \x01(\x08\"i\n\x12GetCatalogResponse\x12,\n\x07\x63\x61talog\x18\x01 \x01(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12%\n\x06tables\x18\x02 \x03(\x0b\x32\x15.procurement.v1.Table\"3\n\x14\x45xportCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\",\n\tFileChunk\x12\x11\n\tfile_name\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"9\n\x14\x44\x65leteCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x14\n\x0c\x61ll_versions\x18\x02 \x01(\x08\"E\n\x15\x44\x65leteCatalogResponse\x12,\n\x07\x64\x65leted\x18\x01 \x03(\x0b\x32\x1b.procurement.v1.CatalogInfo2\xd2\x03\n\x0e\x43\x61talogService\x12^\n\rUploadCatalog\x12$.procurement.v1.UploadCatalogRequest\x1a%.procurement.v1.UploadCatalogResponse(\x01\x12Y\n\x0cListCatalogs\x12#.procurement.v1.ListCatalogsRequest\x1a$.procurement.v1.ListCatalogsResponse\x12S\n\nGetCatalog\x12!.procurement.v1.GetCatalogRequest\x1a\".procurement.v1.GetCatalogResponse\x12R\n\rExportCatalog\x12$.procurement.v1.ExportCatalogRequest\x1a\x19.procurement.v1.FileChunk0\x01\x12\\\n\rDeleteCatalog\x12$.procurement.v1.DeleteCatalogRequest\x1a%.procurement.v1.DeleteCatalogResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cprocurement/v1/catalog.proto\x12\x0eprocurement.v1\"\xa4\x01\n\x0b\x43\x61talogInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x05\x12\x0e\n\x06vendor\x18\x04 \x01(\t\x12\x12\n\nquote_date\x18\x05 \x01(\t\x12\x12\n\ncreated_at\x18\x06 \x01(\t\x12\x11\n\trow_count\x18\x07 \x01(\x03\x12\x12\n\nsize_bytes\x18\x08 \x01(\x03\x12\x0b\n\x03ref\x18\t \x01(\t\"Y\n\x14UploadCatalogRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tfile_name\x18\x03 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x04 \x01(\x0c\"W\n\x15UploadCatalogResponse\x12,\n\x07\x63\x61talog\x18\x01 \x01(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12\x10\n\x08warnings\x18\x02 \x03(\t\"<\n\x13ListCatalogsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"o\n\x14ListCatalogsResponse\x12-\n\x08\x63\x61talogs\x18\x01 \x03(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12\x0f\n\x07\x62undled\x18\x02 \x03(\t\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"\x19\n\x08TableRow\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\t\"M\n\x05Table\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06header\x18\x02 \x03(\t\x12&\n\x04rows\x18\x03 \x03(\x0b\x32\x18.procurement.v1.TableRow\"8\n\x11GetCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x16\n\x0einclude_tables\x18\x02 \x01(\x08\"i\n\x12GetCatalogResponse\x12,\n\x07\x63\x61talog\x18\x01 \x01(\x0b\x32\x1b.procurement.v1.CatalogInfo\x12%\n\x06tables\x18\x02 \x03(\x0b\x32\x15.procurement.v1.Table\"3\n\x14\x45xportCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\",\n\tFileChunk\x12\x11\n\tfile_name\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"9\n\x14\x44\x65leteCatalogRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x14\n\x0c\x61ll_versions\x18\x02 \x01(\x08\"E\n\x15\x44\x65leteCatalogResponse\x12,\n\x07\x64\x65leted\x18\x01 \x03(\x0b\x32\x1b.procurement.v1.CatalogInfo2\xd2\x03\n\x0e\x43\x61talogService\x12^\n\rUploadCatalog\x12$.procurement.v1.UploadCatalogRequest\x1a%.procurement.v1.UploadCatalogResponse(\x01\x12Y\n\x0cListCatalogs\x12#.procurement.v1.ListCatalogsRequest\x1a$.procurement.v1.ListCatalogsResponse\x12S\n\nGetCatalog\x12!.procurement.v1.GetCatalogRequest\x1a\".procurement.v1.GetCatalogResponse\x12R\n\rExportCatalog\x12$.procurement.v1.ExportCatalogRequest\x1a\x19.procurement.v1.FileChunk0\x01\x12\\\n\rDeleteCatalog\x12$.procurement.v1.DeleteCatalogRequest\x1a%.procurement.v1.DeleteCatalogResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,25 +38,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UPLOADCATALOGRESPONSE']._serialized_start=306
   _globals['_UPLOADCATALOGRESPONSE']._serialized_end=393
   _globals['_LISTCATALOGSREQUEST']._serialized_start=395
-  _globals['_LISTCATALOGSREQUEST']._serialized_end=416
-  _globals['_LISTCATALOGSRESPONSE']._serialized_start=418
-  _globals['_LISTCATALOGSRESPONSE']._serialized_end=504
-  _globals['_TABLEROW']._serialized_start=506
-  _globals['_TABLEROW']._serialized_end=531
-  _globals['_TABLE']._serialized_start=533
-  _globals['_TABLE']._serialized_end=610
-  _globals['_GETCATALOGREQUEST']._serialized_start=612
-  _globals['_GETCATALOGREQUEST']._serialized_end=668
-  _globals['_GETCATALOGRESPONSE']._serialized_start=670
-  _globals['_GETCATALOGRESPONSE']._serialized_end=775
-  _globals['_EXPORTCATALOGREQUEST']._serialized_start=777
-  _globals['_EXPORTCATALOGREQUEST']._serialized_end=828
-  _globals['_FILECHUNK']._serialized_start=830
-  _globals['_FILECHUNK']._serialized_end=874
-  _globals['_DELETECATALOGREQUEST']._serialized_start=876
-  _globals['_DELETECATALOGREQUEST']._serialized_end=933
-  _globals['_DELETECATALOGRESPONSE']._serialized_start=935
-  _globals['_DELETECATALOGRESPONSE']._serialized_end=1004
-  _globals['_CATALOGSERVICE']._serialized_start=1007
-  _globals['_CATALOGSERVICE']._serialized_end=1473
+  _globals['_LISTCATALOGSREQUEST']._serialized_end=455
+  _globals['_LISTCATALOGSRESPONSE']._serialized_start=457
+  _globals['_LISTCATALOGSRESPONSE']._serialized_end=568
+  _globals['_TABLEROW']._serialized_start=570
+  _globals['_TABLEROW']._serialized_end=595
+  _globals['_TABLE']._serialized_start=597
+  _globals['_TABLE']._serialized_end=674
+  _globals['_GETCATALOGREQUEST']._serialized_start=676
+  _globals['_GETCATALOGREQUEST']._serialized_end=732
+  _globals['_GETCATALOGRESPONSE']._serialized_start=734
+  _globals['_GETCATALOGRESPONSE']._serialized_end=839
+  _globals['_EXPORTCATALOGREQUEST']._serialized_start=841
+  _globals['_EXPORTCATALOGREQUEST']._serialized_end=892
+  _globals['_FILECHUNK']._serialized_start=894
+  _globals['_FILECHUNK']._serialized_end=938
+  _globals['_DELETECATALOGREQUEST']._serialized_start=940
+  _globals['_DELETECATALOGREQUEST']._serialized_end=997
+  _globals['_DELETECATALOGRESPONSE']._serialized_start=999
+  _globals['_DELETECATALOGRESPONSE']._serialized_end=1068
+  _globals['_CATALOGSERVICE']._serialized_start=1071
+  _globals['_CATALOGSERVICE']._serialized_end=1537
 # @@protoc_insertion_point(module_scope)

@@ -49,16 +49,22 @@ class UploadCatalogResponse(_message.Message):
     def __init__(self, catalog: _Optional[_Union[CatalogInfo, _Mapping]] = ..., warnings: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListCatalogsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListCatalogsResponse(_message.Message):
-    __slots__ = ("catalogs", "bundled")
+    __slots__ = ("catalogs", "bundled", "next_page_token")
     CATALOGS_FIELD_NUMBER: _ClassVar[int]
     BUNDLED_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     catalogs: _containers.RepeatedCompositeFieldContainer[CatalogInfo]
     bundled: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, catalogs: _Optional[_Iterable[_Union[CatalogInfo, _Mapping]]] = ..., bundled: _Optional[_Iterable[str]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, catalogs: _Optional[_Iterable[_Union[CatalogInfo, _Mapping]]] = ..., bundled: _Optional[_Iterable[str]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class TableRow(_message.Message):
     __slots__ = ("cells",)
