@@ -1,13 +1,17 @@
 """``procure batch SPEC --out DIR``: solve many scenarios against many vendor catalogs.
 
 The same runner as the service's batch RPC (optimizer.batch); embedded on a local process
-pool by default, on a Dask cluster with ``--scheduler``. Ctrl-C stops after committing the
-results so far; ``--resume`` carries on.
+pool by default, on a Dask cluster with ``--scheduler``. Ctrl-C or SIGTERM stops after
+committing the results so far and stopping the workers; ``--resume`` carries on.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 
 import click
 from rich.console import Console
@@ -68,6 +72,41 @@ def batch(
 ) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
     row per scenario to DIR, plus a per-vendor report."""
+    with _sigterm_as_interrupt():
+        try:
+            _run(
+                spec,
+                out_dir,
+                scheduler,
+                workers,
+                resume,
+                csv_copy,
+                timeout_s,
+                quiet,
+                data_dir,
+                tenant,
+            )
+        except KeyboardInterrupt as e:
+            what = "terminated" if isinstance(e, Terminated) else "interrupted"
+            click.echo(
+                f"{what}; results so far are in {out_dir}; run again with --resume to finish",
+                err=True,
+            )
+            raise click.Abort() from None
+
+
+def _run(
+    spec: str,
+    out_dir: str,
+    scheduler: str | None,
+    workers: int | None,
+    resume: bool,
+    csv_copy: bool,
+    timeout_s: float | None,
+    quiet: bool,
+    data_dir: str | None,
+    tenant: str,
+) -> None:
     from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
 
     plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
@@ -92,17 +131,34 @@ def batch(
                 timeout_s=timeout_s,
                 progress=progress,
             )
-        except KeyboardInterrupt:
-            click.echo(
-                f"interrupted; results so far are in {out_dir}; run again with --resume to finish",
-                err=True,
-            )
-            raise click.Abort() from None
         finally:
             if bar is not None:
                 bar.stop()
     if not quiet:
         _print_summary(summary)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the driver is so that it unwinds as Ctrl-C does: the buffered
+    rows are committed, the workers stopped, and the user told to resume."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while the batch runs (main thread only; restored after)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: leave signals to whoever owns them
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _progress_bar(console: Console) -> Progress:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_ATTEMPTS = 4
 # A fresh worker process after this many tasks bounds any slow leak in the solver stack.
 DEFAULT_TASKS_PER_CHILD = 250
+# How often a local worker checks that its driver is alive; an orphan exits within this.
+WATCHDOG_INTERVAL_S = 0.5
+# How long a stopped batch waits for a terminated worker before killing it.
+TERMINATE_GRACE_S = 5.0
 
 
 class WorkerDied(RuntimeError):
@@ -80,6 +85,36 @@ class Engine(ABC):
         self.close()
 
 
+def _init_worker(catalogs: Mapping[str, bytes], driver_pid: int) -> None:
+    """Local-pool initializer: install the catalogs and start the orphan watchdog."""
+    install_catalogs(catalogs)
+    threading.Thread(
+        target=_exit_with_driver, args=(driver_pid,), name="driver-watchdog", daemon=True
+    ).start()
+
+
+def _exit_with_driver(driver_pid: int) -> None:
+    """End this worker as soon as its driver is gone (SIGKILL, OOM killer, crash): an
+    orphan would hold memory, a CPU and the driver's stdout (``procure batch | cat`` would
+    never end). A dead parent reparents us, so the parent pid changes."""
+    while os.getppid() == driver_pid:
+        threading.Event().wait(WATCHDOG_INTERVAL_S)
+    os._exit(1)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, *, terminate: bool) -> None:
+    """Shut ``pool`` down; with ``terminate`` (the batch was stopped, not finished), end its
+    workers now instead of letting them finish their current solves."""
+    processes = list((getattr(pool, "_processes", None) or {}).values()) if terminate else []
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        p.join(TERMINATE_GRACE_S)
+        if p.is_alive():
+            p.kill()
+
+
 class LocalEngine(Engine):
     """A spawn-context process pool on this machine, one process per CPU by default."""
 
@@ -108,6 +143,7 @@ class LocalEngine(Engine):
         attempts: dict[str, int] = {}
         inflight: dict[Future[TaskResult], Scenario] = {}
         pool: ProcessPoolExecutor | None = None
+        finished = False
         try:
             while True:
                 if pool is None:
@@ -125,6 +161,7 @@ class LocalEngine(Engine):
                         break
                     inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
                 if not inflight:
+                    finished = True
                     return
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 broken = False
@@ -154,14 +191,14 @@ class LocalEngine(Engine):
                     pool = None
         finally:
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_pool(pool, terminate=not finished)
 
     def _pool(self, catalogs: Mapping[str, bytes]) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=install_catalogs,
-            initargs=(dict(catalogs),),
+            initializer=_init_worker,
+            initargs=(dict(catalogs), os.getpid()),
             max_tasks_per_child=self.tasks_per_child,
         )
 
