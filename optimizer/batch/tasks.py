@@ -83,7 +83,7 @@ def run_scenario(
     from optimizer.api import optimize
 
     stop = threading.Event()
-    timer = threading.EstimateCache(timeout_s, stop.set) if timeout_s else None
+    timer = threading.Timer(timeout_s, stop.set) if timeout_s else None
     try:
         catalog = catalog_for(scenario.catalog_id, catalog_data)
         request = json_format.Parse(scenario.request_json, optimize_pb2.OptimizeRequest())
