@@ -46,7 +46,7 @@ def test_a_deleted_version_answers_deleted(store: CatalogStore) -> None:
     store.put(sample_catalog(variant=0), tenant=TENANT)
     store.put(sample_catalog(variant=1), tenant=TENANT)
     store.delete("sample@2", tenant=TENANT)
-    with pytest.raises(CatalogDeleted, match="sample@2.*deleted"):
+    with pytest.raises(CatalogDeleted, match=r"sample@2.*deleted"):
         store.get("sample@2", tenant=TENANT)
     assert store.info("sample", tenant=TENANT).version == 1  # the live one is still latest
 
