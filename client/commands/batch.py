@@ -47,6 +47,12 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
     is_flag=True,
     help="Continue an interrupted batch, skipping scenarios already written.",
 )
+@click.option(
+    "--allow-changed",
+    is_flag=True,
+    help="With --resume: when the spec or a catalog changed since DIR was written, rerun "
+    "the changed scenarios and replace their rows instead of refusing.",
+)
 @click.option("--csv", "csv_copy", is_flag=True, help="Also write results.csv.")
 @click.option(
     "--timeout",
@@ -64,6 +70,7 @@ def batch(
     scheduler: str | None,
     workers: int | None,
     resume: bool,
+    allow_changed: bool,
     csv_copy: bool,
     timeout_s: float | None,
     quiet: bool,
@@ -80,6 +87,7 @@ def batch(
                 scheduler,
                 workers,
                 resume,
+                allow_changed,
                 csv_copy,
                 timeout_s,
                 quiet,
@@ -101,6 +109,7 @@ def _run(
     scheduler: str | None,
     workers: int | None,
     resume: bool,
+    allow_changed: bool,
     csv_copy: bool,
     timeout_s: float | None,
     quiet: bool,
@@ -109,6 +118,8 @@ def _run(
 ) -> None:
     from optimizer.batch import load_spec, make_engine, plan_batch, run_batch
 
+    if allow_changed and not resume:
+        raise click.UsageError("--allow-changed goes with --resume")
     plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
     console = Console(stderr=True)
     bar = _progress_bar(console) if not quiet and console.is_terminal else None
@@ -127,6 +138,7 @@ def _run(
                 out_dir,
                 engine=engine,
                 resume=resume,
+                allow_changed=allow_changed,
                 csv=csv_copy,
                 timeout_s=timeout_s,
                 progress=progress,
@@ -180,6 +192,10 @@ def _print_summary(s: BatchSummary) -> None:
         f"{s.elapsed_s:,.1f} s on {s.workers} workers: {s.scenarios_per_s:,.2f} scenarios/s",
         f"results: {files['results']}/  responses: {files['responses']}",
     ]
+    if s.replaced:
+        lines.append(f"{s.replaced:,} rows of changed inputs replaced")
+    for problem in s.repairs:
+        lines.append(f"repaired: {problem}")
     if files["csv"].exists():
         lines.append(f"csv: {files['csv']}")
     if s.report_path is not None:

@@ -20,7 +20,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,9 @@ class BatchPlan:
     scenarios: tuple[Scenario, ...]
     duplicates: int  # rows dropped because an earlier row has the same id
     row_ids: tuple[str, ...] = ()  # the scenario id of every spec row, duplicates included
+    # Each catalog reference as written -> the content id it resolved to (two references
+    # to equal content share one entry of ``catalogs``, but both are listed here).
+    catalog_ids_by_ref: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def catalog_data(self) -> dict[str, bytes]:
@@ -277,6 +280,7 @@ def plan_batch(
         scenarios=tuple(scenarios),
         duplicates=len(spec.rows) - len(scenarios),
         row_ids=tuple(row_ids),
+        catalog_ids_by_ref={ref: info.catalog_id for ref, info in by_ref.items()},
     )
 
 
