@@ -143,6 +143,17 @@ def repair(
     return report
 
 
+def readable_ids(out_dir: str | Path) -> set[str]:
+    """Scenario ids of the parts that can be read (a damaged part is repair's business)."""
+    ids: set[str] = set()
+    for path in part_paths(Path(out_dir)):
+        try:
+            ids.update(pq.read_table(path, columns=["scenario_id"]).column(0).to_pylist())
+        except (pa.ArrowException, OSError, ValueError):
+            continue
+    return ids
+
+
 def quarantine(out: Path, path: Path, report: RepairReport, reason: str) -> None:
     """Move ``path`` into ``out/quarantine`` (never deleted: the user may want it)."""
     qdir = out / QUARANTINE_DIR

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from optimizer.batch.engines import Engine, LocalEngine
+from optimizer.batch.repair import readable_ids
 from optimizer.batch.report import write_report
 from optimizer.batch.spec import BatchPlan, BatchSpec, plan_batch
 from optimizer.batch.tasks import ERROR, TaskResult
@@ -47,7 +48,6 @@ from optimizer.batch.writer import (
     ResultWriter,
     has_results,
     read_results,
-    read_table,
 )
 from optimizer.errors import InvalidInput
 
@@ -280,7 +280,7 @@ def input_differences(plan: BatchPlan, out: Path) -> list[str]:
                 f"{now['scenarios']} now)"
             )
     planned = {s.scenario_id for s in plan.scenarios}
-    committed = set(read_table(out, ["scenario_id"]).column("scenario_id").to_pylist())
+    committed = readable_ids(out)
     stale = len(committed - planned)
     if stale:
         differences.append(f"{stale} committed scenario(s) are not in this spec")
