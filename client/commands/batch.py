@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from client.options import data_dir, tenant
 from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
+from optimizer.errors import InvalidInput
 
 
 @click.command("batch")
@@ -55,6 +56,12 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
 )
 @click.option("--csv", "csv_copy", is_flag=True, help="Also write results.csv.")
 @click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse the spec when any scenario fails validation (default: write those as "
+    "error rows, run the rest, exit 3 with a summary by cause).",
+)
+@click.option(
     "--timeout",
     "timeout_s",
     type=click.FloatRange(min=0, min_open=True),
@@ -72,6 +79,7 @@ def batch(
     resume: bool,
     allow_changed: bool,
     csv_copy: bool,
+    strict: bool,
     timeout_s: float | None,
     quiet: bool,
     data_dir: str | None,
@@ -89,6 +97,7 @@ def batch(
                 resume,
                 allow_changed,
                 csv_copy,
+                strict,
                 timeout_s,
                 quiet,
                 data_dir,
@@ -111,6 +120,7 @@ def _run(
     resume: bool,
     allow_changed: bool,
     csv_copy: bool,
+    strict: bool,
     timeout_s: float | None,
     quiet: bool,
     data_dir: str | None,
@@ -142,12 +152,19 @@ def _run(
                 csv=csv_copy,
                 timeout_s=timeout_s,
                 progress=progress,
+                strict=strict,
             )
         finally:
             if bar is not None:
                 bar.stop()
     if not quiet:
         _print_summary(summary)
+    if summary.invalid is not None:
+        msg = (
+            summary.invalid.describe()
+            + "\nthey were written as error rows and the rest ran; --strict refuses such a spec"
+        )
+        raise InvalidInput(msg)
 
 
 class Terminated(KeyboardInterrupt):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from optimizer.batch.spec import Scenario
 from optimizer.batch.tasks import TaskResult, failed_result, install_catalogs, run_scenario
-from optimizer.errors import InvalidInput
+from optimizer.errors import InvalidInput, ProcurementError
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -42,6 +42,21 @@ DEFAULT_TASKS_PER_CHILD = 250
 WATCHDOG_INTERVAL_S = 0.5
 # How long a stopped batch waits for a terminated worker before killing it.
 TERMINATE_GRACE_S = 5.0
+
+
+# How long DaskEngine waits to reach its scheduler (and to reconnect after losing it).
+DASK_CONNECT_TIMEOUT_S = 30.0
+# Client states in which the scheduler is gone for good (distributed.Client.status).
+_DASK_GONE = ("closing", "closed", "failed")
+
+
+class EngineUnavailable(ProcurementError):
+    """The engine cannot be reached or was lost mid-batch (a Dask scheduler that is down or
+    went away): not the input's fault, so it has its own exit status (client/exits.py
+    EXIT_ENGINE_UNAVAILABLE). Rows committed before the loss stay; ``--resume`` continues."""
+
+    grpc_code = "UNAVAILABLE"
+    exit_code = 6
 
 
 class WorkerDied(RuntimeError):
@@ -234,14 +249,22 @@ class DaskEngine(Engine):
         from distributed import Client
 
         if isinstance(scheduler, str):
+            self.address = scheduler
             try:
-                self.client = Client(scheduler, timeout="30s")
+                self.client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S:g}s")
+            except ValueError as e:  # distributed's own address parsing
+                msg = f"got {scheduler!r}, expected tcp://HOST:PORT or tls://HOST:PORT ({e})"
+                raise InvalidInput(msg, field="--scheduler") from None
             except OSError as e:
-                msg = f"cannot reach the Dask scheduler at {scheduler} ({e})"
-                raise InvalidInput(msg, field="scheduler") from None
+                msg = (
+                    f"cannot reach the Dask scheduler at {scheduler} within "
+                    f"{DASK_CONNECT_TIMEOUT_S:g} s ({e})"
+                )
+                raise EngineUnavailable(msg) from None
             self._owns_client = True
         else:
             self.client, self._owns_client = scheduler, False
+            self.address = str(getattr(scheduler, "scheduler_info", lambda: {})().get("address"))
         self.max_attempts = max_attempts
         self.workers = max(1, sum(self.client.nthreads().values()))
 
@@ -277,7 +300,7 @@ class DaskEngine(Engine):
         try:
             for s in itertools.islice(todo, window):
                 submit(s)
-            for fut in queue:
+            for fut in self._until_lost(queue):
                 s = inflight.pop(fut)
                 result = self._outcome(fut, s, attempts, catalogs)
                 fut.release()
@@ -289,11 +312,30 @@ class DaskEngine(Engine):
                 nxt = next(todo, None)
                 if nxt is not None:
                     submit(nxt)
+        except (OSError, TimeoutError) as e:  # distributed's CommClosedError is an OSError
+            raise self._lost(e) from None
         finally:
-            for fut in inflight:
-                fut.cancel()
-            for data in shipped.values():
-                data.release()
+            if self.client.status not in _DASK_GONE:
+                for fut in inflight:
+                    fut.cancel()
+                for data in shipped.values():
+                    data.release()
+
+    def _until_lost(self, queue: Any) -> Iterator[Any]:
+        """The futures of ``queue`` as they complete; ``EngineUnavailable`` as soon as the
+        client has given up on its scheduler (its futures are then cancelled, and
+        resubmitting them would fail or wait forever)."""
+        for fut in queue:
+            if self.client.status in _DASK_GONE:
+                raise self._lost()
+            yield fut
+
+    def _lost(self, cause: BaseException | None = None) -> EngineUnavailable:
+        detail = f" ({cause})" if cause else ""
+        return EngineUnavailable(
+            f"lost the Dask scheduler at {self.address}{detail}; the rows received so far "
+            "are committed, run again with --resume when it is back"
+        )
 
     def _outcome(
         self, fut: Any, s: Scenario, attempts: dict[str, int], catalogs: Mapping[str, bytes]
@@ -306,6 +348,8 @@ class DaskEngine(Engine):
         except KilledWorker as e:  # the scheduler already retried on other workers
             return failed_result(s, WorkerDied(str(e)), catalogs[s.catalog_id])
         except Exception as e:
+            if self.client.status in _DASK_GONE:  # cancelled because the scheduler is gone
+                raise self._lost(e) from None
             n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
             if n < self.max_attempts:
                 return None

@@ -40,7 +40,7 @@ from optimizer.batch.engines import Engine, LocalEngine
 from optimizer.batch.repair import readable_ids
 from optimizer.batch.report import write_report
 from optimizer.batch.spec import BatchPlan, BatchSpec, plan_batch
-from optimizer.batch.tasks import ERROR, TaskResult
+from optimizer.batch.tasks import ERROR, TaskResult, failed_result
 from optimizer.batch.writer import (
     CSV_FILE,
     RESPONSES_FILE,
@@ -49,9 +49,64 @@ from optimizer.batch.writer import (
     has_results,
     read_results,
 )
-from optimizer.errors import InvalidInput
+from optimizer.errors import InvalidInput, ProcurementError
 
 MANIFEST_FILE = "batch.json"
+# Causes of invalid scenarios named in a message; the rest are counted.
+MAX_LISTED_CAUSES = 10
+
+
+@dataclass(frozen=True)
+class InvalidScenarios:
+    """Scenarios the optimizer would reject before solving (an unknown workload preset, a
+    negative budget), found in the driver before anything runs."""
+
+    errors: dict[str, ProcurementError]  # by scenario id
+
+    @property
+    def causes(self) -> list[tuple[str, int]]:
+        """Each distinct error message with how many scenarios it rejects, most first."""
+        counts: dict[str, int] = {}
+        for e in self.errors.values():
+            counts[str(e)] = counts.get(str(e), 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def describe(self) -> str:
+        causes = self.causes
+        lines = [f"  {n:,} x {cause}" for cause, n in causes[:MAX_LISTED_CAUSES]]
+        if len(causes) > MAX_LISTED_CAUSES:
+            lines.append(f"  ... and {len(causes) - MAX_LISTED_CAUSES} more causes")
+        return (
+            f"{len(self.errors):,} scenario(s) fail validation, {len(causes)} cause(s):\n"
+            + "\n".join(lines)
+        )
+
+
+class ScenariosRejected(InvalidInput):
+    """``strict`` run with invalid scenarios: nothing ran."""
+
+    def __init__(self, invalid: InvalidScenarios) -> None:
+        self.invalid = invalid
+        super().__init__(invalid.describe() + "\nnothing ran (strict); fix the spec")
+
+
+def validate_scenarios(plan: BatchPlan) -> InvalidScenarios:
+    """Check every scenario's request as the optimizer will, without solving; each error
+    once per scenario, so a typo across a grid is one cause, not one surprise per row."""
+    from google.protobuf import json_format
+
+    from optimizer._pb.procurement.v1 import optimize_pb2
+    from optimizer.optimize.convert import fixed_plan_from_proto, spec_from_proto
+
+    errors: dict[str, ProcurementError] = {}
+    for s in plan.scenarios:
+        try:
+            request = json_format.Parse(s.request_json, optimize_pb2.OptimizeRequest())
+            spec_from_proto(request)
+            fixed_plan_from_proto(request)
+        except ProcurementError as e:
+            errors[s.scenario_id] = e
+    return InvalidScenarios(errors)
 
 
 class InputsChanged(InvalidInput):
@@ -88,6 +143,7 @@ class BatchSummary:
     elapsed_s: float
     report_path: Path | None
     plot_path: Path | None
+    invalid: InvalidScenarios | None = None  # rejected before solving; written as error rows
     quarantined: tuple[Path, ...] = ()  # damaged files moved aside when the run opened
     repairs: tuple[str, ...] = ()  # what was found damaged, one line each
     replaced: int = 0  # committed rows dropped because their inputs changed (allow_changed)
@@ -142,11 +198,13 @@ def iter_batch(
     flush_rows: int = 200,
     flush_s: float = 10.0,
     writer: ResultWriter | None = None,
+    invalid: InvalidScenarios | None = None,
 ) -> Generator[BatchProgress, None, None]:
     """Solve the plan's scenarios not yet written in ``out_dir``; one progress per result.
 
     ``writer`` is one ``open_output`` returned for this plan and directory (else it is
-    opened here, with the same checks).
+    opened here, with the same checks). Scenarios in ``invalid`` are not sent to the engine:
+    their error rows (the ones a worker would write) are written first.
     """
     if writer is None:
         writer = open_output(
@@ -158,10 +216,20 @@ def iter_batch(
             flush_rows=flush_rows,
             flush_s=flush_s,
         )
+    rejected = invalid.errors if invalid is not None else {}
     todo = [s for s in plan.scenarios if s.scenario_id not in writer.written]
     done = skipped = len(plan.scenarios) - len(todo)
-    results = engine.run(plan.catalog_data, todo, timeout_s=timeout_s)
+    data = plan.catalog_data
+    results = engine.run(
+        data, [s for s in todo if s.scenario_id not in rejected], timeout_s=timeout_s
+    )
     try:
+        for s in todo:
+            if s.scenario_id in rejected:
+                result = failed_result(s, rejected[s.scenario_id], data[s.catalog_id])
+                if writer.add(result):
+                    done += 1
+                    yield BatchProgress(done, len(plan.scenarios), skipped, result)
         for result in results:
             if writer.add(result):
                 done += 1
@@ -184,18 +252,28 @@ def run_batch(
     data_dir: str | Path | None = None,
     tenant: str = "default",
     report: bool = True,
+    strict: bool = False,
 ) -> BatchSummary:
     """Run ``spec`` into ``out_dir`` on ``engine`` (default: a local pool of all CPUs) and
-    write the report; see the module docstring."""
+    write the report; see the module docstring.
+
+    Scenarios the optimizer would reject are found first (``validate_scenarios``): with
+    ``strict`` nothing runs (``ScenariosRejected``); otherwise they become error rows, the
+    rest run, and ``BatchSummary.invalid`` lists them by cause."""
     plan = (
         spec if isinstance(spec, BatchPlan) else plan_batch(spec, data_dir=data_dir, tenant=tenant)
     )
+    invalid = validate_scenarios(plan)
+    if strict and invalid.errors:
+        raise ScenariosRejected(invalid)
     start = time.perf_counter()
     writer = open_output(plan, out_dir, resume=resume, allow_changed=allow_changed, csv=csv)
     own = engine is None
     eng = engine if engine is not None else LocalEngine()
     skipped = written = errors = 0
-    steps = iter_batch(plan, out_dir, engine=eng, timeout_s=timeout_s, writer=writer)
+    steps = iter_batch(
+        plan, out_dir, engine=eng, timeout_s=timeout_s, writer=writer, invalid=invalid
+    )
     try:
         with contextlib.closing(steps):  # commits the results so far if progress raises
             for step in steps:
@@ -222,6 +300,7 @@ def run_batch(
         elapsed_s=elapsed,
         report_path=paths[0],
         plot_path=paths[1],
+        invalid=invalid if invalid.errors else None,
         quarantined=tuple(writer.repaired.quarantined),
         repairs=tuple(writer.repaired.problems),
         replaced=writer.repaired.dropped,
