@@ -7,10 +7,14 @@ committing the results so far and stopping the workers; ``--resume`` carries on.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from types import FrameType
 
 import click
@@ -20,6 +24,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from client.options import data_dir, tenant
 from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
 from optimizer.errors import InvalidInput
+
+# How often a run whose stderr is not a terminal prints a progress line.
+DEFAULT_PROGRESS_INTERVAL_S = 30.0
 
 
 @click.command("batch")
@@ -69,6 +76,15 @@ from optimizer.errors import InvalidInput
     help="Ask a solve to stop after this many seconds.",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary.")
+@click.option(
+    "--progress-interval",
+    "progress_interval_s",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_PROGRESS_INTERVAL_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="When stderr is not a terminal (nohup, cron, CI), print a progress line this often.",
+)
 @data_dir
 @tenant
 def batch(
@@ -82,6 +98,7 @@ def batch(
     strict: bool,
     timeout_s: float | None,
     quiet: bool,
+    progress_interval_s: float,
     data_dir: str | None,
     tenant: str,
 ) -> None:
@@ -100,6 +117,7 @@ def batch(
                 strict,
                 timeout_s,
                 quiet,
+                progress_interval_s,
                 data_dir,
                 tenant,
             )
@@ -123,6 +141,7 @@ def _run(
     strict: bool,
     timeout_s: float | None,
     quiet: bool,
+    progress_interval_s: float,
     data_dir: str | None,
     tenant: str,
 ) -> None:
@@ -130,19 +149,41 @@ def _run(
 
     if allow_changed and not resume:
         raise click.UsageError("--allow-changed goes with --resume")
-    plan = plan_batch(load_spec(spec), data_dir=data_dir, tenant=tenant)
     console = Console(stderr=True)
     bar = _progress_bar(console) if not quiet and console.is_terminal else None
-    task = bar.add_task("solving", total=len(plan.scenarios)) if bar else None
+    heartbeat = Heartbeat(progress_interval_s) if not quiet and not console.is_terminal else None
+    parsed = load_spec(spec)
+    with bar if bar is not None else contextlib.nullcontext():
+        planning = bar.add_task("planning", total=len(parsed.rows)) if bar else None
 
-    def progress(step: BatchProgress) -> None:
-        if bar is not None and task is not None:
-            bar.update(task, completed=step.done)
+        def plan_progress(rows_done: int, rows_total: int) -> None:
+            if bar is not None and planning is not None:
+                bar.update(planning, completed=rows_done)
+            if heartbeat is not None:
+                heartbeat.tick(f"planning: {rows_done:,} of {rows_total:,} spec rows")
 
-    with make_engine(scheduler, workers) as engine:
         try:
-            if bar is not None:
-                bar.start()
+            plan = plan_batch(
+                parsed, data_dir=data_dir, tenant=tenant, validate=True, progress=plan_progress
+            )
+        finally:
+            if bar is not None and planning is not None:
+                bar.remove_task(planning)
+        task = bar.add_task("solving", total=len(plan.scenarios)) if bar else None
+        errors = 0
+
+        def progress(step: BatchProgress) -> None:
+            nonlocal errors
+            errors += step.result.row["status"] == "ERROR"
+            if bar is not None and task is not None:
+                bar.update(task, completed=step.done)
+            if heartbeat is not None:
+                heartbeat.tick(
+                    f"solving: {step.done:,} of {step.total:,} scenarios done "
+                    f"({step.skipped:,} from earlier runs), {errors:,} errors"
+                )
+
+        with make_engine(scheduler, workers) as engine:
             summary = run_batch(
                 plan,
                 out_dir,
@@ -154,9 +195,6 @@ def _run(
                 progress=progress,
                 strict=strict,
             )
-        finally:
-            if bar is not None:
-                bar.stop()
     if not quiet:
         _print_summary(summary)
     if summary.invalid is not None:
@@ -165,6 +203,22 @@ def _run(
             + "\nthey were written as error rows and the rest ran; --strict refuses such a spec"
         )
         raise InvalidInput(msg)
+
+
+class Heartbeat:
+    """Progress as plain lines on stderr, at most one per ``interval_s`` (the first at once),
+    for runs whose stderr is a log file rather than a terminal: they show life."""
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._last = -math.inf
+
+    def tick(self, line: str) -> None:
+        now = time.monotonic()
+        if now - self._last >= self.interval_s:
+            self._last = now
+            stamp = datetime.now(UTC).strftime("%H:%M:%SZ")
+            click.echo(f"{stamp} {line}", err=True)
 
 
 class Terminated(KeyboardInterrupt):

@@ -39,7 +39,14 @@ from pathlib import Path
 from optimizer.batch.engines import Engine, LocalEngine
 from optimizer.batch.repair import readable_ids
 from optimizer.batch.report import write_report
-from optimizer.batch.spec import BatchPlan, BatchSpec, plan_batch
+from optimizer.batch.spec import (
+    BatchPlan,
+    BatchSpec,
+    InvalidScenarios,
+    Scenario,
+    plan_batch,
+    request_error,
+)
 from optimizer.batch.tasks import ERROR, TaskResult, failed_result
 from optimizer.batch.writer import (
     CSV_FILE,
@@ -52,61 +59,6 @@ from optimizer.batch.writer import (
 from optimizer.errors import InvalidInput, ProcurementError
 
 MANIFEST_FILE = "batch.json"
-# Causes of invalid scenarios named in a message; the rest are counted.
-MAX_LISTED_CAUSES = 10
-
-
-@dataclass(frozen=True)
-class InvalidScenarios:
-    """Scenarios the optimizer would reject before solving (an unknown workload preset, a
-    negative budget), found in the driver before anything runs."""
-
-    errors: dict[str, ProcurementError]  # by scenario id
-
-    @property
-    def causes(self) -> list[tuple[str, int]]:
-        """Each distinct error message with how many scenarios it rejects, most first."""
-        counts: dict[str, int] = {}
-        for e in self.errors.values():
-            counts[str(e)] = counts.get(str(e), 0) + 1
-        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-
-    def describe(self) -> str:
-        causes = self.causes
-        lines = [f"  {n:,} x {cause}" for cause, n in causes[:MAX_LISTED_CAUSES]]
-        if len(causes) > MAX_LISTED_CAUSES:
-            lines.append(f"  ... and {len(causes) - MAX_LISTED_CAUSES} more causes")
-        return (
-            f"{len(self.errors):,} scenario(s) fail validation, {len(causes)} cause(s):\n"
-            + "\n".join(lines)
-        )
-
-
-class ScenariosRejected(InvalidInput):
-    """``strict`` run with invalid scenarios: nothing ran."""
-
-    def __init__(self, invalid: InvalidScenarios) -> None:
-        self.invalid = invalid
-        super().__init__(invalid.describe() + "\nnothing ran (strict); fix the spec")
-
-
-def validate_scenarios(plan: BatchPlan) -> InvalidScenarios:
-    """Check every scenario's request as the optimizer will, without solving; each error
-    once per scenario, so a typo across a grid is one cause, not one surprise per row."""
-    from google.protobuf import json_format
-
-    from optimizer._pb.procurement.v1 import optimize_pb2
-    from optimizer.optimize.convert import fixed_plan_from_proto, spec_from_proto
-
-    errors: dict[str, ProcurementError] = {}
-    for s in plan.scenarios:
-        try:
-            request = json_format.Parse(s.request_json, optimize_pb2.OptimizeRequest())
-            spec_from_proto(request)
-            fixed_plan_from_proto(request)
-        except ProcurementError as e:
-            errors[s.scenario_id] = e
-    return InvalidScenarios(errors)
 
 
 class InputsChanged(InvalidInput):
@@ -121,6 +73,27 @@ class InputsChanged(InvalidInput):
             " or choose a new directory",
             field="--resume",
         )
+
+
+class ScenariosRejected(InvalidInput):
+    """``strict`` run with invalid scenarios: nothing ran."""
+
+    def __init__(self, invalid: InvalidScenarios) -> None:
+        self.invalid = invalid
+        super().__init__(invalid.describe() + "\nnothing ran (strict); fix the spec")
+
+
+def validate_scenarios(plan: BatchPlan) -> InvalidScenarios:
+    """``plan.invalid``, or the same check over the plan's scenarios when planning skipped it
+    (a plan built with ``validate=False``)."""
+    if plan.invalid is not None:
+        return plan.invalid
+    errors: dict[str, ProcurementError] = {}
+    rejected: dict[str, Scenario] = {}
+    for s in plan.scenarios:
+        if (error := request_error(s.request_json)) is not None:
+            errors[s.scenario_id], rejected[s.scenario_id] = error, s
+    return InvalidScenarios(errors, rejected)
 
 
 @dataclass(frozen=True)
@@ -217,16 +190,20 @@ def iter_batch(
             flush_s=flush_s,
         )
     rejected = invalid.errors if invalid is not None else {}
-    todo = [s for s in plan.scenarios if s.scenario_id not in writer.written]
-    done = skipped = len(plan.scenarios) - len(todo)
+    # Every committed id is one of the plan's (open_output refused or dropped the others).
+    done = skipped = len(writer.written)
     data = plan.catalog_data
-    results = engine.run(
-        data, [s for s in todo if s.scenario_id not in rejected], timeout_s=timeout_s
+    todo = (
+        s
+        for s in plan.scenarios
+        if s.scenario_id not in writer.written and s.scenario_id not in rejected
     )
+    results = engine.run(data, todo, timeout_s=timeout_s)
     try:
-        for s in todo:
-            if s.scenario_id in rejected:
-                result = failed_result(s, rejected[s.scenario_id], data[s.catalog_id])
+        for sid, error in rejected.items():
+            if invalid is not None and sid not in writer.written:
+                s = invalid.scenarios[sid]
+                result = failed_result(s, error, data[s.catalog_id])
                 if writer.add(result):
                     done += 1
                     yield BatchProgress(done, len(plan.scenarios), skipped, result)
@@ -261,7 +238,9 @@ def run_batch(
     ``strict`` nothing runs (``ScenariosRejected``); otherwise they become error rows, the
     rest run, and ``BatchSummary.invalid`` lists them by cause."""
     plan = (
-        spec if isinstance(spec, BatchPlan) else plan_batch(spec, data_dir=data_dir, tenant=tenant)
+        spec
+        if isinstance(spec, BatchPlan)
+        else plan_batch(spec, data_dir=data_dir, tenant=tenant, validate=True)
     )
     invalid = validate_scenarios(plan)
     if strict and invalid.errors:
@@ -321,11 +300,14 @@ def output_files(out_dir: str | Path) -> dict[str, Path]:
 def fingerprint(plan: BatchPlan) -> dict[str, object]:
     """What the results of ``plan`` depend on: its scenarios (each a catalog reference and a
     canonical request, in order) and the content id each catalog reference resolved to."""
-    spec = hashlib.sha256()
-    for s in plan.scenarios:
-        spec.update(f"{s.catalog_ref}\n{s.request_json}\n".encode())
+    sha = plan.spec_sha256
+    if not sha:  # a plan built by hand: hash its scenarios as plan_batch does
+        spec = hashlib.sha256()
+        for s in plan.scenarios:
+            spec.update(f"{s.catalog_ref}\n{s.request_json}\n".encode())
+        sha = spec.hexdigest()
     return {
-        "spec_sha256": spec.hexdigest(),
+        "spec_sha256": sha,
         "scenarios": len(plan.scenarios),
         "catalog_ids": dict(sorted(plan.catalog_ids_by_ref.items())),
     }
