@@ -27,7 +27,7 @@ from typing import Any, overload
 
 import yaml
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog.canonical import canonical_json, hash_canonical
@@ -495,9 +495,32 @@ def _scenarios(
 
 def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:
     try:
-        return json_format.ParseDict(doc, optimize_pb2.OptimizeRequest())
+        return json_format.ParseDict(dict(doc), optimize_pb2.OptimizeRequest())
     except json_format.ParseError as e:
-        raise InvalidInput(str(e), field=where) from None
+        unknown = _unknown_field(doc, optimize_pb2.OptimizeRequest.DESCRIPTOR, "")
+        raise InvalidInput(unknown or str(e), field=where) from None
+
+
+def _unknown_field(doc: Any, message: Any, prefix: str) -> str | None:
+    """The first key of ``doc`` that is not a field of ``message``, said in the spelling
+    specs use (snake_case field names), with the fields it could have been; None if all
+    keys are known (protobuf also accepts camelCase, so those count as known)."""
+    if not isinstance(doc, Mapping):
+        return None
+    by_json = {f.json_name: f for f in message.fields}
+    for key, value in doc.items():
+        field_ = message.fields_by_name.get(str(key)) or by_json.get(str(key))
+        if field_ is None:
+            where = prefix.rstrip(".") or message.name
+            expected = ", ".join(f.name for f in message.fields)
+            return f"{where} has no field named {str(key)!r}; expected one of {expected}"
+        if field_.message_type is not None and not field_.message_type.GetOptions().map_entry:
+            values = value if field_.is_repeated and isinstance(value, list) else [value]
+            for v in values:
+                found = _unknown_field(v, field_.message_type, f"{prefix}{field_.name}.")
+                if found:
+                    return found
+    return None
 
 
 def _string_list(value: Any, field: str) -> list[str]:
@@ -523,14 +546,15 @@ def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, An
 
 
 def _nest(path: str, value: Any) -> dict[str, Any]:
-    doc: Any = value
-    for part in reversed(path.split(".")):
+    doc: dict[str, Any] = {path.rsplit(".", 1)[-1]: value}
+    for part in reversed(path.split(".")[:-1]):
         doc = {part: doc}
     return doc
 
 
 def _walk(path: str) -> Iterator[FieldDescriptor | None]:
-    message: Descriptor | None = optimize_pb2.OptimizeRequest.DESCRIPTOR
+    # Any: the C implementation's Descriptor type is not the Python stub's.
+    message: Any = optimize_pb2.OptimizeRequest.DESCRIPTOR
     for part in path.split("."):
         field = message.fields_by_name.get(part) if message is not None else None
         yield field
