@@ -124,7 +124,7 @@ class PlannedScenarios(Sequence[Scenario]):
         return self._len
 
     def __iter__(self) -> Iterator[Scenario]:
-        for scenario, first in _scenarios(self._rows, self._by_ref):
+        for scenario, first, _ in _scenarios(self._rows, self._by_ref):
             if first:
                 yield scenario
 
@@ -152,7 +152,7 @@ class PlannedRowIds(Sequence[str]):
         return len(self._rows)
 
     def __iter__(self) -> Iterator[str]:
-        for scenario, _ in _scenarios(self._rows, self._by_ref, dedupe=False):
+        for scenario, _, _ in _scenarios(self._rows, self._by_ref, dedupe=False):
             yield scenario.scenario_id
 
     @overload
@@ -431,7 +431,7 @@ def plan_batch(
     fingerprint = hashlib.sha256()
     errors: dict[str, ProcurementError] = {}
     rejected: dict[str, Scenario] = {}
-    for scenario, first in _scenarios(spec.rows, info_for):
+    for scenario, first, request in _scenarios(spec.rows, info_for):
         done += 1
         if progress is not None and done % PLAN_PROGRESS_ROWS == 0:
             progress(done, total)
@@ -439,7 +439,7 @@ def plan_batch(
             continue
         distinct += 1
         fingerprint.update(f"{scenario.catalog_ref}\n{scenario.request_json}\n".encode())
-        if validate and (error := request_error(scenario.request_json)) is not None:
+        if validate and (error := request_error(request)) is not None:
             errors[scenario.scenario_id] = error
             rejected[scenario.scenario_id] = scenario
     if progress is not None:
@@ -455,12 +455,14 @@ def plan_batch(
     )
 
 
-def request_error(request_json: str) -> ProcurementError | None:
-    """What the optimizer would reject in this request before solving, or None."""
+def request_error(request: str | optimize_pb2.OptimizeRequest) -> ProcurementError | None:
+    """What the optimizer would reject in this request (or its canonical JSON) before
+    solving, or None."""
     from optimizer.optimize.convert import fixed_plan_from_proto, spec_from_proto
 
     try:
-        request = json_format.Parse(request_json, optimize_pb2.OptimizeRequest())
+        if isinstance(request, str):
+            request = json_format.Parse(request, optimize_pb2.OptimizeRequest())
         spec_from_proto(request)
         fixed_plan_from_proto(request)
     except ProcurementError as e:
@@ -473,9 +475,9 @@ def _scenarios(
     by_ref: Mapping[str, CatalogInfo] | Callable[[str], CatalogInfo],
     *,
     dedupe: bool = True,
-) -> Iterator[tuple[Scenario, bool]]:
-    """Each row's scenario and whether it is the first with its id (the seen set holds
-    16-byte digests: the one per-scenario cost of a pass)."""
+) -> Iterator[tuple[Scenario, bool, optimize_pb2.OptimizeRequest]]:
+    """Each row's scenario, whether it is the first with its id (the seen set holds 16-byte
+    digests: the one per-scenario cost of a pass) and its request as parsed."""
     info_for = by_ref if callable(by_ref) else by_ref.__getitem__
     seen: set[bytes] = set()
     for row in rows:
@@ -490,6 +492,7 @@ def _scenarios(
         yield (
             Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json),
             first,
+            row.request,
         )
 
 
