@@ -171,10 +171,10 @@ class LocalEngine(Engine):
                             s = retry.popleft()
                             inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
                         break
-                    s = next(todo, None)
-                    if s is None:
+                    fresh = next(todo, None)
+                    if fresh is None:
                         break
-                    inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
+                    inflight[pool.submit(run_scenario, fresh, None, timeout_s)] = fresh
                 if not inflight:
                     finished = True
                     return
@@ -248,10 +248,13 @@ class DaskEngine(Engine):
     ) -> None:
         from distributed import Client
 
+        # distributed is untyped: the client is Any here, its calls checked by the tests.
+        self.client: Any
         if isinstance(scheduler, str):
             self.address = scheduler
+            connect: Any = Client
             try:
-                self.client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S:g}s")
+                self.client = connect(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S:g}s")
             except ValueError as e:  # distributed's own address parsing
                 msg = f"got {scheduler!r}, expected tcp://HOST:PORT or tls://HOST:PORT ({e})"
                 raise InvalidInput(msg, field="--scheduler") from None
@@ -264,7 +267,7 @@ class DaskEngine(Engine):
             self._owns_client = True
         else:
             self.client, self._owns_client = scheduler, False
-            self.address = str(getattr(scheduler, "scheduler_info", lambda: {})().get("address"))
+            self.address = str(self.client.scheduler.address)
         self.max_attempts = max_attempts
         self.workers = max(1, sum(self.client.nthreads().values()))
 
@@ -288,7 +291,8 @@ class DaskEngine(Engine):
         todo: Iterator[Scenario] = iter(scenarios)
         attempts: dict[str, int] = {}
         inflight: dict[Any, Scenario] = {}
-        queue = as_completed()
+        completed: Any = as_completed
+        queue = completed()
         window = max(16, 4 * self.workers)
 
         def submit(s: Scenario) -> None:

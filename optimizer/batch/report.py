@@ -37,7 +37,7 @@ def workloads(rows: pd.DataFrame) -> dict[str, str]:
         .sort_values("n", ascending=False, kind="stable")
     )
     return {
-        key: (r["model"] or f"custom workload {key[:8]}")
+        str(key): (r["model"] or f"custom workload {str(key)[:8]}")
         + ("" if pd.isna(r["tokens"]) else f", {r['tokens']:.3g} tokens")
         for key, r in counts.iterrows()
     }
@@ -207,7 +207,8 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
         lines += [f"### {label}", ""]
         for cat, group in rows[rows["workload_key"] == key].groupby("catalog"):
             front = frontier(group)
-            lines += [f"{cat}:", ""]
+            catalog_name = str(cat)
+            lines += [f"{catalog_name}:", ""]
             if front.empty:
                 lines += ["no feasible design", ""]
                 continue
