@@ -159,10 +159,10 @@ class World:
             parts[len(parts) // 2].unlink()
         elif kind in ("truncate_responses", "truncate_csv"):
             path = self.out / (RESPONSES_FILE if kind == "truncate_responses" else CSV_FILE)
-            data = path.read_bytes()
+            data = path.read_bytes() if path.exists() else b""
             path.write_bytes(data[: len(data) * 2 // 3])
         elif kind == "delete_responses":
-            (self.out / RESPONSES_FILE).unlink()
+            (self.out / RESPONSES_FILE).unlink(missing_ok=True)
 
 
 RUN = st.tuples(
