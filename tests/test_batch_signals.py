@@ -112,3 +112,29 @@ def test_sigterm_commits_the_rows_received_so_far(
     assert sorted(read_results(tmp_path / "out")["scenario_id"]) == sorted(received)
     assert signal.getsignal(signal.SIGTERM) == previous  # the handler is the command's only
     assert not any(alive(w) for w in pool_workers(psutil.Process()))
+
+
+def test_a_second_sigterm_during_the_commit_is_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = write_spec(tmp_path / "spec.json", fast_spec([6.0, 12.0, 24.0]))
+    add, flush = ResultWriter.add, ResultWriter.flush
+    received: list[str] = []
+
+    def add_then_sigterm(self: ResultWriter, result: object) -> bool:
+        added = add(self, result)  # type: ignore[arg-type]
+        received.append(result.scenario_id)  # type: ignore[attr-defined]
+        if len(received) == 1:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1.0)
+        return added
+
+    def flush_under_a_second_sigterm(self: ResultWriter) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the commit goes on
+        flush(self)
+
+    monkeypatch.setattr(ResultWriter, "add", add_then_sigterm)
+    monkeypatch.setattr(ResultWriter, "flush", flush_under_a_second_sigterm)
+    result = run(capsys, "batch", str(spec), "--out", str(tmp_path / "out"), "--workers", "1")
+    assert result.code == 1 and "terminated" in result.err
+    assert list(read_results(tmp_path / "out")["scenario_id"]) == received

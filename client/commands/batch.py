@@ -227,6 +227,9 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    # Once is enough: a second SIGTERM (a supervisor repeating itself) must not cut short
+    # the commit and shutdown the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Terminated
 
 
