@@ -9,7 +9,7 @@ local path nor a bundled catalog is read from the server's store.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from pathlib import Path
 
 from google.protobuf import json_format
@@ -17,7 +17,7 @@ from google.protobuf import json_format
 from client.transport import BatchItem, Remote
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.batch.engines import Engine
-from optimizer.batch.spec import BatchPlan, BatchSpec, Scenario, plan_batch
+from optimizer.batch.spec import Scenario
 from optimizer.batch.tasks import TaskResult, catalog_for, failed_result, solved_result
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import bundled_catalogs, resolve_catalog
@@ -70,11 +70,10 @@ def _unwrapped(error: ProcurementError) -> ProcurementError:
     return type(error)(text[len(prefix) :]) if text.startswith(prefix) else error
 
 
-def remote_plan(spec_path: str, remote: Remote) -> BatchPlan:
-    """The batch plan of ``spec_path``: local paths and bundled catalogs read here, any other
-    reference from the server's store (the catalogs the server will solve against)."""
-    from optimizer.batch.spec import load_spec
-
+def remote_resolver(remote: Remote) -> Callable[[str], Catalog]:
+    """How a batch plan reads its catalogs with ``--server``: local paths and bundled catalogs
+    here, any other reference from the server's store (the catalogs the server will solve
+    against)."""
     bundled = {p.name for p in bundled_catalogs()}
 
     def resolve(ref: str) -> Catalog:
@@ -82,5 +81,4 @@ def remote_plan(spec_path: str, remote: Remote) -> BatchPlan:
             return resolve_catalog(ref)
         return remote.fetch_catalog(ref)
 
-    spec: BatchSpec = load_spec(spec_path)
-    return plan_batch(spec, resolve=resolve)
+    return resolve

@@ -1,7 +1,8 @@
 """Entry point of `procure`. Errors are turned into one stderr line and an exit code here only.
 
 Exit codes: 0 ok; 1 internal error; 2 usage; 3 invalid input (bad file, field or catalog);
-4 infeasible scenario (with --fail-on-infeasible); 5 server unavailable or refused credentials.
+4 infeasible scenario (with --fail-on-infeasible); 5 server unavailable or refused credentials;
+6 batch engine (Dask scheduler) unreachable or lost.
 
 Global options (before the command) choose where requests go: embedded by default, a server
 with ``--server``. Shell completion: ``procure completion bash|zsh|fish``.
@@ -24,7 +25,8 @@ from optimizer.errors import InvalidInput, ProcurementError
 
 EPILOG = (
     "Exit status: 0 ok, 1 internal error, 2 usage, 3 invalid input, 4 infeasible "
-    "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused."
+    "scenario (with --fail-on-infeasible), 5 server unavailable or credentials refused, "
+    "6 batch engine unreachable or lost."
 )
 
 

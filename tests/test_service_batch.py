@@ -79,7 +79,7 @@ def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
     assert served.written == local.written == len(plan.scenarios) == 6
     assert served.errors == local.errors == 2
     pd.testing.assert_frame_equal(_rows(tmp_path / "served"), _rows(tmp_path / "local"))
-    assert pool.stats().solves == 6
+    assert pool.stats().solves == 4  # the 2 with a negative budget fail validation in the driver
 
 
 @pytest.mark.slow

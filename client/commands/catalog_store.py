@@ -1,5 +1,6 @@
-"""``procure catalog import|list|export|delete``: the versioned catalog store, embedded or on
-the ``--server`` (the same output either way; on a server the token's tenant owns them).
+"""``procure catalog import|list|export|delete|diff|restore``: the versioned catalog store,
+embedded or on the ``--server`` (the same output either way; on a server the token's tenant
+owns them; ``restore`` is embedded only, since the service has no call for it yet).
 
 ``client.commands.catalog`` owns the ``catalog`` group and calls ``register`` to add these.
 """
@@ -13,13 +14,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from client.options import data_dir, output_format, tenant
+from client.options import data_dir, output_format, root_option, tenant
 from client.transport import Transport, transport_from
+from optimizer.errors import InvalidInput
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from optimizer.catalog.store import StoredCatalogInfo
+    from optimizer.catalog.store import StoredCatalogInfo, TableDiff
 
 EXPORT_FORMATS = ("csv", "xlsx", "parquet")
 
@@ -130,7 +132,75 @@ def delete(
         click.echo(f"deleted {info.ref} id {info.id}")
 
 
+@click.command("diff")
+@click.argument("ref_a")
+@click.argument("ref_b")
+@output_format("table", "json")
+@data_dir
+@tenant
+@click.pass_context
+def diff(
+    ctx: click.Context, ref_a: str, ref_b: str, fmt: str, data_dir: str | None, tenant: str
+) -> None:
+    """Rows added, removed and changed per table from stored catalog REF_A to REF_B (e.g.
+    acme@1 acme@2); metadata counts as one table."""
+    from optimizer.catalog.store import diff_catalogs
+
+    store = _store(ctx, data_dir, tenant)
+    tables = diff_catalogs(store.fetch_catalog(ref_a), store.fetch_catalog(ref_b))
+    if fmt == "json":
+        click.echo(json.dumps([_diff_json(t) for t in tables], indent=2, default=str))
+        return
+    click.echo("\n".join(_diff_lines(ref_a, ref_b, tables)))
+
+
+def _diff_json(t: TableDiff) -> dict[str, object]:
+    return {
+        "table": t.table,
+        "added": list(t.added),
+        "removed": list(t.removed),
+        "changed": {
+            key: {f: {"from": old, "to": new} for f, (old, new) in fields.items()}
+            for key, fields in t.changed.items()
+        },
+    }
+
+
+def _diff_lines(ref_a: str, ref_b: str, tables: list[TableDiff]) -> list[str]:
+    lines = [f"{ref_a} -> {ref_b}"]
+    for t in tables:
+        lines.append(
+            f"{t.table}: {len(t.added)} added, {len(t.removed)} removed, {len(t.changed)} changed"
+        )
+        lines += [f"  + {key}" for key in t.added]
+        lines += [f"  - {key}" for key in t.removed]
+        for key, fields in t.changed.items():
+            lines.append(f"  ~ {key}")
+            lines += [f"      {f}: {old!r} -> {new!r}" for f, (old, new) in fields.items()]
+    if all(t.empty for t in tables):
+        lines.append("identical content")
+    return lines
+
+
+@click.command("restore")
+@click.argument("ref")
+@data_dir
+@tenant
+@click.pass_context
+def restore(ctx: click.Context, ref: str, data_dir: str | None, tenant: str) -> None:
+    """Store the content of REF (name@version) again as the newest version of its name; the
+    versions in between are kept (unlike deleting them)."""
+    from optimizer.catalog.store import CatalogStore
+
+    if root_option(ctx, "server"):
+        msg = "restore runs on the embedded store only; export REF and import it on the server"
+        raise InvalidInput(msg, field="--server")
+    with CatalogStore(data_dir) as store:
+        info = store.restore(ref, tenant=tenant)
+    click.echo(f"stored {info.ref} id {info.id} (content of {ref})")
+
+
 def register(group: click.Group) -> None:
     """Add the store subcommands to the ``catalog`` group."""
-    for command in (import_, list_, export, delete):
+    for command in (import_, list_, export, delete, diff, restore):
         group.add_command(command)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from optimizer.batch.spec import Scenario
 from optimizer.batch.tasks import TaskResult, failed_result, install_catalogs, run_scenario
-from optimizer.errors import InvalidInput
+from optimizer.errors import InvalidInput, ProcurementError
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -37,6 +38,25 @@ if TYPE_CHECKING:
 DEFAULT_MAX_ATTEMPTS = 4
 # A fresh worker process after this many tasks bounds any slow leak in the solver stack.
 DEFAULT_TASKS_PER_CHILD = 250
+# How often a local worker checks that its driver is alive; an orphan exits within this.
+WATCHDOG_INTERVAL_S = 0.5
+# How long a stopped batch waits for a terminated worker before killing it.
+TERMINATE_GRACE_S = 5.0
+
+
+# How long DaskEngine waits to reach its scheduler (and to reconnect after losing it).
+DASK_CONNECT_TIMEOUT_S = 30.0
+# Client states in which the scheduler is gone for good (distributed.Client.status).
+_DASK_GONE = ("closing", "closed", "failed")
+
+
+class EngineUnavailable(ProcurementError):
+    """The engine cannot be reached or was lost mid-batch (a Dask scheduler that is down or
+    went away): not the input's fault, so it has its own exit status (client/exits.py
+    EXIT_ENGINE_UNAVAILABLE). Rows committed before the loss stay; ``--resume`` continues."""
+
+    grpc_code = "UNAVAILABLE"
+    exit_code = 6
 
 
 class WorkerDied(RuntimeError):
@@ -80,6 +100,36 @@ class Engine(ABC):
         self.close()
 
 
+def _init_worker(catalogs: Mapping[str, bytes], driver_pid: int) -> None:
+    """Local-pool initializer: install the catalogs and start the orphan watchdog."""
+    install_catalogs(catalogs)
+    threading.Thread(
+        target=_exit_with_driver, args=(driver_pid,), name="driver-watchdog", daemon=True
+    ).start()
+
+
+def _exit_with_driver(driver_pid: int) -> None:
+    """End this worker as soon as its driver is gone (SIGKILL, OOM killer, crash): an
+    orphan would hold memory, a CPU and the driver's stdout (``procure batch | cat`` would
+    never end). A dead parent reparents us, so the parent pid changes."""
+    while os.getppid() == driver_pid:
+        threading.Event().wait(WATCHDOG_INTERVAL_S)
+    os._exit(1)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, *, terminate: bool) -> None:
+    """Shut ``pool`` down; with ``terminate`` (the batch was stopped, not finished), end its
+    workers now instead of letting them finish their current solves."""
+    processes = list((getattr(pool, "_processes", None) or {}).values()) if terminate else []
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        p.terminate()
+    for p in processes:
+        p.join(TERMINATE_GRACE_S)
+        if p.is_alive():
+            p.kill()
+
+
 class LocalEngine(Engine):
     """A spawn-context process pool on this machine, one process per CPU by default."""
 
@@ -108,6 +158,7 @@ class LocalEngine(Engine):
         attempts: dict[str, int] = {}
         inflight: dict[Future[TaskResult], Scenario] = {}
         pool: ProcessPoolExecutor | None = None
+        finished = False
         try:
             while True:
                 if pool is None:
@@ -120,11 +171,12 @@ class LocalEngine(Engine):
                             s = retry.popleft()
                             inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
                         break
-                    s = next(todo, None)
-                    if s is None:
+                    fresh = next(todo, None)
+                    if fresh is None:
                         break
-                    inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
+                    inflight[pool.submit(run_scenario, fresh, None, timeout_s)] = fresh
                 if not inflight:
+                    finished = True
                     return
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 broken = False
@@ -154,14 +206,14 @@ class LocalEngine(Engine):
                     pool = None
         finally:
             if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_pool(pool, terminate=not finished)
 
     def _pool(self, catalogs: Mapping[str, bytes]) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=install_catalogs,
-            initargs=(dict(catalogs),),
+            initializer=_init_worker,
+            initargs=(dict(catalogs), os.getpid()),
             max_tasks_per_child=self.tasks_per_child,
         )
 
@@ -196,15 +248,26 @@ class DaskEngine(Engine):
     ) -> None:
         from distributed import Client
 
+        # distributed is untyped: the client is Any here, its calls checked by the tests.
+        self.client: Any
         if isinstance(scheduler, str):
+            self.address = scheduler
+            connect: Any = Client
             try:
-                self.client = Client(scheduler, timeout="30s")
+                self.client = connect(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S:g}s")
+            except ValueError as e:  # distributed's own address parsing
+                msg = f"got {scheduler!r}, expected tcp://HOST:PORT or tls://HOST:PORT ({e})"
+                raise InvalidInput(msg, field="--scheduler") from None
             except OSError as e:
-                msg = f"cannot reach the Dask scheduler at {scheduler} ({e})"
-                raise InvalidInput(msg, field="scheduler") from None
+                msg = (
+                    f"cannot reach the Dask scheduler at {scheduler} within "
+                    f"{DASK_CONNECT_TIMEOUT_S:g} s ({e})"
+                )
+                raise EngineUnavailable(msg) from None
             self._owns_client = True
         else:
             self.client, self._owns_client = scheduler, False
+            self.address = str(self.client.scheduler.address)
         self.max_attempts = max_attempts
         self.workers = max(1, sum(self.client.nthreads().values()))
 
@@ -228,7 +291,8 @@ class DaskEngine(Engine):
         todo: Iterator[Scenario] = iter(scenarios)
         attempts: dict[str, int] = {}
         inflight: dict[Any, Scenario] = {}
-        queue = as_completed()
+        completed: Any = as_completed
+        queue = completed()
         window = max(16, 4 * self.workers)
 
         def submit(s: Scenario) -> None:
@@ -240,7 +304,7 @@ class DaskEngine(Engine):
         try:
             for s in itertools.islice(todo, window):
                 submit(s)
-            for fut in queue:
+            for fut in self._until_lost(queue):
                 s = inflight.pop(fut)
                 result = self._outcome(fut, s, attempts, catalogs)
                 fut.release()
@@ -252,11 +316,30 @@ class DaskEngine(Engine):
                 nxt = next(todo, None)
                 if nxt is not None:
                     submit(nxt)
+        except (OSError, TimeoutError) as e:  # distributed's CommClosedError is an OSError
+            raise self._lost(e) from None
         finally:
-            for fut in inflight:
-                fut.cancel()
-            for data in shipped.values():
-                data.release()
+            if self.client.status not in _DASK_GONE:
+                for fut in inflight:
+                    fut.cancel()
+                for data in shipped.values():
+                    data.release()
+
+    def _until_lost(self, queue: Any) -> Iterator[Any]:
+        """The futures of ``queue`` as they complete; ``EngineUnavailable`` as soon as the
+        client has given up on its scheduler (its futures are then cancelled, and
+        resubmitting them would fail or wait forever)."""
+        for fut in queue:
+            if self.client.status in _DASK_GONE:
+                raise self._lost()
+            yield fut
+
+    def _lost(self, cause: BaseException | None = None) -> EngineUnavailable:
+        detail = f" ({cause})" if cause else ""
+        return EngineUnavailable(
+            f"lost the Dask scheduler at {self.address}{detail}; the rows received so far "
+            "are committed, run again with --resume when it is back"
+        )
 
     def _outcome(
         self, fut: Any, s: Scenario, attempts: dict[str, int], catalogs: Mapping[str, bytes]
@@ -269,6 +352,8 @@ class DaskEngine(Engine):
         except KilledWorker as e:  # the scheduler already retried on other workers
             return failed_result(s, WorkerDied(str(e)), catalogs[s.catalog_id])
         except Exception as e:
+            if self.client.status in _DASK_GONE:  # cancelled because the scheduler is gone
+                raise self._lost(e) from None
             n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
             if n < self.max_attempts:
                 return None

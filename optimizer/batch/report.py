@@ -37,7 +37,7 @@ def workloads(rows: pd.DataFrame) -> dict[str, str]:
         .sort_values("n", ascending=False, kind="stable")
     )
     return {
-        key: (r["model"] or f"custom workload {key[:8]}")
+        str(key): (r["model"] or f"custom workload {str(key)[:8]}")
         + ("" if pd.isna(r["tokens"]) else f", {r['tokens']:.3g} tokens")
         for key, r in counts.iterrows()
     }
@@ -97,6 +97,22 @@ def vendor_table(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def errors_by_cause(rows: pd.DataFrame) -> pd.DataFrame:
+    """Error rows grouped by their message: code, message, scenarios, catalogs; most first."""
+    errors = rows[rows["status"] == "ERROR"]
+    if errors.empty:
+        return pd.DataFrame(columns=["error_code", "error", "scenarios", "catalogs"])
+    grouped = (
+        errors.fillna({"error_code": "", "error": ""})
+        .groupby(["error_code", "error"], sort=False)
+        .agg(scenarios=("scenario_id", "size"), catalogs=("catalog", "nunique"))
+        .reset_index()
+    )
+    return grouped.sort_values(
+        ["scenarios", "error"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+
+
 def write_report(
     rows: pd.DataFrame, out_dir: str | Path, *, title: str = "Batch report"
 ) -> tuple[Path, Path]:
@@ -123,6 +139,20 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
     ]
     if rows.empty:
         return "\n".join(lines) + "\n"
+    causes = errors_by_cause(rows)
+    if not causes.empty:
+        lines += [
+            "## Errors by cause",
+            "",
+            "| scenarios | catalogs | code | error |",
+            "|--:|--:|---|---|",
+        ]
+        for _, c in causes.iterrows():
+            message = str(c["error"]).replace("|", "\\|").replace("\n", " ")
+            lines.append(
+                f"| {c['scenarios']:,} | {c['catalogs']:,} | {c['error_code']} | {message} |"
+            )
+        lines.append("")
     table = vendor_table(rows)
     lines += [
         "## Per catalog",
@@ -177,7 +207,8 @@ def _markdown(rows: pd.DataFrame, title: str) -> str:
         lines += [f"### {label}", ""]
         for cat, group in rows[rows["workload_key"] == key].groupby("catalog"):
             front = frontier(group)
-            lines += [f"{cat}:", ""]
+            catalog_name = str(cat)
+            lines += [f"{catalog_name}:", ""]
             if front.empty:
                 lines += ["no feasible design", ""]
                 continue

@@ -19,24 +19,28 @@ import io
 import itertools
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import yaml
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog.canonical import canonical_json, hash_canonical
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
-from optimizer.errors import InvalidInput, LimitExceeded
+from optimizer.errors import InvalidInput, LimitExceeded, ProcurementError
 
 # Checked before expanding a grid: a typo in a grid must not exhaust memory.
 MAX_SCENARIOS = 1_000_000
+# Planning reports progress every this many spec rows.
+PLAN_PROGRESS_ROWS = 10_000
+# Causes of invalid scenarios named in a message; the rest are counted.
+MAX_LISTED_CAUSES = 10
 # In a CSV cell, a repeated field (allowed_fabrics, ...) lists its values separated by this.
 CSV_LIST_SEPARATOR = ";"
 
@@ -56,7 +60,7 @@ class SpecRow:
 
 @dataclass(frozen=True)
 class BatchSpec:
-    rows: tuple[SpecRow, ...]
+    rows: Sequence[SpecRow]  # a tuple, or GridRows made on demand
     source: str = ""
 
 
@@ -83,11 +87,100 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class InvalidScenarios:
+    """Scenarios the optimizer would reject before solving (an unknown workload preset, a
+    negative budget), found in the driver before anything runs."""
+
+    errors: dict[str, ProcurementError]  # by scenario id
+    scenarios: dict[str, Scenario] = field(default_factory=dict)  # by scenario id
+
+    @property
+    def causes(self) -> list[tuple[str, int]]:
+        """Each distinct error message with how many scenarios it rejects, most first."""
+        counts: dict[str, int] = {}
+        for e in self.errors.values():
+            counts[str(e)] = counts.get(str(e), 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def describe(self) -> str:
+        causes = self.causes
+        lines = [f"  {n:,} x {cause}" for cause, n in causes[:MAX_LISTED_CAUSES]]
+        if len(causes) > MAX_LISTED_CAUSES:
+            lines.append(f"  ... and {len(causes) - MAX_LISTED_CAUSES} more causes")
+        return (
+            f"{len(self.errors):,} scenario(s) fail validation, {len(causes)} cause(s):\n"
+            + "\n".join(lines)
+        )
+
+
+class PlannedScenarios(Sequence[Scenario]):
+    """A plan's distinct scenarios, made from the spec's rows each time they are iterated
+    (in spec order, a repeated id skipped), so the driver never holds them all."""
+
+    def __init__(self, rows: Sequence[SpecRow], by_ref: Mapping[str, CatalogInfo], n: int):
+        self._rows, self._by_ref, self._len = rows, by_ref, n
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[Scenario]:
+        for scenario, first, _ in _scenarios(self._rows, self._by_ref):
+            if first:
+                yield scenario
+
+    @overload
+    def __getitem__(self, index: int) -> Scenario: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Scenario, ...]: ...
+    def __getitem__(self, index: int | slice) -> Scenario | tuple[Scenario, ...]:
+        if isinstance(index, slice):
+            return tuple(itertools.islice(self, *index.indices(self._len)))
+        k = index + self._len if index < 0 else index
+        found = next(itertools.islice(self, k, None), None) if k >= 0 else None
+        if found is None:
+            raise IndexError(index)
+        return found
+
+
+class PlannedRowIds(Sequence[str]):
+    """The scenario id of every spec row (duplicates included), made on demand."""
+
+    def __init__(self, rows: Sequence[SpecRow], by_ref: Mapping[str, CatalogInfo]):
+        self._rows, self._by_ref = rows, by_ref
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[str]:
+        for scenario, _, _ in _scenarios(self._rows, self._by_ref, dedupe=False):
+            yield scenario.scenario_id
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(itertools.islice(self, *index.indices(len(self))))
+        row = self._rows[index]
+        return scenario_id(
+            self._by_ref[row.catalog_ref].catalog_id, canonical_request_json(row.request)
+        )
+
+
+@dataclass(frozen=True)
 class BatchPlan:
     catalogs: Mapping[str, CatalogInfo]  # by catalog_id
-    scenarios: tuple[Scenario, ...]
+    scenarios: Sequence[Scenario]  # PlannedScenarios (made on demand) or a tuple
     duplicates: int  # rows dropped because an earlier row has the same id
-    row_ids: tuple[str, ...] = ()  # the scenario id of every spec row, duplicates included
+    row_ids: Sequence[str] = ()  # the scenario id of every spec row, duplicates included
+    # Each catalog reference as written -> the content id it resolved to (two references
+    # to equal content share one entry of ``catalogs``, but both are listed here).
+    catalog_ids_by_ref: Mapping[str, str] = field(default_factory=dict)
+    # SHA-256 of the distinct scenarios (reference and canonical request, in order): what
+    # ``--resume`` compares; empty when the plan was built by hand.
+    spec_sha256: str = ""
+    invalid: InvalidScenarios | None = None  # None: not checked (plan_batch(validate=False))
 
     @property
     def catalog_data(self) -> dict[str, bytes]:
@@ -173,7 +266,7 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
         raise LimitExceeded(
             f"{source}: expands to {total:,} scenarios; the limit is {MAX_SCENARIOS:,}"
         )
-    rows: list[SpecRow] = []
+    bodies: list[tuple[dict[str, Any], list[str]]] = []
     for i, scenario in enumerate(scenarios):
         refs = (
             _string_list([scenario["catalog"]], f"scenarios[{i}].catalog")
@@ -185,16 +278,78 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
                 "no catalog: give the scenario a catalog or the spec a catalogs list",
                 field=f"scenarios[{i}]",
             )
-        for combo in itertools.product(*grid.values()):
-            merged = _deep_merge(defaults, {k: v for k, v in scenario.items() if k != "catalog"})
-            for path, value in zip(grid, combo, strict=True):
-                merged = _deep_merge(merged, _nest(str(path), value))
-            where = f"scenarios[{i}]" + "".join(
-                f" {p}={v}" for p, v in zip(grid, combo, strict=True)
-            )
-            request = _parse_request(merged, where)
-            rows.extend(SpecRow(ref, request, where) for ref in refs)
-    return BatchSpec(rows=tuple(rows), source=source)
+        body = _deep_merge(defaults, {k: v for k, v in scenario.items() if k != "catalog"})
+        bodies.append((body, refs))
+    rows = GridRows(bodies, [(str(p), list(v)) for p, v in grid.items()])
+    rows.check()
+    return BatchSpec(rows=rows, source=source)
+
+
+class GridRows(Sequence[SpecRow]):
+    """The rows of a document spec, made on demand: every scenario x every grid combination
+    x its catalogs, in that order. Nothing is expanded up front, so a million-row grid costs
+    memory only for what a caller keeps (docs/batch.md, "Memory")."""
+
+    def __init__(
+        self, bodies: list[tuple[dict[str, Any], list[str]]], grid: list[tuple[str, list[Any]]]
+    ) -> None:
+        self._bodies = bodies
+        self._grid = grid
+        self._combos = math.prod(len(values) for _, values in grid)
+        self._len = sum(len(refs) for _, refs in bodies) * self._combos
+
+    def check(self) -> None:
+        """Parse what every row is made of (each scenario, and each grid value over it), so
+        that a structural mistake is reported now, naming its place, not mid-plan."""
+        for i, (body, _) in enumerate(self._bodies):
+            _parse_request(body, f"scenarios[{i}]")
+            for path, values in self._grid:
+                for value in values:
+                    _parse_request(
+                        _deep_merge(body, _nest(path, value)), f"scenarios[{i}] {path}={value}"
+                    )
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[SpecRow]:
+        for i, (_, refs) in enumerate(self._bodies):
+            for combo in itertools.product(*(values for _, values in self._grid)):
+                request, where = self._request(i, combo)
+                for ref in refs:
+                    yield SpecRow(ref, request, where)
+
+    @overload
+    def __getitem__(self, index: int) -> SpecRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[SpecRow, ...]: ...
+    def __getitem__(self, index: int | slice) -> SpecRow | tuple[SpecRow, ...]:
+        if isinstance(index, slice):
+            return tuple(self[k] for k in range(*index.indices(self._len)))
+        k = index + self._len if index < 0 else index
+        if not 0 <= k < self._len:
+            raise IndexError(index)
+        for i, (_, refs) in enumerate(self._bodies):
+            block = len(refs) * self._combos
+            if k < block:
+                combo_index, ref_index = divmod(k, len(refs))
+                combo: list[Any] = []
+                for _, values in reversed(self._grid):  # the last grid key varies fastest
+                    combo_index, v = divmod(combo_index, len(values))
+                    combo.append(values[v])
+                request, where = self._request(i, tuple(reversed(combo)))
+                return SpecRow(refs[ref_index], request, where)
+            k -= block
+        raise IndexError(index)
+
+    def _request(self, i: int, combo: tuple[Any, ...]) -> tuple[optimize_pb2.OptimizeRequest, str]:
+        merged = self._bodies[i][0]
+        for (path, _), value in zip(self._grid, combo, strict=True):
+            merged = _deep_merge(merged, _nest(path, value))
+        where = f"scenarios[{i}]" + "".join(
+            f" {p}={v}" for (p, _), v in zip(self._grid, combo, strict=True)
+        )
+        return _parse_request(merged, where), where
 
 
 def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
@@ -237,9 +392,17 @@ def plan_batch(
     data_dir: str | Path | None = None,
     tenant: str = "default",
     resolve: Callable[[str], Catalog] | None = None,
+    validate: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> BatchPlan:
     """Resolve each distinct catalog reference once and give every row its stable id;
     rows that repeat an earlier id are dropped (and counted).
+
+    One pass over the rows, keeping only what the plan needs (catalogs, counts, the ids
+    seen, the spec's fingerprint): the scenarios themselves are made again on demand
+    (``PlannedScenarios``). With ``validate``, each scenario's request is also checked as
+    the optimizer will (``plan.invalid``). ``progress(rows_done, rows_total)`` is called
+    every ``PLAN_PROGRESS_ROWS`` rows and at the end.
 
     ``resolve`` replaces ``resolve_catalog`` (a path, a bundled name or a stored catalog of
     ``tenant`` in ``data_dir``), e.g. with the service's rule, which never reads a path.
@@ -247,44 +410,120 @@ def plan_batch(
     lookup = resolve or partial(resolve_catalog, data_dir=data_dir, tenant=tenant)
     by_ref: dict[str, CatalogInfo] = {}
     catalogs: dict[str, CatalogInfo] = {}
-    scenarios: list[Scenario] = []
-    row_ids: list[str] = []
-    seen: set[str] = set()
-    for row in spec.rows:
-        info = by_ref.get(row.catalog_ref)
+
+    def info_for(ref: str) -> CatalogInfo:
+        info = by_ref.get(ref)
         if info is None:
-            catalog = lookup(row.catalog_ref)
+            catalog = lookup(ref)
             data = canonical_json(catalog)
             fresh = CatalogInfo(
                 catalog_id=hash_canonical(data),
-                ref=row.catalog_ref,
+                ref=ref,
                 name=catalog.meta.name,
                 vendor=catalog.meta.vendor,
                 data=data,
             )
-            info = by_ref[row.catalog_ref] = catalogs.setdefault(fresh.catalog_id, fresh)
-        request_json = canonical_request_json(row.request)
-        sid = scenario_id(info.catalog_id, request_json)
-        row_ids.append(sid)
-        if sid in seen:
+            info = by_ref[ref] = catalogs.setdefault(fresh.catalog_id, fresh)
+        return info
+
+    total = len(spec.rows)
+    distinct = done = 0
+    fingerprint = hashlib.sha256()
+    errors: dict[str, ProcurementError] = {}
+    rejected: dict[str, Scenario] = {}
+    for scenario, first, request in _scenarios(spec.rows, info_for):
+        done += 1
+        if progress is not None and done % PLAN_PROGRESS_ROWS == 0:
+            progress(done, total)
+        if not first:
             continue
-        seen.add(sid)
-        scenarios.append(
-            Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json)
-        )
+        distinct += 1
+        fingerprint.update(f"{scenario.catalog_ref}\n{scenario.request_json}\n".encode())
+        if validate and (error := request_error(request)) is not None:
+            errors[scenario.scenario_id] = error
+            rejected[scenario.scenario_id] = scenario
+    if progress is not None:
+        progress(done, total)
     return BatchPlan(
         catalogs=catalogs,
-        scenarios=tuple(scenarios),
-        duplicates=len(spec.rows) - len(scenarios),
-        row_ids=tuple(row_ids),
+        scenarios=PlannedScenarios(spec.rows, by_ref, distinct),
+        duplicates=total - distinct,
+        row_ids=PlannedRowIds(spec.rows, by_ref),
+        catalog_ids_by_ref={ref: info.catalog_id for ref, info in by_ref.items()},
+        spec_sha256=fingerprint.hexdigest(),
+        invalid=InvalidScenarios(errors, rejected) if validate else None,
     )
+
+
+def request_error(request: str | optimize_pb2.OptimizeRequest) -> ProcurementError | None:
+    """What the optimizer would reject in this request (or its canonical JSON) before
+    solving, or None."""
+    from optimizer.optimize.convert import fixed_plan_from_proto, spec_from_proto
+
+    try:
+        if isinstance(request, str):
+            request = json_format.Parse(request, optimize_pb2.OptimizeRequest())
+        spec_from_proto(request)
+        fixed_plan_from_proto(request)
+    except ProcurementError as e:
+        return e
+    return None
+
+
+def _scenarios(
+    rows: Iterable[SpecRow],
+    by_ref: Mapping[str, CatalogInfo] | Callable[[str], CatalogInfo],
+    *,
+    dedupe: bool = True,
+) -> Iterator[tuple[Scenario, bool, optimize_pb2.OptimizeRequest]]:
+    """Each row's scenario, whether it is the first with its id (the seen set holds 16-byte
+    digests: the one per-scenario cost of a pass) and its request as parsed."""
+    info_for = by_ref if callable(by_ref) else by_ref.__getitem__
+    seen: set[bytes] = set()
+    for row in rows:
+        info = info_for(row.catalog_ref)
+        request_json = canonical_request_json(row.request)
+        sid = scenario_id(info.catalog_id, request_json)
+        first = True
+        if dedupe:
+            key = bytes.fromhex(sid)
+            first = key not in seen
+            seen.add(key)
+        yield (
+            Scenario(sid, short_hash(request_json), info.catalog_id, row.catalog_ref, request_json),
+            first,
+            row.request,
+        )
 
 
 def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:
     try:
-        return json_format.ParseDict(doc, optimize_pb2.OptimizeRequest())
+        return json_format.ParseDict(dict(doc), optimize_pb2.OptimizeRequest())
     except json_format.ParseError as e:
-        raise InvalidInput(str(e), field=where) from None
+        unknown = _unknown_field(doc, optimize_pb2.OptimizeRequest.DESCRIPTOR, "")
+        raise InvalidInput(unknown or str(e), field=where) from None
+
+
+def _unknown_field(doc: Any, message: Any, prefix: str) -> str | None:
+    """The first key of ``doc`` that is not a field of ``message``, said in the spelling
+    specs use (snake_case field names), with the fields it could have been; None if all
+    keys are known (protobuf also accepts camelCase, so those count as known)."""
+    if not isinstance(doc, Mapping):
+        return None
+    by_json = {f.json_name: f for f in message.fields}
+    for key, value in doc.items():
+        field_ = message.fields_by_name.get(str(key)) or by_json.get(str(key))
+        if field_ is None:
+            where = prefix.rstrip(".") or message.name
+            expected = ", ".join(f.name for f in message.fields)
+            return f"{where} has no field named {str(key)!r}; expected one of {expected}"
+        if field_.message_type is not None and not field_.message_type.GetOptions().map_entry:
+            values = value if field_.is_repeated and isinstance(value, list) else [value]
+            for v in values:
+                found = _unknown_field(v, field_.message_type, f"{prefix}{field_.name}.")
+                if found:
+                    return found
+    return None
 
 
 def _string_list(value: Any, field: str) -> list[str]:
@@ -310,14 +549,15 @@ def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, An
 
 
 def _nest(path: str, value: Any) -> dict[str, Any]:
-    doc: Any = value
-    for part in reversed(path.split(".")):
+    doc: dict[str, Any] = {path.rsplit(".", 1)[-1]: value}
+    for part in reversed(path.split(".")[:-1]):
         doc = {part: doc}
     return doc
 
 
 def _walk(path: str) -> Iterator[FieldDescriptor | None]:
-    message: Descriptor | None = optimize_pb2.OptimizeRequest.DESCRIPTOR
+    # Any: the C implementation's Descriptor type is not the Python stub's.
+    message: Any = optimize_pb2.OptimizeRequest.DESCRIPTOR
     for part in path.split("."):
         field = message.fields_by_name.get(part) if message is not None else None
         yield field

@@ -8,10 +8,12 @@ Layout of an output directory::
 
 A flush first appends the buffered lines to ``responses.jsonl`` (and ``results.csv``) and
 syncs them, then writes the Parquet part under a temporary name and renames it into place.
-The rename is the commit: each part records in its metadata how far the text files
-reached. Opening a directory again removes what a crash left uncommitted (temporary parts,
-text past the last recorded offset), so a scenario is in all files exactly once or in none,
-and ``--resume`` skips exactly the committed ids.
+The rename is the commit: each part records in its metadata the byte range its lines occupy
+in each text file. Opening a directory again runs ``repair.repair``: it removes what a crash
+left uncommitted (temporary parts, text past the last recorded offset), quarantines damaged
+parts and rewrites the text files from the committed parts when they disagree, so a
+scenario is in all files exactly once or in none, and ``--resume`` skips exactly the
+committed ids.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import csv
 import io
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +30,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from optimizer.batch.repair import (
+    CSV_FILE,
+    RANGE_KEYS,
+    RESPONSES_FILE,
+    RESULTS_DIR,
+    RepairReport,
+    part_paths,
+    part_seq,
+    repair,
+)
 from optimizer.batch.tasks import TaskResult
 
-RESULTS_DIR = "results"
-RESPONSES_FILE = "responses.jsonl"
-CSV_FILE = "results.csv"
-_OFFSETS = {RESPONSES_FILE: b"responses_end", CSV_FILE: b"csv_end"}
+__all__ = ["CSV_FILE", "RESPONSES_FILE", "RESULTS_DIR", "ROW_SCHEMA", "ResultWriter"]
 
 _S, _F, _I = pa.string(), pa.float64(), pa.int32()
 ROW_SCHEMA = pa.schema(
@@ -74,7 +84,7 @@ TIMING_COLUMNS = ("solve_time_s",)
 
 
 def _parts(out_dir: Path) -> list[Path]:
-    return sorted((out_dir / RESULTS_DIR).glob("part-*.parquet"))
+    return part_paths(out_dir)
 
 
 def has_results(out_dir: str | Path) -> bool:
@@ -93,14 +103,17 @@ def read_table(out_dir: str | Path, columns: list[str] | None = None) -> pa.Tabl
 
 def read_results(out_dir: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """Every committed row of ``out_dir`` as a DataFrame."""
-    return read_table(out_dir, columns).to_pandas()
+    frame: pd.DataFrame = read_table(out_dir, columns).to_pandas()
+    return frame
 
 
 class ResultWriter:
     """Buffers result rows and commits them every ``flush_rows`` rows or ``flush_s`` seconds.
 
     ``add`` ignores a scenario id already committed or buffered, so a row is written once
-    even if an engine or a resumed run produces it again.
+    even if an engine or a resumed run produces it again. Opening repairs the directory
+    (``repair.repair``; with ``keep``, rows of other scenarios are dropped) and keeps what it
+    found in ``repaired``.
     """
 
     def __init__(
@@ -110,13 +123,14 @@ class ResultWriter:
         csv_copy: bool = False,
         flush_rows: int = 200,
         flush_s: float = 10.0,
+        keep: Collection[str] | None = None,
     ) -> None:
         self.out_dir = Path(out_dir)
         (self.out_dir / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+        self.repaired: RepairReport = repair(self.out_dir, ROW_SCHEMA, keep=keep, csv_copy=csv_copy)
         # Once a directory has a CSV copy it keeps one, or its offsets would stop matching.
         self.csv_copy = csv_copy or (self.out_dir / CSV_FILE).exists()
         self.flush_rows, self.flush_s = flush_rows, flush_s
-        self._recover()
         self.written: set[str] = set(
             read_table(self.out_dir, ["scenario_id"]).column("scenario_id").to_pylist()
         )
@@ -142,19 +156,19 @@ class ResultWriter:
         self._since = time.monotonic()
         if not self._rows:
             return
-        offsets = {
-            _OFFSETS[RESPONSES_FILE]: str(
-                _append(self.out_dir / RESPONSES_FILE, "".join(f"{x}\n" for x in self._lines))
-            )
-        }
+        offsets: dict[bytes, str] = {}
+        texts = {RESPONSES_FILE: "".join(f"{x}\n" for x in self._lines)}
         if self.csv_copy:
-            offsets[_OFFSETS[CSV_FILE]] = str(
-                _append(self.out_dir / CSV_FILE, _csv_text(self._rows, self.out_dir))
-            )
+            texts[CSV_FILE] = _csv_text(self._rows, self.out_dir)
+        for name, text in texts.items():
+            path = self.out_dir / name
+            start_key, end_key = RANGE_KEYS[name]
+            offsets[start_key] = str(path.stat().st_size if path.exists() else 0)
+            offsets[end_key] = str(_append(path, text))
         table = pa.Table.from_pylist(self._rows, schema=ROW_SCHEMA)
         table = table.replace_schema_metadata({k: v.encode() for k, v in offsets.items()})
         parts = _parts(self.out_dir)
-        seq = int(parts[-1].stem.split("-")[1]) + 1 if parts else 0
+        seq = part_seq(parts[-1]) + 1 if parts else 0
         final = self.out_dir / RESULTS_DIR / f"part-{seq:06d}.parquet"
         tmp = final.with_suffix(".parquet.tmp")
         pq.write_table(table, tmp)
@@ -164,22 +178,6 @@ class ResultWriter:
         _fsync_dir(final.parent)
         self.written |= self._buffered
         self._rows, self._lines, self._buffered = [], [], set()
-
-    def _recover(self) -> None:
-        """Drop what an interrupted flush left behind (temp parts, text past the last
-        committed offset); give a directory its CSV copy when one is first asked for."""
-        for tmp in (self.out_dir / RESULTS_DIR).glob("*.tmp"):
-            tmp.unlink()
-        parts = _parts(self.out_dir)
-        meta = (pq.read_schema(parts[-1]).metadata or {}) if parts else {}
-        for name, key in _OFFSETS.items():
-            path = self.out_dir / name
-            end = int(meta.get(key, b"0"))
-            if path.exists() and path.stat().st_size > end:
-                os.truncate(path, end)
-        csv_path = self.out_dir / CSV_FILE
-        if self.csv_copy and parts and not (csv_path.exists() and csv_path.stat().st_size):
-            _append(csv_path, _csv_text(read_table(self.out_dir).to_pylist(), self.out_dir))
 
 
 def _append(path: Path, text: str) -> int:

@@ -9,6 +9,7 @@ tenant in every WHERE (F5), and a connection that is never used across ``fork`` 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sqlite3
@@ -16,9 +17,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from optimizer.catalog.canonical import canonical_json, catalog_from_canonical, hash_canonical
 from optimizer.catalog.model import TABLES, Catalog
@@ -33,13 +35,18 @@ MAX_TENANT_CHARS = 128
 BUSY_TIMEOUT_MS = 30_000
 
 _HEX = re.compile(r"[0-9a-f]+")
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
+# Version 2: a version number is never given to other content. ``catalog_names`` keeps the
+# highest number each name was ever given (its high-water mark, never lowered by a delete),
+# ``catalog_tombstones`` answers "deleted" for a number whose version was deleted, and a
+# version is keyed by (tenant, name, version) so that ``restore`` can give old content a new
+# number.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS catalog_versions (
     tenant       TEXT    NOT NULL,
     id           TEXT    NOT NULL,          -- sha256 hex of the canonical JSON
     name         TEXT    NOT NULL,
-    version      INTEGER NOT NULL,          -- 1, 2, ... per (tenant, name)
+    version      INTEGER NOT NULL,          -- 1, 2, ... per (tenant, name), never reused
     vendor       TEXT    NOT NULL,
     quote_date   TEXT,
     created_at   TEXT    NOT NULL,          -- UTC, ISO 8601
@@ -47,10 +54,36 @@ CREATE TABLE IF NOT EXISTS catalog_versions (
     size_bytes   INTEGER NOT NULL,
     request_id   TEXT,                      -- client idempotency key (reliability.md A11)
     canonical    BLOB    NOT NULL,
-    PRIMARY KEY (tenant, id),
-    UNIQUE (tenant, name, version),
+    PRIMARY KEY (tenant, name, version),
     UNIQUE (tenant, request_id)
 );
+CREATE INDEX IF NOT EXISTS catalog_versions_by_id ON catalog_versions (tenant, id);
+CREATE TABLE IF NOT EXISTS catalog_names (
+    tenant       TEXT    NOT NULL,
+    name         TEXT    NOT NULL,
+    last_version INTEGER NOT NULL,          -- high-water mark: the next version is this + 1
+    PRIMARY KEY (tenant, name)
+);
+CREATE TABLE IF NOT EXISTS catalog_tombstones (
+    tenant       TEXT    NOT NULL,
+    name         TEXT    NOT NULL,
+    version      INTEGER NOT NULL,
+    id           TEXT    NOT NULL,          -- the content the number named
+    deleted_at   TEXT    NOT NULL,          -- UTC, ISO 8601
+    PRIMARY KEY (tenant, name, version)
+);
+"""
+# Schema 1 keyed versions by (tenant, id) and numbered them MAX(version) + 1; its rows move
+# to the new table, and each name's high-water mark starts at its highest surviving version.
+_MIGRATE_FROM_1 = """
+ALTER TABLE catalog_versions RENAME TO catalog_versions_v1;
+{schema}
+INSERT INTO catalog_versions SELECT
+    tenant, id, name, version, vendor, quote_date, created_at, row_count, size_bytes,
+    request_id, canonical FROM catalog_versions_v1;
+DROP TABLE catalog_versions_v1;
+INSERT INTO catalog_names SELECT tenant, name, MAX(version) FROM catalog_versions
+    GROUP BY tenant, name;
 """
 # Connections a forked child inherited: never used, never closed, never freed.
 _INHERITED_CONNECTIONS: list[sqlite3.Connection] = []
@@ -137,7 +170,15 @@ class CatalogStore:
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute(_SCHEMA)
+            found = conn.execute("PRAGMA user_version").fetchone()[0]  # another may have won
+            if found == 1:
+                for statement in _MIGRATE_FROM_1.format(schema=_SCHEMA).split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+            elif found != _SCHEMA_VERSION:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
@@ -209,47 +250,77 @@ class CatalogStore:
                         raise InvalidInput(msg, field="request_id")
                     return StoredCatalogInfo(*row)
             row = conn.execute(
-                f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND id = ?",
+                f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND id = ?"
+                " ORDER BY version DESC LIMIT 1",
                 (tenant, cid),
             ).fetchone()
             if row is not None:
                 return StoredCatalogInfo(*row)
-            name = catalog.meta.name
-            (version,) = conn.execute(
-                "SELECT COALESCE(MAX(version), 0) + 1 FROM catalog_versions"
-                " WHERE tenant = ? AND name = ?",
-                (tenant, name),
-            ).fetchone()
-            quote_date = catalog.meta.quote_date.isoformat() if catalog.meta.quote_date else None
-            info = StoredCatalogInfo(
-                tenant=tenant,
-                id=cid,
-                name=name,
-                version=version,
-                vendor=catalog.meta.vendor,
-                quote_date=quote_date,
-                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                row_count=_row_count(catalog),
-                size_bytes=len(data),
-            )
-            conn.execute(
-                f"INSERT INTO catalog_versions ({_INFO_COLUMNS}, request_id, canonical)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    info.tenant,
-                    info.id,
-                    info.name,
-                    info.version,
-                    info.vendor,
-                    info.quote_date,
-                    info.created_at,
-                    info.row_count,
-                    info.size_bytes,
-                    request_id,
-                    data,
-                ),
-            )
+            return self._insert(conn, catalog, data, cid, tenant, request_id)
+
+    @staticmethod
+    def _insert(
+        conn: sqlite3.Connection,
+        catalog: Catalog,
+        data: bytes,
+        cid: str,
+        tenant: str,
+        request_id: str | None,
+    ) -> StoredCatalogInfo:
+        """Add ``data`` as the next number of its name: one past the name's high-water mark,
+        which only ever rises, so a number once given never names other content."""
+        name = catalog.meta.name
+        (version,) = conn.execute(
+            "INSERT INTO catalog_names (tenant, name, last_version) VALUES (?, ?, 1)"
+            " ON CONFLICT (tenant, name) DO UPDATE SET last_version = last_version + 1"
+            " RETURNING last_version",
+            (tenant, name),
+        ).fetchone()
+        quote_date = catalog.meta.quote_date.isoformat() if catalog.meta.quote_date else None
+        info = StoredCatalogInfo(
+            tenant=tenant,
+            id=cid,
+            name=name,
+            version=version,
+            vendor=catalog.meta.vendor,
+            quote_date=quote_date,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            row_count=_row_count(catalog),
+            size_bytes=len(data),
+        )
+        conn.execute(
+            f"INSERT INTO catalog_versions ({_INFO_COLUMNS}, request_id, canonical)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                info.tenant,
+                info.id,
+                info.name,
+                info.version,
+                info.vendor,
+                info.quote_date,
+                info.created_at,
+                info.row_count,
+                info.size_bytes,
+                request_id,
+                data,
+            ),
+        )
         return info
+
+    def restore(self, ref: str, *, tenant: str) -> StoredCatalogInfo:
+        """Store the content of the live version ``ref`` again as the next version of its
+        name, so that it is the latest (the way back to an old quote without deleting the
+        newer ones). The content and id are the old version's; the number is new."""
+        _check_tenant(tenant)
+        with self._write() as conn:
+            old = self._resolve(conn, ref, tenant)
+            (data,) = conn.execute(
+                "SELECT canonical FROM catalog_versions"
+                " WHERE tenant = ? AND name = ? AND version = ?",
+                (tenant, old.name, old.version),
+            ).fetchone()
+            data = bytes(data)
+            return self._insert(conn, catalog_from_canonical(data), data, old.id, tenant, None)
 
     def delete(
         self, ref: str, *, tenant: str, all_versions: bool = False
@@ -262,21 +333,22 @@ class CatalogStore:
         _check_tenant(tenant)
         with self._write() as conn:
             info = self._resolve(conn, ref, tenant)
-            if all_versions:
-                rows = conn.execute(
-                    f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND name = ?"
-                    " ORDER BY version",
-                    (tenant, info.name),
-                ).fetchall()
-                conn.execute(
-                    "DELETE FROM catalog_versions WHERE tenant = ? AND name = ?",
-                    (tenant, info.name),
-                )
-                return [StoredCatalogInfo(*r) for r in rows]
-            conn.execute(
-                "DELETE FROM catalog_versions WHERE tenant = ? AND id = ?", (tenant, info.id)
+            where = "tenant = ? AND name = ?"
+            args: tuple[str | int, ...] = (tenant, info.name)
+            if not all_versions:
+                where, args = where + " AND version = ?", (tenant, info.name, info.version)
+            rows = conn.execute(
+                f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE {where} ORDER BY version",
+                args,
+            ).fetchall()
+            deleted_at = datetime.now(UTC).isoformat(timespec="seconds")
+            conn.executemany(
+                "INSERT OR REPLACE INTO catalog_tombstones"
+                " (tenant, name, version, id, deleted_at) VALUES (?, ?, ?, ?, ?)",
+                [(tenant, r[2], r[3], r[1], deleted_at) for r in rows],
             )
-            return [info]
+            conn.execute(f"DELETE FROM catalog_versions WHERE {where}", args)
+            return [StoredCatalogInfo(*r) for r in rows]
 
     # ------------------------------------------------------------------ reads
     def list(self, tenant: str) -> list[StoredCatalogInfo]:
@@ -330,19 +402,20 @@ class CatalogStore:
                 (tenant, name, int(version_text)),
             ).fetchone()
             if row is None:
+                CatalogStore._raise_if_deleted(conn, ref, tenant, name, int(version_text))
                 raise not_found
             return StoredCatalogInfo(*row)
         if len(ref) >= MIN_ID_PREFIX_CHARS and _HEX.fullmatch(ref):
             rows = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM catalog_versions"
-                " WHERE tenant = ? AND substr(id, 1, ?) = ? LIMIT 2",
+                " WHERE tenant = ? AND substr(id, 1, ?) = ? ORDER BY version DESC",
                 (tenant, len(ref), ref),
             ).fetchall()
-            if len(rows) > 1:
+            if len({r[1] for r in rows}) > 1:
                 raise InvalidInput(
                     f"id prefix {ref!r} matches several catalogs; give more digits", field="catalog"
                 )
-            if rows:
+            if rows:  # restored content has several numbers: the latest names it
                 return StoredCatalogInfo(*rows[0])
         row = conn.execute(
             f"SELECT {_INFO_COLUMNS} FROM catalog_versions WHERE tenant = ? AND name = ?"
@@ -350,8 +423,30 @@ class CatalogStore:
             (tenant, ref),
         ).fetchone()
         if row is None:
+            CatalogStore._raise_if_deleted(conn, ref, tenant, ref, None)
             raise not_found
         return StoredCatalogInfo(*row)
+
+    @staticmethod
+    def _raise_if_deleted(
+        conn: sqlite3.Connection, ref: str, tenant: str, name: str, version: int | None
+    ) -> None:
+        """``CatalogDeleted`` when ``ref`` named a version that was deleted (any version of
+        ``name`` when ``version`` is None and none is left)."""
+        row = conn.execute(
+            "SELECT version, deleted_at FROM catalog_tombstones WHERE tenant = ? AND name = ?"
+            " AND (? IS NULL OR version = ?) ORDER BY version DESC LIMIT 1",
+            (tenant, name, version, version),
+        ).fetchone()
+        if row is not None:
+            raise CatalogDeleted(
+                f"catalog {ref!r} was deleted ({name}@{row[0]} at {row[1]} UTC); "
+                "its version numbers are never given to other content"
+            )
+
+
+class CatalogDeleted(NotFound):
+    """The reference named a version that was deleted; the number is not reused."""
 
 
 def renamed(catalog: Catalog, name: str) -> Catalog:
@@ -372,3 +467,68 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+@dataclass(frozen=True)
+class TableDiff:
+    """How one table of catalog B differs from A; rows are named by their key (the SKU,
+    or ``SKU x min_quantity`` for a price break)."""
+
+    table: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    # key -> field -> (value in A, value in B); nested fields dotted (availability.source)
+    changed: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def diff_catalogs(a: Catalog, b: Catalog) -> list[TableDiff]:
+    """Rows added, removed and changed from ``a`` to ``b``, per table (``metadata`` first);
+    identical catalogs give only empty diffs."""
+    out = [_diff_rows("metadata", {"metadata": a.meta}, {"metadata": b.meta})]
+    for table in TABLES:
+        out.append(
+            _diff_rows(
+                table,
+                {_row_key(r): r for r in getattr(a, table)},
+                {_row_key(r): r for r in getattr(b, table)},
+            )
+        )
+    return out
+
+
+def _row_key(row: object) -> str:
+    key = str(getattr(row, "sku", ""))
+    quantity = getattr(row, "min_quantity", None)
+    return key if quantity is None else f"{key} x {quantity}"
+
+
+def _diff_rows(table: str, a: dict[str, object], b: dict[str, object]) -> TableDiff:
+    changed: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for key in sorted(a.keys() & b.keys()):
+        fa, fb = _flat(a[key]), _flat(b[key])
+        fields = {f: (fa.get(f), fb.get(f)) for f in sorted(fa.keys() | fb.keys())}
+        fields = {f: v for f, v in fields.items() if v[0] != v[1]}
+        if fields:
+            changed[key] = fields
+    return TableDiff(
+        table=table,
+        added=tuple(sorted(b.keys() - a.keys())),
+        removed=tuple(sorted(a.keys() - b.keys())),
+        changed=changed,
+    )
+
+
+def _flat(row: object, prefix: str = "") -> dict[str, Any]:
+    """A record's fields by dotted name, dates as ISO text."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(row):  # type: ignore[arg-type]
+        value = getattr(row, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update(_flat(value, f"{prefix}{f.name}."))
+        else:
+            out[f"{prefix}{f.name}"] = value.isoformat() if hasattr(value, "isoformat") else value
+    return out
