@@ -16,6 +16,7 @@ import click
 F = TypeVar("F", bound=Callable[..., object])
 
 FORMATS = ("table", "json", "csv", "xlsx")
+REPORT_FORMATS = (*FORMATS, "html")  # html: the self-contained report page (needs --output)
 PLOT_FORMATS = (".png", ".svg")
 DEFAULT_TENANT = "default"
 

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from client.options import data_dir, tenant
 from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
+from optimizer.reporting.batch import HTML_FILE
 
 
 @click.command("batch")
@@ -24,7 +25,7 @@ from optimizer.batch.runner import BatchProgress, BatchSummary, output_files
     "out_dir",
     required=True,
     type=click.Path(file_okay=False),
-    help="Directory for results/*.parquet, responses.jsonl and report.md.",
+    help="Directory for results/*.parquet, responses.jsonl, report.md and report.html.",
 )
 @click.option(
     "--scheduler",
@@ -127,5 +128,5 @@ def _print_summary(s: BatchSummary) -> None:
     if files["csv"].exists():
         lines.append(f"csv: {files['csv']}")
     if s.report_path is not None:
-        lines.append(f"report: {s.report_path}  plot: {s.plot_path}")
+        lines.append(f"report: {s.report_path}  plot: {s.plot_path}  page: {s.out_dir / HTML_FILE}")
     click.echo("\n".join(lines), file=sys.stdout)

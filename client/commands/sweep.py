@@ -10,7 +10,7 @@ import click
 from client import render
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
-from client.options import output_file, output_format, plot_file, scenario_options
+from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
 from client.progress import progress_bar
 from client.sweep import (
     file_requests,
@@ -93,7 +93,7 @@ class NumberList(click.ParamType):
     is_flag=True,
     help=f"Exit with status {EXIT_INFEASIBLE} when any scenario has no design.",
 )
-@output_format()
+@output_format(*REPORT_FORMATS)
 @output_file
 @click.pass_context
 def sweep(
@@ -155,6 +155,11 @@ def sweep(
             fmt,
             output,
         )
+    elif fmt == "html":
+        from optimizer.reporting import Scenario, write_html  # plotly only for a report
+
+        scenarios = [Scenario(o.request, o.response, o.error, str(o.index)) for o in outcomes]
+        write_html(output, scenarios, title=f"budget sweep: {len(outcomes):,} scenarios")
     else:
         with render.console(output) as out:
             print_sweep(outcomes, fronts, out)

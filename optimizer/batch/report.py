@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from optimizer.optimize.request import Objective
+from optimizer.reporting.batch import write_batch_html
 
 REPORT_FILE = "report.md"
 PLOT_FILE = "frontier.png"
@@ -100,12 +101,14 @@ def vendor_table(rows: pd.DataFrame) -> pd.DataFrame:
 def write_report(
     rows: pd.DataFrame, out_dir: str | Path, *, title: str = "Batch report"
 ) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``frontier.png`` into ``out_dir``; their paths."""
+    """Write ``report.md``, ``frontier.png`` and ``report.html`` into ``out_dir``; the first
+    two paths."""
     out = Path(out_dir)
     plot_path = out / PLOT_FILE
     _plot(rows, plot_path)
     md = out / REPORT_FILE
     md.write_text(_markdown(rows, title), encoding="utf-8")
+    write_batch_html(rows, out, title=title)  # report.html, beside the Parquet results
     return md, plot_path
 
 
