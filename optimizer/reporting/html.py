@@ -119,7 +119,7 @@ def render_html(
     bom_ids = _bom_ids(points)
     config = {"displaylogo": False, "responsive": True}
     frontier_div = pio.to_html(
-        _frontier_figure(scenarios, points, bom_ids),
+        frontier_figure(scenarios, points, bom_ids),
         full_html=False,
         include_plotlyjs=False,
         div_id="frontier",
@@ -129,7 +129,7 @@ def render_html(
     top = top_designs(scenarios, MAX_BREAKDOWN_DESIGNS)
     breakdown_div = (
         pio.to_html(
-            _breakdown_figure(top),
+            breakdown_figure(top),
             full_html=False,
             include_plotlyjs=False,
             div_id="breakdown",
@@ -236,9 +236,11 @@ def _axis(values: list[float], title: str, prefix: str = "") -> dict[str, Any]:
     return axis
 
 
-def _frontier_figure(
+def frontier_figure(
     scenarios: Sequence[Scenario], points: Sequence[DesignPoint], bom_ids: dict[int, int]
 ) -> Any:
+    """Every design a point (colour: catalog, shape: fabric, open: no BOM), each workload's
+    frontier as a staircase, and the budget and target lines; a ``plotly`` Figure."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -330,7 +332,9 @@ def _rule(x: list[float], y: list[float], name: str, colour: str, dash: str, leg
     )
 
 
-def _breakdown_figure(top: Sequence[DesignPoint]) -> Any:
+def breakdown_figure(top: Sequence[DesignPoint]) -> Any:
+    """Servers and network per design above; the network alone, split into switches, NICs,
+    cables and optics, on its own axis below (beside servers it is a sliver)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -608,7 +612,8 @@ window.procureReport = (function () {
         "carries no bill of materials. Re-run with its constraints to get one.";
       panel.appendChild(head); return;
     }
-    head.textContent = bom.title + " (" + bom.catalog + "), " + bom.racks + " racks";
+    head.textContent = bom.title + " (" + bom.catalog + "), " + bom.racks +
+      (bom.racks === 1 ? " rack" : " racks");
     panel.appendChild(head);
     var table = document.createElement("table"); table.id = "bom-table";
     var hr = document.createElement("tr");
