@@ -164,7 +164,7 @@ def sweep(
         with render.console(output) as out:
             print_sweep(outcomes, fronts, out)
     if plot:
-        from client.plots import write_plot  # matplotlib only when a plot is asked for
+        from client.plots import catalogs_of, write_plot  # matplotlib only for a plot
 
         write_plot(
             plot,
@@ -173,6 +173,7 @@ def sweep(
             top_designs(outcomes, fronts),
             requests,
             title=f"budget sweep: {len(outcomes):,} scenarios",
+            point_catalogs=catalogs_of((o.request, o.response) for o in outcomes),
         )
     if fail_on_infeasible and any(o.best is None for o in outcomes):
         ctx.exit(EXIT_INFEASIBLE)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from optimizer.optimize.request import Objective
 from optimizer.reporting.batch import write_batch_html
+from optimizer.reporting.ticks import readable_log_axis
 
 REPORT_FILE = "report.md"
 PLOT_FILE = "frontier.png"
@@ -233,6 +234,8 @@ def _plot(rows: pd.DataFrame, path: Path) -> None:
                 )
             ax.set_xscale("log")
             ax.set_yscale("log")
+            readable_log_axis(ax.xaxis, solved["training_time_hours"].tolist())  # 1-2-5 ticks
+            readable_log_axis(ax.yaxis, solved["capex_usd"].tolist(), "$")
             ax.set_title(label, fontsize=10)
             ax.set_xlabel("training time (hours)")
             ax.set_ylabel("capex (USD)")

@@ -19,7 +19,7 @@ def write_batch_html(rows: pd.DataFrame, out_dir: str | Path, *, title: str) -> 
 
     out = Path(out_dir)
     vendors: dict[str, str] = {}
-    if not rows.empty:
+    if {"catalog_id", "vendor"} <= set(rows.columns):
         known = rows.dropna(subset=["catalog_id", "vendor"])
         vendors = dict(zip(known["catalog_id"], known["vendor"], strict=True))
     responses = out / RESPONSES_FILE

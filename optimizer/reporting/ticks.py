@@ -8,6 +8,7 @@ PNG/SVG plots use these ticks.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 # Whether an axis spanning this ratio (largest / smallest value) is drawn logarithmic.
 LOG_SCALE_RATIO = 20.0
@@ -42,3 +43,17 @@ def tick_label(value: float, prefix: str = "") -> str:
                 return f"${value / scale:,.3g}{suffix}"
         return f"${value:,.3g}"
     return f"{value:,.0f}" if value >= 1 else f"{value:.3g}"
+
+
+def readable_log_axis(axis: Any, values: list[float], prefix: str = "") -> None:
+    """Put 1-2-5 ticks labelled as plain numbers on a matplotlib axis drawn logarithmic
+    (``ax.xaxis`` or ``ax.yaxis``), instead of bare powers of ten."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter
+
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return
+    ticks = log_ticks(min(positive), max(positive))
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FixedFormatter([tick_label(t, prefix) for t in ticks]))
+    axis.set_minor_formatter(NullFormatter())
