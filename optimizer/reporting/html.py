@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
@@ -225,6 +226,8 @@ def _axis(values: list[float], title: str, prefix: str = "") -> dict[str, Any]:
         ticks = log_ticks(min(positive), max(positive))
         axis.update(
             type="log",
+            # From the first labelled tick to the last, so both ends of the axis read.
+            range=[math.log10(ticks[0]), math.log10(ticks[-1])],
             tickmode="array",
             tickvals=ticks,
             ticktext=[tick_label(t, prefix) for t in ticks],
@@ -505,7 +508,7 @@ def _scenarios_table(scenarios: Sequence[Scenario]) -> str:
                 [
                     _cell(s.label or str(n), n),
                     _cell(s.catalog),
-                    _cell(r.catalog_id if r is not None else ""),
+                    _cell(r.catalog_id if r is not None else "", cls="id"),
                     _cell(s.request.workload.model or "custom"),
                     _cell(
                         f"{s.request.workload.training_tokens:.3g}"
@@ -580,13 +583,14 @@ h2{font-size:16px;margin:4px 0 10px}
 .top section{margin:0}
 #bom table,.sortable{border-collapse:collapse;width:100%;font-size:12.5px}
 th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
-td[data-sort]:not(.why){white-space:nowrap}
+td[data-sort]:not(.why):not(.id){white-space:nowrap}
 .sortable th{cursor:pointer;background:#f3f4f7;position:sticky;top:0}
 .sortable th:after{content:" \\2195";color:#999}
 .sortable tbody tr{cursor:pointer}
 .sortable tbody tr:hover{background:#f0f5ff}
 td.why{font-size:11.5px;color:#444;min-width:260px}
 .num{text-align:right}
+td.id{font:11px monospace;word-break:break-all;min-width:140px}
 .bom-total td{font-weight:600;border-top:2px solid #999}
 .note{color:#666;font-size:12px}
 pre{font-size:11.5px;overflow:auto;max-height:420px;background:#f6f6f6;padding:8px}
