@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_support import SMALL_SCENARIO, run
 from google.protobuf import json_format
+from service_support import TOKEN_A, start, write_tokens
 
 from client.frontier import points_of
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -207,3 +209,32 @@ def test_a_batch_writes_report_html_with_every_scenario(tmp_path: Path) -> None:
     scenarios_table = page.split('id="scenarios"')[1].split("</table>")[0]
     assert scenarios_table.count("<tr>") == 1 + 2
     assert _embedded_boms(page)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("server")
+    service, address = start(folder, tokens_file=write_tokens(folder))
+    yield address
+    service.shutdown(grace_s=0)
+
+
+def _without_run_facts(page: str) -> str:
+    """The page minus what two runs of the same question may differ in: when it was made
+    and how long each solve took."""
+    page = re.sub(r"Generated [^<]* UTC", "", page)
+    return re.sub(r'<td data-sort="[^"]*" class="seconds">[^<]*</td>', "", page)
+
+
+def test_a_sweep_against_a_server_writes_the_same_page_as_embedded(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    server: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PROCURE_TOKEN", TOKEN_A)
+    grid = ("sweep", *SMALL_SCENARIO, "--targets", "8,24", "--format", "html")
+    embedded, remote = tmp_path / "embedded.html", tmp_path / "remote.html"
+    assert run(capsys, "--quiet", *grid, "-o", str(embedded)).code == 0
+    assert run(capsys, "--quiet", "--server", server, *grid, "-o", str(remote)).code == 0
+    assert _without_run_facts(remote.read_text()) == _without_run_facts(embedded.read_text())

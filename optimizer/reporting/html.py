@@ -529,7 +529,11 @@ def _scenarios_table(scenarios: Sequence[Scenario]) -> str:
                     ),
                     _cell(status),
                     _cell(r.backend if r is not None else ""),
-                    _cell(f"{r.solve_time_s:.2f}" if r is not None else "", r and r.solve_time_s),
+                    _cell(
+                        f"{r.solve_time_s:.2f}" if r is not None else "",
+                        r and r.solve_time_s,
+                        cls="seconds",
+                    ),
                     _cell(
                         "; ".join([s.reason, *(r.warnings if r is not None else [])]).strip("; "),
                         cls="why",
