@@ -190,7 +190,7 @@ def _topology(topology: str, ratio: float) -> str:
     return f"{name} {ratio:g}:1" if topology in ("fat_tree", "rail_optimized") else name
 
 
-def _hover(p: DesignPoint, has_bom: bool) -> str:
+def _hover(p: DesignPoint, scenario: str, has_bom: bool) -> str:
     e = html.escape
     time = f"{_hours(p.training_time_hours)} h"
     low, high = p.training_time_hours_low, p.training_time_hours_high
@@ -208,7 +208,7 @@ def _hover(p: DesignPoint, has_bom: bool) -> str:
         lines.append(f"TCO: {_money(p.tco_usd)}")
     lines.append(f"time: {time}")
     if p.design is not None:
-        lines.append(f"rank {p.design.rank} of scenario {p.scenario + 1}")
+        lines.append(f"rank {p.design.rank} of scenario {e(scenario)}")
     lines.append(
         "click for its bill of materials"
         if has_bom
@@ -272,7 +272,10 @@ def frontier_figure(
                         "opacity": 0.85,
                     },
                     customdata=[[bom_ids.get(i, -1)] for i, _ in group],
-                    hovertext=[_hover(p, i in bom_ids) for i, p in group],
+                    hovertext=[
+                        _hover(p, scenarios[p.scenario].label or str(p.scenario + 1), i in bom_ids)
+                        for i, p in group
+                    ],
                     hovertemplate="%{hovertext}<extra></extra>",
                 )
             )
@@ -313,9 +316,10 @@ def frontier_figure(
         xaxis=_axis(all_hours, "training time (hours)"),
         yaxis=_axis(all_capex, "capex (USD)", "$"),
         hovermode="closest",
-        legend={"font": {"size": 11}},
-        margin={"l": 70, "r": 20, "t": 50, "b": 60},
-        height=520,
+        # Below the chart: catalog names with vendors are long and would squeeze it.
+        legend={"font": {"size": 11}, "orientation": "h", "yanchor": "top", "y": -0.18},
+        margin={"l": 70, "r": 20, "t": 50, "b": 40},
+        height=620,
     )
     return fig
 

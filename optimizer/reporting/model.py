@@ -209,7 +209,7 @@ def batch_scenarios(responses_jsonl: str | Path, vendors: dict[str, str]) -> lis
                     request=request,
                     response=response,
                     error=doc.get("error") or "",
-                    label=str(doc.get("scenario_id", n)),
+                    label=str(doc.get("scenario_id", n))[:12],  # a prefix to grep for
                     vendor=vendors.get(doc.get("catalog_id", ""), "") or "",
                 )
             )
