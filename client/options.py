@@ -23,6 +23,7 @@ from optimizer.registry.topologies import TOPOLOGIES
 F = TypeVar("F", bound=Callable[..., object])
 
 FORMATS = ("table", "json", "csv", "xlsx")
+REPORT_FORMATS = (*FORMATS, "html")  # html: the self-contained report page (needs --output)
 PLOT_FORMATS = (".png", ".svg")
 DEFAULT_TENANT = "default"
 
@@ -63,13 +64,16 @@ def _listing(registry: Registry[Any]) -> str:
 def output_format(*choices: str) -> Callable[[F], F]:
     """``--format``: how results are written (default: a readable table)."""
     allowed = choices or FORMATS
+    page = (
+        "; html is the self-contained report page (needs -o FILE.html)" if "html" in allowed else ""
+    )
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(allowed),
         default="table",
         show_default=True,
-        help="Output format; json is the protobuf JSON of the response message.",
+        help=f"Output format; json is the protobuf JSON of the response message{page}.",
     )
 
 
@@ -79,7 +83,7 @@ output_file = click.option(
     "output",
     type=click.Path(dir_okay=False, writable=True),
     default=None,
-    help="Write to FILE instead of standard output (required for xlsx).",
+    help="Write to FILE instead of standard output (required for xlsx and html).",
 )
 
 

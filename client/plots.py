@@ -7,7 +7,7 @@ two panels, a fixed size (FIGURE_SIZE_IN at DPI) so the image is the same on eve
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -17,13 +17,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from client.frontier import Front
+from client.frontier import Front, point_key, points_of
 from client.options import PLOT_FORMATS
 from client.render import FABRIC, TOPOLOGY, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.reporting.ticks import readable_log_axis
 
 FIGURE_SIZE_IN = (13.0, 5.5)
 DPI = 100  # -> 1300 x 550 pixels
@@ -40,6 +41,7 @@ def topology_marker(topology: str) -> str:
     return TOPOLOGIES.get(topology).plot_marker if topology in TOPOLOGIES else "x"
 
 
+CATALOG_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 FRONT_STYLES = ("-", "--", "-.", ":")  # one per workload
 # CostBreakdown field -> bar label, bottom of the stack first.
 COST_PARTS = (
@@ -58,9 +60,12 @@ def write_plot(
     designs: Sequence[optimize_pb2.Design],
     requests: Sequence[optimize_pb2.OptimizeRequest],
     title: str = "",
+    point_catalogs: Mapping[bytes, str] | None = None,
 ) -> None:
     """Write to ``path`` (.png or .svg): ``points`` with each workload's frontier and the
-    requests' budget and target lines, beside the cost breakdown of ``designs``."""
+    requests' budget and target lines, beside the cost breakdown of ``designs``. With
+    ``point_catalogs`` (``catalogs_of``) naming more than one catalog, points are coloured
+    by catalog rather than fabric."""
     suffix = Path(path).suffix.lower()
     if suffix not in PLOT_FORMATS:
         raise InvalidInput(f"got {suffix or 'no suffix'!r}, expected .png or .svg", field="--plot")
@@ -73,7 +78,7 @@ def write_plot(
         1, 2, figsize=FIGURE_SIZE_IN, dpi=DPI, gridspec_kw={"width_ratios": (3, 2)}
     )
     try:
-        _frontier_panel(left, points, fronts, budgets_usd, targets_hours)
+        _frontier_panel(left, points, fronts, budgets_usd, targets_hours, point_catalogs or {})
         _breakdown_panel(right, designs[:MAX_BARS])
         if title:
             fig.suptitle(title)
@@ -89,18 +94,25 @@ def _frontier_panel(
     fronts: Sequence[Front],
     budgets_usd: Sequence[float],
     targets_hours: Sequence[float],
+    point_catalogs: Mapping[bytes, str],
 ) -> None:
-    for fabric in sorted({p.fabric for p in points}):
-        for topology in sorted({p.topology for p in points if p.fabric == fabric}):
-            group = [p for p in points if p.fabric == fabric and p.topology == topology]
+    catalog_of = {point_key(p): point_catalogs.get(point_key(p), "") for p in points}
+    catalogs = sorted(set(catalog_of.values()))
+    by_catalog = len(catalogs) > 1  # several catalogs: colour says which one, not the fabric
+    colours = dict(zip(catalogs, itertools.cycle(CATALOG_COLOURS), strict=False))
+    for catalog in catalogs:
+        mine = [p for p in points if catalog_of[point_key(p)] == catalog]
+        for fabric, topology in sorted({(p.fabric, p.topology) for p in mine}):
+            group = [p for p in mine if p.fabric == fabric and p.topology == topology]
+            what = f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}"
             ax.scatter(
                 [p.training_time_hours for p in group],
                 [p.capex_usd / 1e6 for p in group],
-                c=fabric_colour(fabric),
+                c=colours[catalog] if by_catalog else fabric_colour(fabric),
                 marker=topology_marker(topology),
                 alpha=0.75,
                 s=36,
-                label=f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}",
+                label=f"{catalog}: {what}" if by_catalog else what,
             )
     for front, style in zip(fronts, itertools.cycle(FRONT_STYLES)):
         # Fastest first: each step runs right at a design's cost to the next slower, cheaper
@@ -134,6 +146,7 @@ def _frontier_panel(
     hours = [p.training_time_hours for p in points] + list(targets_hours)
     if hours and min(hours) > 0 and max(hours) / min(hours) > 20:
         ax.set_xscale("log")
+        readable_log_axis(ax.xaxis, hours)  # 200, 500, 1,000 rather than a bare 10^3
     ax.set_xlabel("training time (hours)")
     ax.set_ylabel("capex (million USD)")
     ax.set_title("cost vs training time")
@@ -170,3 +183,14 @@ def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:
         ax.legend(fontsize=8, loc="upper left")
     else:
         ax.text(0.5, 0.5, "no design", ha="center", va="center", transform=ax.transAxes)
+
+
+def catalogs_of(
+    answers: Iterable[tuple[optimize_pb2.OptimizeRequest, optimize_pb2.OptimizeResponse | None]],
+) -> dict[bytes, str]:
+    """Point key -> the catalog whose response first reported it (for ``point_catalogs``)."""
+    out: dict[bytes, str] = {}
+    for request, response in answers:
+        for point in points_of([response] if response is not None else []):
+            out.setdefault(point_key(point), request.catalog)
+    return out

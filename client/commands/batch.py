@@ -41,7 +41,7 @@ DEFAULT_PROGRESS_INTERVAL_S = 30.0
     "out_dir",
     required=True,
     type=click.Path(file_okay=False),
-    help="Directory for results/*.parquet, responses.jsonl and report.md.",
+    help="Directory for results/*.parquet, responses.jsonl, report.md and report.html.",
 )
 @click.option(
     "--scheduler",
@@ -322,5 +322,8 @@ def _print_summary(s: BatchSummary) -> None:
     if files["csv"].exists():
         lines.append(f"csv: {files['csv']}")
     if s.report_path is not None:
-        lines.append(f"report: {s.report_path}  plot: {s.plot_path}")
+        from optimizer.reporting.batch import HTML_FILE
+
+        page = s.out_dir / HTML_FILE
+        lines.append(f"report: {s.report_path}  plot: {s.plot_path}  page: {page}")
     click.echo("\n".join(lines), file=sys.stdout)

@@ -10,7 +10,7 @@ import click
 from google.protobuf import json_format
 
 from client.exits import EXIT_INFEASIBLE
-from client.options import output_file, output_format, plot_file, scenario_options
+from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
@@ -116,7 +116,7 @@ def request_from_flags(
     help=f"Exit with status {EXIT_INFEASIBLE} when no design meets the constraints.",
 )
 @plot_file("the ranked designs' cost breakdown")
-@output_format()
+@output_format(*REPORT_FORMATS)
 @output_file
 @click.pass_context
 def optimize(
@@ -147,6 +147,10 @@ def optimize(
         if resp.designs:
             frames.append(("bom_rank1", render.bom_frame(resp.designs[0])))
         render.write_frames(frames, fmt, output)
+    elif fmt == "html":
+        from optimizer.reporting import Scenario, write_html  # plotly only for a report
+
+        write_html(output, [Scenario(req, resp)], title=f"{workload_label(req)} on {req.catalog}")
     else:
         with render.console(output) as out:
             render.print_optimize(resp, out)

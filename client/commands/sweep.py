@@ -10,7 +10,7 @@ import click
 
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
-from client.options import output_file, output_format, plot_file, scenario_options
+from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
 from optimizer.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class NumberList(_ParamType):
     is_flag=True,
     help=f"Exit with status {EXIT_INFEASIBLE} when any scenario has no design.",
 )
-@output_format()
+@output_format(*REPORT_FORMATS)
 @output_file
 @click.pass_context
 def sweep(
@@ -168,11 +168,16 @@ def sweep(
             fmt,
             output,
         )
+    elif fmt == "html":
+        from optimizer.reporting import Scenario, write_html  # plotly only for a report
+
+        scenarios = [Scenario(o.request, o.response, o.error, str(o.index)) for o in outcomes]
+        write_html(output, scenarios, title=f"budget sweep: {len(outcomes):,} scenarios")
     else:
         with render.console(output) as out:
             print_sweep(outcomes, fronts, out)
     if plot:
-        from client.plots import write_plot  # matplotlib only when a plot is asked for
+        from client.plots import catalogs_of, write_plot  # matplotlib only for a plot
 
         write_plot(
             plot,
@@ -181,6 +186,7 @@ def sweep(
             top_designs(outcomes, fronts),
             requests,
             title=f"budget sweep: {len(outcomes):,} scenarios",
+            point_catalogs=catalogs_of((o.request, o.response) for o in outcomes),
         )
     if fail_on_infeasible and any(o.best is None for o in outcomes):
         ctx.exit(EXIT_INFEASIBLE)

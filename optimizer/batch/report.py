@@ -16,6 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from optimizer.optimize.request import Objective
+from optimizer.reporting.batch import write_batch_html
+from optimizer.reporting.ticks import readable_log_axis
 
 REPORT_FILE = "report.md"
 PLOT_FILE = "frontier.png"
@@ -116,12 +118,14 @@ def errors_by_cause(rows: pd.DataFrame) -> pd.DataFrame:
 def write_report(
     rows: pd.DataFrame, out_dir: str | Path, *, title: str = "Batch report"
 ) -> tuple[Path, Path]:
-    """Write ``report.md`` and ``frontier.png`` into ``out_dir``; their paths."""
+    """Write ``report.md``, ``frontier.png`` and ``report.html`` into ``out_dir``; the first
+    two paths."""
     out = Path(out_dir)
     plot_path = out / PLOT_FILE
     _plot(rows, plot_path)
     md = out / REPORT_FILE
     md.write_text(_markdown(rows, title), encoding="utf-8")
+    write_batch_html(rows, out, title=title)  # report.html, beside the Parquet results
     return md, plot_path
 
 
@@ -261,6 +265,8 @@ def _plot(rows: pd.DataFrame, path: Path) -> None:
                 )
             ax.set_xscale("log")
             ax.set_yscale("log")
+            readable_log_axis(ax.xaxis, solved["training_time_hours"].tolist())  # 1-2-5 ticks
+            readable_log_axis(ax.yaxis, solved["capex_usd"].tolist(), "$")
             ax.set_title(label, fontsize=10)
             ax.set_xlabel("training time (hours)")
             ax.set_ylabel("capex (USD)")
