@@ -17,13 +17,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
-from client.frontier import Front, point_key, points_of
 from client.options import PLOT_FORMATS
 from client.render import FABRIC, TOPOLOGY, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.reporting.frontier import Front, point_key, points_of
 from optimizer.reporting.ticks import readable_log_axis
 
 FIGURE_SIZE_IN = (13.0, 5.5)

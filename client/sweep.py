@@ -17,11 +17,18 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from client.frontier import Front, frontier, point_key, point_of, points_of, workload_label
 from client.render import FABRIC, hours, money, to_dict, topology_label
 from client.transport import Transport
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.reporting.frontier import (
+    Front,
+    frontier,
+    point_key,
+    point_of,
+    points_of,
+    workload_label,
+)
 from optimizer.rows import design_row
 from optimizer.topology.export import safe_text
 

@@ -74,7 +74,8 @@ def test_a_batch_on_the_server_writes_the_embedded_rows_and_responses(
     remote = run(
         capsys, "--quiet", "--server", server, "batch", str(spec), "--out", str(tmp_path / "there")
     )
-    assert embedded.code == remote.code == 0, remote.err
+    # The spec's invalid scenarios are error rows and make both runs exit 3 (invalid input).
+    assert embedded.code == remote.code == 3, remote.err
     rows = _rows(tmp_path / "here")
     assert len(rows) == 6 and {r["status"] for r in rows} >= {"OPTIMAL", "ERROR"}
     assert _rows(tmp_path / "there") == rows
@@ -86,7 +87,7 @@ def test_a_batch_on_the_server_goes_through_batch_optimize(
 ) -> None:
     before = _calls(server, "BatchOptimize"), _calls(server, "Optimize")
     result = run(capsys, "--server", server, "batch", str(spec), "--out", str(tmp_path / "out"))
-    assert result.code == 0, result.err
+    assert result.code == 3, result.err  # the invalid scenarios, refused before any solve
     assert _calls(server, "BatchOptimize") == before[0] + 1
     assert _calls(server, "Optimize") == before[1]
 

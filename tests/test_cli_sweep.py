@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from client.commands.sweep import NumberList
-from client.frontier import frontier
 from client.plots import DPI, FIGURE_SIZE_IN
 from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.reporting.frontier import frontier
 
 # 2 budgets x 2 targets; $100,000 buys no design, so two rows say why.
 GRID = (*SMALL_SCENARIO, "--budgets", "1e5,2e6", "--targets", "8,24")

@@ -35,7 +35,7 @@ def _big_request(limit_s: float) -> tuple[object, OptimizeSpec]:
 
 
 def test_a_short_time_limit_returns_the_best_found_with_a_warning() -> None:
-    catalog, spec = _big_request(0.5)
+    catalog, spec = _big_request(0.05)  # well under the search, even with warm caches
     start = time.perf_counter()
     result = optimize(catalog, spec)
     assert time.perf_counter() - start < spec.time_limit_s + 5.0

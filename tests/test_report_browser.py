@@ -21,8 +21,8 @@ import pytest
 from cli_support import run_process
 from google.protobuf import json_format
 
-from client.frontier import points_of
 from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.reporting.frontier import points_of
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [

@@ -17,12 +17,12 @@ from cli_support import SMALL_SCENARIO, run
 from google.protobuf import json_format
 from service_support import TOKEN_A, start, write_tokens
 
-from client.frontier import points_of
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.api import optimize
 from optimizer.batch import load_spec, run_batch
 from optimizer.batch.writer import read_results
 from optimizer.reporting import Scenario, design_points, render_html
+from optimizer.reporting.frontier import points_of
 from optimizer.reporting.html import breakdown_figure
 from optimizer.reporting.model import top_designs
 from optimizer.reporting.ticks import log_ticks, tick_label

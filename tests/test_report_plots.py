@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from client.frontier import Front, frontier, point_key
 from client.plots import catalogs_of, write_plot
 from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.reporting.frontier import Front, frontier, point_key
 
 
 def _point(capex_usd: float, hours: float, sku: str) -> optimize_pb2.ParetoPoint:

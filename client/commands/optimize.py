@@ -137,7 +137,7 @@ def optimize(
     req = read_optimize_request(request_file) if request_file else optimize_pb2.OptimizeRequest()
     req.MergeFrom(request_from_flags(**flags))
     from client import render
-    from client.frontier import Front, frontier, points_of, workload_label
+    from optimizer.reporting.frontier import Front, frontier, points_of, workload_label
 
     resp = transport_from(ctx).optimize(req)
     if fmt == "json":

@@ -84,7 +84,12 @@ def run_scenario(
     from optimizer.api import optimize
 
     stop = threading.Event()
-    timer = threading.Timer(timeout_s, stop.set) if timeout_s else None
+    # A timeout past what a wait can take (a call without a real deadline) is no timeout.
+    timer = (
+        threading.Timer(timeout_s, stop.set)
+        if timeout_s is not None and 0 < timeout_s < threading.TIMEOUT_MAX
+        else None
+    )
     try:
         catalog = catalog_for(scenario.catalog_id, catalog_data)
         request = json_format.Parse(scenario.request_json, optimize_pb2.OptimizeRequest())

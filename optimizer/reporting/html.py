@@ -24,12 +24,12 @@ from typing import Any
 from google.protobuf import json_format
 
 from optimizer.errors import InvalidInput
+from optimizer.reporting.frontier import point_of
 from optimizer.reporting.model import (
     DesignPoint,
     Scenario,
     design_points,
     frontier,
-    pareto_of,
     point_key,
     top_designs,
 )
@@ -441,7 +441,7 @@ def _head(*names: str) -> str:
 def _designs_table(
     scenarios: Sequence[Scenario], points: Sequence[DesignPoint], bom_ids: dict[int, int]
 ) -> str:
-    index = {point_key(p.catalog, pareto_of(p.design)): i for i, p in enumerate(points) if p.design}
+    index = {point_key(p.catalog, point_of(p.design)): i for i, p in enumerate(points) if p.design}
     rows: list[str] = []
     total = sum(len(s.response.designs) for s in scenarios if s.response is not None)
     for n, s in enumerate(scenarios, start=1):
@@ -450,7 +450,7 @@ def _designs_table(
         for d in s.response.designs:
             if len(rows) >= MAX_TABLE_ROWS:
                 break
-            bom = bom_ids.get(index[point_key(s.catalog, pareto_of(d))], -1)
+            bom = bom_ids.get(index[point_key(s.catalog, point_of(d))], -1)
             low, high = d.training_time_hours_low, d.training_time_hours_high
             cells = [
                 _cell(s.label or str(n), n),

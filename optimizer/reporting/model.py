@@ -18,6 +18,8 @@ from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.reporting.frontier import point_key as frontier_point_key
+from optimizer.reporting.frontier import point_of, workload_label
 
 # The Design field a total-cost-of-ownership figure would use; shown on hover when a
 # response carries it (no current response does).
@@ -85,28 +87,9 @@ class DesignPoint:
         return float(value) if value else None
 
 
-def workload_label(request: optimize_pb2.OptimizeRequest) -> str:
-    """What the training run is: preset name and token count."""
-    w = request.workload
-    name = w.model or "custom workload"
-    return f"{name}, {w.training_tokens:.3g} tokens" if w.training_tokens else name
-
-
 def point_key(catalog: str, p: optimize_pb2.ParetoPoint) -> tuple[str, bytes]:
     """Equal for the same design in the same catalog; hashable."""
-    return catalog, p.SerializeToString(deterministic=True)
-
-
-def pareto_of(d: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:
-    return optimize_pb2.ParetoPoint(
-        capex_usd=d.capex_usd,
-        training_time_hours=d.training_time_hours,
-        gpus=d.gpus,
-        server_sku=d.server_sku,
-        fabric=d.fabric,
-        topology=d.topology,
-        oversubscription=d.oversubscription,
-    )
+    return catalog, frontier_point_key(p)
 
 
 def design_points(scenarios: Sequence[Scenario]) -> list[DesignPoint]:
@@ -141,7 +124,7 @@ def design_points(scenarios: Sequence[Scenario]) -> list[DesignPoint]:
     answered = [(i, s, s.response) for i, s in enumerate(scenarios) if s.response is not None]
     for i, s, resp in answered:
         for d in resp.designs:
-            add(i, s, pareto_of(d), d)
+            add(i, s, point_of(d), d)
     for i, s, resp in answered:
         for p in resp.pareto:
             add(i, s, p, None)

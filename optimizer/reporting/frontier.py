@@ -38,6 +38,8 @@ def point_of(design: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:
         fabric=design.fabric,
         topology=design.topology,
         oversubscription=design.oversubscription,
+        fabric_kind=design.fabric_kind,
+        topology_family=design.topology_family,
     )
 
 
