@@ -183,12 +183,6 @@ def test_a_micro_batch_that_divides_no_global_batch_is_invalid_not_internal(
     assert list(_violations(error)) == ["workload.micro_batch_size"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="planner bug outside this branch: a fixed micro_batch_size is not filtered by "
-    "global_batch_size % (data * micro_batch_size) in planner._candidate_plans, so "
-    "_lower_bound_s divides by zero for data x micro > global batch",
-)
 def test_a_fixed_micro_batch_over_some_data_share_is_planned_not_internal(stubs: Stubs) -> None:
     request = small_estimate()
     request.workload.global_batch_size = 256

@@ -53,19 +53,10 @@ STRINGS: list[str] = [
 ]  # fmt: skip
 
 
-# A fixed micro-batch larger than some data-parallel share of the global batch divides by
-# zero in the planner (optimizer/performance/planner.py _lower_bound_s: m == 0), which this
-# branch may not edit; test_service_errors.py holds the exact case as a strict xfail. Every
-# other field is fuzzed.
-KNOWN_PLANNER_BUG_FIELDS = {"micro_batch_size"}
-
-
 def _fields(descriptor: Descriptor, prefix: tuple[FieldDescriptor, ...] = ()) -> list[Any]:
     """Every scalar field path of a message type, through nested messages (depth <= 3)."""
     out: list[Any] = []
     for fd in descriptor.fields:
-        if fd.name in KNOWN_PLANNER_BUG_FIELDS:
-            continue
         path = (*prefix, fd)
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
             if len(prefix) < 3 and not fd.message_type.GetOptions().map_entry:

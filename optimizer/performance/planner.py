@@ -87,6 +87,8 @@ def _candidate_plans(
                 if d % e or w.experts % e:
                     continue
                 for mb in _options(fixed.micro_batch_size, micro):
+                    if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
+                        continue
                     for z in _options(fixed.zero_stage, zeros):
                         plan = ParallelPlan(t, p, d, e, vp, z, mb)
                         if memory_per_gpu(w, plan).total_gb <= limit_gb:
