@@ -263,6 +263,7 @@ def test_each_kind_of_step_after_a_run_then_resume(steps: list[tuple[Any, ...]])
     check_sequence([("run", 3, "sigterm"), *steps], RememberingEngine())
 
 
+@pytest.mark.soak
 @pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(RUN, st.lists(STEP, max_size=8))

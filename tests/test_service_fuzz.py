@@ -264,6 +264,7 @@ def test_two_thousand_fuzzed_calls_get_no_internal_unknown_or_hang(server: str) 
     assert codes["INVALID_ARGUMENT"] > 0 and codes["OK"] > 0  # the fuzzer reaches both
 
 
+@pytest.mark.soak
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_many_more_fuzzed_calls_with_other_seeds(server: str, seed: int) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -93,47 +93,18 @@ DEFAULT_PROGRESS_INTERVAL_S = 30.0
 @data_dir
 @tenant
 @click.pass_context
-def batch(
-    ctx: click.Context,
-    spec: str,
-    out_dir: str,
-    scheduler: str | None,
-    workers: int | None,
-    resume: bool,
-    allow_changed: bool,
-    csv_copy: bool,
-    strict: bool,
-    timeout_s: float | None,
-    quiet: bool,
-    progress_interval_s: float,
-    data_dir: str | None,
-    tenant: str,
-) -> None:
+def batch(ctx: click.Context, /, **flags: Any) -> None:
     """Solve every scenario of SPEC (JSON, YAML or CSV; docs/batch.md) and write one result
     row per scenario to DIR, plus a per-vendor report. With --server (before the command)
     the scenarios are solved there, through BatchOptimize, into the same files."""
     with _sigterm_as_interrupt():
         try:
-            _run(
-                ctx,
-                spec,
-                out_dir,
-                scheduler,
-                workers,
-                resume,
-                allow_changed,
-                csv_copy,
-                strict,
-                timeout_s,
-                quiet,
-                progress_interval_s,
-                data_dir,
-                tenant,
-            )
+            _run(ctx, **flags)
         except KeyboardInterrupt as e:
             what = "terminated" if isinstance(e, Terminated) else "interrupted"
             click.echo(
-                f"{what}; results so far are in {out_dir}; run again with --resume to finish",
+                f"{what}; results so far are in {flags['out_dir']}; "
+                "run again with --resume to finish",
                 err=True,
             )
             raise click.Abort() from None
