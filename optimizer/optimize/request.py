@@ -34,6 +34,8 @@ class Constraints:
     min_gpus: int | None = None
     max_gpus: int | None = None
     max_lead_time_days: float | None = None
+    # Scale-out bandwidth a buyer insists on per GPU (NIC speed x NICs per node / GPUs per node).
+    min_nic_gbps_per_gpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -51,3 +53,6 @@ class OptimizeSpec:
     seed: int = 0
     confidence: Confidence = Confidence.EXPECTED
     rack_power_kw: float | None = None
+    # One-node clusters: offer only designs with a scale-out fabric (default: the switchless
+    # one-node design is offered too).
+    require_fabric: bool = False
