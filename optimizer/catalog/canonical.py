@@ -31,6 +31,9 @@ from optimizer.errors import InvalidInput
 
 # Bump when the encoding changes; it is part of the hashed bytes.
 CANONICAL_VERSION = 1
+LATER_FIELDS = frozenset({"forwarding", "builtin_nic_sku", "builtin_nics"})
+"""Record fields added after version 1: left out while at their default, so a catalog that
+does not use them keeps the id it was stored under."""
 
 _ROW_TYPES: dict[str, type] = {
     "servers": Server,
@@ -72,7 +75,16 @@ def _encode_value(value: Any, hint: Any) -> Any:
 
 def _encode_record(record: Any) -> dict[str, Any]:
     record_type: type = type(record)
-    return {name: _encode_value(getattr(record, name), hint) for name, hint in _fields(record_type)}
+    return {
+        name: _encode_value(getattr(record, name), hint)
+        for name, hint in _fields(record_type)
+        if not (name in LATER_FIELDS and getattr(record, name) == _default(record_type, name))
+    }
+
+
+@functools.cache
+def _default(cls: type, name: str) -> Any:
+    return next(f.default for f in dataclasses.fields(cls) if f.name == name)
 
 
 def _sort_key(table: str) -> Any:

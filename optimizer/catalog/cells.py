@@ -39,6 +39,8 @@ def parse_cell(column: Column, text: str) -> Value:
     if text == "":
         if column.required:
             raise CellError(f"a value ({column.name} is required)")
+        if column.default is not None:
+            return column.default
         return "" if column.kind == "text" else None
     _check_plain(column, text)
     if column.kind == "text":

@@ -30,6 +30,10 @@ class Availability:
 
 @dataclass(frozen=True)
 class Server:
+    """A GPU server. ``forwarding``: it relays traffic between its NIC ports (may be a node of
+    a direct network). ``builtin_nics`` x ``builtin_nic_sku`` ship inside it, priced in
+    ``price_cents`` (DGX); 0 and "" when its NICs are bought separately."""
+
     sku: str
     vendor: str
     gpu_model: str
@@ -43,10 +47,16 @@ class Server:
     price_cents: int
     gpu_peak_fp8_tflops: float | None = None
     availability: Availability = field(default_factory=Availability)
+    forwarding: bool = False
+    builtin_nic_sku: str = ""
+    builtin_nics: int = 0
 
 
 @dataclass(frozen=True)
 class Nic:
+    """A scale-out NIC. ``forwarding``: it relays traffic between its ports (a NIC with a
+    built-in switch); ConnectX HCAs and Ethernet NICs do not."""
+
     sku: str
     vendor: str
     speed_gbps: int
@@ -55,6 +65,7 @@ class Nic:
     power_w: float
     price_cents: int
     availability: Availability = field(default_factory=Availability)
+    forwarding: bool = False
 
 
 @dataclass(frozen=True)

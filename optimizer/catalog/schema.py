@@ -61,6 +61,8 @@ class Column:
     maximum: int | None = None
     attribute: str = ""
     note: str = ""
+    default: bool | int | None = None
+    """Value of an empty optional cell (and of a column an older catalog lacks); None: empty."""
 
     @property
     def field(self) -> str:
@@ -93,6 +95,15 @@ class Column:
         )
         high = "" if self.maximum is None else f" <= {self.maximum:_}".replace("_", ",")
         return noun + (low + " and" + high if low and high else low + high)
+
+    @property
+    def default_text(self) -> str:
+        """The default in words for the documentation ("" when an empty cell stays empty)."""
+        if self.default is None:
+            return ""
+        if isinstance(self.default, bool):
+            return " Empty: " + ("true" if self.default else "false") + "."
+        return f" Empty: {self.default}."
 
 
 def _identity(table: str, what: str) -> tuple[Column, ...]:
@@ -217,6 +228,37 @@ COLUMNS: tuple[Column, ...] = (
         100_000,
         required=False,
     ),
+    Column(
+        "servers",
+        "forwarding",
+        "bool",
+        "",
+        False,
+        "The server relays traffic between its NIC ports (a node of a direct, switchless "
+        "network); false for GPU servers, whose NICs only send and receive.",
+        default=False,
+    ),
+    Column(
+        "servers",
+        "builtin_nic_sku",
+        "text",
+        "",
+        False,
+        "SKU of the nics row the server ships with (DGX: 8 ConnectX-7); its price is inside "
+        "the server's. Empty: NICs are bought separately.",
+        note="the SKU of a nics row, given together with builtin_nics",
+    ),
+    Column(
+        "servers",
+        "builtin_nics",
+        "int",
+        "NICs",
+        False,
+        "How many builtin_nic_sku NICs the server ships with (at most max_nics).",
+        minimum=0,
+        maximum=64,
+        default=0,
+    ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
     _positive("nics", "ports", "int", "ports", "Network ports on the card.", 16),
@@ -225,6 +267,16 @@ COLUMNS: tuple[Column, ...] = (
     ),
     _non_negative("nics", "power_w", "decimal", "W", "Power draw of one NIC.", 10_000),
     *_supply("nics", "USD per NIC"),
+    Column(
+        "nics",
+        "forwarding",
+        "bool",
+        "",
+        False,
+        "The NIC relays traffic between its ports (a NIC with a built-in switch); false for "
+        "ConnectX HCAs and Ethernet NICs, which do not forward between ports.",
+        default=False,
+    ),
     *_identity("switches", "switch"),
     Column(
         "switches",
@@ -369,7 +421,7 @@ def markdown_table(table: str) -> str:
     for c in columns_of(table):
         lines.append(
             f"| `{c.name}` | {'yes' if c.required else 'no'} | {c.kind} | "
-            f"{c.unit} | {c.constraint} | {c.description} |"
+            f"{c.unit} | {c.constraint} | {c.description}{c.default_text} |"
         )
     return "\n".join(lines)
 

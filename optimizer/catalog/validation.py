@@ -81,6 +81,8 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         # every price break that names one of its SKUs.
         all_skus_known = all(t in raw.tables and "sku" in raw.tables[t].header for t in ITEM_TABLES)
         _check_price_breaks(rows, sku_rows, all_skus_known, problems)
+    if "servers" in rows and "nics" in rows:
+        _check_builtin_nics(rows["servers"], {str(v["sku"]) for _, v in rows["nics"]}, problems)
     if meta is None or any(p.severity == ERROR for p in problems):
         return ValidationReport(None, problems)
     # build_record returns the record type of its table, which a plain dict cannot express.
@@ -312,6 +314,41 @@ def _check_price_breaks(
                 )
             else:
                 previous = (cents, f"the price from {quantity} units (row {number})")
+
+
+def _check_builtin_nics(servers: Rows, nic_skus: set[str], problems: list[Finding]) -> None:
+    """A server's built-in NICs are a nics row, given with their count, within its slots."""
+    for number, v in servers:
+        sku, count = str(v["builtin_nic_sku"]), _checked_int(v["builtin_nics"])
+        if sku and sku not in nic_skus:
+            problems.append(
+                error("servers", number, "builtin_nic_sku", sku, "the SKU of a nics row")
+            )
+        if sku and count == 0:
+            problems.append(
+                error(
+                    "servers",
+                    number,
+                    "builtin_nics",
+                    count,
+                    f"how many {sku} the server ships with (at least 1; both or neither given)",
+                )
+            )
+        if count and not sku:
+            problems.append(
+                error(
+                    "servers",
+                    number,
+                    "builtin_nic_sku",
+                    "",
+                    f"the nics SKU of its {count} built-in NICs (both or neither given)",
+                )
+            )
+        slots = _checked_int(v["max_nics"])
+        if count > slots:
+            problems.append(
+                error("servers", number, "builtin_nics", count, f"at most max_nics ({slots})")
+            )
 
 
 # --- warnings -----------------------------------------------------------------------------------
