@@ -236,7 +236,8 @@ def test_unknown_export_suffix_is_refused(tmp_path):
     assert e.value.field == "path"
 
 
-@pytest.mark.parametrize(("topology", "switches"), [("dragonfly", ("NDR-64",)), ("torus", ())])
+# (A one-node torus is refused since issue 13: its NICs would stay uncabled.)
+@pytest.mark.parametrize(("topology", "switches"), [("dragonfly", ("NDR-64",))])
 def test_groups_without_links_add_no_lines(topology, switches):
     design = _design(nodes=1, topology=topology, switch_skus=switches)
     bom = build_bom(design, CAT)

@@ -9,7 +9,7 @@ import pytest
 from optimizer.topology.bom import BillOfMaterials, BomLine, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
-from tests.topology_fixtures import topology_catalog
+from tests.topology_fixtures import forwarding_catalog, topology_catalog
 
 CAT = topology_catalog(aoc_stock=300)
 DESIGN = Design(
@@ -75,7 +75,7 @@ def test_a_missing_nic_is_a_nic_count_violation():
 
 def test_dropping_the_node_links_leaves_endpoints_unlinked():
     lines = [ln for ln in BOM.lines if ln.tier != "node-leaf"]
-    assert _codes(_with_lines(lines)) == {"endpoint-unlinked"}
+    assert _codes(_with_lines(lines)) == {"endpoint-unlinked", "nic-uncabled"}
 
 
 def test_dropping_the_uplinks_is_a_link_count_violation():
@@ -262,6 +262,8 @@ def test_a_dragonfly_without_global_links_is_caught():
 
 
 def test_a_torus_without_its_links_is_caught():
-    design = dataclasses.replace(DESIGN, topology="torus", switch_skus=())
-    bom = build_bom(design, CAT)
-    assert {v.code for v in check_bom(design, _without(bom, "torus"), CAT)} == {"link-count"}
+    design = dataclasses.replace(DESIGN, topology="torus", switch_skus=(), nics_per_node=6)
+    cat = forwarding_catalog(CAT)
+    bom = build_bom(design, cat)
+    codes = {v.code for v in check_bom(design, _without(bom, "torus"), cat)}
+    assert codes == {"link-count", "nic-uncabled"}

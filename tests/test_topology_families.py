@@ -158,7 +158,7 @@ def test_torus_shape_is_exact_and_as_cubic_as_possible():
 
 
 def test_torus_refuses_nodes_with_too_few_nic_ports():
-    with pytest.raises(InvalidInput, match="needs 6 NIC ports") as e:
+    with pytest.raises(InvalidInput, match="uses 6 NIC ports per node; 4 NICs") as e:
         size_network("torus", 64 * 4, 0, rails=4)
     assert e.value.field == "nics_per_node"
 

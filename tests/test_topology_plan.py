@@ -7,7 +7,7 @@ import pytest
 from optimizer.errors import InvalidInput
 from optimizer.topology.design import Design
 from optimizer.topology.plan import physical_plan
-from tests.topology_fixtures import topology_catalog
+from tests.topology_fixtures import forwarding_catalog, topology_catalog
 
 CAT = topology_catalog()
 
@@ -66,7 +66,8 @@ def test_breakout_doubles_the_radix_and_halves_the_switches():
         ({"fabric": "fddi"}, "design.fabric", "expected one of"),
         ({"switch_skus": ()}, "design.switch_skus", "at least one"),
         ({"switch_skus": ("NDR-64",) * 3}, "design.switch_skus", "one per tier"),
-        ({"topology": "torus"}, "design.switch_skus", "switchless"),
+        ({"topology": "torus", "nodes": 2}, "design.switch_skus", "switchless"),
+        ({"topology": "torus", "switch_skus": ()}, "design.topology", "forwards between ports"),
     ],
 )
 def test_incompatible_designs_are_refused_with_the_reason(change, field, why):
@@ -81,6 +82,7 @@ def test_one_switch_sku_per_tier_is_accepted():
 
 
 def test_torus_plan_has_no_switches_and_nic_to_nic_links():
-    plan = physical_plan(_design(topology="torus", switch_skus=(), nodes=64), CAT)
+    design = _design(topology="torus", switch_skus=(), nodes=64, nics_per_node=6)
+    plan = physical_plan(design, forwarding_catalog(CAT))
     assert plan.switches == ()
     assert [(d.group, d.count) for d in plan.links] == [("torus", 3 * 64)]

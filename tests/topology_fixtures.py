@@ -5,6 +5,7 @@ Figures follow hardware.md sections 2-4 in magnitude; exact values only need to 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 
 from optimizer.catalog.model import (
@@ -151,4 +152,12 @@ def topology_catalog(*, aoc_stock: int | None = 300) -> Catalog:
             PriceBreak("IB-SR4", 1000, 41_400),
             PriceBreak("SRV-H100", 128, 29_100_000),
         ),
+    )
+
+
+def forwarding_catalog(catalog: Catalog) -> Catalog:
+    """``catalog`` with NICs that relay traffic between their ports (a NIC with a built-in
+    switch), the hardware a direct (torus) network of more than two nodes needs."""
+    return dataclasses.replace(
+        catalog, nics=tuple(dataclasses.replace(n, forwarding=True) for n in catalog.nics)
     )

@@ -12,11 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from optimizer.registry.base import Registry
-from optimizer.topology import dragonfly, fat_tree, rail_optimized, single_switch, torus
+from optimizer.topology import (
+    dragonfly,
+    fat_tree,
+    rail_optimized,
+    single_node,
+    single_switch,
+    torus,
+)
 from optimizer.topology.network import NetworkSizing, Requirement, SizingArgs
 from optimizer.topology.profile import TopologyProfile
 
 SINGLE_SWITCH_NAME = "single_switch"
+BACK_TO_BACK_NODES = 2
+"""Nodes a direct network may have without forwarding hardware: two, cabled back to back."""
 
 
 def one_node_is_a_single_switch(
@@ -55,6 +64,15 @@ class TopologyFamily:
     twins:
         The simpler families whose hardware a design of this family equals at this size
         (nodes, NICs per node, profile): the search drops it when one of them is allowed.
+    needs_forwarding:
+        A direct network whose nodes relay traffic between their NIC ports: buildable only
+        where the NIC or the server forwards (catalog column ``forwarding``), or from exactly
+        two nodes cabled back to back (every rail a direct cable to the peer).
+    max_nodes:
+        Most nodes the family builds (None: no such cap).
+    scale_out:
+        Has a scale-out fabric; False for the one-node design, which cables no NIC (a server's
+        built-in NICs stay spare) and buys none.
     """
 
     name: str
@@ -69,6 +87,15 @@ class TopologyFamily:
     params: tuple[str, ...] = ()
     plot_marker: str = "o"
     twins: Callable[[int, int, TopologyProfile], tuple[str, ...]] = one_node_is_a_single_switch
+    needs_forwarding: bool = False
+    max_nodes: int | None = None
+    scale_out: bool = True
+
+    def node_cap(self, forwarding: bool) -> int | None:
+        """Most nodes it builds where the hardware does (or does not) forward between ports."""
+        if self.needs_forwarding and not forwarding:
+            return BACK_TO_BACK_NODES
+        return self.max_nodes
 
     def display(self, oversubscription: float, *, short: bool = True) -> str:
         """Its label, with the down:up ratio where the family has an oversubscribed tier."""
@@ -183,6 +210,23 @@ TORUS = TOPOLOGIES.register(
         switchless=True,
         params=("dims",),
         plot_marker="P",
+        needs_forwarding=True,
+    )
+)
+SINGLE_NODE = TOPOLOGIES.register(
+    TopologyFamily(
+        single_node.NAME,
+        "single node without a scale-out fabric",
+        "one node",
+        6,
+        size=single_node.size_single_node,
+        max_endpoints=lambda a: None,  # one node; its record caps the node count
+        required=single_node.required,
+        switchless=True,
+        plot_marker="*",
+        twins=_no_twins,
+        max_nodes=1,
+        scale_out=False,
     )
 )
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link
 from optimizer.errors import InvalidInput
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
@@ -75,6 +76,7 @@ class _Item:
     rack_units: int
     source: str
     length_m: float | None = None
+    included: bool = False  # ships inside another line's part: $0, never ordered on its own
 
 
 def build_bom(
@@ -141,12 +143,17 @@ def _price(
     """Price each item at the volume break its SKU's total quantity reaches."""
     totals = Counter[str]()
     for item in items:
-        totals[item.sku] += item.quantity
+        if not item.included:
+            totals[item.sku] += item.quantity
     lines = []
     for item in items:
-        unit = catalog.unit_price_cents(item.sku, totals[item.sku], item.list_price_cents)
+        unit = (
+            0
+            if item.included
+            else catalog.unit_price_cents(item.sku, totals[item.sku], item.list_price_cents)
+        )
         source = item.source
-        if unit != item.list_price_cents:
+        if unit not in (0, item.list_price_cents):
             source += f"; volume price at {totals[item.sku]} units (price_breaks)"
         lines.append(
             BomLine(
@@ -176,9 +183,9 @@ def _price(
 
 
 def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
+    """Servers, the NICs bought for them, and the NICs built into them (at $0)."""
     server = next(s for s in catalog.servers if s.sku == plan.servers.sku)
-    nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
-    return [
+    items = [
         _Item(
             "server",
             server.sku,
@@ -189,19 +196,43 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
             plan.server_power_kw,
             plan.servers.quantity * server.rack_units,
             server.availability.source,
-        ),
-        _Item(
-            "nic",
-            nic.sku,
-            nic.vendor,
-            plan.nics.quantity,
-            nic.price_cents,
-            "node",
-            plan.nic_power_kw,
-            0,
-            nic.availability.source,
-        ),
+        )
     ]
+    if plan.nics.quantity:
+        nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
+        items.append(
+            _Item(
+                "nic",
+                nic.sku,
+                nic.vendor,
+                plan.nics.quantity,
+                nic.price_cents,
+                "node",
+                plan.nic_power_kw,
+                0,
+                nic.availability.source,
+            )
+        )
+    if plan.builtin_nics is not None:
+        builtin = next(n for n in catalog.nics if n.sku == plan.builtin_nics.sku)
+        why = f"built into {server.sku}, included in its price (servers.builtin_nics)"
+        if not TOPOLOGIES.get(plan.design.topology).scale_out:
+            why += "; spare: a one-node cluster has no scale-out fabric to cable them to"
+        items.append(
+            _Item(
+                "nic",
+                builtin.sku,
+                builtin.vendor,
+                plan.builtin_nics.quantity,
+                0,
+                "node",
+                0.0,  # the server's power_kw covers them
+                0,
+                f"{why}; {builtin.availability.source}",
+                included=True,
+            )
+        )
+    return items
 
 
 def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:

@@ -12,7 +12,12 @@ Violation codes
 design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
 switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, transceiver-pairs,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
-racks.
+racks, no-forwarding (a direct network of more than two nodes whose NIC and server do not
+forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
+NICs are spare, and it may buy none).
+
+A server's built-in NICs (``servers.builtin_nics``) are listed at $0 and are neither ordered
+nor counted against stock or volume breaks; $0 is accepted for no other line.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.errors import InvalidInput
-from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
     fabric_family,
@@ -34,7 +39,7 @@ from optimizer.topology.compat import (
 )
 from optimizer.topology.design import Design
 from optimizer.topology.layout import fiber_metres
-from optimizer.topology.network import Requirement, SizingArgs
+from optimizer.topology.network import NIC_ENDS_PER_LINK, Requirement, SizingArgs
 from optimizer.topology.plan import physical_plan
 
 _TABLE_CATEGORIES = {
@@ -70,7 +75,7 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
                 )
             )
     for sku in (design.server_sku, design.nic_sku, *design.switch_skus):
-        if sku not in parts:
+        if sku not in parts and (sku or design.nics_per_node):  # "": a one-node design's no NIC
             out.append(Violation("unknown-sku", f"the design's {sku} is not in the catalog"))
     # Lines the later checks can trust to name a row of the table their category says.
     known = [
@@ -79,6 +84,7 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
         if ln.sku in parts and parts[ln.sku][0] == _TABLE_CATEGORIES.get(ln.category)
     ]
     out += _check_nodes(design, known, catalog)
+    out += _check_buildable(design, known, catalog)
     # Link lengths follow the layout model (a specification, like the reach rules).
     try:
         lengths = dict(physical_plan(design, catalog).placement.group_lengths_m)
@@ -89,8 +95,10 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
         out += _check_links(design, known, catalog, nic, lengths)
-    out += _check_stock(known, parts)
-    out += _check_prices(bom, known, catalog, parts)
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+    ordered = [ln for ln in known if not _included(ln, server)]
+    out += _check_stock(ordered, parts)
+    out += _check_prices(bom, known, catalog, parts, server)
     out += _check_racks(design, bom, known, catalog)
     return list(dict.fromkeys(out))  # one report per distinct finding
 
@@ -143,6 +151,67 @@ def _check_nodes(design: Design, lines: list[BomLine], catalog: Catalog) -> list
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None and not nic_fits_fabric(nic, design.fabric):
         out.append(Violation("protocol", f"NIC {nic.sku} does not speak {design.fabric}"))
+    return out
+
+
+def _included(line: BomLine, server: Server | None) -> bool:
+    """A NIC line at $0 that the design's server ships with (priced inside the server)."""
+    return (
+        server is not None
+        and server.builtin_nics > 0
+        and line.category == "nic"
+        and line.sku == server.builtin_nic_sku
+        and line.unit_price_cents == 0
+    )
+
+
+def _check_buildable(design: Design, lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    """Direct networks only on forwarding hardware (or two nodes back to back); every NIC port
+    bought is cabled; a one-node design has no fabric and buys no NIC."""
+    try:
+        family = TOPOLOGIES.get(design.topology, "design.topology")
+    except InvalidInput as e:
+        return [Violation("design", str(e))]
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+    nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
+    out = []
+    if family.needs_forwarding and design.nodes != BACK_TO_BACK_NODES:
+        forwards = (nic is not None and nic.forwarding) or (
+            server is not None and server.forwarding
+        )
+        if not forwards:
+            out.append(
+                Violation(
+                    "no-forwarding",
+                    f"a {design.nodes}-node {design.topology} needs nodes that relay traffic; "
+                    f"{design.nic_sku} and {design.server_sku} do not forward between ports",
+                )
+            )
+    nics = [ln for ln in lines if ln.category == "nic"]
+    if not family.scale_out:
+        bought = sum(ln.quantity for ln in nics if not _included(ln, server))
+        if bought:
+            out.append(
+                Violation(
+                    "nic-uncabled",
+                    f"{bought} NICs bought for a {family.label}: nothing to cable them to",
+                )
+            )
+        for ln in lines:
+            if ln.category in ("switch", "cable", "transceiver", "fiber"):
+                code = "switch-count" if ln.category == "switch" else "link-count"
+                out.append(Violation(code, f"{ln.sku}: a {family.label} has no fabric"))
+        return out
+    ports = sum(ln.quantity for ln in nics)  # one cabled port per NIC (Design.endpoints)
+    links = _links_per_group(lines)
+    cabled = sum(links[g] * ends for g, ends in NIC_ENDS_PER_LINK.items())
+    if cabled < ports:
+        out.append(
+            Violation(
+                "nic-uncabled",
+                f"{ports} NIC ports bought, links reach {cabled}: {ports - cabled} uncabled",
+            )
+        )
     return out
 
 
@@ -319,11 +388,24 @@ def _check_prices(
     lines: list[BomLine],
     catalog: Catalog,
     parts: dict[str, tuple[str, Server | Nic | Switch | Link]],
+    server: Server | None,
 ) -> list[Violation]:
-    """Unit price after the break the SKU's total reaches, extended price, capex to the cent."""
-    totals = _totals(lines)
+    """Unit price after the break the SKU's total reaches ($0 for the server's built-in NICs),
+    extended price, capex to the cent."""
+    totals = _totals([ln for ln in lines if not _included(ln, server)])
     out = []
     for ln in lines:
+        if _included(ln, server):
+            continue
+        if server is not None and server.builtin_nics and ln.sku == server.builtin_nic_sku:
+            out.append(
+                Violation(
+                    "unit-price",
+                    f"{ln.sku} ships inside {server.sku} and is priced in it; expected $0, "
+                    f"got {ln.unit_price_cents} cents",
+                )
+            )
+            continue
         unit = catalog.unit_price_cents(ln.sku, totals[ln.sku], parts[ln.sku][1].price_cents)
         if ln.unit_price_cents != unit:
             out.append(
@@ -366,11 +448,12 @@ def _check_racks(
     """Racks = servers packed by power and units, plus switches packed per tier likewise."""
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
-    if server is None or nic is None:
+    if server is None or (nic is None and design.nics_per_node):
         return []
     layout = design.layout
+    bought = 0 if server.builtin_nics else design.nics_per_node  # built-in: in server power
     try:
-        node_kw = server.power_kw + design.nics_per_node * nic.power_w / 1000
+        node_kw = server.power_kw + bought * (0.0 if nic is None else nic.power_w) / 1000
         racks = math.ceil(design.nodes / layout.per_rack(node_kw, server.rack_units, "server"))
         switches = {s.sku: s for s in catalog.switches}
         for ln in (ln for ln in lines if ln.category == "switch"):

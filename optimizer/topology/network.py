@@ -18,6 +18,9 @@ LINK_GROUPS = ("node-leaf", "leaf-spine", "spine-core", "intra-group", "global",
 # within one leaf's racks, within a pod (a dragonfly group; the whole cluster when it has one
 # pod), across the cluster, or between torus neighbours (folded layout).
 SPANS = ("leaf", "pod", "cluster", "neighbours")
+NIC_ENDS_PER_LINK = {"node-leaf": 1, "torus": 2}
+"""NIC ports each link of a group ends on (the others join switches): the count that says
+whether every NIC port bought is cabled."""
 GROUP_SPANS = {
     "node-leaf": "leaf",
     "leaf-spine": "pod",

@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from optimizer.catalog.model import Catalog, Nic, Switch
+from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
-from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import (
     nic_fits_fabric,
     ports_at_speed,
@@ -71,6 +71,9 @@ class PhysicalPlan:
     nic_power_kw: float
     switch_power_kw: float
     sizing: NetworkSizing
+    builtin_nics: PartDemand | None = None
+    """NICs that ship inside the servers (priced in them, never ordered); ``nics`` is only
+    what is bought."""
 
     @property
     def racks(self) -> int:
@@ -92,18 +95,18 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         the server has slots, or a size the topology family cannot reach.
     """
     require_positive(design.nodes, "design.nodes")
-    require_positive(design.nics_per_node, "design.nics_per_node")
+    family = TOPOLOGIES.get(design.topology, "design.topology")
+    if family.max_nodes is not None and design.nodes > family.max_nodes:
+        msg = f"a {family.label} has at most {family.max_nodes} node(s), got {design.nodes}"
+        raise InvalidInput(msg, field="design.nodes")
     FABRICS.get(design.fabric, "design.fabric")
     server = find(catalog.servers, design.server_sku, "design.server_sku")
-    nic = find(catalog.nics, design.nic_sku, "design.nic_sku")
-    if design.nics_per_node > server.max_nics:
-        msg = f"{design.nics_per_node} NICs per node exceed {server.sku}'s {server.max_nics} slots"
-        raise InvalidInput(msg, field="design.nics_per_node")
-    if not nic_fits_fabric(nic, design.fabric):
-        msg = f"{nic.sku} speaks {', '.join(sorted(nic.protocols))}, not {design.fabric}"
-        raise InvalidInput(msg, field="design.nic_sku")
+    nic = _nic(design, server, catalog, family)
+    if nic is not None and family.needs_forwarding:
+        _require_forwarding(design, server, nic)
     switches = _switches(design, catalog, nic)
-    radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
+    speed_gbps = 0 if nic is None else nic.speed_gbps
+    radix = min((ports_at_speed(s, speed_gbps) for s in switches), default=0)
     sizing = size_network(
         design.topology,
         design.endpoints,
@@ -113,9 +116,11 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         oversubscribed_tier=design.oversubscribed_tier,
         params=design.topology_params,
     )
-    demands = _switch_demands(sizing, switches, nic)
+    demands = _switch_demands(sizing, switches, speed_gbps)
     layout = design.layout
-    node_power_kw = server.power_kw + design.nics_per_node * nic.power_w / 1000
+    bought = 0 if server.builtin_nics else design.nics_per_node  # built-in: inside the server
+    nic_kw = 0.0 if nic is None else nic.power_w / 1000
+    node_power_kw = server.power_kw + bought * nic_kw
     nodes_per_rack = layout.per_rack(node_power_kw, server.rack_units, f"server {server.sku}")
     by_sku = {s.sku: s for s in switches}
     network_racks = sum(
@@ -136,33 +141,85 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         network_racks=network_racks,
     )
     links = tuple(
-        LinkDemand(g.name, g.count, placement.length_m(g.name), nic.speed_gbps, design.fabric)
+        LinkDemand(g.name, g.count, placement.length_m(g.name), speed_gbps, design.fabric)
         for g in sizing.link_groups
+    )
+    builtin = (
+        PartDemand(server.builtin_nic_sku, design.nodes * server.builtin_nics)
+        if server.builtin_nics
+        else None
     )
     return PhysicalPlan(
         design=design,
         servers=PartDemand(server.sku, design.nodes),
-        nics=PartDemand(nic.sku, design.endpoints),
+        nics=PartDemand(design.nic_sku, design.nodes * bought),
         switches=demands,
         links=links,
         placement=placement,
         rack_units=design.nodes * server.rack_units
         + sum(d.quantity * by_sku[d.sku].rack_units for d in demands),
         server_power_kw=design.nodes * server.power_kw,
-        nic_power_kw=design.endpoints * nic.power_w / 1000,
+        nic_power_kw=design.nodes * bought * nic_kw,
         switch_power_kw=sum(d.quantity * by_sku[d.sku].power_w for d in demands) / 1000,
         sizing=sizing,
+        builtin_nics=builtin,
     )
 
 
-def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
+def _nic(design: Design, server: Server, catalog: Catalog, family: TopologyFamily) -> Nic | None:
+    """The design's NIC, checked against the server and fabric; None when a one-node design
+    buys none. A server with built-in NICs is always built with them, all of them."""
+    if server.builtin_nics and (
+        design.nic_sku != server.builtin_nic_sku or design.nics_per_node != server.builtin_nics
+    ):
+        msg = (
+            f"{server.sku} ships with {server.builtin_nics} x {server.builtin_nic_sku} "
+            f"(servers.builtin_nics); a design with it uses those, got {design.nics_per_node} "
+            f"x {design.nic_sku or 'no NIC'}"
+        )
+        raise InvalidInput(msg, field="design.nic_sku")
+    if not family.scale_out:
+        if not server.builtin_nics and (design.nic_sku or design.nics_per_node):
+            msg = (
+                f"a {family.label} cables no NIC, so it buys none; got "
+                f"{design.nics_per_node} x {design.nic_sku}"
+            )
+            raise InvalidInput(msg, field="design.nics_per_node")
+        if not server.builtin_nics:
+            return None
+        return find(catalog.nics, design.nic_sku, "design.nic_sku")
+    require_positive(design.nics_per_node, "design.nics_per_node")
+    nic = find(catalog.nics, design.nic_sku, "design.nic_sku")
+    if design.nics_per_node > server.max_nics:
+        msg = f"{design.nics_per_node} NICs per node exceed {server.sku}'s {server.max_nics} slots"
+        raise InvalidInput(msg, field="design.nics_per_node")
+    if not nic_fits_fabric(nic, design.fabric):
+        msg = f"{nic.sku} speaks {', '.join(sorted(nic.protocols))}, not {design.fabric}"
+        raise InvalidInput(msg, field="design.nic_sku")
+    return nic
+
+
+def _require_forwarding(design: Design, server: Server, nic: Nic) -> None:
+    """A direct network relays traffic through its nodes: only hardware that forwards between
+    its ports builds one, except two nodes cabled back to back (nothing to relay)."""
+    if nic.forwarding or server.forwarding or design.nodes == BACK_TO_BACK_NODES:
+        return
+    msg = (
+        f"a {design.nodes}-node {design.topology} relays traffic through its nodes, but "
+        f"neither {nic.sku} nor {server.sku} forwards between ports (catalog column "
+        f"forwarding); expected a switched topology or {BACK_TO_BACK_NODES} nodes back to back"
+    )
+    raise InvalidInput(msg, field="design.topology")
+
+
+def _switches(design: Design, catalog: Catalog, nic: Nic | None) -> tuple[Switch, ...]:
     """The design's switch SKUs, each checked against the fabric and the NIC speed."""
     if TOPOLOGIES.get(design.topology, "design.topology").switchless:
         if design.switch_skus:
             msg = f"a {design.topology} is switchless; expected no switch SKUs"
             raise InvalidInput(msg, field="design.switch_skus")
         return ()
-    if not design.switch_skus:
+    if nic is None or not design.switch_skus:
         msg = f"a {design.topology} fabric needs at least one switch SKU"
         raise InvalidInput(msg, field="design.switch_skus")
     switches = tuple(
@@ -186,7 +243,7 @@ def _switches(design: Design, catalog: Catalog, nic: Nic) -> tuple[Switch, ...]:
 
 
 def _switch_demands(
-    sizing: NetworkSizing, switches: tuple[Switch, ...], nic: Nic
+    sizing: NetworkSizing, switches: tuple[Switch, ...], speed_gbps: int
 ) -> tuple[SwitchDemand, ...]:
     """Pair each sized tier with its SKU: one SKU for all tiers, or one per tier."""
     if len(switches) not in (1, len(sizing.tiers)):
@@ -201,7 +258,7 @@ def _switch_demands(
             t.name,
             s.sku,
             t.switches,
-            ports_at_speed(s, nic.speed_gbps),
+            ports_at_speed(s, speed_gbps),
             t.down_ports_used + t.up_ports_used,
             t.busiest_switch_ports_used,
         )
@@ -213,4 +270,6 @@ def _nodes_per_leaf(design: Design, sizing: NetworkSizing) -> int:
     """Nodes one first-tier switch serves: one port per node on a rail leaf, packed otherwise."""
     if sizing.profile.rail_optimized:
         return sizing.profile.endpoints_per_leaf
+    if not sizing.profile.endpoints_per_leaf:  # no fabric
+        return 1
     return math.ceil(sizing.profile.endpoints_per_leaf / design.nics_per_node)

@@ -12,8 +12,13 @@ Rules used here
   (default 3). Like TPU pods, sides may differ (4 x 4 x 8).
 - A side k_i >= 3 is a ring: 2 ports per node and N links; a side of 2 joins each pair once:
   1 port per node and N/2 links; a side of 1 adds nothing.
-- Ports per node must not exceed the node's NIC ports (``rails``); no switches at all.
-- Bisection (cut across the largest side K): 2N/K links for K >= 3, N/2 for K = 2.
+- Every NIC port is cabled: ``rails`` must be a multiple of the shape's ports per node P, and
+  each neighbour pair gets rails / P parallel links (two nodes back to back: one cable per
+  rail). At least two nodes; no switches at all.
+- Bisection (cut across the largest side K): 2N/K links for K >= 3, N/2 for K = 2, times the
+  parallel links.
+- Whether the nodes may relay traffic at all is the hardware's (NIC or server ``forwarding``):
+  ``optimizer.topology.plan`` applies the registry's ``needs_forwarding`` rule.
 - Diameter: sum of floor(k_i/2) link hops; ``max_switch_hops`` reports it, each intermediate
   node forwarding like a router.
 """
@@ -67,17 +72,12 @@ def size_torus(
         raise InvalidInput(msg, field="endpoints")
     nodes = endpoints // rails
     shape = torus_shape(nodes, dims)
-    ports = ports_per_node(shape)
-    if ports > rails:
-        msg = (
-            f"a {'x'.join(map(str, shape))} torus needs {ports} NIC ports per node, "
-            f"the nodes have {rails}"
-        )
-        raise InvalidInput(msg, field="nics_per_node")
-    links = sum(nodes if k >= 3 else (nodes // 2 if k == 2 else 0) for k in shape)
+    parallel = parallel_links(shape, rails, "nics_per_node")
+    links = parallel * sum(nodes if k >= 3 else (nodes // 2 if k == 2 else 0) for k in shape)
     largest = shape[0]
-    bisection = 2 * nodes // largest if largest >= 3 else nodes // 2
-    used_endpoints = nodes * ports
+    bisection = parallel * (2 * nodes // largest if largest >= 3 else nodes // 2)
+    used_endpoints = nodes * rails
+    ports = rails
     profile = TopologyProfile(
         family="torus",
         endpoints=used_endpoints,
@@ -91,6 +91,22 @@ def size_torus(
     return NetworkSizing(
         "torus", used_endpoints, (), (LinkGroupSizing("torus", links),), bisection, profile
     )
+
+
+def parallel_links(shape: tuple[int, ...], rails: int, field: str) -> int:
+    """Links per neighbour pair so that all ``rails`` NIC ports of a node are cabled; refuses a
+    single node and a NIC count that is not a multiple of the shape's ports per node."""
+    ports = ports_per_node(shape)
+    if ports == 0:
+        raise InvalidInput("a torus needs at least 2 nodes, got 1", field="nodes")
+    if rails % ports:
+        msg = (
+            f"a {'x'.join(map(str, shape))} torus uses {ports} NIC ports per node; "
+            f"{rails} NICs per node would leave {rails % ports} uncabled (expected a "
+            f"multiple of {ports})"
+        )
+        raise InvalidInput(msg, field=field)
+    return rails // ports
 
 
 def _dims(params: Mapping[str, int]) -> int:
@@ -123,10 +139,6 @@ def required(args: SizingArgs) -> Requirement:
     """The verifier's count (optimizer.topology.check): links of the shape, no switches."""
     nodes = args.nodes
     shape = torus_shape(nodes, args.params_map.get("dims", DEFAULT_DIMS))
-    if ports_per_node(shape) > args.rails:
-        raise InvalidInput(
-            f"torus {shape} needs {ports_per_node(shape)} ports per node",
-            field="design.nics_per_node",
-        )
+    parallel = parallel_links(shape, args.rails, "design.nics_per_node")
     links = sum(nodes if side >= 3 else nodes // 2 for side in shape if side > 1)
-    return Requirement({}, {"torus": links}, {})
+    return Requirement({}, {"torus": parallel * links}, {})

@@ -22,6 +22,7 @@ class TopologyFamily(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOPOLOGY_FAMILY_RAIL_OPTIMIZED: _ClassVar[TopologyFamily]
     TOPOLOGY_FAMILY_DRAGONFLY: _ClassVar[TopologyFamily]
     TOPOLOGY_FAMILY_TORUS: _ClassVar[TopologyFamily]
+    TOPOLOGY_FAMILY_SINGLE_NODE: _ClassVar[TopologyFamily]
 FABRIC_UNSPECIFIED: Fabric
 FABRIC_INFINIBAND: Fabric
 FABRIC_ROCE: Fabric
@@ -32,6 +33,7 @@ TOPOLOGY_FAMILY_FAT_TREE: TopologyFamily
 TOPOLOGY_FAMILY_RAIL_OPTIMIZED: TopologyFamily
 TOPOLOGY_FAMILY_DRAGONFLY: TopologyFamily
 TOPOLOGY_FAMILY_TORUS: TopologyFamily
+TOPOLOGY_FAMILY_SINGLE_NODE: TopologyFamily
 
 class Workload(_message.Message):
     __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention")
