@@ -30,7 +30,7 @@ from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.registry.fabrics import FABRICS
-from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES
+from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
@@ -44,6 +44,8 @@ from optimizer.workload.model import Workload
 # the ratios vendors' reference designs and Meta's Llama 3 cluster use; domain.md section 3).
 OVERSUBSCRIPTIONS = (1.0, 2.0, 3.0)
 NICS_PER_NODE = (1, 2, 4, 8)
+NOMINAL_NIC_GBPS = 400
+"""Scale-out line rate handed to the estimator for a one-node design (no traffic uses it)."""
 
 
 def ratios_for(topology: str) -> tuple[float, ...]:
@@ -65,6 +67,7 @@ class TimeKey:
     topology: str
     oversubscription: float
     radix: int  # usable switch ports at the NIC speed; 0 for the switchless torus
+    forwarding: bool = False  # the server or its NICs relay traffic (direct networks)
 
     @property
     def group(self) -> tuple[str, str, str, float]:
@@ -72,14 +75,20 @@ class TimeKey:
         return (self.server_sku, self.fabric, self.topology, self.oversubscription)
 
     def max_nodes(self) -> int | None:
-        """Most nodes this topology can attach with this radix (None: no limit)."""
+        """Most nodes this topology can attach with this radix and this hardware (None: no
+        limit): a direct network without forwarding is two nodes back to back at most."""
+        family = TOPOLOGIES.get(self.topology)
+        cap = family.node_cap(self.forwarding)
         most = max_endpoints(
             self.topology,
             self.radix,
             oversubscription=self.oversubscription,
             rails=self.nics_per_node,
         )
-        return None if most is None else most // self.nics_per_node
+        by_ports = None if most is None else most // max(1, self.nics_per_node)
+        if cap is None or by_ports is None:
+            return by_ports if cap is None else cap
+        return min(cap, by_ports)
 
 
 @dataclass(frozen=True)
@@ -134,19 +143,44 @@ class SearchSpace:
 
     def keys(self) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
         """Every time key with the (NIC, switch) SKU pairs that realise it (one shared list
-        per fabric, speed and radix: keys of different servers reference the same pairs)."""
+        per fabric, speed and radix: keys of different servers reference the same pairs).
+
+        Buildability (docs/optimizer.md, "Buildability rules"): a server with built-in NICs
+        is offered only with all of them, at $0 each; a direct family's key says whether its
+        hardware forwards (else two nodes back to back at most); a one-node design without a
+        fabric is one key per server unless the request requires a fabric."""
         pairs = self._pairs()
+        shared: dict[tuple[object, ...], list[tuple[bool, list[tuple[Nic, Switch | None]]]]] = {}
         for server in self.servers:
+            yield from self._one_node_keys(server)
             for (fabric, speed, radix), parts in pairs.items():
                 for npn in nics_per_node_options(server):
                     for topology in self.topologies:
-                        if is_switchless(topology) != (radix == 0):
+                        family = TOPOLOGIES.get(topology)
+                        if not family.scale_out or family.switchless != (radix == 0):
                             continue
+                        memo: tuple[object, ...] = (fabric, speed, radix, server.builtin_nic_sku)
+                        memo += (server.forwarding, family.needs_forwarding)
+                        if memo not in shared:
+                            shared[memo] = list(_server_parts(server, parts, family))
                         for ratio in ratios_for(topology):
-                            yield (
-                                TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix),
-                                parts,
-                            )
+                            key = TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix)
+                            for forwards, own in shared[memo]:
+                                yield replace(key, forwarding=forwards), own
+
+    def _one_node_keys(
+        self, server: Server
+    ) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
+        """The one-node design without a fabric: its built-in NICs (spare, $0) or none."""
+        if self.spec.require_fabric or not self.fabrics:
+            return
+        for topology in self.topologies:
+            if TOPOLOGIES.get(topology).scale_out:
+                continue
+            nic = _builtin(server, self.catalog)
+            npn = server.builtin_nics if nic is not None else 0
+            key = TimeKey(server.sku, self.fabrics[0], 0, npn, topology, 1.0, 0)
+            yield key, [(nic or NO_NIC, None)]
 
     def _pairs(self) -> dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]]:
         """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless families."""
@@ -167,8 +201,51 @@ class SearchSpace:
         return out
 
 
+NO_NIC = Nic(
+    sku="",
+    vendor="",
+    speed_gbps=0,
+    ports=0,
+    protocols=frozenset(),
+    power_w=0.0,
+    price_cents=0,
+)
+"""The NIC part of a one-node design that buys none (its ``nics_per_node`` is 0)."""
+
+
+def _builtin(server: Server, catalog: Catalog) -> Nic | None:
+    """The server's built-in NIC as a part of the search, at $0 (its price is the server's)."""
+    if not server.builtin_nics:
+        return None
+    nic = next(n for n in catalog.nics if n.sku == server.builtin_nic_sku)
+    return replace(nic, price_cents=0)
+
+
+def _server_parts(
+    server: Server, parts: list[tuple[Nic, Switch | None]], family: TopologyFamily
+) -> Iterator[tuple[bool, list[tuple[Nic, Switch | None]]]]:
+    """The pairs ``server`` can use, split by whether the hardware forwards where ``family``
+    needs it: a server with built-in NICs uses only those ($0), a direct family's keys say
+    whether NIC or server relay traffic."""
+    if server.builtin_nics:
+        parts = [
+            (replace(n, price_cents=0), w) for n, w in parts if n.sku == server.builtin_nic_sku
+        ]
+    if not family.needs_forwarding or server.forwarding:
+        if parts:
+            yield server.forwarding, parts
+        return
+    for forwards in (True, False):
+        own = [(n, w) for n, w in parts if n.forwarding == forwards]
+        if own:
+            yield forwards, own
+
+
 def nics_per_node_options(server: Server) -> list[int]:
-    """One NIC per GPU (rail-optimised) and the cheaper 1, 2, 4 that fit the server."""
+    """One NIC per GPU (rail-optimised) and the cheaper 1, 2, 4 that fit the server; a
+    server with built-in NICs is built with all of them."""
+    if server.builtin_nics:
+        return [server.builtin_nics]
     wanted = {n for n in NICS_PER_NODE if n <= server.gpus_per_node} | {server.gpus_per_node}
     return sorted(n for n in wanted if n <= server.max_nics)
 
@@ -260,6 +337,10 @@ class EstimateCache:
         profile: TopologyProfile,
     ) -> Estimate:
         server = self.servers[server_sku]
+        if not TOPOLOGIES.get(profile.family).scale_out:
+            # One node: no traffic leaves the server, so the scale-out network the estimator
+            # requires is nominal and changes no time (tests/test_buildability.py checks it).
+            nic_speed_gbps, nics_per_node = NOMINAL_NIC_GBPS, 1
         cluster = ClusterSpec(
             gpus=nodes * server.gpus_per_node,
             gpus_per_node=server.gpus_per_node,
@@ -488,7 +569,7 @@ def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[Physica
     prices = {p.sku: p.price_cents for p in parts}
     scored = []
     for plan in plans:
-        qty = {plan.nics.sku: plan.nics.quantity}
+        qty = {plan.nics.sku: plan.nics.quantity} if plan.nics.quantity else {}
         for sw in plan.switches:
             qty[sw.sku] = qty.get(sw.sku, 0) + sw.quantity
         if any(q > stock[s] for s, q in qty.items() if s in stock):

@@ -91,7 +91,8 @@ class RowBuilder:
             demand[cls] += need.count
         fixed: dict[str, int] = defaultdict(int)
         fixed[plan.servers.sku] += plan.servers.quantity
-        fixed[plan.nics.sku] += plan.nics.quantity
+        if plan.nics.quantity:  # none bought: built into the server, or a one-node design
+            fixed[plan.nics.sku] += plan.nics.quantity
         for sw in plan.switches:
             fixed[sw.sku] += sw.quantity
         return CandidateRow(
