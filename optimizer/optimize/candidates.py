@@ -291,11 +291,16 @@ class EstimateCache:
             key.topology,
             key.oversubscription,
             key.radix,
+            key.forwarding,
             nodes,
         )
         if memo in self._cache:
             return self._cache[memo][1]
         result: Estimate | None
+        cap = TOPOLOGIES.get(key.topology).node_cap(key.forwarding)
+        if cap is not None and nodes > cap:  # one node; two back to back without forwarding
+            self._cache[memo] = (key, None)
+            return None
         try:
             profile = size_network(
                 key.topology,

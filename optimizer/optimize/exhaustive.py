@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Nic, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
+    NO_NIC,
     EstimateCache,
     SearchSpace,
     TimeKey,
@@ -136,10 +137,21 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     for server in space.servers:
         lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
         hi = min(max_nodes, (c.max_gpus or 10**9) // server.gpus_per_node)
+        for topology in space.topologies:  # one node without a fabric (docs/optimizer.md)
+            if TOPOLOGIES.get(topology).scale_out or spec.require_fabric or lo > 1 or hi < 1:
+                continue
+            nic = next((n for n in catalog.nics if n.sku == server.builtin_nic_sku), NO_NIC)
+            npn = server.builtin_nics
+            _consider(
+                best, catalog, spec, timer, layout, server.sku, space.fabrics[0], nic, npn,
+                topology, 1.0, None, 1,
+            )  # fmt: skip
         for fabric in space.fabrics:
             for nic in (n for n in space.nics if nic_fits_fabric(n, fabric)):
                 for npn in nics_per_node_options(server):
                     for topology in space.topologies:
+                        if not TOPOLOGIES.get(topology).scale_out:
+                            continue  # offered once per server above
                         ratios = ratios_for(topology)
                         switches = (
                             [None]
