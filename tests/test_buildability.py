@@ -287,3 +287,20 @@ def test_the_one_node_time_does_not_depend_on_the_nominal_network() -> None:
     b = timer.reestimate(switched, physical_plan(switched, catalog))
     assert a is not None and b is not None
     assert a.training_time_hours == pytest.approx(b.training_time_hours, rel=1e-12)
+
+
+def test_a_two_port_nic_line_says_why_its_second_port_is_spare() -> None:
+    catalog = bundled("ethernet-budget")
+    design = Design(
+        "SYS-8125GS-TNHR", 2, "E810-CQDA2", 8, "ethernet", "single_switch", switch_skus=("SN4600C",)
+    )
+    bom = build_bom(design, catalog)
+    nic = next(ln for ln in bom.lines if ln.category == "nic")
+    assert "1 of 2 ports cabled per NIC, 1 spare" in nic.source
+    assert check_bom(design, bom, catalog) == []
+    silent = tuple(
+        dataclasses.replace(ln, source="no word on ports") if ln.category == "nic" else ln
+        for ln in bom.lines
+    )
+    codes = {v.code for v in check_bom(design, dataclasses.replace(bom, lines=silent), catalog)}
+    assert codes == {"nic-uncabled"}

@@ -182,6 +182,14 @@ def _price(
     )
 
 
+def spare_ports_note(ports: int) -> str:
+    """Why a multi-port NIC has ports no link reaches (the BOM says it on the NIC line)."""
+    return (
+        f"1 of {ports} ports cabled per NIC, {ports - 1} spare: the design cables one port "
+        "per NIC at the NIC's speed_gbps"
+    )
+
+
 def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     """Servers, the NICs bought for them, and the NICs built into them (at $0)."""
     server = next(s for s in catalog.servers if s.sku == plan.servers.sku)
@@ -200,6 +208,9 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     ]
     if plan.nics.quantity:
         nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
+        source = nic.availability.source
+        if nic.ports > 1:
+            source = f"{spare_ports_note(nic.ports)}; {source}"
         items.append(
             _Item(
                 "nic",
@@ -210,7 +221,7 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
                 "node",
                 plan.nic_power_kw,
                 0,
-                nic.availability.source,
+                source,
             )
         )
     if plan.builtin_nics is not None:

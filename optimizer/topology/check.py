@@ -203,6 +203,16 @@ def _check_buildable(design: Design, lines: list[BomLine], catalog: Catalog) -> 
                 out.append(Violation(code, f"{ln.sku}: a {family.label} has no fabric"))
         return out
     ports = sum(ln.quantity for ln in nics)  # one cabled port per NIC (Design.endpoints)
+    for ln in nics:
+        part = next(n for n in catalog.nics if n.sku == ln.sku)
+        if part.ports > 1 and "spare" not in ln.source:
+            out.append(
+                Violation(
+                    "nic-uncabled",
+                    f"{ln.sku} has {part.ports} ports, one cabled per NIC; the line does not "
+                    "say why the others are spare",
+                )
+            )
     links = _links_per_group(lines)
     cabled = sum(links[g] * ends for g, ends in NIC_ENDS_PER_LINK.items())
     if cabled < ports:
