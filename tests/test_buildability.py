@@ -15,6 +15,7 @@ import pytest
 
 from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
+from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import EstimateCache, SearchSpace
 from optimizer.optimize.request import Constraints, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
@@ -24,6 +25,7 @@ from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
 from optimizer.topology.plan import physical_plan
+from optimizer.topology.sizing import size_network
 from optimizer.workload.presets import preset
 from tests.topology_fixtures import forwarding_catalog, topology_catalog
 
@@ -107,9 +109,9 @@ def test_a_server_with_built_in_nics_is_refused_with_others() -> None:
     design = Design(
         "DGX-B200", 4, "B3140H", 8, "infiniband", "single_switch", switch_skus=("MQM9790-NS2F",)
     )
-    with pytest.raises(Exception, match="ships with 8 x MCX75310AAS-NEAT") as e:
+    with pytest.raises(InvalidInput, match="ships with 8 x MCX75310AAS-NEAT") as e:
         physical_plan(design, bundled("infiniband-ndr"))
-    assert getattr(e.value, "field", None) == "design.nic_sku"
+    assert e.value.field == "design.nic_sku"
 
 
 def test_check_bom_accepts_zero_dollars_only_for_the_servers_built_in_nics() -> None:
@@ -173,9 +175,9 @@ def test_check_bom_flags_a_torus_that_leaves_nic_ports_uncabled() -> None:
 
 
 def test_a_torus_of_non_forwarding_nics_is_refused_beyond_two_nodes() -> None:
-    with pytest.raises(Exception, match="forwards between ports") as e:
+    with pytest.raises(InvalidInput, match="forwards between ports") as e:
         physical_plan(_torus(3, 2), CAT)
-    assert getattr(e.value, "field", None) == "design.topology"
+    assert e.value.field == "design.topology"
 
 
 def test_two_nodes_back_to_back_cable_every_rail_to_the_peer() -> None:
@@ -186,9 +188,9 @@ def test_two_nodes_back_to_back_cable_every_rail_to_the_peer() -> None:
 
 
 def test_a_torus_is_refused_when_nics_per_node_would_leave_ports_uncabled() -> None:
-    with pytest.raises(Exception, match="uncabled") as e:
+    with pytest.raises(InvalidInput, match="uncabled") as e:
         physical_plan(_torus(64, 8), forwarding_catalog(CAT))  # 4x4x4 uses 6 of 8
-    assert getattr(e.value, "field", None) == "nics_per_node"
+    assert e.value.field == "nics_per_node"
 
 
 def test_the_search_offers_a_non_forwarding_torus_only_back_to_back() -> None:
@@ -253,7 +255,7 @@ def test_a_one_node_design_that_buys_nics_is_flagged() -> None:
     assert [ln.category for ln in bom.lines] == ["server"]
     assert check_bom(bare, bom, CAT) == []
     with_nics = dataclasses.replace(bare, nic_sku="CX7-400", nics_per_node=8)
-    with pytest.raises(Exception, match="buys none"):
+    with pytest.raises(InvalidInput, match="buys none"):
         physical_plan(with_nics, CAT)
     cabled = build_bom(
         Design("SRV-H100", 1, "CX7-400", 8, "infiniband", "single_switch", switch_skus=("NDR-64",)),
@@ -304,3 +306,10 @@ def test_a_two_port_nic_line_says_why_its_second_port_is_spare() -> None:
     )
     codes = {v.code for v in check_bom(design, dataclasses.replace(bom, lines=silent), catalog)}
     assert codes == {"nic-uncabled"}
+
+
+def test_the_one_node_family_refuses_several_nodes_with_the_field() -> None:
+    with pytest.raises(InvalidInput, match="has one node") as e:
+        size_network("single_node", 16, 0, rails=8)
+    assert e.value.field == "nodes"
+    assert size_network("single_node", 8, 0, rails=8).link_groups == ()

@@ -9,6 +9,7 @@ server's own scale-up fabric, which the estimator models apart from the network.
 
 from __future__ import annotations
 
+from optimizer.errors import InvalidInput
 from optimizer.topology.network import NetworkSizing, Requirement, SizingArgs
 from optimizer.topology.profile import TopologyProfile
 
@@ -16,7 +17,14 @@ NAME = "single_node"
 
 
 def size_single_node(args: SizingArgs) -> NetworkSizing:
-    """Nothing to size: no switch, no link, no endpoint port attached."""
+    """Nothing to size: no switch, no link, no endpoint port attached. Refuses more than one
+    node where the NIC ports per node tell the node count (a one-node design may have none)."""
+    if args.rails and args.endpoints > args.rails:
+        msg = (
+            f"a single node without a scale-out fabric has one node; {args.endpoints} endpoint "
+            f"ports at {args.rails} per node are {args.endpoints // args.rails} nodes"
+        )
+        raise InvalidInput(msg, field="nodes")
     profile = TopologyProfile(
         family=NAME,
         endpoints=0,
