@@ -313,3 +313,12 @@ def test_the_one_node_family_refuses_several_nodes_with_the_field() -> None:
         size_network("single_node", 16, 0, rails=8)
     assert e.value.field == "nodes"
     assert size_network("single_node", 8, 0, rails=8).link_groups == ()
+
+
+def test_the_one_node_explanation_names_no_fabric_and_no_nic() -> None:
+    result = _solve("infiniband-ndr", "bert-large", 24, tokens=4e10)
+    best = result.designs[0]
+    assert best.design.topology == "single_node"
+    assert best.explanation.startswith(
+        "Rank 1: 1 x SYS-8125GS-TNHR (8 GPUs), single node without a scale-out fabric."
+    )

@@ -38,6 +38,8 @@ def usd(cents: int | float) -> str:
 def describe(d: RankedDesign) -> str:
     design = d.design
     topology = TOPOLOGIES.get(design.topology).display(design.oversubscription, short=False)
+    if not TOPOLOGIES.get(design.topology).scale_out:  # no fabric, no NIC bought
+        return f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), {topology}"
     return (
         f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
         f"{fabric_label(design.fabric)} {topology}, "
