@@ -10,7 +10,7 @@ split and shape formulas of each family, and the layout's link lengths and rack 
 Violation codes
 ---------------
 design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
-switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, transceiver-pairs,
+switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-side, optic-ports,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks.
 """
@@ -33,7 +33,7 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import fiber_metres
+from optimizer.topology.layout import fiber_metres, group_ends
 from optimizer.topology.network import Requirement, SizingArgs
 from optimizer.topology.plan import physical_plan
 
@@ -81,14 +81,16 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     out += _check_nodes(design, known, catalog)
     # Link lengths follow the layout model (a specification, like the reach rules).
     try:
-        lengths = dict(physical_plan(design, catalog).placement.group_lengths_m)
+        plan = physical_plan(design, catalog)
+        lengths = dict(plan.placement.group_lengths_m)
+        planned = {d.group: d.count for d in plan.links}
     except InvalidInput as e:
         out.append(Violation("design", str(e)))
-        lengths = {}
+        lengths, planned = {}, {}
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
-        out += _check_links(design, known, catalog, nic, lengths)
+        out += _check_links(design, known, catalog, nic, lengths, planned)
     out += _check_stock(known, parts)
     out += _check_prices(bom, known, catalog, parts)
     out += _check_racks(design, bom, known, catalog)
@@ -166,7 +168,7 @@ def _check_network(
             out.append(Violation("speed", f"switch {sw.sku} has no {nic.speed_gbps}G ports"))
         radix[ln.tier] = min(radix.get(ln.tier, ports), ports)
         count[ln.tier] += ln.quantity
-    links = _links_per_group(lines)
+    links = _links_per_group(lines, catalog, nic.speed_gbps)
     design_radix = [
         ports_at_speed(switches[sku], nic.speed_gbps)
         for sku in design.switch_skus
@@ -219,19 +221,30 @@ def _required(design: Design, k: int) -> Requirement:
     )
 
 
-def _links_per_group(lines: list[BomLine]) -> Counter[str]:
-    """Links each group's lines build: one per cable, one per pair of transceivers."""
+def _links_per_group(lines: list[BomLine], catalog: Catalog, speed_gbps: int) -> Counter[str]:
+    """Links each group's lines build: one per cable; optics by bandwidth, every module's
+    ports over the two ends of a ``speed_gbps`` link (a twin-port 2 x 400G module is two 400G
+    ends, a host-side 400G module one)."""
+    parts = {lk.sku: lk for lk in catalog.links}
     links: Counter[str] = Counter()
+    optic_gbps: Counter[str] = Counter()
     for ln in lines:
         if ln.category == "cable":
             links[ln.tier] += ln.quantity
-        elif ln.category == "transceiver":
-            links[ln.tier] += ln.quantity // 2
+        elif ln.category == "transceiver" and ln.sku in parts:
+            optic_gbps[ln.tier] += ln.quantity * parts[ln.sku].speed_gbps
+    for group, gbps in optic_gbps.items():
+        links[group] += gbps // (2 * speed_gbps)
     return links
 
 
 def _check_links(
-    design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic, lengths: dict[str, float]
+    design: Design,
+    lines: list[BomLine],
+    catalog: Catalog,
+    nic: Nic,
+    lengths: dict[str, float],
+    planned: dict[str, int],
 ) -> list[Violation]:
     """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
     out = []
@@ -276,19 +289,90 @@ def _check_links(
         slot = 0 if ln.category == "transceiver" else 1
         if ln.category != "cable":
             optics[ln.tier][slot] += ln.quantity
-    for group, (transceivers, metres) in optics.items():
-        if transceivers % 2:
-            out.append(
-                Violation(
-                    "transceiver-pairs", f"{transceivers} transceivers on {group} do not pair up"
-                )
-            )
-        needed_m = transceivers // 2 * fiber_metres(lengths.get(group, 0.0))
+    for group, (_, metres) in optics.items():
+        optical = _optical_links(design, group, lines, catalog, nic, planned.get(group, 0))
+        out += _check_optic_ends(group, lines, parts, nic.speed_gbps, optical)
+        needed_m = optical * fiber_metres(lengths.get(group, 0.0))
         if metres < needed_m:
             out.append(
                 Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
             )
     return out
+
+
+def _optical_links(
+    design: Design, group: str, lines: list[BomLine], catalog: Catalog, nic: Nic, planned: int
+) -> int:
+    """Links of ``group`` that cables leave to optics: the family formula's minimum, or the
+    layout's count where the family cables more (a dragonfly's spare global ports)."""
+    switches = [s for s in catalog.switches if s.sku in design.switch_skus]
+    radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
+    try:
+        needed = max(planned, _required(design, radix).links.get(group, 0))
+    except InvalidInput:
+        needed = planned
+    cables = sum(ln.quantity for ln in lines if ln.tier == group and ln.category == "cable")
+    return max(0, needed - cables)
+
+
+def _check_optic_ends(
+    group: str, lines: list[BomLine], parts: dict[str, Link], speed_gbps: int, optical: int
+) -> list[Violation]:
+    """Each optic sits at an end its side allows (a host-side flat-top OSFP is no switch
+    module), and each end kind has the module ports its ``optical`` links need."""
+    out = []
+    ends = group_ends(group)
+    gbps = {"host": 0, "switch": 0, "any": 0}
+    for ln in (ln for ln in lines if ln.tier == group and ln.category == "transceiver"):
+        part = parts[ln.sku]
+        if part.fits_side != "any" and part.fits_side not in ends:
+            where = " and ".join(sorted(set(ends)))
+            out.append(
+                Violation(
+                    "optic-side",
+                    f"{part.sku} is a {part.fits_side}-side module; {group} links end at {where}",
+                )
+            )
+            continue
+        gbps[part.fits_side] += ln.quantity * part.speed_gbps
+    need = Counter(ends)
+    want = {end: need[end] * optical * speed_gbps for end in ("host", "switch")}
+    if not _ends_covered(gbps, want):
+        have = sum(gbps.values()) // speed_gbps
+        out.append(
+            Violation(
+                "optic-ports",
+                f"{group}: optics give {have} {speed_gbps}G ends "
+                f"({gbps['host'] // speed_gbps} host-side, {gbps['switch'] // speed_gbps} "
+                f"switch-side, {gbps['any'] // speed_gbps} either), {optical} optical links "
+                f"need {need['host'] * optical} host-side and {need['switch'] * optical} "
+                "switch-side ends",
+            )
+        )
+    elif any(
+        _ends_covered({**gbps, side: gbps[side] - part.speed_gbps}, want)
+        for side, part in {
+            parts[ln.sku].fits_side: parts[ln.sku]
+            for ln in lines
+            if ln.tier == group and ln.category == "transceiver"
+        }.items()
+    ):
+        out.append(
+            Violation(
+                "optic-ports",
+                f"{group}: a whole transceiver module is spare (the optics cover "
+                f"{optical} links without it)",
+            )
+        )
+    return out
+
+
+def _ends_covered(gbps: dict[str, int], want: dict[str, int]) -> bool:
+    """Module bandwidth by side covers what each end kind needs; ``any`` modules fill in."""
+    flexible = gbps["any"]
+    for end, needed in want.items():
+        flexible -= max(0, needed - gbps[end])
+    return flexible >= 0 and min(gbps.values()) >= 0
 
 
 def _family(design: Design) -> str:
