@@ -83,14 +83,15 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     try:
         plan = physical_plan(design, catalog)
         lengths = dict(plan.placement.group_lengths_m)
-        planned = {d.group: d.count for d in plan.links}
+        planned = {d.group: d.count * d.speed_gbps for d in plan.links}  # bandwidth, Gb/s
+        speeds = {d.group: d.speed_gbps for d in plan.links}
     except InvalidInput as e:
         out.append(Violation("design", str(e)))
-        lengths, planned = {}, {}
+        lengths, planned, speeds = {}, {}, {}
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
-        out += _check_links(design, known, catalog, nic, lengths, planned)
+        out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     out += _check_stock(known, parts)
     out += _check_prices(bom, known, catalog, parts)
     out += _check_racks(design, bom, known, catalog)
@@ -222,15 +223,16 @@ def _required(design: Design, k: int) -> Requirement:
 
 
 def _links_per_group(lines: list[BomLine], catalog: Catalog, speed_gbps: int) -> Counter[str]:
-    """Links each group's lines build: one per cable; optics by bandwidth, every module's
-    ports over the two ends of a ``speed_gbps`` link (a twin-port 2 x 400G module is two 400G
-    ends, a host-side 400G module one)."""
+    """Links each group's lines build, counted at the endpoint speed ``speed_gbps`` (as the
+    family formulas count them): a cable per its speed (an 800G uplink is two 400G links);
+    optics by bandwidth, every module's ports over the two ends of a link (a twin-port
+    2 x 400G module is two 400G ends, a host-side 400G module one)."""
     parts = {lk.sku: lk for lk in catalog.links}
     links: Counter[str] = Counter()
     optic_gbps: Counter[str] = Counter()
     for ln in lines:
-        if ln.category == "cable":
-            links[ln.tier] += ln.quantity
+        if ln.category == "cable" and ln.sku in parts:  # an 800G uplink cable is two 400G
+            links[ln.tier] += ln.quantity * max(1, parts[ln.sku].speed_gbps // speed_gbps)
         elif ln.category == "transceiver" and ln.sku in parts:
             optic_gbps[ln.tier] += ln.quantity * parts[ln.sku].speed_gbps
     for group, gbps in optic_gbps.items():
@@ -245,6 +247,7 @@ def _check_links(
     nic: Nic,
     lengths: dict[str, float],
     planned: dict[str, int],
+    speeds: dict[str, int],
 ) -> list[Violation]:
     """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
     out = []
@@ -252,13 +255,14 @@ def _check_links(
     optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver", "fiber")):
         part = parts[ln.sku]
-        if not link_fits(part, nic.speed_gbps, design.fabric):
+        speed = speeds.get(ln.tier, nic.speed_gbps)  # uplinks may run at the port speed
+        if not link_fits(part, speed, design.fabric):
             code = "protocol" if part.fabric_family not in ("any", _family(design)) else "speed"
             out.append(
                 Violation(
                     code,
                     f"{part.sku} ({part.fabric_family}, {part.speed_gbps}G) "
-                    f"does not fit {nic.speed_gbps}G {design.fabric}",
+                    f"does not fit {speed}G {design.fabric} on {ln.tier}",
                 )
             )
         need_m = lengths.get(ln.tier)
@@ -290,7 +294,8 @@ def _check_links(
         if ln.category != "cable":
             optics[ln.tier][slot] += ln.quantity
     for group, (_, metres) in optics.items():
-        optical = _optical_links(design, group, lines, catalog, nic, planned.get(group, 0))
+        bandwidth = planned.get(group, 0) // nic.speed_gbps
+        optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
         out += _check_optic_ends(group, lines, parts, nic.speed_gbps, optical)
         needed_m = optical * fiber_metres(lengths.get(group, 0.0))
         if metres < needed_m:
@@ -303,15 +308,20 @@ def _check_links(
 def _optical_links(
     design: Design, group: str, lines: list[BomLine], catalog: Catalog, nic: Nic, planned: int
 ) -> int:
-    """Links of ``group`` that cables leave to optics: the family formula's minimum, or the
-    layout's count where the family cables more (a dragonfly's spare global ports)."""
+    """Links of ``group`` (at the endpoint speed) that cables leave to optics: the family
+    formula's minimum, or the layout's count where the family cables more (a dragonfly's
+    spare global ports)."""
     switches = [s for s in catalog.switches if s.sku in design.switch_skus]
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
     try:
         needed = max(planned, _required(design, radix).links.get(group, 0))
     except InvalidInput:
         needed = planned
-    cables = sum(ln.quantity for ln in lines if ln.tier == group and ln.category == "cable")
+    cables = _links_per_group(
+        [ln for ln in lines if ln.tier == group and ln.category == "cable"],
+        catalog,
+        nic.speed_gbps,
+    )[group]
     return max(0, needed - cables)
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Link
 from optimizer.errors import InvalidInput
 from optimizer.topology.compat import fits_end, link_fits, ports_per_end
+from optimizer.topology.fat_tree import uplink_lanes
 from optimizer.topology.network import NetworkSizing
 
 CABLE_KINDS = ("dac", "aec", "aoc")
@@ -235,6 +236,25 @@ def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) 
         power,
         tuple((sku, lk.module_ports) for sku, lk in by_sku.items() if lk.module_ports > 1),
     )
+
+
+def buildable_lanes(
+    sizing: NetworkSizing,
+    group: str,
+    port_speed_gbps: dict[str, int],
+    speed_gbps: int,
+    length_m: float,
+    fabric: str,
+    catalog: Catalog,
+) -> int:
+    """``fat_tree.uplink_lanes`` where the catalog has a cable or optics pair reaching
+    ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise."""
+    lanes = uplink_lanes(sizing, group, port_speed_gbps, speed_gbps)
+    if lanes > 1 and not link_options(
+        length_m, speed_gbps * lanes, fabric, catalog, group_ends(group)
+    ):
+        return 1
+    return lanes
 
 
 def modules_for(ports: int, module_ports: int) -> int:
