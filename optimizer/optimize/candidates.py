@@ -446,7 +446,7 @@ def tier_assignments(
     All ``switches`` have the key's radix at the NIC speed (same-radix alternatives only: the
     family sizings take one radix), so the tier counts are the same for every mix.
     """
-    uniform = [(w.sku,) for w in switches]
+    uniform: list[tuple[str, ...]] = [(w.sku,) for w in switches]
     try:
         tiers = len(
             size_network(
