@@ -8,11 +8,13 @@ class) serving two links; switch-to-switch links are twin-port at both ends.
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
 
-from optimizer.catalog import load_catalog
+from optimizer.catalog import load_catalog, load_catalog_report
+from optimizer.catalog.canonical import canonical_document
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Limits, get_backend
 from optimizer.optimize.problem import RowBuilder
@@ -150,3 +152,44 @@ def test_every_bundled_transceiver_states_its_side(name: str) -> None:
     for lk in catalog.links:
         assert lk.fits_side in ("host", "switch", "any")
         assert lk.speed_gbps % lk.module_ports == 0
+
+
+def test_a_catalog_without_the_optics_columns_keeps_its_canonical_encoding() -> None:
+    # Keys of a links row as CANONICAL_VERSION 1 stored them before side/form_factor/ports.
+    old_keys = {
+        "sku",
+        "vendor",
+        "kind",
+        "speed_gbps",
+        "fabric_family",
+        "reach_m",
+        "power_w",
+        "price_cents",
+        "availability",
+    }
+    plain = dataclasses.replace(NDR.links[0], side=None, form_factor="", ports_per_module=None)
+    doc = canonical_document(dataclasses.replace(NDR, links=(plain,)))
+    assert set(doc["links"][0]) == old_keys
+    twin = next(lk for lk in NDR.links if lk.sku == "MMA4Z00-NS")
+    doc = canonical_document(dataclasses.replace(NDR, links=(twin,)))
+    assert doc["links"][0]["ports_per_module"] == 2 and doc["links"][0]["side"] == "switch"
+
+
+def test_ports_per_module_must_split_the_speed_evenly(tmp_path: Path) -> None:
+    shutil.copytree(CATALOGS / "infiniband-ndr", tmp_path / "cat")
+    links = tmp_path / "cat" / "links.csv"
+    text = links.read_text()
+    links.write_text(text.replace("OSFP-finned,2", "OSFP-finned,3", 1))
+    report = load_catalog_report(tmp_path / "cat")
+    assert [(p.table, p.column) for p in report.errors] == [("links", "ports_per_module")]
+
+
+def test_a_cable_has_no_side(tmp_path: Path) -> None:
+    shutil.copytree(CATALOGS / "infiniband-ndr", tmp_path / "cat")
+    links = tmp_path / "cat" / "links.csv"
+    lines = links.read_text().splitlines()
+    dac = next(i for i, ln in enumerate(lines) if ln.startswith("NDR-DAC-400G-2M"))
+    lines[dac] = lines[dac].replace(",,OSFP,", ",host,OSFP,")
+    links.write_text("\n".join(lines) + "\n")
+    report = load_catalog_report(tmp_path / "cat")
+    assert [(p.table, p.column) for p in report.errors] == [("links", "side")]

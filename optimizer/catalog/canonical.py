@@ -70,9 +70,25 @@ def _encode_value(value: Any, hint: Any) -> Any:
     return value
 
 
+# Fields added to the model after CANONICAL_VERSION 1: left out while at their default, so a
+# catalog that does not use them keeps the id it had before they existed.
+_ADDED_FIELDS = {Link: ("side", "form_factor", "ports_per_module")}
+
+
+def _at_default(record_type: type, name: str, value: Any) -> bool:
+    if name not in _ADDED_FIELDS.get(record_type, ()):
+        return False
+    default = next(f.default for f in dataclasses.fields(record_type) if f.name == name)
+    return bool(value == default)
+
+
 def _encode_record(record: Any) -> dict[str, Any]:
     record_type: type = type(record)
-    return {name: _encode_value(getattr(record, name), hint) for name, hint in _fields(record_type)}
+    return {
+        name: _encode_value(getattr(record, name), hint)
+        for name, hint in _fields(record_type)
+        if not _at_default(record_type, name, getattr(record, name))
+    }
 
 
 def _sort_key(table: str) -> Any:
