@@ -172,7 +172,7 @@ def test_a_wrong_network_total_is_a_network_cents_violation():
 
 def test_an_odd_transceiver_count_does_not_pair_up():
     index = _line(lambda ln: ln.category == "transceiver" and ln.tier == "leaf-spine")
-    assert "transceiver-pairs" in _codes(_replace(index, quantity=BOM.lines[index].quantity + 1))
+    assert "optic-ports" in _codes(_replace(index, quantity=BOM.lines[index].quantity + 1))
 
 
 def test_short_fiber_is_a_fiber_length_violation():

@@ -16,6 +16,9 @@ FABRIC_FAMILIES = tuple(dict.fromkeys(f.switch_family for f in FABRICS))
 PROTOCOLS = tuple(dict.fromkeys(f.nic_protocol for f in FABRICS))
 LINK_KINDS = ("dac", "aec", "aoc", "transceiver", "fiber")
 LINK_FABRICS = (*FABRIC_FAMILIES, "any")
+LINK_SIDES = ("host", "switch", "any")
+"""Which end a transceiver plugs into: a NIC cage (flat-top OSFP, QSFP112), a switch cage
+(finned twin-port OSFP) or either (docs/catalogs.md)."""
 TABLES = ("servers", "nics", "switches", "links", "price_breaks")
 
 
@@ -97,6 +100,26 @@ class Link:
     power_w: float
     price_cents: int
     availability: Availability = field(default_factory=Availability)
+    # Optional columns (None where a catalog leaves them out): the end a transceiver fits,
+    # its cage form factor, and how many links' ends one module serves (2: twin-port OSFP).
+    side: str | None = None
+    form_factor: str = ""
+    ports_per_module: int | None = None
+
+    @property
+    def fits_side(self) -> str:
+        """``host``, ``switch`` or ``any`` (the default when the catalog does not say)."""
+        return self.side or "any"
+
+    @property
+    def module_ports(self) -> int:
+        """Link ends one module serves at ``port_speed_gbps`` (1 unless twin-port)."""
+        return self.ports_per_module or 1
+
+    @property
+    def port_speed_gbps(self) -> int:
+        """Speed of each of a module's ports: a twin-port 800G module runs 2 x 400G."""
+        return self.speed_gbps // self.module_ports
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from optimizer.catalog.model import FABRIC_FAMILIES, LINK_FABRICS, LINK_KINDS, PROTOCOLS
+from optimizer.catalog.model import (
+    FABRIC_FAMILIES,
+    LINK_FABRICS,
+    LINK_KINDS,
+    LINK_SIDES,
+    PROTOCOLS,
+)
 
 # --- Limits (documented in docs/catalogs.md; checked before any parsing work) -------------------
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -350,6 +356,35 @@ COLUMNS: tuple[Column, ...] = (
         1_000,
     ),
     *_supply("links", "USD per cable, per transceiver, or per metre of fiber"),
+    Column(
+        "links",
+        "side",
+        "enum",
+        "",
+        False,
+        "Which end a transceiver plugs into: host (a NIC cage, e.g. flat-top OSFP), switch "
+        "(a switch cage, e.g. finned twin-port OSFP) or any (empty: any).",
+        allowed=LINK_SIDES,
+    ),
+    Column(
+        "links",
+        "form_factor",
+        "text",
+        "",
+        False,
+        "Cage form factor, e.g. OSFP, OSFP-flat, QSFP112 (descriptive).",
+    ),
+    _positive(
+        "links",
+        "ports_per_module",
+        "int",
+        "ports",
+        "Links one transceiver serves at speed_gbps / ports_per_module each (2: a twin-port "
+        "2x400G OSFP on 800G speed_gbps); the whole module also runs one link at speed_gbps. "
+        "Empty: 1.",
+        8,
+        required=False,
+    ),
     Column("price_breaks", "sku", "text", "", True, "SKU of a row in another table."),
     Column(
         "price_breaks",

@@ -83,6 +83,8 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_price_breaks(rows, sku_rows, all_skus_known, problems)
     if "servers" in rows and "nics" in rows:
         _check_builtin_nics(rows["servers"], {str(v["sku"]) for _, v in rows["nics"]}, problems)
+    if "links" in rows:
+        _check_link_modules(rows["links"], problems)
     if meta is None or any(p.severity == ERROR for p in problems):
         return ValidationReport(None, problems)
     # build_record returns the record type of its table, which a plain dict cannot express.
@@ -248,6 +250,24 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tu
             else:
                 first[sku] = (name, row.number)
     return first
+
+
+def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
+    """A module's ports split its speed evenly, and only transceivers have a side or several
+    ports (a cable's two ends are fixed; fiber is priced per metre)."""
+    for number, values in rows:
+        ports = values.get("ports_per_module")
+        kind, speed = values["kind"], _checked_int(values["speed_gbps"])
+        if kind != "transceiver":
+            if ports not in (None, 1):
+                expected = f"empty or 1 for a {kind} (only a transceiver module has ports)"
+                problems.append(error("links", number, "ports_per_module", ports, expected))
+            if values.get("side") not in (None, "any"):
+                expected = f"empty or any for a {kind} (only a transceiver plugs into one end)"
+                problems.append(error("links", number, "side", values["side"], expected))
+        elif ports is not None and speed % _checked_int(ports):
+            expected = f"a divisor of speed_gbps {speed} (each port runs speed_gbps / ports)"
+            problems.append(error("links", number, "ports_per_module", ports, expected))
 
 
 def _checked_int(value: Value) -> int:

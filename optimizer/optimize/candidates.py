@@ -16,6 +16,7 @@ them and tests/test_optimizer_bounds.py checks that no real design beats them.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -499,8 +500,15 @@ def design_order(design: Design) -> tuple[object, ...]:
 
 
 def make_design(
-    key: TimeKey, nodes: int, nic: Nic, switch: Switch | None, layout: Layout
+    key: TimeKey,
+    nodes: int,
+    nic: Nic,
+    switch: Switch | None,
+    layout: Layout,
+    tier_skus: tuple[str, ...] = (),
 ) -> Design:
+    """The design of ``key`` at ``nodes``: ``switch`` on every tier, or ``tier_skus`` one SKU
+    per tier (leaf, spine, core) when given."""
     return Design(
         server_sku=key.server_sku,
         nodes=nodes,
@@ -509,8 +517,59 @@ def make_design(
         fabric=key.fabric,
         topology=key.topology,
         oversubscription=key.oversubscription,
-        switch_skus=(switch.sku,) if switch is not None else (),
+        switch_skus=tier_skus or ((switch.sku,) if switch is not None else ()),
         layout=layout,
+    )
+
+
+def tier_assignments(
+    key: TimeKey, nodes: int, switches: list[Switch], catalog: Catalog
+) -> list[tuple[str, ...]]:
+    """Switch SKUs per tier worth pricing for ``key`` at ``nodes``: each SKU on every tier,
+    and on fabrics of several tiers every per-tier mix (leaf, spine, core may differ) of the
+    SKUs no stock-unlimited SKU beats on deepest price, power and height at once.
+
+    All ``switches`` have the key's radix at the NIC speed (same-radix alternatives only: the
+    family sizings take one radix), so the tier counts are the same for every mix.
+    """
+    uniform: list[tuple[str, ...]] = [(w.sku,) for w in switches]
+    try:
+        tiers = len(
+            size_network(
+                key.topology,
+                nodes * key.nics_per_node,
+                key.radix,
+                oversubscription=key.oversubscription,
+                rails=key.nics_per_node,
+            ).tiers
+        )
+    except InvalidInput:
+        return uniform
+    mixable = [w for w in switches if not _beaten_without_limit(w, switches, catalog)]
+    if tiers < 2 or len(mixable) < 2:
+        return uniform
+    mixes = [
+        combo
+        for combo in itertools.product((w.sku for w in mixable), repeat=tiers)
+        if len(set(combo)) > 1
+    ]
+    return uniform + mixes
+
+
+def _beaten_without_limit(switch: Switch, switches: list[Switch], catalog: Catalog) -> bool:
+    """Another SKU with unlimited stock is no dearer at its deepest break, draws no more power
+    and is no taller: it serves any tier at least as well, whatever the quantity."""
+
+    def score(w: Switch) -> tuple[int, float, int]:
+        deepest = min([w.price_cents, *(pb.unit_price_cents for pb in catalog.breaks_for(w.sku))])
+        return deepest, w.power_w, w.rack_units
+
+    return any(
+        other.sku != switch.sku
+        and other.availability.stock_units is None
+        and all(a <= b for a, b in zip(score(other), score(switch), strict=True))
+        and score(other) != score(switch)
+        for other in switches
     )
 
 
@@ -537,21 +596,25 @@ def build_candidates(
     layout: Layout,
     topologies: tuple[str, ...],
 ) -> list[Candidate]:
-    """The buildable, non-redundant (NIC, switch) realisations of ``key`` at ``nodes`` that are
-    not beaten by another on NIC-and-switch cost, power and rack units at this size."""
+    """The buildable, non-redundant (NIC, switch SKUs per tier) realisations of ``key`` at
+    ``nodes`` that are not beaten by another on NIC-and-switch cost, power and rack units at
+    this size."""
     est = timer.estimate(key, nodes)
     if est is None:
         return []
     hours = confident_hours(est, timer.confidence)
     plans = []
-    for nic, switch in parts:
-        design = make_design(key, nodes, nic, switch, layout)
-        try:
-            plan = physical_plan(design, catalog)
-        except InvalidInput:
-            continue
-        if not redundant(design, plan, topologies):
-            plans.append(plan)
+    switches = list({w.sku: w for _, w in parts if w is not None}.values())
+    assignments = tier_assignments(key, nodes, switches, catalog) if switches else [()]
+    for nic in {n.sku: n for n, _ in parts}.values():
+        for skus in assignments:
+            design = make_design(key, nodes, nic, None, layout, skus)
+            try:
+                plan = physical_plan(design, catalog)
+            except InvalidInput:
+                continue
+            if not redundant(design, plan, topologies):
+                plans.append(plan)
     gpus = nodes * timer.servers[key.server_sku].gpus_per_node
     return [
         Candidate(plan.design, plan, est, hours, key, gpus)

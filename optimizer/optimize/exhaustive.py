@@ -34,7 +34,7 @@ from optimizer.optimize.request import OptimizeSpec
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, link_options
+from optimizer.topology.layout import Layout, LinkOption, group_ends, link_options, modules_for
 from optimizer.topology.plan import physical_plan
 
 
@@ -79,13 +79,13 @@ def cheapest_build(
     base[plan.nics.sku] += plan.nics.quantity
     for sw in plan.switches:
         base[sw.sku] += sw.quantity
-    classes: dict[tuple[float, int, str], int] = {}
+    classes: dict[tuple[float, int, str, str], int] = {}
     for need in plan.links:
-        k = (need.length_m, need.speed_gbps, need.fabric)
+        k = (need.length_m, need.speed_gbps, need.fabric, need.group)
         classes[k] = classes.get(k, 0) + need.count
     opts: list[list[LinkOption]] = []
-    for length, speed, fabric in classes:
-        found = link_options(length, speed, fabric, catalog)
+    for length, speed, fabric, group in classes:
+        found = link_options(length, speed, fabric, catalog, group_ends(group))
         found = [o for o in found if all(_allowed_link(catalog, spec, s) for s, _ in o.parts)]
         if not found:
             return None
@@ -99,10 +99,17 @@ def cheapest_build(
         qty = Counter(base)
         power_w = plan.power_kw * 1000
         for counts, options in zip(split, opts, strict=True):
+            ports: Counter[str] = Counter()  # multi-port modules are bought whole per group
             for n, option in zip(counts, options, strict=True):
                 power_w += n * option.power_w
+                twins = dict(option.module_ports)
                 for sku, per_link in option.parts:
-                    qty[sku] += n * per_link
+                    if sku in twins:
+                        ports[sku] += n * per_link
+                    else:
+                        qty[sku] += n * per_link
+            for sku, used in ports.items():
+                qty[sku] += modules_for(used, _module_ports(catalog, sku))
         if any(q > stock[s] for s, q in qty.items() if s in stock):
             continue
         if c.max_power_kw is not None and power_w > c.max_power_kw * 1000:
@@ -111,6 +118,10 @@ def cheapest_build(
         if best is None or cost < best[0]:
             best = (cost, power_w / 1000)
     return best
+
+
+def _module_ports(catalog: Catalog, sku: str) -> int:
+    return next(lk.module_ports for lk in catalog.links if lk.sku == sku)
 
 
 def _allowed_link(catalog: Catalog, spec: OptimizeSpec, sku: str) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.optimize.mip import MipModel
 from optimizer.topology.bom import BillOfMaterials
+from optimizer.topology.plan import LinkDemand
 
 
 @dataclass(frozen=True)
@@ -30,15 +31,27 @@ class LinkClass:
     length_m: float
     speed_gbps: int
     fabric: str
+    # The link group: it fixes the ends (host-switch, switch-switch), hence the options, and
+    # twin-port modules are rounded up to whole modules per group, as the BOM buys them.
+    group: str = ""
+
+    @classmethod
+    def of(cls, need: LinkDemand) -> LinkClass:
+        return cls(need.length_m, need.speed_gbps, need.fabric, need.group)
 
 
 @dataclass(frozen=True)
 class LinkChoice:
-    """One way to build a link of a class: SKU quantities per link (e.g. 2 optics + 30 m fiber)."""
+    """One way to build a link of a class: SKU quantities per link (e.g. 2 optics + 30 m fiber).
+
+    Transceiver quantities are module ports; ``module_ports`` names the multi-port modules
+    (SKU, ports per module), which the MIP buys whole.
+    """
 
     name: str
     skus: tuple[tuple[str, int], ...]
     power_w: float
+    module_ports: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,24 +154,55 @@ def build_model(
     sku_ub: dict[str, int] = defaultdict(int)
     link_vars: dict[tuple[LinkClass, int], int] = {}
     power_terms: dict[int, int] = {}
+    module_power_w = {lk.sku: lk.power_w for lk in catalog.links}
     for cls in sorted(
-        {c for r in rows for c in r.link_demand}, key=lambda c: (c.fabric, c.speed_gbps, c.length_m)
+        {c for r in rows for c in r.link_demand},
+        key=lambda c: (c.fabric, c.speed_gbps, c.length_m, c.group),
     ):
         demand_ub = max(r.link_demand.get(cls, 0) for r in rows)
         balance: dict[int, int] = {
             pick[i]: -r.link_demand[cls] for i, r in enumerate(rows) if cls in r.link_demand
         }
+        ports: dict[str, dict[int, int]] = defaultdict(dict)  # multi-port SKU -> port terms
+        per_module: dict[str, int] = {}
         for j, opt in enumerate(options[cls]):
             y = m.var(
-                f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{opt.name}]", 0, demand_ub
+                f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.group},{opt.name}]",
+                0,
+                demand_ub,
             )
             link_vars[(cls, j)] = y
             balance[y] = 1
-            power_terms[y] = round(opt.power_w)
+            twins = dict(opt.module_ports)
+            power = opt.power_w
             for sku, per_link in opt.skus:
+                if sku in twins:  # bought as whole modules below
+                    ports[sku][y] = ports[sku].get(y, 0) + per_link
+                    per_module[sku] = twins[sku]
+                    power -= per_link * module_power_w[sku] / twins[sku]
+                    continue
                 sku_terms[sku][y] = sku_terms[sku].get(y, 0) + per_link
                 sku_ub[sku] += per_link * demand_ub
-        m.add(f"links_built[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric}]", balance, lo=0, hi=0)
+            power_terms[y] = round(power)
+        m.add(
+            f"links_built[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.group}]",
+            balance,
+            lo=0,
+            hi=0,
+        )
+        # Whole modules of each multi-port transceiver: k * modules >= ports used (per group).
+        for sku, terms in sorted(ports.items()):
+            k = per_module[sku]
+            ub = -(-max(terms.values()) * demand_ub // k)
+            z = m.var(f"modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.group},{sku}]", 0, ub)
+            m.add(
+                f"whole_modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.group},{sku}]",
+                {z: k, **{v: -q for v, q in terms.items()}},
+                lo=0,
+            )
+            sku_terms[sku][z] = 1
+            sku_ub[sku] += ub
+            power_terms[z] = round(module_power_w[sku])
 
     for i, row in enumerate(rows):
         power_terms[pick[i]] = row.power_w

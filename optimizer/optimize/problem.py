@@ -20,7 +20,7 @@ from optimizer.optimize.formulation import (
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure
-from optimizer.topology.layout import LinkOption, link_options
+from optimizer.topology.layout import LinkOption, group_ends, link_options
 from optimizer.topology.plan import PhysicalPlan
 
 
@@ -36,7 +36,7 @@ class MipInstance:
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
         return {
-            cls: [LinkChoice(o.label, o.parts, o.power_w) for o in opts]
+            cls: [LinkChoice(o.label, o.parts, o.power_w, o.module_ports) for o in opts]
             for cls, opts in self.options.items()
         }
 
@@ -79,12 +79,17 @@ class RowBuilder:
         """The plan's row, or None when no allowed part builds one of its link groups."""
         demand: dict[LinkClass, int] = defaultdict(int)
         for need in plan.links:
-            cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
+            cls = LinkClass.of(need)
             if cls not in self.options:
+                found = link_options(
+                    need.length_m,
+                    need.speed_gbps,
+                    need.fabric,
+                    self.catalog,
+                    group_ends(need.group),
+                )
                 self.options[cls] = [
-                    o
-                    for o in link_options(need.length_m, need.speed_gbps, need.fabric, self.catalog)
-                    if all(sku in self._allowed for sku, _ in o.parts)
+                    o for o in found if all(sku in self._allowed for sku, _ in o.parts)
                 ]
             if not self.options[cls]:
                 return None
@@ -106,7 +111,9 @@ class RowBuilder:
 
     def choices(self, classes: set[LinkClass]) -> dict[LinkClass, list[LinkChoice]]:
         return {
-            cls: [LinkChoice(o.label, o.parts, o.power_w) for o in self.options[cls]]
+            cls: [
+                LinkChoice(o.label, o.parts, o.power_w, o.module_ports) for o in self.options[cls]
+            ]
             for cls in classes
         }
 

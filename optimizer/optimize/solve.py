@@ -194,7 +194,7 @@ def _verified(
             split.setdefault(cls, []).append((problem.options[cls][j], res.values[var]))
     link_choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for need in cand.plan.links:
-        cls = LinkClass(need.length_m, need.speed_gbps, need.fabric)
+        cls = LinkClass.of(need)
         left, picks = need.count, []
         pool = split.get(cls, [])
         while left:

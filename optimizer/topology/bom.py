@@ -14,7 +14,7 @@ from optimizer.catalog.model import Catalog, Link
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
-from optimizer.topology.layout import LinkOption, link_options
+from optimizer.topology.layout import LinkOption, group_ends, link_options, modules_for
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
@@ -111,10 +111,18 @@ def build_bom(
 def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
     """Per group, the cheapest reaching option at list price; where stock runs short, the next
     cheapest."""
-    stock: dict[str, int | None] = {lk.sku: lk.availability.stock_units for lk in catalog.links}
+    # Stock in what a link takes: module ports for transceivers (a twin-port module is two).
+    stock: dict[str, int | None] = {
+        lk.sku: None
+        if lk.availability.stock_units is None
+        else lk.availability.stock_units * (lk.module_ports if lk.kind == "transceiver" else 1)
+        for lk in catalog.links
+    }
     choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for demand in (d for d in plan.links if d.count):
-        options = link_options(demand.length_m, demand.speed_gbps, demand.fabric, catalog)
+        options = link_options(
+            demand.length_m, demand.speed_gbps, demand.fabric, catalog, group_ends(demand.group)
+        )
         if not options:
             msg = (
                 f"no {demand.fabric} cable or optic at {demand.speed_gbps}G reaches "
@@ -269,25 +277,32 @@ def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
 def _link_items(
     demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]], links: Mapping[str, Link]
 ) -> list[_Item]:
-    items = []
+    """The group's cables, optics and fiber; a transceiver's module ports become whole modules
+    (``ceil(ports / ports_per_module)`` over the group: a twin-port module's spare port is
+    paid for)."""
+    qty = Counter[str]()
     for option, count in chosen:
         for sku, per_link in option.parts:
-            part = links[sku]
-            qty = count * per_link
-            items.append(
-                _Item(
-                    _CATEGORY_OF_LINK_KIND[part.kind],
-                    sku,
-                    part.vendor,
-                    qty,
-                    part.price_cents,
-                    demand.group,
-                    qty * part.power_w / 1000,
-                    0,
-                    part.availability.source,
-                    demand.length_m,
-                )
+            qty[sku] += count * per_link
+    items = []
+    for sku, amount in qty.items():
+        part = links[sku]
+        if part.kind == "transceiver":
+            amount = modules_for(amount, part.module_ports)
+        items.append(
+            _Item(
+                _CATEGORY_OF_LINK_KIND[part.kind],
+                sku,
+                part.vendor,
+                amount,
+                part.price_cents,
+                demand.group,
+                amount * part.power_w / 1000,
+                0,
+                part.availability.source,
+                demand.length_m,
             )
+        )
     return items
 
 

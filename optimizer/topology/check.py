@@ -10,7 +10,7 @@ split and shape formulas of each family, and the layout's link lengths and rack 
 Violation codes
 ---------------
 design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
-switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, transceiver-pairs,
+switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-side, optic-ports,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks, no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
@@ -38,7 +38,7 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import fiber_metres
+from optimizer.topology.layout import fiber_metres, group_ends
 from optimizer.topology.network import NIC_ENDS_PER_LINK, Requirement, SizingArgs
 from optimizer.topology.plan import physical_plan
 
@@ -87,14 +87,17 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     out += _check_buildable(design, known, catalog)
     # Link lengths follow the layout model (a specification, like the reach rules).
     try:
-        lengths = dict(physical_plan(design, catalog).placement.group_lengths_m)
+        plan = physical_plan(design, catalog)
+        lengths = dict(plan.placement.group_lengths_m)
+        planned = {d.group: d.count * d.speed_gbps for d in plan.links}  # bandwidth, Gb/s
+        speeds = {d.group: d.speed_gbps for d in plan.links}
     except InvalidInput as e:
         out.append(Violation("design", str(e)))
-        lengths = {}
+        lengths, planned, speeds = {}, {}, {}
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
-        out += _check_links(design, known, catalog, nic, lengths)
+        out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     ordered = [ln for ln in known if not _included(ln, server)]
     out += _check_stock(ordered, parts)
@@ -213,7 +216,7 @@ def _check_buildable(design: Design, lines: list[BomLine], catalog: Catalog) -> 
                     "say why the others are spare",
                 )
             )
-    links = _links_per_group(lines)
+    links = _links_per_group(lines, catalog, nic.speed_gbps if nic is not None else 1)
     cabled = sum(links[g] * ends for g, ends in NIC_ENDS_PER_LINK.items())
     if cabled < ports:
         out.append(
@@ -245,7 +248,7 @@ def _check_network(
             out.append(Violation("speed", f"switch {sw.sku} has no {nic.speed_gbps}G ports"))
         radix[ln.tier] = min(radix.get(ln.tier, ports), ports)
         count[ln.tier] += ln.quantity
-    links = _links_per_group(lines)
+    links = _links_per_group(lines, catalog, nic.speed_gbps)
     design_radix = [
         ports_at_speed(switches[sku], nic.speed_gbps)
         for sku in design.switch_skus
@@ -298,19 +301,32 @@ def _required(design: Design, k: int) -> Requirement:
     )
 
 
-def _links_per_group(lines: list[BomLine]) -> Counter[str]:
-    """Links each group's lines build: one per cable, one per pair of transceivers."""
+def _links_per_group(lines: list[BomLine], catalog: Catalog, speed_gbps: int) -> Counter[str]:
+    """Links each group's lines build, counted at the endpoint speed ``speed_gbps`` (as the
+    family formulas count them): a cable per its speed (an 800G uplink is two 400G links);
+    optics by bandwidth, every module's ports over the two ends of a link (a twin-port
+    2 x 400G module is two 400G ends, a host-side 400G module one)."""
+    parts = {lk.sku: lk for lk in catalog.links}
     links: Counter[str] = Counter()
+    optic_gbps: Counter[str] = Counter()
     for ln in lines:
-        if ln.category == "cable":
-            links[ln.tier] += ln.quantity
-        elif ln.category == "transceiver":
-            links[ln.tier] += ln.quantity // 2
+        if ln.category == "cable" and ln.sku in parts:  # an 800G uplink cable is two 400G
+            links[ln.tier] += ln.quantity * max(1, parts[ln.sku].speed_gbps // speed_gbps)
+        elif ln.category == "transceiver" and ln.sku in parts:
+            optic_gbps[ln.tier] += ln.quantity * parts[ln.sku].speed_gbps
+    for group, gbps in optic_gbps.items():
+        links[group] += gbps // (2 * speed_gbps)
     return links
 
 
 def _check_links(
-    design: Design, lines: list[BomLine], catalog: Catalog, nic: Nic, lengths: dict[str, float]
+    design: Design,
+    lines: list[BomLine],
+    catalog: Catalog,
+    nic: Nic,
+    lengths: dict[str, float],
+    planned: dict[str, int],
+    speeds: dict[str, int],
 ) -> list[Violation]:
     """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
     out = []
@@ -318,13 +334,14 @@ def _check_links(
     optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver", "fiber")):
         part = parts[ln.sku]
-        if not link_fits(part, nic.speed_gbps, design.fabric):
+        speed = speeds.get(ln.tier, nic.speed_gbps)  # uplinks may run at the port speed
+        if not link_fits(part, speed, design.fabric):
             code = "protocol" if part.fabric_family not in ("any", _family(design)) else "speed"
             out.append(
                 Violation(
                     code,
                     f"{part.sku} ({part.fabric_family}, {part.speed_gbps}G) "
-                    f"does not fit {nic.speed_gbps}G {design.fabric}",
+                    f"does not fit {speed}G {design.fabric} on {ln.tier}",
                 )
             )
         need_m = lengths.get(ln.tier)
@@ -355,19 +372,96 @@ def _check_links(
         slot = 0 if ln.category == "transceiver" else 1
         if ln.category != "cable":
             optics[ln.tier][slot] += ln.quantity
-    for group, (transceivers, metres) in optics.items():
-        if transceivers % 2:
-            out.append(
-                Violation(
-                    "transceiver-pairs", f"{transceivers} transceivers on {group} do not pair up"
-                )
-            )
-        needed_m = transceivers // 2 * fiber_metres(lengths.get(group, 0.0))
+    for group, (_, metres) in optics.items():
+        bandwidth = planned.get(group, 0) // nic.speed_gbps
+        optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
+        out += _check_optic_ends(group, lines, parts, nic.speed_gbps, optical)
+        needed_m = optical * fiber_metres(lengths.get(group, 0.0))
         if metres < needed_m:
             out.append(
                 Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
             )
     return out
+
+
+def _optical_links(
+    design: Design, group: str, lines: list[BomLine], catalog: Catalog, nic: Nic, planned: int
+) -> int:
+    """Links of ``group`` (at the endpoint speed) that cables leave to optics: the family
+    formula's minimum, or the layout's count where the family cables more (a dragonfly's
+    spare global ports)."""
+    switches = [s for s in catalog.switches if s.sku in design.switch_skus]
+    radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
+    try:
+        needed = max(planned, _required(design, radix).links.get(group, 0))
+    except InvalidInput:
+        needed = planned
+    cables = _links_per_group(
+        [ln for ln in lines if ln.tier == group and ln.category == "cable"],
+        catalog,
+        nic.speed_gbps,
+    )[group]
+    return max(0, needed - cables)
+
+
+def _check_optic_ends(
+    group: str, lines: list[BomLine], parts: dict[str, Link], speed_gbps: int, optical: int
+) -> list[Violation]:
+    """Each optic sits at an end its side allows (a host-side flat-top OSFP is no switch
+    module), and each end kind has the module ports its ``optical`` links need."""
+    out = []
+    ends = group_ends(group)
+    gbps = {"host": 0, "switch": 0, "any": 0}
+    for ln in (ln for ln in lines if ln.tier == group and ln.category == "transceiver"):
+        part = parts[ln.sku]
+        if part.fits_side != "any" and part.fits_side not in ends:
+            where = " and ".join(sorted(set(ends)))
+            out.append(
+                Violation(
+                    "optic-side",
+                    f"{part.sku} is a {part.fits_side}-side module; {group} links end at {where}",
+                )
+            )
+            continue
+        gbps[part.fits_side] += ln.quantity * part.speed_gbps
+    need = Counter(ends)
+    want = {end: need[end] * optical * speed_gbps for end in ("host", "switch")}
+    if not _ends_covered(gbps, want):
+        have = sum(gbps.values()) // speed_gbps
+        out.append(
+            Violation(
+                "optic-ports",
+                f"{group}: optics give {have} {speed_gbps}G ends "
+                f"({gbps['host'] // speed_gbps} host-side, {gbps['switch'] // speed_gbps} "
+                f"switch-side, {gbps['any'] // speed_gbps} either), {optical} optical links "
+                f"need {need['host'] * optical} host-side and {need['switch'] * optical} "
+                "switch-side ends",
+            )
+        )
+    elif any(
+        _ends_covered({**gbps, side: gbps[side] - part.speed_gbps}, want)
+        for side, part in {
+            parts[ln.sku].fits_side: parts[ln.sku]
+            for ln in lines
+            if ln.tier == group and ln.category == "transceiver"
+        }.items()
+    ):
+        out.append(
+            Violation(
+                "optic-ports",
+                f"{group}: a whole transceiver module is spare (the optics cover "
+                f"{optical} links without it)",
+            )
+        )
+    return out
+
+
+def _ends_covered(gbps: dict[str, int], want: dict[str, int]) -> bool:
+    """Module bandwidth by side covers what each end kind needs; ``any`` modules fill in."""
+    flexible = gbps["any"]
+    for end, needed in want.items():
+        flexible -= max(0, needed - gbps[end])
+    return flexible >= 0 and min(gbps.values()) >= 0
 
 
 def _family(design: Design) -> str:

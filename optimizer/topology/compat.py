@@ -10,7 +10,10 @@ Modelling rules
   ``port_speed / speed`` links through breakout when that factor is a whole number no larger
   than the switch's ``breakout``; a NIC faster than the switch port is incompatible.
 - A cable assembly or transceiver runs at exactly its rated speed; fiber carries any speed up
-  to its rating.
+  to its rating. A multi-port transceiver (``ports_per_module`` > 1, e.g. a twin-port 2 x 400G
+  OSFP rated 800G) also serves links at its per-port speed, one port per link end.
+- A transceiver plugs into the end its ``side`` names (host: a NIC cage, switch: a switch
+  cage, any: either); cables and fiber fit any end.
 """
 
 from __future__ import annotations
@@ -49,7 +52,23 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
         return False
     if link.kind == "fiber":
         return link.speed_gbps >= speed_gbps
+    if link.kind == "transceiver" and link.port_speed_gbps == speed_gbps:
+        return True
     return link.speed_gbps == speed_gbps
+
+
+def fits_end(link: Link, end: str) -> bool:
+    """The part may sit at a link end of this kind (``host`` or ``switch``)."""
+    return link.kind != "transceiver" or link.fits_side in ("any", end)
+
+
+def ports_per_end(link: Link, speed_gbps: int) -> int:
+    """Module ports one link end at ``speed_gbps`` takes: 1 at the per-port speed, all of the
+    module's ports when the link runs at the module's full speed (an 800G link on a twin-port
+    2 x 400G module)."""
+    if link.port_speed_gbps == speed_gbps:
+        return 1
+    return link.module_ports
 
 
 def ports_at_speed(switch: Switch, speed_gbps: int) -> int:

@@ -15,20 +15,25 @@ Model (every default below can be set per request through ``Layout``)
   intra-group: one dragonfly group; torus (folded, Dally & Towles 2004 section 5.2): at most
   three rack positions along a row, plus two row pitches when the cluster spans rows.
 - Reach (hardware.md section 4.1, NVIDIA LinkX): a cable assembly (DAC, AEC/ACC, AOC) serves a
-  link when its reach >= the length; optics serve it with two transceivers plus
-  ``ceil(length)`` metres of fiber when both reach it. A transceiver is paired with the fiber
-  class whose reach is the nearest at or above its own (multimode for SR, single-mode for DR/FR),
-  since the catalog has no medium column.
+  link when its reach >= the length; optics serve it with a transceiver at each end plus
+  ``ceil(length)`` metres of fiber when both reach it. Each end takes a module that fits it
+  (``side``: a flat-top OSFP in the NIC, a finned twin-port OSFP in the switch, NVIDIA LinkX
+  NDR cabling); a twin-port module serves two links' ends, bought whole per link group. A
+  transceiver is paired with the fiber class whose reach is the nearest at or above its own
+  (multimode for SR, single-mode for DR/FR), since the catalog has no medium column; the two
+  ends' optics must share that fiber class.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link
 from optimizer.errors import InvalidInput
-from optimizer.topology.compat import link_fits
+from optimizer.topology.compat import fits_end, link_fits, ports_per_end
+from optimizer.topology.fat_tree import uplink_lanes
 from optimizer.topology.network import NetworkSizing
 
 CABLE_KINDS = ("dac", "aec", "aoc")
@@ -139,12 +144,29 @@ def place(
     return Placement(nodes_per_rack, server_racks, network_racks, rows, tuple(lengths))
 
 
+HOST_SWITCH = ("host", "switch")
+SWITCH_SWITCH = ("switch", "switch")
+HOST_HOST = ("host", "host")
+GROUP_ENDS = {"node-leaf": HOST_SWITCH, "torus": HOST_HOST}
+"""What each link group's two ends plug into; every other group runs switch to switch."""
+
+
+def group_ends(group: str) -> tuple[str, str]:
+    """The (end, end) kinds of ``group``'s links: host-switch, switch-switch or host-host."""
+    return GROUP_ENDS.get(group, SWITCH_SWITCH)
+
+
 @dataclass(frozen=True)
 class LinkOption:
-    """One way to build a link of a given length: a cable assembly, or two optics plus fiber.
+    """One way to build a link of a given length: a cable assembly, or an optic at each end
+    plus fiber.
 
-    ``parts`` lists (SKU, quantity per link); ``unit_cost_cents`` is the per-link cost at list
-    price and ``power_w`` the per-link power.
+    ``parts`` lists (SKU, quantity per link): cables and fiber metres as bought, transceivers
+    in module *ports* (a host-side module is 1 port, half a twin-port switch module is 1 of
+    its 2). ``module_ports`` names the multi-port transceivers and their ports per module:
+    whole modules are bought, ``ceil(ports / ports_per_module)`` per link group.
+    ``unit_cost_cents`` (list price, a twin-port module's price shared by its ports) and
+    ``power_w`` are per link.
     """
 
     kind: str  # "cable" | "optics"
@@ -152,6 +174,7 @@ class LinkOption:
     reach_m: float
     unit_cost_cents: int
     power_w: float
+    module_ports: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -159,9 +182,18 @@ class LinkOption:
 
 
 def link_options(
-    group_length_m: float, speed_gbps: int, fabric: str, catalog: Catalog
+    group_length_m: float,
+    speed_gbps: int,
+    fabric: str,
+    catalog: Catalog,
+    ends: tuple[str, str] = SWITCH_SWITCH,
 ) -> list[LinkOption]:
-    """Every catalog way to build a link of ``group_length_m`` at ``speed_gbps``, cheapest first."""
+    """Every catalog way to build a link of ``group_length_m`` at ``speed_gbps`` between
+    ``ends`` (see ``group_ends``), cheapest first.
+
+    Optics pair a transceiver that fits each end (its ``side``) and share one fiber class
+    (``matching_fiber``: the same medium); on symmetric ends each unordered pair once.
+    """
     fitting = [lk for lk in catalog.links if link_fits(lk, speed_gbps, fabric)]
     options = [
         LinkOption("cable", ((lk.sku, 1),), lk.reach_m, lk.price_cents, lk.power_w)
@@ -170,20 +202,64 @@ def link_options(
     ]
     fibers = [lk for lk in fitting if lk.kind == "fiber"]
     fiber_m = fiber_metres(group_length_m)
-    for tx in (lk for lk in fitting if lk.kind == "transceiver" and lk.reach_m >= group_length_m):
-        fiber = matching_fiber(tx, fibers)
+    optics = [lk for lk in fitting if lk.kind == "transceiver" and lk.reach_m >= group_length_m]
+    at_a = [tx for tx in optics if fits_end(tx, ends[0])]
+    at_b = [tx for tx in optics if fits_end(tx, ends[1])]
+    for tx_a in at_a:
+        fiber = matching_fiber(tx_a, fibers)
         if fiber is None or fiber.reach_m < group_length_m:
             continue
-        options.append(
-            LinkOption(
-                "optics",
-                ((tx.sku, 2), (fiber.sku, fiber_m)),
-                min(tx.reach_m, fiber.reach_m),
-                2 * tx.price_cents + fiber_m * fiber.price_cents,
-                2 * tx.power_w,
-            )
-        )
+        for tx_b in at_b:
+            if ends[0] == ends[1] and tx_b.sku < tx_a.sku:
+                continue  # the same pair with its ends swapped
+            if matching_fiber(tx_b, fibers) != fiber:
+                continue  # different media (multimode SR vs single-mode DR) do not mate
+            options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps))
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
+
+
+def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) -> LinkOption:
+    """One optic at each end plus fiber; a link using a whole multi-port module at its full
+    speed takes one fiber run per port."""
+    ports = Counter[str]()
+    for tx in (tx_a, tx_b):
+        ports[tx.sku] += ports_per_end(tx, speed_gbps)
+    runs = max(ports_per_end(tx_a, speed_gbps), ports_per_end(tx_b, speed_gbps))
+    by_sku = {tx_a.sku: tx_a, tx_b.sku: tx_b}
+    cost = sum(n * by_sku[sku].price_cents / by_sku[sku].module_ports for sku, n in ports.items())
+    power = sum(n * by_sku[sku].power_w / by_sku[sku].module_ports for sku, n in ports.items())
+    return LinkOption(
+        "optics",
+        (*ports.items(), (fiber.sku, runs * fiber_m)),
+        min(tx_a.reach_m, tx_b.reach_m, fiber.reach_m),
+        math.ceil(cost + runs * fiber_m * fiber.price_cents),
+        power,
+        tuple((sku, lk.module_ports) for sku, lk in by_sku.items() if lk.module_ports > 1),
+    )
+
+
+def buildable_lanes(
+    sizing: NetworkSizing,
+    group: str,
+    port_speed_gbps: dict[str, int],
+    speed_gbps: int,
+    length_m: float,
+    fabric: str,
+    catalog: Catalog,
+) -> int:
+    """``fat_tree.uplink_lanes`` where the catalog has a cable or optics pair reaching
+    ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise."""
+    lanes = uplink_lanes(sizing, group, port_speed_gbps, speed_gbps)
+    if lanes > 1 and not link_options(
+        length_m, speed_gbps * lanes, fabric, catalog, group_ends(group)
+    ):
+        return 1
+    return lanes
+
+
+def modules_for(ports: int, module_ports: int) -> int:
+    """Whole modules that give ``ports`` ports (a twin-port module's spare half is bought)."""
+    return -(-ports // module_ports)
 
 
 def fiber_metres(length_m: float) -> int:

@@ -20,7 +20,7 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Placement, place
+from optimizer.topology.layout import Placement, buildable_lanes, place
 from optimizer.topology.network import NetworkSizing, require_positive
 from optimizer.topology.parts import find
 from optimizer.topology.sizing import size_network
@@ -140,9 +140,23 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         nodes_per_leaf=_nodes_per_leaf(design, sizing),
         network_racks=network_racks,
     )
+    port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
     links = tuple(
-        LinkDemand(g.name, g.count, placement.length_m(g.name), speed_gbps, design.fabric)
+        LinkDemand(
+            g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric
+        )
         for g in sizing.link_groups
+        for f in (
+            buildable_lanes(
+                sizing,
+                g.name,
+                port_speeds,
+                speed_gbps,
+                placement.length_m(g.name),
+                design.fabric,
+                catalog,
+            ),
+        )
     )
     builtin = (
         PartDemand(server.builtin_nic_sku, design.nodes * server.builtin_nics)
