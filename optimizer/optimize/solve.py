@@ -78,12 +78,14 @@ def optimize(
     backend = get_backend(spec.backend)
     builder = RowBuilder(catalog, spec)
 
+    bounds = bounds_of(spec)
+
     def exact_cost(plan: PhysicalPlan) -> int | None:
-        return builder.exact_cost(plan, backend, replace(limits, time_limit_s=clock.remaining()))
+        remaining = replace(limits, time_limit_s=clock.remaining())
+        return builder.exact_cost(plan, backend, remaining, bounds)
 
     outcome = search(space, timer, layout, stock, exact_cost, clock)
     problem = build_problem(outcome.candidates, builder)
-    bounds = bounds_of(spec)
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
