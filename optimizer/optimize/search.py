@@ -349,14 +349,11 @@ def _search_time_first(
         raise InvalidInput(msg, field="constraints.budget_usd")
     ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
-    max_power_kw = spec.constraints.max_power_kw
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
         per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
-        hi = min(hi, budget // per_node)
-        if max_power_kw is not None and server.power_kw > 0:  # every node draws its server
-            hi = min(hi, math.floor(max_power_kw / server.power_kw + 1e-9))
+        hi = min(hi, budget // per_node, _most_nodes_under_caps(spec, server, layout))
         if lo > hi:
             continue
 
@@ -402,6 +399,22 @@ def _search_time_first(
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
             _offer_all(cands, catalog, stock, spec, out, kbest)
     return out, evaluated, None
+
+
+def _most_nodes_under_caps(spec: OptimizeSpec, server: Server, layout: Layout) -> int:
+    """Most nodes the power and rack caps could allow: every node draws at least its server's
+    power, and a rack holds at most the servers its power and units allow (NICs, switches
+    and links only lower both)."""
+    c, most = spec.constraints, MAX_GPUS
+    if c.max_power_kw is not None and server.power_kw > 0:
+        most = min(most, math.floor(c.max_power_kw / server.power_kw + 1e-9))
+    if c.max_racks is not None:
+        try:
+            per_rack = layout.per_rack(server.power_kw, server.rack_units, f"server {server.sku}")
+        except InvalidInput:
+            return 0  # not one server fits a rack
+        most = min(most, c.max_racks * per_rack)
+    return most
 
 
 class _Affordability:
