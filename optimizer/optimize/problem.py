@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog
@@ -155,22 +154,17 @@ def solve_problem(
     excluded: list[int],
     backend: Backend,
     limits: Limits,
-    *,
-    excluded_rows: Iterable[int] = (),
 ) -> tuple[SolveResult, VarMap]:
     """One lexicographic MIP solve (each stage keeps the previous optimum as a constraint).
 
     min_cost: cost, then (time, design order); min_time: time, then cost, then design order.
     The design order (optimizer.optimize.candidates.design_order) makes ties deterministic.
     The result carries the primary objective, its bound and a status that is OPTIMAL only
-    when every stage was proven optimal. ``excluded_rows`` are single candidates left out
-    (twins of a ranked design: the same BOM in another group).
+    when every stage was proven optimal.
     """
     model, vm = build_model(
         problem.rows, problem.choices(), catalog, bounds, excluded_groups=excluded
     )
-    for i in excluded_rows:
-        model.add(f"twin[{i}]", {vm.pick[i]: 1}, hi=0)
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
     stages = lexicographic_stages(spec.objective.kind.stages, vm, order, len(problem.rows) + 1)
     first: SolveResult | None = None

@@ -92,21 +92,39 @@ class KBest:
 
     Values are the objective's ranking value (``ObjectiveKind.ranking_value``: capex then time
     for min_cost, time then capex for min_time); a bound may be a prefix of one (a bound on the
-    primary measure alone), which tuple order compares correctly."""
+    primary measure alone), which tuple order compares correctly. A group whose best orders
+    the same parts as a better group's best is the same design (the ranking skips it), so it
+    does not count towards K."""
 
     def __init__(self, k: int) -> None:
         self.k = k
         self.best: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self.orders: dict[tuple[object, ...], tuple[tuple[str, int], ...]] = {}
 
-    def offer(self, group: tuple[object, ...], value: tuple[int, ...]) -> None:
+    def offer(
+        self,
+        group: tuple[object, ...],
+        value: tuple[int, ...],
+        order: tuple[tuple[str, int], ...] = (),
+    ) -> None:
         if group not in self.best or value < self.best[group]:
             self.best[group] = value
+            self.orders[group] = order
 
     @property
     def threshold(self) -> tuple[int, ...] | None:
         if len(self.best) < self.k:
             return None
-        return sorted(self.best.values())[self.k - 1]
+        counted, seen = 0, set()
+        for group, value in sorted(self.best.items(), key=lambda gv: gv[1]):
+            order = self.orders.get(group, ())
+            if order and order in seen:
+                continue
+            seen.add(order)
+            counted += 1
+            if counted == self.k:
+                return value
+        return None
 
     def beats(self, bound: tuple[int, ...]) -> bool:
         """K groups are already better than anything whose bound is ``bound``."""
@@ -213,7 +231,16 @@ def _offer_all(
         if c.budget_cents is not None and bom.capex_cents > c.budget_cents:
             continue
         seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
-        kbest.offer(cand.key.group, spec.objective.kind.ranking_value(bom.capex_cents, seconds))
+        value = spec.objective.kind.ranking_value(bom.capex_cents, seconds)
+        kbest.offer(cand.key.group, value, _order_of(bom))
+
+
+def _order_of(bom: BillOfMaterials) -> tuple[tuple[str, int], ...]:
+    """Each SKU the BOM orders with its total quantity (the canonical form of a design)."""
+    totals: dict[str, int] = {}
+    for line in bom.lines:
+        totals[line.sku] = totals.get(line.sku, 0) + line.quantity
+    return tuple(sorted(totals.items()))
 
 
 def _search_cost_first(

@@ -89,12 +89,11 @@ def optimize(
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
-    excluded: list[int] = []  # groups already ranked
-    twins: list[int] = []  # rows whose BOM equals a ranked one: the same design, not another
+    excluded: list[int] = []  # groups ranked, or whose best is the same BOM as a ranked design
     seen: set[BomSignature] = set()
     proven, more_may_exist = 0, False
     while len(ranked) < spec.top_k:
-        if not _rows_left(problem, excluded, twins):
+        if not _rows_left(problem, excluded):
             break
         if ranked and clock.expired():
             more_may_exist = True
@@ -109,7 +108,6 @@ def optimize(
             excluded,
             backend,
             replace(limits, time_limit_s=remaining),
-            excluded_rows=twins,
         )
         if not res.has_solution:
             if not ranked:
@@ -120,9 +118,9 @@ def optimize(
         chosen = chosen_row(res, varmap)
         design = _verified(problem, chosen, res, varmap, catalog, spec, len(ranked) + 1, timer)
         signature = bom_signature(design.bom)
+        excluded.append(problem.rows[chosen].group)
         if signature in seen:
-            twins.append(chosen)
-            continue
+            continue  # the group's best is hardware already ranked: not a distinct design
         seen.add(signature)
         rank_status, rank_gap, rank_bound = _rank_one_status(res, outcome.open_bound, spec)
         if not ranked:
@@ -130,7 +128,6 @@ def optimize(
         if proven == len(ranked) and rank_status is SolveStatus.OPTIMAL:
             proven += 1
         ranked.append(design)
-        excluded.append(problem.rows[chosen].group)
         clock.report(
             {
                 "phase": "solve",
@@ -193,10 +190,10 @@ def bom_signature(bom: BillOfMaterials) -> BomSignature:
     return tuple(sorted(totals.items()))
 
 
-def _rows_left(problem: MipInstance, excluded: list[int], twins: list[int]) -> bool:
-    """Some candidate is neither in a ranked group nor a twin of a ranked design."""
-    groups, rows = set(excluded), set(twins)
-    return any(r.group not in groups and i not in rows for i, r in enumerate(problem.rows))
+def _rows_left(problem: MipInstance, excluded: list[int]) -> bool:
+    """Some candidate is in a group not yet ranked (or skipped as a twin)."""
+    groups = set(excluded)
+    return any(r.group not in groups for r in problem.rows)
 
 
 def _cut_short_warning(found: int, proven: int, top_k: int) -> str:
