@@ -64,10 +64,13 @@ def _priced(catalog: Catalog, qty: Counter[str], prices: dict[str, int]) -> int:
     return sum(q * catalog.unit_price_cents(sku, q, prices[sku]) for sku, q in qty.items() if q)
 
 
+Order = tuple[tuple[str, int], ...]  # each SKU bought with its total quantity
+
+
 def cheapest_build(
     design: Design, catalog: Catalog, spec: OptimizeSpec
-) -> tuple[int, float] | None:
-    """(capex cents, power kW) of the cheapest feasible way to buy ``design``, or None."""
+) -> tuple[int, float, Order] | None:
+    """(capex cents, power kW, order) of the cheapest feasible way to buy ``design``, or None."""
     try:
         plan = physical_plan(design, catalog)
     except InvalidInput:
@@ -91,7 +94,7 @@ def cheapest_build(
             return None
         opts.append(found)
     prices, stock = list_prices(catalog), stock_limits(catalog)
-    best: tuple[int, float] | None = None
+    best: tuple[int, float, Order] | None = None
     per_class = [
         list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts, strict=True)
     ]
@@ -116,7 +119,7 @@ def cheapest_build(
             continue
         cost = _priced(catalog, qty, prices)
         if best is None or cost < best[0]:
-            best = (cost, power_w / 1000)
+            best = (cost, power_w / 1000, tuple(sorted((s, q) for s, q in qty.items() if q)))
     return best
 
 
@@ -139,12 +142,13 @@ def _allowed_link(catalog: Catalog, spec: OptimizeSpec, sku: str) -> bool:
 
 
 def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[BruteDesign]:
-    """The best design of every distinct group, ranked as the optimizer ranks them."""
+    """The best design of every distinct group, ranked as the optimizer ranks them: a group
+    whose best design orders the same SKUs and quantities as a ranked one is skipped."""
     space = SearchSpace(catalog, spec)
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
     c = spec.constraints
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
-    best: dict[tuple[object, ...], BruteDesign] = {}
+    best: dict[tuple[object, ...], tuple[BruteDesign, Order]] = {}
     for server in space.servers:
         lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))
         hi = min(max_nodes, (c.max_gpus or 10**9) // server.gpus_per_node)
@@ -192,8 +196,15 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
                                 switch,
                                 nodes,
                             )
-    ranked = sorted(best.values(), key=lambda b: _objective(b, spec))
-    return ranked[: spec.top_k]
+    ranked: list[BruteDesign] = []
+    orders: set[Order] = set()
+    for b, order in sorted(best.values(), key=lambda f: _objective(f[0], spec)):
+        if len(ranked) == spec.top_k:
+            break
+        if order not in orders:
+            ranked.append(b)
+            orders.add(order)
+    return ranked
 
 
 def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple[object, ...]:
@@ -203,7 +214,7 @@ def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple[object, ...]:
 
 
 def _consider(
-    best: dict[tuple[object, ...], BruteDesign],
+    best: dict[tuple[object, ...], tuple[BruteDesign, Order]],
     catalog: Catalog,
     spec: OptimizeSpec,
     timer: EstimateCache,
@@ -236,10 +247,10 @@ def _consider(
     built = cheapest_build(design, catalog, spec)
     if built is None:
         return
-    cost, _ = built
+    cost, _, order = built
     if c.budget_cents is not None and cost > c.budget_cents:
         return
     found = BruteDesign(design, cost, hours)
     group = found.group
-    if group not in best or _objective(found, spec) < _objective(best[group], spec):
-        best[group] = found
+    if group not in best or _objective(found, spec) < _objective(best[group][0], spec):
+        best[group] = (found, order)

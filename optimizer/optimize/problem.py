@@ -117,12 +117,16 @@ class RowBuilder:
             for cls in classes
         }
 
-    def exact_cost(self, plan: PhysicalPlan, backend: Backend, limits: Limits) -> int | None:
-        """Cheapest exact price of one plan alone (link mix and volume tiers by the MIP)."""
+    def exact_cost(
+        self, plan: PhysicalPlan, backend: Backend, limits: Limits, bounds: Bounds | None = None
+    ) -> int | None:
+        """Cheapest exact price of one plan alone (link mix and volume tiers by the MIP)
+        within ``bounds`` (budget, power, racks) and the stock; None when no purchase fits."""
         row = self.row(plan, 0, 0)
         if row is None:
             return None
-        model, vm = build_model([row], self.choices(set(row.link_demand)), self.catalog, Bounds())
+        choices = self.choices(set(row.link_demand))
+        model, vm = build_model([row], choices, self.catalog, bounds or Bounds())
         model.minimize(vm.cost_terms)
         res = backend.solve(model, limits)
         return res.objective if res.status is SolveStatus.OPTIMAL else None

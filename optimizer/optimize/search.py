@@ -25,7 +25,7 @@ from optimizer.optimize.formulation import over_stock
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure, ObjectiveKind
-from optimizer.topology.bom import build_bom
+from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
@@ -62,13 +62,29 @@ def node_cost_bound(
     return deepest_unit_cents(catalog, server.sku, server.price_cents) + key.nics_per_node * nic
 
 
-def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> int | None:
-    """Greedy BOM cost of one design alone; None when it needs more than the stock."""
+def standalone_bom(
+    design: Design, catalog: Catalog, stock: dict[str, int]
+) -> BillOfMaterials | None:
+    """Greedy BOM of one design alone; None when it cannot be built or exceeds the stock."""
     try:
         bom = build_bom(design, catalog)
     except InvalidInput:
         return None
-    return None if over_stock(bom, stock) else bom.capex_cents
+    return None if over_stock(bom, stock) else bom
+
+
+def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> int | None:
+    """Greedy BOM cost of one design alone; None when it needs more than the stock."""
+    bom = standalone_bom(design, catalog, stock)
+    return None if bom is None else bom.capex_cents
+
+
+def within_caps(spec: OptimizeSpec, power_kw: float, racks: int) -> bool:
+    """Power and racks (BOM or plan figures) are within the request's caps."""
+    c = spec.constraints
+    return (c.max_power_kw is None or power_kw <= c.max_power_kw) and (
+        c.max_racks is None or racks <= c.max_racks
+    )
 
 
 class KBest:
@@ -76,21 +92,39 @@ class KBest:
 
     Values are the objective's ranking value (``ObjectiveKind.ranking_value``: capex then time
     for min_cost, time then capex for min_time); a bound may be a prefix of one (a bound on the
-    primary measure alone), which tuple order compares correctly."""
+    primary measure alone), which tuple order compares correctly. A group whose best orders
+    the same parts as a better group's best is the same design (the ranking skips it), so it
+    does not count towards K."""
 
     def __init__(self, k: int) -> None:
         self.k = k
         self.best: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self.orders: dict[tuple[object, ...], tuple[tuple[str, int], ...]] = {}
 
-    def offer(self, group: tuple[object, ...], value: tuple[int, ...]) -> None:
+    def offer(
+        self,
+        group: tuple[object, ...],
+        value: tuple[int, ...],
+        order: tuple[tuple[str, int], ...] = (),
+    ) -> None:
         if group not in self.best or value < self.best[group]:
             self.best[group] = value
+            self.orders[group] = order
 
     @property
     def threshold(self) -> tuple[int, ...] | None:
         if len(self.best) < self.k:
             return None
-        return sorted(self.best.values())[self.k - 1]
+        counted, seen = 0, set()
+        for group, value in sorted(self.best.items(), key=lambda gv: gv[1]):
+            order = self.orders.get(group, ())
+            if order and order in seen:
+                continue
+            seen.add(order)
+            counted += 1
+            if counted == self.k:
+                return value
+        return None
 
     def beats(self, bound: tuple[int, ...]) -> bool:
         """K groups are already better than anything whose bound is ``bound``."""
@@ -185,16 +219,28 @@ def _offer_all(
 ) -> None:
     c = spec.constraints
     for cand in cands:
-        if c.max_racks is not None and cand.plan.racks > c.max_racks:
+        if not within_caps(spec, cand.plan.power_kw, cand.plan.racks):
             continue
-        if c.max_power_kw is not None and cand.plan.power_kw > c.max_power_kw:
-            continue
-        cost = standalone_cost(cand.design, catalog, stock)
+        bom = standalone_bom(cand.design, catalog, stock)
+        cost = None if bom is None else bom.capex_cents
         out.append(Costed(cand, cost))
-        if cost is None or (c.budget_cents is not None and cost > c.budget_cents):
+        # Only a design the greedy BOM shows within every cap (link power included) may
+        # tighten the pruning threshold: the MIP's power cap counts the links too.
+        if bom is None or not within_caps(spec, bom.power_kw, bom.racks):
+            continue
+        if c.budget_cents is not None and bom.capex_cents > c.budget_cents:
             continue
         seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
-        kbest.offer(cand.key.group, spec.objective.kind.ranking_value(cost, seconds))
+        value = spec.objective.kind.ranking_value(bom.capex_cents, seconds)
+        kbest.offer(cand.key.group, value, _order_of(bom))
+
+
+def _order_of(bom: BillOfMaterials) -> tuple[tuple[str, int], ...]:
+    """Each SKU the BOM orders with its total quantity (the canonical form of a design)."""
+    totals: dict[str, int] = {}
+    for line in bom.lines:
+        totals[line.sku] = totals.get(line.sku, 0) + line.quantity
+    return tuple(sorted(totals.items()))
 
 
 def _search_cost_first(
@@ -334,7 +380,7 @@ def _search_time_first(
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
         per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
-        hi = min(hi, budget // per_node)
+        hi = min(hi, budget // per_node, _most_nodes_under_caps(spec, server, layout))
         if lo > hi:
             continue
 
@@ -358,11 +404,12 @@ def _search_time_first(
             return out, evaluated, bound[0] / SECONDS_PER_HOUR
         _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
-        afford = _Affordability(key, parts, catalog, layout, budget, stock, exact_cost)
+        afford = _Affordability(key, parts, catalog, layout, spec, budget, stock, exact_cost)
         hours = functools.partial(timer.hours, key)
         # Time is non-increasing in size and plateaus (a plan leaves GPUs idle): the cheapest
-        # way to the key's best time is the start of its last plateau. Only when that is over
-        # budget does the budget decide, at the largest affordable size.
+        # way to the key's best time is the start of its last plateau. Only when that breaks a
+        # cap do the caps decide, at the largest size within budget, power, racks and stock
+        # together (each grows with the node count, so that size is found exactly).
         start = smallest_meeting(hours, hours(hi), lo, hi, lo)
         top: int | None
         if start is not None and afford(start):
@@ -381,11 +428,29 @@ def _search_time_first(
     return out, evaluated, None
 
 
-class _Affordability:
-    """Whether a key's design of n nodes fits the budget, and the largest size that does.
+def _most_nodes_under_caps(spec: OptimizeSpec, server: Server, layout: Layout) -> int:
+    """Most nodes the power and rack caps could allow: every node draws at least its server's
+    power, and a rack holds at most the servers its power and units allow (NICs, switches
+    and links only lower both)."""
+    c, most = spec.constraints, MAX_GPUS
+    if c.max_power_kw is not None and server.power_kw > 0:
+        most = min(most, math.floor(c.max_power_kw / server.power_kw + 1e-9))
+    if c.max_racks is not None:
+        try:
+            per_rack = layout.per_rack(server.power_kw, server.rack_units, f"server {server.sku}")
+        except InvalidInput:
+            return 0  # not one server fits a rack
+        most = min(most, c.max_racks * per_rack)
+    return most
 
-    The greedy BOM answers most checks; where it is over budget the exact price (the MIP on
-    that design alone) decides, since a mix of link SKUs or a volume tier can be cheaper.
+
+class _Affordability:
+    """Whether a key's design of n nodes fits every cap, and the largest size that does.
+
+    A size fits when some (NIC, switch) of the key builds it within the budget, the power and
+    rack caps and the stock, all at once. The greedy BOM answers most checks; where it misses
+    the exact purchase (the MIP on that design alone, with the caps as constraints) decides,
+    since a mix of link SKUs or a volume tier can be cheaper or draw less.
     """
 
     def __init__(
@@ -394,23 +459,25 @@ class _Affordability:
         parts: Parts,
         catalog: Catalog,
         layout: Layout,
+        spec: OptimizeSpec,
         budget: int,
         stock: dict[str, int],
         exact_cost: Callable[[PhysicalPlan], int | None],
     ) -> None:
         self.key, self.parts, self.catalog, self.layout = key, parts, catalog, layout
-        self.budget, self.stock, self.exact_cost = budget, stock, exact_cost
+        self.spec, self.budget, self.stock, self.exact_cost = spec, budget, stock, exact_cost
         self._greedy: dict[int, int | None] = {}
 
     def cheapest_greedy(self, n: int) -> int | None:
+        """Cheapest greedy BOM of n nodes within the stock and the power and rack caps."""
         if n not in self._greedy:
-            costs = [
-                standalone_cost(
-                    make_design(self.key, n, nic, switch, self.layout), self.catalog, self.stock
-                )
-                for nic, switch in self.parts
-            ]
-            self._greedy[n] = min((c for c in costs if c is not None), default=None)
+            costs = []
+            for nic, switch in self.parts:
+                design = make_design(self.key, n, nic, switch, self.layout)
+                bom = standalone_bom(design, self.catalog, self.stock)
+                if bom is not None and within_caps(self.spec, bom.power_kw, bom.racks):
+                    costs.append(bom.capex_cents)
+            self._greedy[n] = min(costs, default=None)
         return self._greedy[n]
 
     def __call__(self, n: int) -> bool:
@@ -428,6 +495,8 @@ class _Affordability:
                 )
             except InvalidInput:
                 continue
+            if not within_caps(self.spec, plan.power_kw, plan.racks):
+                continue  # links only add power: no purchase of this plan fits
             cost = self.exact_cost(plan)
             if cost is not None and cost <= self.budget:
                 return True
@@ -440,11 +509,30 @@ class _Affordability:
         already misses and one MIP settles it)."""
         at_hi = self.cheapest_greedy(hi)
         guess = hi if not at_hi else max(lo, min(hi, hi * self.budget // at_hi))
+        if at_hi is None:  # over a cap at hi: scale down from the caps the plan shows there
+            guess = self._guess_under_caps(lo, hi)
         greedy = self._largest(self.greedy_fits, lo, hi, guess)
         floor = lo if greedy is None else greedy + 1
         if floor > hi or not self.exact_fits(floor):
             return greedy
         return self._largest(self, floor, hi, floor)
+
+    def _guess_under_caps(self, lo: int, hi: int) -> int:
+        """A starting size for the search: hi scaled by the tightest power or rack cap."""
+        c = self.spec.constraints
+        scale = 1.0
+        for nic, switch in self.parts[:1]:
+            try:
+                plan = physical_plan(
+                    make_design(self.key, hi, nic, switch, self.layout), self.catalog
+                )
+            except InvalidInput:
+                return hi
+            if c.max_power_kw is not None and plan.power_kw > 0:
+                scale = min(scale, c.max_power_kw / plan.power_kw)
+            if c.max_racks is not None and plan.racks > 0:
+                scale = min(scale, c.max_racks / plan.racks)
+        return max(lo, min(hi, math.floor(hi * scale)))
 
     @staticmethod
     def _largest(fits: Callable[[int], bool], lo: int, hi: int, guess: int) -> int | None:

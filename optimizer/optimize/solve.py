@@ -78,18 +78,25 @@ def optimize(
     backend = get_backend(spec.backend)
     builder = RowBuilder(catalog, spec)
 
+    bounds = bounds_of(spec)
+
     def exact_cost(plan: PhysicalPlan) -> int | None:
-        return builder.exact_cost(plan, backend, replace(limits, time_limit_s=clock.remaining()))
+        remaining = replace(limits, time_limit_s=clock.remaining())
+        return builder.exact_cost(plan, backend, remaining, bounds)
 
     outcome = search(space, timer, layout, stock, exact_cost, clock)
     problem = build_problem(outcome.candidates, builder)
-    bounds = bounds_of(spec)
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
-    excluded: list[int] = []
-    for rank in range(1, spec.top_k + 1):
-        if not problem.rows or (rank > 1 and clock.expired()):
+    excluded: list[int] = []  # groups ranked, or whose best is the same BOM as a ranked design
+    seen: set[BomSignature] = set()
+    proven, more_may_exist = 0, False
+    while len(ranked) < spec.top_k:
+        if not _rows_left(problem, excluded):
+            break
+        if ranked and clock.expired():
+            more_may_exist = True
             break
         # A search cut short still gets a moment to rank what it found.
         remaining = clock.remaining(floor=min(1.0, 0.1 * spec.time_limit_s))
@@ -103,24 +110,37 @@ def optimize(
             replace(limits, time_limit_s=remaining),
         )
         if not res.has_solution:
-            if rank == 1:
+            if not ranked:
                 status = res.status
+            # Only a proof of infeasibility says no further design exists.
+            more_may_exist = res.status is not SolveStatus.INFEASIBLE
             break
-        if rank == 1:
-            status, gap, bound = _rank_one_status(res, outcome.open_bound, spec)
         chosen = chosen_row(res, varmap)
-        ranked.append(_verified(problem, chosen, res, varmap, catalog, spec, rank, timer))
+        design = _verified(problem, chosen, res, varmap, catalog, spec, len(ranked) + 1, timer)
+        signature = bom_signature(design.bom)
         excluded.append(problem.rows[chosen].group)
+        if signature in seen:
+            continue  # the group's best is hardware already ranked: not a distinct design
+        seen.add(signature)
+        rank_status, rank_gap, rank_bound = _rank_one_status(res, outcome.open_bound, spec)
+        if not ranked:
+            status, gap, bound = rank_status, rank_gap, rank_bound
+        if proven == len(ranked) and rank_status is SolveStatus.OPTIMAL:
+            proven += 1
+        ranked.append(design)
         clock.report(
             {
                 "phase": "solve",
                 "candidates_evaluated": timer.evaluations,
                 "best_capex_usd": ranked[0].bom.capex_cents / 100,
                 "bound_usd": 0.0 if bound is None else bound / 100,
-                "designs_found": rank,
+                "designs_found": len(ranked),
             },
             force=True,
         )
+    # Unexplored keys may hold further designs: fewer than K is then no proof that none exist.
+    more_may_exist = more_may_exist or outcome.open_bound is not None
+    cut_short = bool(ranked) and len(ranked) < spec.top_k and more_may_exist
 
     if not ranked and outcome.open_bound is not None and status is SolveStatus.INFEASIBLE:
         status = SolveStatus.TIME_LIMIT  # nothing proves infeasibility: the clock ran out
@@ -132,7 +152,7 @@ def optimize(
         sens = sensitivity(
             problem, ranked, catalog, spec, backend, replace(limits, time_limit_s=clock.remaining())
         )
-    warnings = (
+    warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None
         else (
@@ -140,6 +160,9 @@ def optimize(
             f"{outcome.keys_total} structural choices; the designs are the best found",
         )
     )
+    if cut_short:
+        status = SolveStatus.TIME_LIMIT
+        warnings = (*warnings, _cut_short_warning(len(ranked), proven, spec.top_k))
     return OptimizeResult(
         status=str(status),
         designs=tuple(ranked),
@@ -155,10 +178,36 @@ def optimize(
     )
 
 
+BomSignature = tuple[tuple[str, int], ...]
+
+
+def bom_signature(bom: BillOfMaterials) -> BomSignature:
+    """What a buyer orders: each SKU with its total quantity. Two designs with the same
+    signature are one design (a one-router dragonfly is a single switch), ranked once."""
+    totals: dict[str, int] = defaultdict(int)
+    for line in bom.lines:
+        totals[line.sku] += line.quantity
+    return tuple(sorted(totals.items()))
+
+
+def _rows_left(problem: MipInstance, excluded: list[int]) -> bool:
+    """Some candidate is in a group not yet ranked (or skipped as a twin)."""
+    groups = set(excluded)
+    return any(r.group not in groups for r in problem.rows)
+
+
+def _cut_short_warning(found: int, proven: int, top_k: int) -> str:
+    """Say how much of the top-K the clock let through, and how much of it is proven."""
+    text = f"{found} of {top_k} designs ranked before the time limit"
+    if proven < found:
+        text += f" ({proven} proven best)"
+    return text + "; more designs may exist: raise solver.time_limit_s"
+
+
 def _rank_one_status(
     res: SolveResult, open_bound: float | None, spec: OptimizeSpec
 ) -> tuple[SolveStatus, float, float | None]:
-    """Status, relative gap and cost bound (cents) of rank 1, counting unexplored keys."""
+    """Status, relative gap and cost bound (cents) of one rank, counting unexplored keys."""
     if open_bound is None:
         bound = res.bound if spec.objective.kind.primary is Measure.COST else None
         return res.status, res.gap, bound

@@ -115,6 +115,11 @@ def _fat_tree_twins(nodes: int, nics_per_node: int, profile: TopologyProfile) ->
     return (SINGLE_SWITCH_NAME,) if nodes == 1 or profile.tiers == 1 else ()
 
 
+def _dragonfly_twins(nodes: int, nics_per_node: int, profile: TopologyProfile) -> tuple[str, ...]:
+    """A dragonfly of one router (every path crosses one switch) is the single switch."""
+    return (SINGLE_SWITCH_NAME,) if nodes == 1 or profile.max_switch_hops == 1 else ()
+
+
 def _rail_twins(nodes: int, nics_per_node: int, profile: TopologyProfile) -> tuple[str, ...]:
     """One rail is a plain fat-tree."""
     return (
@@ -194,6 +199,7 @@ DRAGONFLY = TOPOLOGIES.register(
         required=dragonfly.required,
         params=("p", "a", "h"),
         plot_marker="D",
+        twins=_dragonfly_twins,
     )
 )
 TORUS = TOPOLOGIES.register(
