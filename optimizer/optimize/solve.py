@@ -57,6 +57,7 @@ def optimize(
     stop: threading.Event | None = None,
     progress: Callable[[dict[str, object]], None] | None = None,
     explain: bool = True,
+    estimates: EstimateCache | None = None,
 ) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
@@ -67,7 +68,7 @@ def optimize(
     ``elapsed_s``.
 
     ``explain=False`` ranks only: no binding, sensitivity or diagnosis (the re-solves those
-    run use it).
+    run use it, sharing the request's ``estimates``).
     """
     start = time.perf_counter()
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
@@ -77,6 +78,8 @@ def optimize(
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
+    if estimates is not None:
+        timer.share(estimates)
     stock = stock_limits(catalog)
     limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed, stop=stop)
     backend = get_backend(spec.backend)
@@ -134,7 +137,7 @@ def optimize(
         if clock.expired():
             return None
         sp = replace(sp, top_k=1, time_limit_s=clock.remaining())
-        return optimize(cat, sp, stop=stop, explain=False)
+        return optimize(cat, sp, fixed=fixed, stop=stop, explain=False, estimates=timer)
 
     binding: Binding | None = None
     if ranked and explain:
