@@ -205,6 +205,8 @@ def test_every_sensitivity_claim_holds_when_re_solved(case: str) -> None:
         fabric = _fabric_named(label)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct) - 1), spec)) == best, (label, pct)
+    for label in re.findall(r"no cut in the price of switches serving ([\w ]+?) changes", text):
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), 100), spec)) == best, label
     # Every other fabric gets a statement: impossible, a tie, a cut, or no cut.
     assert len(said_impossible) + text.count("'s best design") == len(others), text
 

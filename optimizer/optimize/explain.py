@@ -369,6 +369,7 @@ def sensitivity(
     if not fabrics:
         return f"The request allows only {fabric_label(best.design.fabric)}."
     lines: list[str] = []
+    cuts: list[tuple[int, str]] = []
     none_builds = True
     for fabric in fabrics:
         name = fabric_label(fabric)
@@ -381,12 +382,18 @@ def sensitivity(
             lines.append(f"No {name} design meets the constraints with this catalog.")
             continue
         none_builds = False
-        lines.append(_rival_line(best, alone.designs[0], catalog, spec, fabric, resolve))
+        line, cut = _rival_line(best, alone.designs[0], catalog, spec, fabric, resolve)
+        lines.append(line)
+        if cut is not None:
+            cuts.append((cut.pct, name))
     if none_builds:
         return (
             f"No other fabric meets the constraints with this catalog (each re-solved); "
             f"{fabric_label(best.design.fabric)} is the only choice."
         )
+    if len(cuts) > 1:
+        pct, name = min(cuts)
+        lines.insert(0, f"The smallest switch price cut that changes rank 1: {pct}% ({name}).")
     return " ".join(lines)
 
 
@@ -397,7 +404,8 @@ def _rival_line(
     spec: OptimizeSpec,
     fabric: str,
     resolve: Resolver,
-) -> str:
+) -> tuple[str, Cut | None]:
+    """The rival fabric's best design against rank 1, and the cut that makes rank 1 change."""
     name = fabric_label(fabric)
     gap = rival.bom.capex_cents - best.bom.capex_cents
     switch_cents = rival.cost.switches_cents  # extended prices: the volume price paid
@@ -405,24 +413,27 @@ def _rival_line(
     if gap <= 0:
         return (
             f"{head}, as much as rank 1; it ranks below only on the tie-break "
-            f"(training time, then names)."
+            f"(training time, then names).",
+            None,
         )
     head += f", {usd(gap)} more than rank 1"
-    if not switch_cents:
-        return f"{head}; it has no switches, so no switch price cut changes rank 1."
-    # The cut at which this rival alone would undercut rank 1, rounded up to a whole percent.
-    guess = gap * 100 // switch_cents + 1
+    # The cut at which this rival alone would undercut rank 1, rounded up to a whole percent
+    # (a switchless rival: start from free switches, where another design of its fabric may win).
+    guess = gap * 100 // switch_cents + 1 if switch_cents else 100
     try:
         cut = smallest_cut(best, catalog, spec, fabric, guess, resolve)
     except _Unknown:
-        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}."
+        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
     if cut is None:
         return (
             f"{head}; no cut in the price of switches serving {name} changes rank 1 "
-            f"(its switches cost {usd(switch_cents)} at volume prices)."
+            f"(its best design's switches cost {usd(switch_cents)} at volume prices).",
+            None,
         )
+    spend = f"its switches cost {usd(switch_cents)}" if switch_cents else "it has no switches"
     return (
-        f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices; its switches "
-        f"cost {usd(switch_cents)}) change rank 1 to {describe(cut.rank_one)} at "
-        f"{usd(cut.rank_one.bom.capex_cents)}; {cut.pct - 1}% cheaper does not."
+        f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices; {spend}) "
+        f"change rank 1 to {describe(cut.rank_one)} at "
+        f"{usd(cut.rank_one.bom.capex_cents)}; {cut.pct - 1}% cheaper does not.",
+        cut,
     )
