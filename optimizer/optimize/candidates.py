@@ -414,6 +414,13 @@ class EstimateCache:
             return math.inf
         return confident_hours(est, self.confidence)
 
+    def share(self, earlier: EstimateCache) -> None:
+        """Reuse ``earlier``'s estimates (the explanations' re-solves of one request): they
+        depend only on the workload, confidence, fixed plan and the key's figures."""
+        same = (earlier.workload, earlier.confidence, earlier.fixed)
+        assert same == (self.workload, self.confidence, self.fixed), "different requests"
+        self._cache, self._ideal = earlier._cache, earlier._ideal
+
     def hours(self, key: TimeKey, nodes: int) -> float:
         est = self.estimate(key, nodes)
         if est is None:

@@ -1,25 +1,41 @@
-"""Why a design ranks where it does, what binds, and why nothing fits when nothing does."""
+"""Why a design ranks where it does, what binds, and why nothing fits when nothing does.
+
+Every claim is re-solved, not guessed: "binding" names the stated constraints whose removal
+changes rank 1, and the sensitivity line states a price cut that, applied to the catalog and
+re-solved, changes rank 1 while one percent less does not (docs/optimizer.md, Explanations).
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from optimizer.catalog.model import Catalog
-from optimizer.optimize.backends import Backend, Limits
-from optimizer.optimize.problem import MipInstance, bounds_of, chosen_row, cost_of, solve_problem
-from optimizer.optimize.request import OptimizeSpec
-from optimizer.optimize.result import ParetoEntry, RankedDesign
+from optimizer.catalog.model import Availability, Catalog
+from optimizer.optimize.backends import SolveStatus
+from optimizer.optimize.formulation import stock_limits
+from optimizer.optimize.request import Constraints, OptimizeSpec
+from optimizer.optimize.result import OptimizeResult, ParetoEntry, RankedDesign
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.topology.compat import switch_fits_fabric
 
 if TYPE_CHECKING:
     from optimizer.optimize.candidates import Costed
 
-# A constraint counts as binding when the design uses all but this fraction of it.
+# A design is "at its limit" of a constraint when it uses all but this fraction of it.
 BINDING_SLACK = 0.02
+# What a re-solve answers with: optimize's rank 1 alone, without explanations of its own;
+# None once the request's clock has run out.
+Resolver = Callable[[Catalog, OptimizeSpec], "OptimizeResult | None"]
+# Statuses whose rank 1 (or its absence) is proven.
+PROVEN = (str(SolveStatus.OPTIMAL), str(SolveStatus.INFEASIBLE))
+NOT_COMPUTED = "not computed: time limit"
+# min_time needs a budget: "without the budget" re-solves with the largest a request may state
+# (optimizer.optimize.convert.MAX_BUDGET_CENTS).
+UNLIMITED_BUDGET_CENTS = 10**14
 
 
 def fabric_label(fabric: str) -> str:
@@ -47,37 +63,167 @@ def describe(d: RankedDesign) -> str:
     )
 
 
+def bom_key(d: RankedDesign) -> tuple[tuple[str, int], ...]:
+    """What a design buys, SKU by SKU: two designs buying the same multiset are one design."""
+    qty: dict[str, int] = {}
+    for line in d.bom.lines:
+        qty[line.sku] = qty.get(line.sku, 0) + line.quantity
+    return tuple(sorted(qty.items()))
+
+
+def rank_one_changes(best: RankedDesign, again: OptimizeResult | None) -> bool | None:
+    """Whether a re-solve's rank 1 differs from ``best``; None when the re-solve proves
+    nothing (clock out, or stopped before optimality)."""
+    if again is None or again.status not in PROVEN:
+        return None
+    return not again.designs or bom_key(again.designs[0]) != bom_key(best)
+
+
+def without_stock(catalog: Catalog) -> Catalog:
+    """The catalog with every stock limit lifted (lead times and prices kept)."""
+
+    def lift(avail: Availability) -> Availability:
+        return replace(avail, stock_units=None)
+
+    return replace(
+        catalog,
+        servers=tuple(replace(r, availability=lift(r.availability)) for r in catalog.servers),
+        nics=tuple(replace(r, availability=lift(r.availability)) for r in catalog.nics),
+        switches=tuple(replace(r, availability=lift(r.availability)) for r in catalog.switches),
+        links=tuple(replace(r, availability=lift(r.availability)) for r in catalog.links),
+    )
+
+
+def relaxations(catalog: Catalog, spec: OptimizeSpec) -> list[tuple[str, Catalog, OptimizeSpec]]:
+    """Each stated constraint by its binding name, with the request that leaves it out."""
+    c = spec.constraints
+    out: list[tuple[str, Catalog, OptimizeSpec]] = []
+
+    def drop(name: str, without: Constraints) -> None:
+        out.append((name, catalog, replace(spec, constraints=without)))
+
+    if c.budget_cents is not None:
+        # min_time needs a budget: leaving it out means the largest budget a request may state.
+        drop("budget", replace(c, budget_cents=UNLIMITED_BUDGET_CENTS if _min_time(spec) else None))
+    if c.target_training_hours is not None:
+        drop("time", replace(c, target_training_hours=None))
+    if c.max_power_kw is not None:
+        drop("power", replace(c, max_power_kw=None))
+    if c.max_racks is not None:
+        drop("racks", replace(c, max_racks=None))
+    if stock_limits(catalog):
+        out.append(("stock", without_stock(catalog), spec))
+    if c.max_lead_time_days is not None:
+        drop("lead_time", replace(c, max_lead_time_days=None))
+    if c.min_gpus is not None:
+        drop("min_gpus", replace(c, min_gpus=None))
+    if c.max_gpus is not None:
+        drop("max_gpus", replace(c, max_gpus=None))
+    if c.min_nic_gbps_per_gpu is not None:
+        drop("min_nic_gbps_per_gpu", replace(c, min_nic_gbps_per_gpu=None))
+    if spec.allowed_vendors or spec.excluded_vendors:
+        out.append(("vendors", catalog, replace(spec, allowed_vendors=(), excluded_vendors=())))
+    return out
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Rank 1's binding constraints, found by re-solving without each stated one."""
+
+    names: tuple[str, ...]  # removing each changes rank 1
+    unknown: tuple[str, ...] = ()  # not computed: the clock ran out (or a re-solve was cut short)
+    stated: int = 0  # how many constraints were re-solved without
+
+    def sentence(self) -> str:
+        parts = []
+        if self.names:
+            parts.append(f"Binding (leaving it out changes rank 1): {', '.join(self.names)}.")
+        if self.unknown:
+            parts.append(f"Binding for {', '.join(self.unknown)}: {NOT_COMPUTED}.")
+        if not parts:
+            parts.append(
+                "No stated constraint is binding: leaving out each one leaves rank 1 unchanged."
+                if self.stated
+                else "No constraint was stated."
+            )
+        return " ".join(parts)
+
+
+def binding_constraints(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> Binding:
+    """Re-solve without each stated constraint; binding are those whose removal changes
+    rank 1's design (a cap at 98 % use that decides nothing is not binding, and a cap that
+    excluded a better design is, however far the answer sits from it)."""
+    names: list[str] = []
+    unknown: list[str] = []
+    stated = relaxations(catalog, spec)
+    for name, relaxed_catalog, relaxed in stated:
+        changed = rank_one_changes(best, resolve(relaxed_catalog, relaxed))
+        if changed is None:
+            unknown.append(name)
+        elif changed:
+            names.append(name)
+    return Binding(tuple(names), tuple(unknown), len(stated))
+
+
+def at_limit(d: RankedDesign, spec: OptimizeSpec, stock: dict[str, int]) -> list[str]:
+    """The constraints this design uses (all but 2 % of): a fact about the design, not a
+    claim about what decides the answer."""
+    c = spec.constraints
+    out: list[str] = []
+    budget, target = c.budget_cents, c.target_training_hours
+    if budget is not None and budget - d.bom.capex_cents <= BINDING_SLACK * budget:
+        out.append("budget")
+    if target is not None and target - d.time_hours <= BINDING_SLACK * target:
+        out.append("time")
+    if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
+        out.append("power")
+    if c.max_racks is not None and d.bom.racks >= c.max_racks:
+        out.append("racks")
+    if _at_stock_limit(d, stock):
+        out.append("stock")
+    return out
+
+
 def explain_ranked(
-    ranked: list[RankedDesign], spec: OptimizeSpec, stock: dict[str, int]
+    ranked: list[RankedDesign],
+    spec: OptimizeSpec,
+    stock: dict[str, int],
+    binding: Binding | None,
 ) -> list[RankedDesign]:
-    """Fill in binding constraints, slack and a one-paragraph explanation for each rank."""
+    """Fill in binding constraints, slack and a one-paragraph explanation for each rank.
+
+    Rank 1's ``binding`` is ``binding`` (re-solved; None: not computed); a lower rank's is the
+    constraints it uses up, which is all that can be said of a design that is not the answer.
+    """
     c = spec.constraints
     out = []
     for d in ranked:
-        binding: list[str] = []
         budget, target = c.budget_cents, c.target_training_hours
-        budget_slack = None if budget is None else budget - d.bom.capex_cents
-        time_slack = None if target is None else target - d.time_hours
-        if budget is not None and budget - d.bom.capex_cents <= BINDING_SLACK * budget:
-            binding.append("budget")
-        if target is not None and target - d.time_hours <= BINDING_SLACK * target:
-            binding.append("time")
-        if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
-            binding.append("power")
-        if c.max_racks is not None and d.bom.racks >= c.max_racks:
-            binding.append("racks")
-        if _at_stock_limit(d, stock):
-            binding.append("stock")
+        if d.rank == 1:
+            names = () if binding is None else binding.names
+            tail = (
+                f"Binding constraints: {NOT_COMPUTED}." if binding is None else binding.sentence()
+            )
+        else:
+            used = at_limit(d, spec, stock)
+            names = tuple(used)
+            tail = f"At its limit: {', '.join(used)}." if used else ""
         out.append(
             replace(
                 d,
-                binding=tuple(binding),
-                budget_slack_cents=budget_slack,
-                time_slack_hours=time_slack,
-                explanation=_sentence(d, ranked[0], spec, binding),
+                binding=names,
+                budget_slack_cents=None if budget is None else budget - d.bom.capex_cents,
+                time_slack_hours=None if target is None else target - d.time_hours,
+                explanation=(_sentence(d, ranked[0], spec) + tail).strip(),
             )
         )
     return out
+
+
+def _min_time(spec: OptimizeSpec) -> bool:
+    return spec.objective.kind.primary is Measure.TIME
 
 
 def _at_stock_limit(d: RankedDesign, stock: dict[str, int]) -> bool:
@@ -88,7 +234,7 @@ def _at_stock_limit(d: RankedDesign, stock: dict[str, int]) -> bool:
     return any(stock.get(sku) == qty for sku, qty in used.items())
 
 
-def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: list[str]) -> str:
+def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec) -> str:
     share = d.cost.network_share
     kind = spec.objective.kind
     goal = kind.goal
@@ -115,8 +261,7 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec, binding: 
             if slower < 0.05
             else f"Takes {slower:,.1f} h longer than rank 1. "
         )
-    bind = f"At its limit: {', '.join(binding)}." if binding else "No constraint is at its limit."
-    return head + money + timing + rel + bind
+    return head + money + timing + rel
 
 
 def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
@@ -138,58 +283,159 @@ def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
     return tuple(front)
 
 
-def sensitivity(
-    problem: MipInstance,
-    ranked: list[RankedDesign],
+def with_switch_cut(catalog: Catalog, fabric: str, cut_pct: int) -> Catalog:
+    """The catalog with every switch that serves ``fabric`` ``cut_pct`` % cheaper, at list
+    and at every volume break (rounded down to the cent, so the cut is at least that)."""
+    skus = {w.sku for w in catalog.switches if switch_fits_fabric(w, fabric)}
+
+    def cut(cents: int) -> int:
+        return cents * (100 - cut_pct) // 100
+
+    return replace(
+        catalog,
+        switches=tuple(
+            replace(w, price_cents=cut(w.price_cents)) if w.sku in skus else w
+            for w in catalog.switches
+        ),
+        price_breaks=tuple(
+            replace(pb, unit_price_cents=cut(pb.unit_price_cents)) if pb.sku in skus else pb
+            for pb in catalog.price_breaks
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Cut:
+    """The smallest whole-percent switch price cut that changes rank 1, both sides checked."""
+
+    pct: int
+    rank_one: RankedDesign  # rank 1 once the cut applies
+
+
+def smallest_cut(
+    best: RankedDesign,
     catalog: Catalog,
     spec: OptimizeSpec,
-    backend: Backend,
-    limits: Limits,
+    fabric: str,
+    guess_pct: int,
+    resolve: Resolver,
+) -> Cut | None:
+    """The smallest whole percent whose cut on ``fabric``'s switches changes rank 1 when the
+    whole request is re-solved: rank 1 changes at it and not one percent below. Starts at
+    ``guess_pct`` (the rival's gap over its switch spend, rounded up) and bisects from there.
+
+    Returns None when no cut up to 100 % changes rank 1; raises ``_Unknown`` when a re-solve
+    proves nothing."""
+    seen: dict[int, OptimizeResult | None] = {0: None}
+
+    def changes(pct: int) -> bool:
+        if pct not in seen:
+            again = resolve(with_switch_cut(catalog, fabric, pct), spec)
+            if rank_one_changes(best, again) is None:
+                raise _Unknown
+            seen[pct] = again if rank_one_changes(best, again) else None
+        return seen[pct] is not None
+
+    lo, hi = 0, min(max(guess_pct, 1), 100)  # invariant: no change at lo, change at hi
+    if not changes(hi):
+        lo, hi = hi, 100
+        if lo == hi or not changes(hi):
+            return None
+    probe = hi - 1  # the usual case: the guess is exact, so one percent less changes nothing
+    while hi - lo > 1:
+        if changes(probe):
+            hi = probe
+        else:
+            lo = probe
+        probe = (lo + hi) // 2
+    again = seen[hi]
+    assert again is not None
+    return Cut(hi, again.designs[0])
+
+
+class _Unknown(Exception):
+    """A re-solve was cut short by the clock: the claim cannot be checked."""
+
+
+def sensitivity(
+    ranked: list[RankedDesign], catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
 ) -> str:
-    """How far each competing fabric's switch prices must fall for it to take rank 1."""
+    """For every other fabric the request allows, re-solved over the whole catalog: its best
+    design, and the smallest cut in its switch prices (at the volume prices the BOM pays)
+    that changes rank 1, checked by re-solving with the cut and with one percent less."""
     if spec.objective.kind.primary is not Measure.COST:
         return ""
     best = ranked[0]
-    lines = []
-    fabrics = sorted({g[1] for g in problem.groups} - {best.design.fabric})
+    allowed = spec.allowed_fabrics or FABRICS.names()
+    fabrics = [f for f in allowed if f != best.design.fabric]
     if not fabrics:
+        return f"The request allows only {fabric_label(best.design.fabric)}."
+    lines: list[str] = []
+    cuts: list[tuple[int, str]] = []
+    none_builds = True
+    for fabric in fabrics:
+        name = fabric_label(fabric)
+        alone = resolve(catalog, replace(spec, allowed_fabrics=(fabric,)))
+        if alone is None or alone.status not in PROVEN:
+            lines.append(f"{name}: {NOT_COMPUTED}.")
+            none_builds = False
+            continue
+        if not alone.designs:
+            lines.append(f"No {name} design meets the constraints with this catalog.")
+            continue
+        none_builds = False
+        line, cut = _rival_line(best, alone.designs[0], catalog, spec, fabric, resolve)
+        lines.append(line)
+        if cut is not None:
+            cuts.append((cut.pct, name))
+    if none_builds:
         return (
-            f"No other fabric meets the constraints with this catalog; "
+            f"No other fabric meets the constraints with this catalog (each re-solved); "
             f"{fabric_label(best.design.fabric)} is the only choice."
         )
-    for fabric in fabrics:
-        others = [i for i, g in enumerate(problem.groups) if g[1] != fabric]
-        res, vm = solve_problem(problem, catalog, spec, bounds_of(spec), others, backend, limits)
-        if not res.has_solution:
-            continue
-        chosen = chosen_row(res, vm)
-        plan = problem.costed[chosen].candidate.plan
-        switch_cents = sum(
-            s.quantity * next(w.price_cents for w in catalog.switches if w.sku == s.sku)
-            for s in plan.switches
-        )
-        gap = cost_of(res, vm) - best.bom.capex_cents
-        name = fabric_label(fabric)
-        if gap <= 0:
-            lines.append(
-                f"{name} ties rank 1 at {usd(cost_of(res, vm))}; it ranks below only "
-                f"on the tie-break (training time, then names)."
-            )
-        elif not switch_cents:
-            lines.append(
-                f"{name}'s best design has no switches and costs {usd(gap)} more; no "
-                f"switch price cut changes the choice."
-            )
-        elif gap < switch_cents:
-            lines.append(
-                f"{name} takes rank 1 once its switches are "
-                f"{gap / switch_cents:.0%} cheaper (its best design costs "
-                f"{usd(gap)} more; switches {usd(switch_cents)})."
-            )
-        else:
-            lines.append(
-                f"No switch price cut alone makes {name} win: its best design costs "
-                f"{usd(gap)} more than rank 1, more than its switches "
-                f"({usd(switch_cents)})."
-            )
+    if len(cuts) > 1:
+        pct, name = min(cuts)
+        lines.insert(0, f"The smallest switch price cut that changes rank 1: {pct}% ({name}).")
     return " ".join(lines)
+
+
+def _rival_line(
+    best: RankedDesign,
+    rival: RankedDesign,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    fabric: str,
+    resolve: Resolver,
+) -> tuple[str, Cut | None]:
+    """The rival fabric's best design against rank 1, and the cut that makes rank 1 change."""
+    name = fabric_label(fabric)
+    gap = rival.bom.capex_cents - best.bom.capex_cents
+    switch_cents = rival.cost.switches_cents  # extended prices: the volume price paid
+    head = f"{name}'s best design ({describe(rival)}) costs {usd(rival.bom.capex_cents)}"
+    if gap <= 0:
+        return (
+            f"{head}, as much as rank 1; it ranks below only on the tie-break "
+            f"(training time, then names).",
+            None,
+        )
+    head += f", {usd(gap)} more than rank 1"
+    # The cut at which this rival alone would undercut rank 1, rounded up to a whole percent
+    # (a switchless rival: start from free switches, where another design of its fabric may win).
+    guess = gap * 100 // switch_cents + 1 if switch_cents else 100
+    try:
+        cut = smallest_cut(best, catalog, spec, fabric, guess, resolve)
+    except _Unknown:
+        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
+    if cut is None:
+        return (
+            f"{head}; no cut in the price of switches serving {name} changes rank 1 "
+            f"(its best design's switches cost {usd(switch_cents)} at volume prices).",
+            None,
+        )
+    spend = f"its switches cost {usd(switch_cents)}" if switch_cents else "it has no switches"
+    return (
+        f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices; {spend}) "
+        f"change rank 1 to {describe(cut.rank_one)} at "
+        f"{usd(cut.rank_one.bom.capex_cents)}; {cut.pct - 1}% cheaper does not.",
+        cut,
+    )

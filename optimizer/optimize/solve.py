@@ -16,17 +16,16 @@ from optimizer.optimize.candidates import (
     EstimateCache,
     SearchSpace,
     confident_hours,
-    design_order,
     with_catalog_vendors,
 )
+from optimizer.optimize.diagnose import diagnose
 from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.explain import (
+    Binding,
+    binding_constraints,
     explain_ranked,
-    fabric_label,
     pareto_front,
     sensitivity,
-    topology_label,
-    usd,
 )
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
@@ -38,9 +37,9 @@ from optimizer.optimize.problem import (
     cost_of,
     solve_problem,
 )
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
-from optimizer.optimize.search import Clock, fastest_reachable, search
+from optimizer.optimize.search import Clock, search
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
@@ -57,6 +56,8 @@ def optimize(
     fixed: PartialPlan | None = None,
     stop: threading.Event | None = None,
     progress: Callable[[dict[str, object]], None] | None = None,
+    explain: bool = True,
+    estimates: EstimateCache | None = None,
 ) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
@@ -65,14 +66,20 @@ def optimize(
     best unexplored bound is reported. ``progress`` receives dicts with ``phase``,
     ``candidates_evaluated``, ``best_capex_usd``, ``bound_usd``, ``designs_found``,
     ``elapsed_s``.
+
+    ``explain=False`` ranks only: no binding, sensitivity or diagnosis (the re-solves those
+    run use it, sharing the request's ``estimates``).
     """
     start = time.perf_counter()
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
     spec = with_catalog_vendors(catalog, spec)
+    given = catalog  # the explanations re-solve from the catalog as given
     catalog = prune_dominated(catalog)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
+    if estimates is not None:
+        timer.share(estimates)
     stock = stock_limits(catalog)
     limits = Limits(time_limit_s=spec.time_limit_s, seed=spec.seed, stop=stop)
     backend = get_backend(spec.backend)
@@ -144,14 +151,27 @@ def optimize(
 
     if not ranked and outcome.open_bound is not None and status is SolveStatus.INFEASIBLE:
         status = SolveStatus.TIME_LIMIT  # nothing proves infeasibility: the clock ran out
-    ranked = explain_ranked(ranked, spec, stock)
-    text = "" if ranked else _diagnose(catalog, spec, space, timer, status, problem, clock)
-    if not ranked or clock.expired():
-        sens = "" if not ranked else "not computed: the time limit was reached"
+
+    def resolve(cat: Catalog, sp: OptimizeSpec) -> OptimizeResult | None:
+        """Rank 1 of a variant of this request, within what is left of its clock."""
+        if clock.expired():
+            return None
+        sp = replace(sp, top_k=1, time_limit_s=clock.remaining())
+        return optimize(cat, sp, fixed=fixed, stop=stop, explain=False, estimates=timer)
+
+    binding: Binding | None = None
+    if ranked and explain:
+        binding = binding_constraints(ranked[0], given, spec, resolve)
+    ranked = explain_ranked(ranked, spec, stock, binding)
+    text = ""
+    if not ranked and explain:
+        text = diagnose(given, spec, status, clock.expired(), resolve)
+    if not ranked or not explain:
+        sens = ""
+    elif clock.expired():
+        sens = "not computed: time limit"
     else:
-        sens = sensitivity(
-            problem, ranked, catalog, spec, backend, replace(limits, time_limit_s=clock.remaining())
-        )
+        sens = sensitivity(ranked, given, spec, resolve)
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None
@@ -292,95 +312,3 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
     return CostSplit(
         by["server"], by["nic"], by["switch"], by["cable"], by["transceiver"] + by["fiber"]
     )
-
-
-def _diagnose(
-    catalog: Catalog,
-    spec: OptimizeSpec,
-    space: SearchSpace,
-    timer: EstimateCache,
-    status: SolveStatus,
-    problem: MipInstance,
-    clock: Clock,
-) -> str:
-    """Say in the user's terms why no design came back, by re-solving without the limits."""
-    if clock.expired():
-        return (
-            "the time limit ended the search before any design was found; raise solver.time_limit_s"
-        )
-    if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
-        return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
-    c = spec.constraints
-    limits = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
-    if spec.objective.kind.primary is Measure.TIME:
-        limits = replace(limits, target_training_hours=None)
-    if limits != c:
-        relaxed = optimize(
-            catalog,
-            replace(
-                spec,
-                objective=Objective.MIN_COST,
-                top_k=1,
-                constraints=limits,
-                time_limit_s=clock.remaining(),
-            ),
-        )
-        if relaxed.designs:
-            best = relaxed.designs[0]
-            what = (
-                "the cheapest design that meets the target"
-                if c.target_training_hours is not None
-                else "the cheapest design"
-            )
-            if c.budget_cents is not None and best.bom.capex_cents > c.budget_cents:
-                return (
-                    f"{what} costs {usd(best.bom.capex_cents)}, over the "
-                    f"{usd(c.budget_cents)} budget by "
-                    f"{usd(best.bom.capex_cents - c.budget_cents)}"
-                )
-            if c.max_power_kw is not None and best.bom.power_kw > c.max_power_kw:
-                return (
-                    f"{what} draws {best.bom.power_kw:,.0f} kW, above the "
-                    f"{c.max_power_kw:,.0f} kW cap"
-                )
-            if c.max_racks is not None and best.bom.racks > c.max_racks:
-                return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
-            return "no design satisfies the budget, power and rack limits together"
-    short = _stock_shortfall(problem, catalog)
-    if short:
-        return short
-    fastest = fastest_reachable(space, timer)
-    if fastest is None:
-        return (
-            "no design in the catalog can run this workload: no parallel plan fits its "
-            "memory on any allowed server within the size limits"
-        )
-    key, nodes, hours = fastest
-    if c.target_training_hours is not None and hours > c.target_training_hours:
-        return (
-            f"no design meets the {c.target_training_hours:,.4g} h target: the fastest "
-            f"found takes {hours:,.0f} h ({nodes:,} x {key.server_sku}, "
-            f"{fabric_label(key.fabric)} {topology_label(key.topology)})"
-        )
-    return "no design can be built from the allowed parts"
-
-
-def _stock_shortfall(problem: MipInstance, catalog: Catalog) -> str:
-    """Name the stock limit that stops the smallest candidate, if stock is what stops them."""
-    stock = stock_limits(catalog)
-    for item in sorted(
-        problem.costed, key=lambda c: (c.candidate.gpus, design_order(c.candidate.design))
-    ):
-        plan = item.candidate.plan
-        needs = [
-            (plan.servers.sku, plan.servers.quantity),
-            (plan.nics.sku, plan.nics.quantity),
-            *((s.sku, s.quantity) for s in plan.switches),
-        ]
-        for sku, qty in needs:
-            if sku in stock and qty > stock[sku]:
-                return (
-                    f"every design that meets the target exceeds a stock limit: the smallest "
-                    f"needs {qty:,} x {sku}, {stock[sku]:,} in stock"
-                )
-    return ""

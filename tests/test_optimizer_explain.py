@@ -1,0 +1,310 @@
+"""Every claim an explanation makes is checked here by re-solving it (issue 13, defect 8).
+
+- Binding: leaving out a constraint the text calls binding changes rank 1; leaving out any
+  other stated constraint does not.
+- Sensitivity: a fabric said to have no design has none when the request is restricted to it;
+  the stated switch price cut, applied, changes rank 1 and one percent less does not.
+- Diagnosis: every design named can be built from the catalog and supplied from its stock.
+
+The scenarios are the issue's repros on the bundled catalogs; they check whatever the
+optimizer answers, not today's answers.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from optimizer.catalog.model import Availability, Catalog
+from optimizer.catalog.resolve import resolve_catalog
+from optimizer.optimize.formulation import stock_limits
+from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
+from optimizer.optimize.result import OptimizeResult
+from optimizer.optimize.solve import optimize
+from optimizer.registry.fabrics import FABRICS
+from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.topology.compat import switch_fits_fabric
+from optimizer.workload.presets import preset
+
+pytestmark = pytest.mark.slow  # each case re-solves the request several times (~5-20 s)
+
+
+def _spec(workload: str, objective: Objective = Objective.MIN_COST, **kw: object) -> OptimizeSpec:
+    tokens = kw.pop("tokens", None)
+    vendors = kw.pop("vendors", ())
+    top_k = kw.pop("top_k", 1)
+    load = preset(workload) if tokens is None else preset(workload, training_tokens=tokens)
+    return OptimizeSpec(
+        workload=load,
+        constraints=Constraints(**kw),  # type: ignore[arg-type]
+        objective=objective,
+        top_k=top_k,  # type: ignore[arg-type]
+        allowed_vendors=vendors,  # type: ignore[arg-type]
+    )
+
+
+def _rank_one(result: OptimizeResult) -> Counter[str]:
+    """What rank 1 buys, SKU by SKU (two designs buying the same are one design)."""
+    assert result.designs, result.diagnosis
+    bought: Counter[str] = Counter()
+    for line in result.designs[0].bom.lines:
+        bought[line.sku] += line.quantity
+    return bought
+
+
+def _solve(catalog: Catalog, spec: OptimizeSpec) -> OptimizeResult:
+    return optimize(catalog, replace(spec, top_k=1), explain=False)
+
+
+def _unstocked(catalog: Catalog) -> Catalog:
+    def free(a: Availability) -> Availability:
+        return replace(a, stock_units=None)
+
+    return replace(
+        catalog,
+        servers=tuple(replace(r, availability=free(r.availability)) for r in catalog.servers),
+        nics=tuple(replace(r, availability=free(r.availability)) for r in catalog.nics),
+        switches=tuple(replace(r, availability=free(r.availability)) for r in catalog.switches),
+        links=tuple(replace(r, availability=free(r.availability)) for r in catalog.links),
+    )
+
+
+def _without(name: str, catalog: Catalog, spec: OptimizeSpec) -> tuple[Catalog, OptimizeSpec]:
+    """The request with the constraint ``name`` (a binding name) left out."""
+    c = spec.constraints
+    if name == "stock":
+        return _unstocked(catalog), spec
+    if name == "vendors":
+        return catalog, replace(spec, allowed_vendors=(), excluded_vendors=())
+    if name == "budget" and spec.objective is Objective.MIN_TIME:
+        return catalog, replace(spec, constraints=replace(c, budget_cents=10**14))
+    field = {
+        "budget": "budget_cents",
+        "time": "target_training_hours",
+        "power": "max_power_kw",
+        "racks": "max_racks",
+        "lead_time": "max_lead_time_days",
+        "min_gpus": "min_gpus",
+        "max_gpus": "max_gpus",
+        "min_nic_gbps_per_gpu": "min_nic_gbps_per_gpu",
+    }[name]
+    return catalog, replace(spec, constraints=replace(c, **{field: None}))
+
+
+def _stated(catalog: Catalog, spec: OptimizeSpec) -> list[str]:
+    c = spec.constraints
+    names = [
+        name
+        for name, value in (
+            ("budget", c.budget_cents),
+            ("time", c.target_training_hours),
+            ("power", c.max_power_kw),
+            ("racks", c.max_racks),
+            ("lead_time", c.max_lead_time_days),
+            ("min_gpus", c.min_gpus),
+            ("max_gpus", c.max_gpus),
+            ("min_nic_gbps_per_gpu", c.min_nic_gbps_per_gpu),
+        )
+        if value is not None
+    ]
+    if stock_limits(catalog):
+        names.append("stock")
+    if spec.allowed_vendors or spec.excluded_vendors:
+        names.append("vendors")
+    return names
+
+
+BINDING_CASES = {
+    # The issue's repro: the power cap decides (55 h capped, 27 h without it) while the design
+    # uses well under 98 % of it; the text said "No constraint is at its limit".
+    "power-cap-min-time": (
+        "infiniband-ndr",
+        _spec("mpt-7b", Objective.MIN_TIME, budget_cents=800_000_000, max_power_kw=150.0, top_k=2),
+    ),
+    "target-min-cost": ("ethernet-budget", _spec("mpt-7b", target_training_hours=100.0)),
+    "racks-and-budget-min-cost": (
+        "roce-spectrum",
+        _spec("mpt-7b", target_training_hours=80.0, max_racks=4, budget_cents=2_000_000_000),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BINDING_CASES))
+def test_binding_is_exactly_the_constraints_whose_removal_changes_rank_one(case: str) -> None:
+    name, spec = BINDING_CASES[case]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    best = _rank_one(result)
+    binding = set(result.designs[0].binding)
+    for constraint in _stated(catalog, spec):
+        again = _solve(*_without(constraint, catalog, spec))
+        changed = not again.designs or _rank_one(again) != best
+        assert changed == (constraint in binding), (constraint, binding)
+
+
+def test_a_power_cap_that_decides_the_answer_is_named_binding() -> None:
+    name, spec = BINDING_CASES["power-cap-min-time"]
+    result = optimize(resolve_catalog(name), spec)
+    assert "power" in result.designs[0].binding
+    assert "No constraint is at its limit" not in result.designs[0].explanation
+    assert "power" in result.designs[0].explanation
+
+
+def _fabric_named(label: str) -> str:
+    return next(f for f in FABRICS.names() if FABRICS.get(f).label == label)
+
+
+def _cut(catalog: Catalog, fabric: str, pct: int) -> Catalog:
+    """Every switch serving ``fabric`` ``pct`` % cheaper, at list and at every volume break."""
+    skus = {w.sku for w in catalog.switches if switch_fits_fabric(w, fabric)}
+    return replace(
+        catalog,
+        switches=tuple(
+            replace(w, price_cents=w.price_cents * (100 - pct) // 100) if w.sku in skus else w
+            for w in catalog.switches
+        ),
+        price_breaks=tuple(
+            replace(b, unit_price_cents=b.unit_price_cents * (100 - pct) // 100)
+            if b.sku in skus
+            else b
+            for b in catalog.price_breaks
+        ),
+    )
+
+
+SENSITIVITY_CASES = {
+    # The issue's repro: "RoCE is the only choice" while --fabric ethernet finds a design.
+    "ethernet-budget-llama3-8b": (
+        "ethernet-budget",
+        _spec("llama3-8b", tokens=1e12, target_training_hours=336.0),
+    ),
+    "ethernet-budget-mpt-7b": ("ethernet-budget", _spec("mpt-7b", target_training_hours=100.0)),
+    "roce-spectrum-mpt-7b": ("roce-spectrum", _spec("mpt-7b", target_training_hours=100.0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SENSITIVITY_CASES))
+def test_every_sensitivity_claim_holds_when_re_solved(case: str) -> None:
+    name, spec = SENSITIVITY_CASES[case]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    best, text = _rank_one(result), result.sensitivity
+    rank_one_fabric = result.designs[0].design.fabric
+    others = [f for f in FABRICS.names() if f != rank_one_fabric]
+    said_impossible = {_fabric_named(m) for m in re.findall(r"No ([\w ]+?) design meets", text)}
+    if "is the only choice" in text:
+        said_impossible |= set(others)
+    for fabric in said_impossible:
+        assert not _solve(catalog, replace(spec, allowed_fabrics=(fabric,))).designs, fabric
+    cuts = re.findall(r"Switches serving ([\w ]+?) (\d+)% cheaper", text)
+    for label, pct in cuts:
+        fabric = _fabric_named(label)
+        assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
+        assert _rank_one(_solve(_cut(catalog, fabric, int(pct) - 1), spec)) == best, (label, pct)
+    for label in re.findall(r"no cut in the price of switches serving ([\w ]+?) changes", text):
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), 100), spec)) == best, label
+    # Every other fabric gets a statement: impossible, a tie, a cut, or no cut.
+    assert len(said_impossible) + text.count("'s best design") == len(others), text
+
+
+def test_sensitivity_looks_past_the_fabrics_the_pruned_search_visited() -> None:
+    name, spec = SENSITIVITY_CASES["ethernet-budget-llama3-8b"]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    for fabric in FABRICS.names():
+        if _solve(catalog, replace(spec, allowed_fabrics=(fabric,))).designs:
+            assert f"No {FABRICS.get(fabric).label} design" not in result.sensitivity
+    assert "only choice" not in result.sensitivity or len(FABRICS.names()) == 1
+
+
+DIAGNOSIS_CASES = {
+    # Named an "InfiniBand torus" on a catalog without InfiniBand parts.
+    "target-out-of-reach": ("ethernet-budget", _spec("llama3-70b", target_training_hours=10.0)),
+    # Named "2,560 x DGX-B200" where 96 are in stock.
+    "stock-short": (
+        "infiniband-ndr",
+        _spec("llama3-70b", target_training_hours=300.0, vendors=("NVIDIA",)),
+    ),
+    "power-cap": (
+        "infiniband-ndr",
+        _spec("llama3-70b", target_training_hours=400.0, max_power_kw=2000.0),
+    ),
+}
+
+# "(80 x DGX-B200 (640 GPUs), InfiniBand torus, 8 x MCX75310AAS-NEAT per node)"
+DESIGN = re.compile(
+    r"\(([\d,]+) x (\S+) \(([\d,]+) GPUs\), ([\w ]+?) ([\w: -]+?), ([\d,]+) x (\S+) per node\)"
+)
+
+
+def _topology_named(text: str) -> str:
+    """The topology family whose label starts the displayed topology ("fat-tree 3:1")."""
+    return max(
+        (t for t in TOPOLOGIES.names() if text.startswith(TOPOLOGIES.get(t).label)),
+        key=lambda t: len(TOPOLOGIES.get(t).label),
+    )
+
+
+@pytest.mark.parametrize("case", sorted(DIAGNOSIS_CASES))
+def test_every_design_a_diagnosis_names_can_be_built_and_supplied(case: str) -> None:
+    name, spec = DIAGNOSIS_CASES[case]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    assert not result.designs and result.diagnosis
+    stock = stock_limits(catalog)
+    skus = {
+        r.sku
+        for rows in (catalog.servers, catalog.nics, catalog.switches, catalog.links)
+        for r in rows
+    }
+    for qty, sku in re.findall(r"([\d,]+) x ([\w.-]+)", result.diagnosis):
+        assert sku in skus, sku
+        assert int(qty.replace(",", "")) <= stock.get(sku, 10**9), (qty, sku, stock.get(sku))
+    for nodes, server, gpus, fabric, topology, npn, nic in DESIGN.findall(result.diagnosis):
+        assert int(nodes.replace(",", "")) <= stock.get(server, 10**9)
+        assert int(nodes.replace(",", "")) * int(npn) <= stock.get(nic, 10**9)
+        # A design of this fabric, topology and size builds (optimize verifies every BOM it
+        # returns with build_bom and check_bom) within stock.
+        size = int(gpus.replace(",", ""))
+        built = _solve(
+            catalog,
+            replace(
+                spec,
+                constraints=Constraints(min_gpus=size, max_gpus=size),
+                allowed_fabrics=(_fabric_named(fabric),),
+                allowed_topologies=(_topology_named(topology),),
+            ),
+        )
+        assert built.designs, (fabric, topology, size)
+    # Any fabric and topology named together ("InfiniBand torus") can be built at some size
+    # (64 GPUs or more: a multi-node size every family offers).
+    for f in FABRICS.names():
+        for t in TOPOLOGIES.names():
+            if f"{FABRICS.get(f).label} {TOPOLOGIES.get(t).label}" in result.diagnosis:
+                some = replace(
+                    spec,
+                    constraints=Constraints(min_gpus=64),
+                    allowed_fabrics=(f,),
+                    allowed_topologies=(t,),
+                )
+                assert _solve(catalog, some).designs, (f, t)
+
+
+def test_explanations_out_of_time_say_not_computed() -> None:
+    """When the clock is out after ranking, the re-solved claims are not guessed."""
+    name, spec = SENSITIVITY_CASES["ethernet-budget-mpt-7b"]
+    stop = threading.Event()
+
+    def progress(event: dict[str, object]) -> None:
+        if event.get("designs_found") == spec.top_k:
+            stop.set()
+
+    result = optimize(resolve_catalog(name), spec, stop=stop, progress=progress)
+    assert result.designs
+    assert "not computed: time limit" in result.designs[0].explanation
+    assert result.designs[0].binding == ()
+    assert result.sensitivity == "not computed: time limit"
