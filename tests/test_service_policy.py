@@ -94,3 +94,12 @@ def test_the_cli_sends_every_catalog_to_the_server(
     served = json_format.Parse(remote.out, optimize_pb2.OptimizeResponse())
     assert served.catalog_id == local.catalog_id
     assert [b.catalog for b in served.designs[0].bom] == [b.catalog for b in local.designs[0].bom]
+
+
+def test_a_batch_scenario_naming_several_catalogs_is_refused(stubs: Stubs) -> None:
+    from optimizer._pb.procurement.v1 import service_pb2
+
+    call = service_pb2.BatchOptimizeRequest(scenarios=[_request(catalogs=[BUNDLED[1]])])
+    (result,) = list(stubs.optimizer.BatchOptimize(call, timeout=60))
+    assert result.error_code == "INVALID_ARGUMENT"
+    assert result.error_message.startswith("scenarios[0].catalogs: ")
