@@ -123,3 +123,13 @@ def test_table_shows_both_network_shares_and_bandwidth_per_gpu(
     for header in ("net capex", "net time", "Gb/s/GPU"):
         assert header in result.out
     assert " 400 " in result.out  # the design's 400 Gb/s per GPU
+
+
+def test_narrow_table_keeps_both_network_shares_and_bandwidth(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = run(capsys, "optimize", *SCENARIO, *TARGET, "--min-nic-gbps-per-gpu", "400")
+    assert result.code == 0, result.err
+    assert "capex/time" in result.out and "Gb/s/GPU" in result.out
+    assert max(len(line) for line in result.out.splitlines()) <= 80
