@@ -23,6 +23,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from optimizer.catalog.model import Catalog, CatalogMeta
@@ -45,9 +46,13 @@ class CatalogUnion(Catalog):
 
     origins: tuple[tuple[str, str], ...] = ()  # (sku in the union, catalog name)
 
+    @cached_property
+    def _origin_of(self) -> dict[str, str]:
+        return dict(self.origins)
+
     def origin(self, sku: str) -> str:
         """The name of the catalog ``sku`` is ordered from ("" for a SKU it does not hold)."""
-        return dict(self.origins).get(sku, "")
+        return self._origin_of.get(sku, "")
 
 
 def catalog_of(catalog: Catalog, sku: str) -> str:
