@@ -4,6 +4,7 @@ share of step time beside its share of capex (issue 13)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -133,3 +134,15 @@ def test_narrow_table_keeps_both_network_shares_and_bandwidth(
     assert result.code == 0, result.err
     assert "capex/time" in result.out and "Gb/s/GPU" in result.out
     assert max(len(line) for line in result.out.splitlines()) <= 80
+
+
+def test_sweep_applies_the_policy_to_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(
+        capsys, "sweep", *SCENARIO, "--targets", "4,8", "--min-nic-gbps-per-gpu", "400",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    scenarios = json.loads(result.out)["scenarios"]
+    designs = [d for s in scenarios for d in s["response"]["designs"]]
+    assert len(scenarios) == 2 and designs
+    assert all(d["scale_out_gbps_per_gpu"] >= 400 for d in designs)
