@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 
-from client.render import FABRIC, hours, money, topology_label
+from client.render import FABRIC, gbps_per_gpu, hours, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 
 # Measuring in a console this wide gives a table's natural width (rich clamps to the console).
@@ -57,7 +57,7 @@ def narrow_designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Tab
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("design", overflow="fold")
-    _numbers(table, "capex", "network", "time (h)")
+    _numbers(table, "capex", "network\ncapex/time", "Gb/s/GPU", "time (h)")
     table.add_column("kW", justify="right")
     for d in resp.designs:
         at_limit = f" (at limit: {', '.join(d.binding)})" if d.binding else ""
@@ -65,7 +65,8 @@ def narrow_designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Tab
             str(d.rank),
             design_label(d) + at_limit,
             money(d.capex_usd),
-            f"{d.cost.network_share:.1%}",
+            f"{d.cost.network_share:.1%}\n{d.network_time_share:.1%}",
+            gbps_per_gpu(d.scale_out_gbps_per_gpu),
             f"{hours(d.training_time_hours)}\n"
             f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
             f"{d.power_kw:,.0f}",
@@ -120,13 +121,17 @@ def racks_label(design: optimize_pb2.Design) -> str:
 
 
 def narrow_bom_table(design: optimize_pb2.Design) -> Table:
+    from client.render import several_catalogs
+
+    mixed = several_catalogs(design)
     table = Table(title=f"bill of materials, rank {design.rank}")
     table.add_column("item", overflow="fold")
     table.add_column("where", overflow="fold")
     _numbers(table, "qty", "unit", "extended")
     for row in bom_rows(design):
         line = row.line
-        item = f"{line.category}: {line.sku} ({line.vendor})"
+        source = f", {line.catalog}" if mixed else ""
+        item = f"{line.category}: {line.sku} ({line.vendor}{source})"
         table.add_row(item, *row.cells, end_section=row.last_of_category)
     table.add_row("total", racks_label(design), "", "", money(design.capex_usd), style="bold")
     return table

@@ -169,6 +169,12 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
         click.option("--exclude-vendor", multiple=True, help="Excluded vendor (repeatable)."),
         click.option("--max-power-kw", type=float, help="Facility power cap in kW."),
         click.option("--max-gpus", type=int, help="Largest cluster to consider, in GPUs."),
+        click.option(
+            "--min-nic-gbps-per-gpu",
+            type=float,
+            help="Policy: scale-out bandwidth per GPU (NIC speed x NICs per node / GPUs per "
+            "node) of at least this many Gb/s, e.g. 400.",
+        ),
         click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]), help="Solver."),
         click.option("--time-limit", type=float, help="Solver time limit in seconds."),
         click.option(

@@ -52,6 +52,11 @@ def money(usd: float) -> str:
     return f"${usd:,.0f}"
 
 
+def gbps_per_gpu(value: float) -> str:
+    """Scale-out Gb/s per GPU for a table ("-" for a design without scale-out NICs)."""
+    return f"{value:,.4g}" if value > 0 else "-"
+
+
 def to_dict(message: Message) -> dict[str, object]:
     """The protobuf JSON form of ``message`` (proto field names, every field present)."""
     return json_format.MessageToDict(
@@ -89,7 +94,9 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
         ("fabric", "left"),
         ("topology", "left"),
         ("capex", "right"),
-        ("network", "right"),
+        ("net capex", "right"),
+        ("net time", "right"),
+        ("Gb/s/GPU", "right"),
         ("time (h)", "right"),
         ("range (h)", "right"),
         ("power (kW)", "right"),
@@ -105,6 +112,8 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
             topology_label(d.topology, d.oversubscription),
             money(d.capex_usd),
             f"{d.cost.network_share:.1%}",
+            f"{d.network_time_share:.1%}",
+            gbps_per_gpu(d.scale_out_gbps_per_gpu),
             hours(d.training_time_hours),
             f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
             f"{d.power_kw:,.0f}",
@@ -113,27 +122,41 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     return table
 
 
+def several_catalogs(design: optimize_pb2.Design) -> bool:
+    """Whether the BOM orders from more than one catalog (then each line shows its own)."""
+    return len({b.catalog for b in design.bom}) > 1
+
+
 def bom_table(design: optimize_pb2.Design) -> Table:
     from client.narrow import bom_rows, racks_label
 
     table = Table(title=f"bill of materials, rank {design.rank}")
+    mixed = several_catalogs(design)
     for name, justify in (
         ("category", "left"),
         ("sku", "left"),
         ("vendor", "left"),
+        *((("catalog", "left"),) if mixed else ()),
         ("where", "left"),
         ("qty", "right"),
         ("unit", "right"),
         ("extended", "right"),
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     for row in bom_rows(design):
         line = row.line
+        where = (line.catalog,) if mixed else ()
         table.add_row(
-            line.category, line.sku, line.vendor, *row.cells, end_section=row.last_of_category
+            line.category,
+            line.sku,
+            line.vendor,
+            *where,
+            *row.cells,
+            end_section=row.last_of_category,
         )
+    blank = ("",) if mixed else ()
     table.add_row(
-        "total", "", "", racks_label(design), "", "", money(design.capex_usd), style="bold"
+        "total", "", "", *blank, racks_label(design), "", "", money(design.capex_usd), style="bold"
     )
     return table
 
@@ -176,6 +199,7 @@ def bom_frame(design: optimize_pb2.Design) -> pd.DataFrame:
                 "sku": safe_text(b.sku),
                 "vendor": safe_text(b.vendor),
                 "tier": safe_text(b.tier),
+                "catalog": safe_text(b.catalog),
                 "length_m": b.length_m or None,
                 "quantity": b.quantity,
                 "unit_price_usd": b.unit_price_usd,

@@ -304,12 +304,18 @@ class Remote:
                 yield batch_item(result, start)
 
     def _sendable(self, req: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeRequest:
-        """``req`` as the server can run it: a local catalog path becomes its stored id."""
-        if not (req.catalog and Path(req.catalog).exists()):
+        """``req`` as the server can run it: a local catalog path (``catalog`` or any of
+        ``catalogs``) becomes its stored id."""
+        refs = [req.catalog, *req.catalogs]
+        if not any(ref and Path(ref).exists() for ref in refs):
             return req
         sent = optimize_pb2.OptimizeRequest()
         sent.CopyFrom(req)
-        sent.catalog = self.stored_id(req.catalog)
+        if req.catalog and Path(req.catalog).exists():
+            sent.catalog = self.stored_id(req.catalog)
+        for i, ref in enumerate(req.catalogs):
+            if ref and Path(ref).exists():
+                sent.catalogs[i] = self.stored_id(ref)
         return sent
 
     def import_catalog(

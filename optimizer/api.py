@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog.canonical import content_hash
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
-from optimizer.errors import InvalidInput
+from optimizer.catalog.union import request_catalog_refs, union_catalogs
+from optimizer.optimize.candidates import (
+    SearchSpace,
+    nics_per_node_options,
+    scale_out_gbps_per_gpu,
+    with_catalog_vendors,
+)
 from optimizer.optimize.convert import fixed_plan_from_proto, response_from_result, spec_from_proto
+from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.solve import optimize as run_optimizer
 from optimizer.performance.convert import request_from_proto, response_to_proto
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.request_limits import check_estimate, check_optimize
+from optimizer.topology.compat import nic_fits_fabric
 
 
 def estimate(
@@ -50,21 +59,52 @@ def optimize(
 ) -> optimize_pb2.OptimizeResponse:
     """Ranked, verified designs for the request over its catalog.
 
-    ``catalog`` overrides the request's catalog reference (the batch runner ships catalog
-    content to workers); otherwise ``request.catalog`` is resolved as a path, a bundled catalog
-    name, or a stored catalog of ``tenant``. ``stop`` cancels; ``progress`` receives the
-    optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is a status in
-    the response, not an error; bad input raises ``InvalidInput`` naming the field.
+    ``catalog`` overrides the request's catalog references (the batch runner ships catalog
+    content to workers); otherwise ``request.catalog`` and each of ``request.catalogs`` is
+    resolved as a path, a bundled catalog name, or a stored catalog of ``tenant``, and the
+    optimizer works on their union (optimizer.catalog.union). ``stop`` cancels; ``progress``
+    receives the optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is
+    a status in the response, not an error; bad input raises ``InvalidInput`` naming the field.
     """
     check_optimize(request)
     spec = spec_from_proto(request)
     if catalog is None:
-        if not request.catalog:
-            raise InvalidInput(
-                "missing; expected a catalog path, bundled name or stored id", field="catalog"
-            )
-        catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
+        refs = request_catalog_refs(request.catalog, request.catalogs)
+        catalog = union_catalogs(
+            [(f, ref, resolve_catalog(ref, data_dir=data_dir, tenant=tenant)) for f, ref in refs]
+        )
     result = run_optimizer(
         catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop, progress=progress
     )
-    return response_from_result(result, content_hash(catalog))
+    if not result.designs:
+        result = replace(result, diagnosis=nic_policy_diagnosis(catalog, spec, result.diagnosis))
+    return response_from_result(result, content_hash(catalog), catalog)
+
+
+def nic_policy_diagnosis(catalog: Catalog, spec: OptimizeSpec, diagnosis: str) -> str:
+    """``diagnosis`` in the light of the ``min_nic_gbps_per_gpu`` policy: when no allowed
+    server and NIC can reach it, that alone is the reason (with the most they reach); else the
+    search's reason holds for designs that meet the policy, and says so."""
+    floor = spec.constraints.min_nic_gbps_per_gpu
+    if floor is None:
+        return diagnosis
+    space = SearchSpace(catalog, with_catalog_vendors(catalog, spec))
+    offers = [
+        (scale_out_gbps_per_gpu(server, nic.speed_gbps, npn), npn, nic, server)
+        for server in space.servers
+        for nic in space.nics
+        if any(nic_fits_fabric(nic, fabric) for fabric in space.fabrics)
+        for npn in nics_per_node_options(server)
+    ]
+    policy = f"{floor:,.4g} Gb/s per GPU (constraints.min_nic_gbps_per_gpu)"
+    best = max(offers, key=lambda o: (o[0], -o[1]), default=None)
+    if best is None or best[0] < floor:
+        most = (
+            "the catalog offers no NIC for the allowed servers and fabrics"
+            if best is None
+            else f"the most the allowed parts reach is {best[0]:,.4g} Gb/s per GPU "
+            f"({best[1]} x {best[2].sku} at {best[2].speed_gbps}G on {best[3].sku}, "
+            f"{best[3].gpus_per_node} GPUs per node)"
+        )
+        return f"no design reaches the policy of {policy}: {most}"
+    return f"{diagnosis} (among designs with at least {policy})" if diagnosis else diagnosis

@@ -88,6 +88,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Constraints.max_power_kw": (_POSITIVE_TINY, 1e8),
     "procurement.v1.Constraints.rack_power_kw": (_POSITIVE_TINY, 1e5),
     "procurement.v1.Constraints.max_lead_time_days": (_POSITIVE_TINY, 1e5),
+    "procurement.v1.Constraints.min_nic_gbps_per_gpu": (_POSITIVE_TINY, 1e6),
     "procurement.v1.Constraints.max_racks": (1, 10_000_000),
     "procurement.v1.Constraints.min_gpus": (1, 10_000_000),
     "procurement.v1.Constraints.max_gpus": (1, 10_000_000),
@@ -218,4 +219,6 @@ def check_optimize(request: optimize_pb2.OptimizeRequest, prefix: str = "") -> N
     check_request_id(request.request_id, f"{prefix}request_id")
     if request.catalog:
         check_catalog_ref(request.catalog, f"{prefix}catalog")
+    for i, ref in enumerate(request.catalogs):
+        check_catalog_ref(ref, f"{prefix}catalogs[{i}]")
     _check_micro_batch(request.workload, request.parallelism, prefix)

@@ -25,6 +25,8 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "oversubscription",
     "capex_usd",
     "network_share",
+    "network_time_share",
+    "scale_out_gbps_per_gpu",
     "training_time_hours",
     "training_time_hours_low",
     "training_time_hours_high",

@@ -42,6 +42,8 @@ BY_HAND = {
             "cost",
             "fabric_kind",
             "topology_family",
+            "scale_out_gbps_per_gpu",
+            "network_time_share",
         },
     ),
     optimize_pb2.OptimizeResponse: ((OptimizeResult,), {"designs", "pareto", "catalog_id"}),

@@ -46,13 +46,15 @@ def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
 
 def request_from_flags(
     *,
-    catalog: str | None = None,
+    catalog: str | tuple[str, ...] | None = None,
     workload: str | None = None,
     tokens: float | None = None,
     budget_usd: float | None = None,
     target_hours: float | None = None,
     max_power_kw: float | None = None,
     max_gpus: int | None = None,
+    min_nic_gbps_per_gpu: float | None = None,
+    require_fabric: bool = False,
     objective: str | None = None,
     top_k: int | None = None,
     fabric: tuple[str, ...] = (),
@@ -63,7 +65,11 @@ def request_from_flags(
     time_limit: float | None = None,
     confidence: str | None = None,
 ) -> optimize_pb2.OptimizeRequest:
-    """An ``OptimizeRequest`` holding only the flags that were given."""
+    """An ``OptimizeRequest`` holding only the flags that were given.
+
+    ``catalog`` may name several catalogs (``--catalog A --catalog B``): the first goes in
+    ``catalog``, the others in ``catalogs``, and the optimizer works on their union.
+    """
     _check_flags(tokens, top_k)
     req = optimize_pb2.OptimizeRequest(
         allowed_fabrics=fabric,
@@ -71,8 +77,12 @@ def request_from_flags(
         allowed_vendors=vendor,
         excluded_vendors=exclude_vendor,
     )
-    if catalog:
-        req.catalog = catalog
+    refs = (catalog,) if isinstance(catalog, str) else catalog or ()
+    if refs:
+        req.catalog = refs[0]
+        req.catalogs.extend(refs[1:])
+    if require_fabric:
+        req.require_fabric = True
     if workload:
         req.workload.model = workload
     if tokens is not None:
@@ -83,6 +93,7 @@ def request_from_flags(
         ("target_training_hours", target_hours),
         ("max_power_kw", max_power_kw),
         ("max_gpus", max_gpus),
+        ("min_nic_gbps_per_gpu", min_nic_gbps_per_gpu),
     ):
         if value is not None:
             setattr(c, name, value)
@@ -99,17 +110,31 @@ def request_from_flags(
     return req
 
 
+def catalogs_label(req: optimize_pb2.OptimizeRequest) -> str:
+    """The request's catalogs for a title: ``A + B`` when it names several."""
+    return " + ".join(ref for ref in (req.catalog, *req.catalogs) if ref)
+
+
 @click.command("optimize")
 @click.argument("request_file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--catalog",
+    multiple=True,
     help="Catalog: a path, a bundled name (infiniband-ndr, "
-    "roce-spectrum, ethernet-budget) or a stored id.",
+    "roce-spectrum, ethernet-budget) or a stored id. Repeat it to optimise over the union "
+    "of several quotes (servers from one, fabric from another).",
 )
 @click.option("--workload", help="Workload preset, e.g. llama3-70b (see `procure estimate`).")
 @click.option("--budget-usd", type=float, help="Capex budget in US dollars.")
 @click.option("--target-hours", type=float, help="Target training time in hours.")
 @scenario_options()
+@click.option(
+    "--require-fabric",
+    is_flag=True,
+    default=False,
+    help="One-node clusters too get a scale-out fabric (default: the switchless one-node "
+    "design is offered as well).",
+)
 @click.option(
     "--fail-on-infeasible",
     is_flag=True,
@@ -135,7 +160,10 @@ def optimize(
     its fields.
     """
     req = read_optimize_request(request_file) if request_file else optimize_pb2.OptimizeRequest()
-    req.MergeFrom(request_from_flags(**flags))
+    flagged = request_from_flags(**flags)
+    if flagged.catalog:  # --catalog replaces the file's catalogs, it does not add to them
+        req.ClearField("catalogs")
+    req.MergeFrom(flagged)
     from client import render
     from optimizer.reporting.frontier import Front, frontier, points_of, workload_label
 
@@ -150,7 +178,9 @@ def optimize(
     elif fmt == "html":
         from optimizer.reporting import Scenario, write_html  # plotly only for a report
 
-        write_html(output, [Scenario(req, resp)], title=f"{workload_label(req)} on {req.catalog}")
+        write_html(
+            output, [Scenario(req, resp)], title=f"{workload_label(req)} on {catalogs_label(req)}"
+        )
     else:
         with render.console(output) as out:
             render.print_optimize(resp, out)
@@ -164,7 +194,7 @@ def optimize(
             [Front(workload_label(req), frontier(points))],
             resp.designs,
             [req],
-            title=f"{workload_label(req)} on {req.catalog}",
+            title=f"{workload_label(req)} on {catalogs_label(req)}",
         )
     if fail_on_infeasible and not resp.designs:
         ctx.exit(EXIT_INFEASIBLE)

@@ -463,11 +463,24 @@ def request_error(request: str | optimize_pb2.OptimizeRequest) -> ProcurementErr
     try:
         if isinstance(request, str):
             request = json_format.Parse(request, optimize_pb2.OptimizeRequest())
+        check_one_catalog(request)
         spec_from_proto(request)
         fixed_plan_from_proto(request)
     except ProcurementError as e:
         return e
     return None
+
+
+def check_one_catalog(request: optimize_pb2.OptimizeRequest, prefix: str = "") -> None:
+    """A batch runs each scenario against one catalog (its content is what the scenario id
+    hashes); a scenario's own ``catalogs`` would be silently ignored, so it is refused."""
+    if request.catalogs:
+        raise InvalidInput(
+            "a batch scenario runs against one catalog at a time; expected no catalogs here "
+            "(optimise over several with `procure optimize --catalog A --catalog B` or the "
+            "Optimize call)",
+            field=f"{prefix}catalogs",
+        )
 
 
 def _scenarios(

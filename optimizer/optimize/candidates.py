@@ -108,6 +108,20 @@ class Costed:
     standalone_cents: int | None  # greedy BOM cost when it respects stock, else None
 
 
+def scale_out_gbps_per_gpu(server: Server, nic_speed_gbps: int, nics_per_node: int) -> float:
+    """Scale-out bandwidth each GPU of a node gets: NIC speed x NICs per node / GPUs per node."""
+    return nic_speed_gbps * nics_per_node / server.gpus_per_node
+
+
+def meets_nic_policy(
+    spec: OptimizeSpec, server: Server, nic_speed_gbps: int, nics_per_node: int
+) -> bool:
+    """The buyer's ``constraints.min_nic_gbps_per_gpu`` policy (a choice, not physics: the
+    search applies it to time keys, check_bom does not)."""
+    floor = spec.constraints.min_nic_gbps_per_gpu
+    return floor is None or scale_out_gbps_per_gpu(server, nic_speed_gbps, nics_per_node) >= floor
+
+
 @dataclass
 class SearchSpace:
     """Catalog parts a request may use, and the time keys they make."""
@@ -156,6 +170,8 @@ class SearchSpace:
             yield from self._one_node_keys(server)
             for (fabric, speed, radix), parts in pairs.items():
                 for npn in nics_per_node_options(server):
+                    if not meets_nic_policy(self.spec, server, speed, npn):
+                        continue
                     for topology in self.topologies:
                         family = TOPOLOGIES.get(topology)
                         if not family.scale_out or family.switchless != (radix == 0):

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from optimizer._pb.procurement.v1 import optimize_pb2
+from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
@@ -78,7 +79,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         raise InvalidInput(
             f"got {time_limit}, expected at most {MAX_TIME_LIMIT_S}", field="solver.time_limit_s"
         )
-    for name in ("max_power_kw", "rack_power_kw", "max_lead_time_days"):
+    for name in ("max_power_kw", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu"):
         if c.HasField(name):
             _positive(f"constraints.{name}", getattr(c, name))
     for name in ("max_racks", "min_gpus", "max_gpus"):
@@ -130,6 +131,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
             )
         ),
         rack_power_kw=c.rack_power_kw if c.HasField("rack_power_kw") else None,
+        require_fabric=req.require_fabric,
     )
 
 
@@ -148,9 +150,22 @@ def _kinds(design: Design) -> dict[str, Any]:
     }
 
 
-def _design_to_proto(d: RankedDesign) -> optimize_pb2.Design:
+def scale_out_gbps_per_gpu(design: Design, catalog: Catalog | None) -> float:
+    """NIC speed x NICs per node / GPUs per node (0 when the catalog does not name the parts:
+    a design without scale-out NICs, or no catalog given)."""
+    if catalog is None:
+        return 0.0
+    servers = {s.sku: s for s in catalog.servers}
+    nics = {n.sku: n for n in catalog.nics}
+    server, nic = servers.get(design.server_sku), nics.get(design.nic_sku)
+    if server is None or nic is None or not design.nics_per_node:
+        return 0.0
+    return nic.speed_gbps * design.nics_per_node / server.gpus_per_node
+
+
+def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimize_pb2.Design:
     """Mirrored fields of the ranked design, its design and its BOM lines by name; the rest
-    (totals of the BOM, the estimate's range) named here."""
+    (totals of the BOM, the estimate's range, the network's shares) named here."""
     return optimize_pb2.Design(
         **message_values(d.design, optimize_pb2.Design),
         **message_values(d, optimize_pb2.Design),
@@ -161,6 +176,8 @@ def _design_to_proto(d: RankedDesign) -> optimize_pb2.Design:
         training_time_hours=d.time_hours,
         training_time_hours_low=d.estimate.training_time_hours_low,
         training_time_hours_high=d.estimate.training_time_hours_high,
+        scale_out_gbps_per_gpu=scale_out_gbps_per_gpu(d.design, catalog),
+        network_time_share=d.network_time_share,
         estimate=response_to_proto(d.estimate),
         cost=optimize_pb2.CostBreakdown(
             **message_values(d.cost, optimize_pb2.CostBreakdown),
@@ -173,11 +190,13 @@ def _design_to_proto(d: RankedDesign) -> optimize_pb2.Design:
 
 
 def response_from_result(
-    result: OptimizeResult, catalog_id: str = ""
+    result: OptimizeResult, catalog_id: str = "", catalog: Catalog | None = None
 ) -> optimize_pb2.OptimizeResponse:
+    """The response message; ``catalog`` (the one optimised over) gives each design's NIC
+    speed and GPUs per node for its scale-out Gb/s per GPU."""
     return optimize_pb2.OptimizeResponse(
         **message_values(result, optimize_pb2.OptimizeResponse),
-        designs=[_design_to_proto(d) for d in result.designs],
+        designs=[_design_to_proto(d, catalog) for d in result.designs],
         pareto=[
             optimize_pb2.ParetoPoint(
                 **message_values(p, optimize_pb2.ParetoPoint),

@@ -46,6 +46,15 @@ class RankedDesign:
     time_slack_hours: float | None
     gpus: int
 
+    @property
+    def network_time_share(self) -> float:
+        """Exposed communication over step time (0..1): the part of each step the GPUs wait
+        on collectives that overlap cannot hide, so a starved network shows beside its share
+        of capex. Mostly the scale-out network on multi-node designs (tensor parallelism stays
+        on NVLink; docs/performance-model.md)."""
+        b = self.estimate.breakdown
+        return b.exposed_communication_s / b.step_time_s if b.step_time_s > 0 else 0.0
+
 
 @dataclass(frozen=True)
 class ParetoEntry:

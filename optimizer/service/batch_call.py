@@ -20,7 +20,7 @@ from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import service_pb2
 from optimizer.batch.engines import Engine
-from optimizer.batch.spec import BatchSpec, SpecRow, plan_batch
+from optimizer.batch.spec import BatchSpec, SpecRow, check_one_catalog, plan_batch
 from optimizer.batch.tasks import TaskResult
 from optimizer.catalog.model import Catalog
 from optimizer.errors import ProcurementError
@@ -85,6 +85,7 @@ def _invalid_scenarios(request: service_pb2.BatchOptimizeRequest) -> dict[int, P
     for i, scenario in enumerate(request.scenarios):
         try:
             check_optimize(scenario, f"scenarios[{i}].")
+            check_one_catalog(scenario, f"scenarios[{i}].")
             spec_from_proto(scenario)
         except ProcurementError as e:
             invalid[i] = e

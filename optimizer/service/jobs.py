@@ -136,6 +136,7 @@ class JobRunner:
 
     def run(self, kind: str, payload: bytes, tenant: str, progress: Progress) -> bytes:
         from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+        from optimizer.catalog.union import SERVER_REFS, request_catalog_refs, union_catalogs
 
         if kind == "smoke":
             return smoke_test()
@@ -145,7 +146,14 @@ class JobRunner:
             return self._api.estimate(est, catalog=catalog).SerializeToString()
         if kind == "optimize":
             req = optimize_pb2.OptimizeRequest.FromString(payload)
-            catalog = self.catalog(req.catalog, tenant)
+            catalog = union_catalogs(
+                [
+                    (field, ref, self.catalog(ref, tenant))
+                    for field, ref in request_catalog_refs(
+                        req.catalog, req.catalogs, expected=SERVER_REFS
+                    )
+                ]
+            )
             return self._api.optimize(
                 req, data_dir=self._data_dir, tenant=tenant, catalog=catalog, progress=progress
             ).SerializeToString()

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link
+from optimizer.catalog.union import catalog_of
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
@@ -45,6 +46,7 @@ class BomLine:
     rack_units: int
     source: str
     length_m: float | None = None
+    catalog: str = ""  # the catalog (quote) the line is ordered from
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,7 @@ def _price(
                 item.rack_units,
                 source,
                 item.length_m,
+                catalog_of(catalog, item.sku),
             )
         )
     capex = sum(line.extended_price_cents for line in lines)

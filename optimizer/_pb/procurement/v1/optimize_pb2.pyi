@@ -18,7 +18,7 @@ OBJECTIVE_MIN_COST: Objective
 OBJECTIVE_MIN_TIME: Objective
 
 class Constraints(_message.Message):
-    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days")
+    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu")
     BUDGET_USD_FIELD_NUMBER: _ClassVar[int]
     TARGET_TRAINING_HOURS_FIELD_NUMBER: _ClassVar[int]
     MAX_POWER_KW_FIELD_NUMBER: _ClassVar[int]
@@ -27,6 +27,7 @@ class Constraints(_message.Message):
     MAX_GPUS_FIELD_NUMBER: _ClassVar[int]
     RACK_POWER_KW_FIELD_NUMBER: _ClassVar[int]
     MAX_LEAD_TIME_DAYS_FIELD_NUMBER: _ClassVar[int]
+    MIN_NIC_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
     budget_usd: float
     target_training_hours: float
     max_power_kw: float
@@ -35,7 +36,8 @@ class Constraints(_message.Message):
     max_gpus: int
     rack_power_kw: float
     max_lead_time_days: float
-    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ...) -> None: ...
+    min_nic_gbps_per_gpu: float
+    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ..., min_nic_gbps_per_gpu: _Optional[float] = ...) -> None: ...
 
 class SolverOptions(_message.Message):
     __slots__ = ("backend", "time_limit_s", "seed")
@@ -48,7 +50,7 @@ class SolverOptions(_message.Message):
     def __init__(self, backend: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class OptimizeRequest(_message.Message):
-    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families")
+    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric")
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +67,8 @@ class OptimizeRequest(_message.Message):
     OBJECTIVE_KIND_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_FABRIC_KINDS_FIELD_NUMBER: _ClassVar[int]
     ALLOWED_TOPOLOGY_FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    CATALOGS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRE_FABRIC_FIELD_NUMBER: _ClassVar[int]
     catalog: str
     workload: _estimate_pb2.Workload
     constraints: Constraints
@@ -81,10 +85,12 @@ class OptimizeRequest(_message.Message):
     objective_kind: Objective
     allowed_fabric_kinds: _containers.RepeatedScalarFieldContainer[_estimate_pb2.Fabric]
     allowed_topology_families: _containers.RepeatedScalarFieldContainer[_estimate_pb2.TopologyFamily]
-    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ...) -> None: ...
+    catalogs: _containers.RepeatedScalarFieldContainer[str]
+    require_fabric: bool
+    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ...) -> None: ...
 
 class BomLine(_message.Message):
-    __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m")
+    __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m", "catalog")
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     SKU_FIELD_NUMBER: _ClassVar[int]
     VENDOR_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +102,7 @@ class BomLine(_message.Message):
     RACK_UNITS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     LENGTH_M_FIELD_NUMBER: _ClassVar[int]
+    CATALOG_FIELD_NUMBER: _ClassVar[int]
     category: str
     sku: str
     vendor: str
@@ -107,7 +114,8 @@ class BomLine(_message.Message):
     rack_units: int
     source: str
     length_m: float
-    def __init__(self, category: _Optional[str] = ..., sku: _Optional[str] = ..., vendor: _Optional[str] = ..., quantity: _Optional[int] = ..., unit_price_usd: _Optional[float] = ..., extended_price_usd: _Optional[float] = ..., tier: _Optional[str] = ..., power_kw: _Optional[float] = ..., rack_units: _Optional[int] = ..., source: _Optional[str] = ..., length_m: _Optional[float] = ...) -> None: ...
+    catalog: str
+    def __init__(self, category: _Optional[str] = ..., sku: _Optional[str] = ..., vendor: _Optional[str] = ..., quantity: _Optional[int] = ..., unit_price_usd: _Optional[float] = ..., extended_price_usd: _Optional[float] = ..., tier: _Optional[str] = ..., power_kw: _Optional[float] = ..., rack_units: _Optional[int] = ..., source: _Optional[str] = ..., length_m: _Optional[float] = ..., catalog: _Optional[str] = ...) -> None: ...
 
 class CostBreakdown(_message.Message):
     __slots__ = ("servers_usd", "nics_usd", "switches_usd", "cables_usd", "optics_usd", "network_share")
@@ -126,7 +134,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -150,6 +158,8 @@ class Design(_message.Message):
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
     FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
     TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
+    SCALE_OUT_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_TIME_SHARE_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -173,7 +183,9 @@ class Design(_message.Message):
     training_time_hours_low: float
     fabric_kind: _estimate_pb2.Fabric
     topology_family: _estimate_pb2.TopologyFamily
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ...) -> None: ...
+    scale_out_gbps_per_gpu: float
+    network_time_share: float
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
     __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family")
