@@ -1,14 +1,20 @@
 """Decision quality against the designs we must beat (shared/domain.md section 2): the seed
-article's rule of thumb and the vendor reference design (a non-blocking rail-optimised
+article's rule of thumb and the vendor reference design (a non-blocking rail-optimized
 InfiniBand fat-tree, DGX SuperPOD style), both from optimizer.optimize.baseline.
 
+The rule (issue 13): InfiniBand above 256 GPUs, RoCE from 32 to 256, Ethernet below 32, on a
+non-blocking rail-optimized fat-tree (one switch while every port fits one) with one 400G-class
+NIC per GPU, the cheapest server that meets the target, the next part where stock runs out.
+
 For every scenario (the bundled catalogs x 8 to 16,384 GPUs' worth of work) and baseline:
-* cost saved at equal time: the optimizer's min-cost design for the baseline's achieved time;
+* cost saved at equal time: the optimizer's min-cost design for the baseline's achieved time,
+  split into what it saves on servers and on the network, and which choices differ (fabric,
+  topology, oversubscription, NICs per node, server, nodes, NIC, switch): the "why";
 * time saved at equal budget: its min-time design within the baseline's capex.
 A saving below zero (or no design where the baseline has one) is flagged WORSE: the baseline's
 design lies in the optimizer's search space and is priced and timed by the same code, so it
-is always a bug. A baseline that buys more of a SKU than the catalog has in stock cannot be
-bought at all; it is shown as such and left out of the medians (the optimizer respects stock).
+is always a bug. A baseline BOM that check_bom rejects, or that buys more of a SKU than the
+catalog has in stock, is shown as such and left out of the medians.
 Run: python -m benchmarks.quality [--level full]
 """
 
@@ -20,10 +26,21 @@ from pathlib import Path
 
 from benchmarks.measure import isolated
 from benchmarks.report import Table, module_main, publish
-from benchmarks.scenarios import Outcome, Scenario, bundled, describe, run_optimize, scenario
+from benchmarks.scenarios import (
+    Choices,
+    Outcome,
+    Scenario,
+    bundled,
+    choices,
+    describe,
+    differences,
+    run_optimize,
+    scenario,
+)
 from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Objective
+from optimizer.topology.check import check_bom
 
 CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
 WORK_GPUS = {
@@ -60,11 +77,15 @@ class Comparison:
     baseline: str
     base_gpus: int
     base_design: str
+    base_choices: Choices
     base_capex_cents: int
+    base_network_cents: int
     base_hours: float
+    note: str  # the baseline's own note: fallbacks it took
     at_equal_time: Outcome  # min cost, target = the baseline's hours
     at_equal_budget: Outcome  # min time, budget = the baseline's capex
     over_stock: str  # "SKU needs N, stock M" for each SKU the baseline cannot get; "" if none
+    unsound: str  # check_bom's findings on the baseline's BOM; "" if none
 
     @property
     def cost_saved(self) -> float | None:
@@ -77,8 +98,30 @@ class Comparison:
         return None if got is None else 1 - got / self.base_hours
 
     @property
+    def network_saved_cents(self) -> int | None:
+        got = self.at_equal_time.network_cents
+        return None if got is None else self.base_network_cents - got
+
+    @property
+    def servers_saved_cents(self) -> int | None:
+        got, net = self.at_equal_time.capex_cents, self.at_equal_time.network_cents
+        if got is None or net is None:
+            return None
+        return (self.base_capex_cents - self.base_network_cents) - (got - net)
+
+    @property
+    def differences(self) -> list[str]:
+        got = self.at_equal_time.choices
+        return [] if got is None else differences(self.base_choices, got)
+
+    @property
+    def counted(self) -> bool:
+        """A buyable, sound baseline: its savings enter the medians."""
+        return not self.over_stock and not self.unsound
+
+    @property
     def worse(self) -> bool:
-        return not self.over_stock and any(
+        return self.counted and any(
             s is None or s < -1e-9 for s in (self.cost_saved, self.time_saved)
         )
 
@@ -123,16 +166,21 @@ def compare(sc: Scenario) -> ScenarioResult:
                 time_limit_s=SOLVER_LIMIT_S,
             ),
         )
+        findings = check_bom(base.design, base.bom, catalog)
         out.append(
             Comparison(
                 label,
                 base.gpus,
                 describe(base.design),
+                choices(base.design),
                 base.bom.capex_cents,
+                base.bom.network_cents,
                 base.time_hours,
+                base.note,
                 cheap,
                 fast,
                 over_stock(base, stock),
+                "; ".join(sorted({v.code for v in findings})),
             )
         )
     at_target = None
@@ -143,6 +191,19 @@ def compare(sc: Scenario) -> ScenarioResult:
     return ScenarioResult(out, no_design, at_target)
 
 
+# The choices the "why" table counts (the labels of benchmarks.scenarios.differences).
+CHOICES = (
+    "fabric",
+    "topology",
+    "oversubscription",
+    "NICs per node",
+    "server",
+    "nodes",
+    "NIC",
+    "switch",
+)
+
+
 def run(level: str, out: Path) -> list[Table]:
     table = Table(
         "Optimizer vs the rule of thumb and the reference design",
@@ -151,65 +212,87 @@ def run(level: str, out: Path) -> list[Table]:
             "baseline",
             "baseline design",
             "baseline USD",
-            "optimizer USD at equal time",
-            "cost saved",
             "baseline h",
+            "optimizer USD at equal time",
+            "optimizer h at equal time",
+            "cost saved",
+            "saved on servers USD",
+            "saved on network USD",
             "optimizer h at equal budget",
             "time saved",
             "optimizer design at equal time",
+            "what the optimizer chose differently",
             "verdict",
         ),
     )
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
+    why: dict[str, dict[str, list[float]]] = {b: {c: [] for c in CHOICES} for b in BASELINES}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
     scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
     worse: list[str] = []
     only_optimizer: dict[str, list[str]] = {b: [] for b in BASELINES}
+    neither: dict[str, list[str]] = {b: [] for b in BASELINES}
+    fallbacks: list[str] = []
     for sc in scenarios:
         try:
             found: ScenarioResult = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
         except TimeoutError:
-            table.add(sc.name, "-", f"stopped at {SCENARIO_TIMEOUT_S:g} s", *([None] * 8))
+            table.add(sc.name, "-", f"stopped at {SCENARIO_TIMEOUT_S:g} s", *([None] * 12))
             continue
         for label in found.no_design:
             o = found.at_target
             met = o is not None and o.capex_cents is not None
-            if met:
-                only_optimizer[label].append(sc.name)
+            (only_optimizer if met else neither)[label].append(sc.name)
             table.add(
                 sc.name,
                 label,
                 "none (not buildable here, or too slow)",
                 None,
-                o.capex_usd if o else None,
-                None,
                 sc.target_hours,
+                o.capex_usd if o else None,
+                o.time_hours if o else None,
+                None,
+                None,
+                None,
                 None,
                 None,
                 o.design if o else "",
+                "",
                 "only the optimizer meets the target" if met else "neither meets the target",
             )
         for c in found.comparisons:
             verdict = "WORSE" if c.worse else "never worse"
             if c.worse:
                 worse.append(f"{sc.name} vs {c.baseline}")
-            if c.over_stock:
+            if c.unsound:
+                verdict = f"baseline fails check_bom: {c.unsound}"
+            elif c.over_stock:
                 verdict = f"baseline not buyable: {c.over_stock}"
             else:
                 for kind, value in (("cost", c.cost_saved), ("time", c.time_saved)):
                     if value is not None:
                         savings[c.baseline][kind].append(value)
+                differs = {d.split(":")[0] for d in c.differences}
+                for choice in differs & set(CHOICES):
+                    if c.cost_saved is not None:
+                        why[c.baseline][choice].append(c.cost_saved)
+            if c.note:
+                fallbacks.append(f"{sc.name} ({c.baseline}): {c.note}")
             table.add(
                 sc.name,
                 c.baseline,
                 c.base_design,
                 c.base_capex_cents / 100,
-                c.at_equal_time.capex_usd,
-                _pct(c.cost_saved),
                 c.base_hours,
+                c.at_equal_time.capex_usd,
+                c.at_equal_time.time_hours,
+                _pct(c.cost_saved),
+                _usd(c.servers_saved_cents),
+                _usd(c.network_saved_cents),
                 c.at_equal_budget.time_hours,
                 _pct(c.time_saved),
                 c.at_equal_time.design,
+                "; ".join(c.differences) or "same design",
                 verdict,
             )
     summary = Table(
@@ -221,18 +304,21 @@ def run(level: str, out: Path) -> list[Table]:
             "median time saved",
             "worst cost saved",
             "worst time saved",
+            "only the optimizer meets the target",
+            "neither meets the target",
         ),
     )
     for label, s in savings.items():
-        if s["cost"]:
-            summary.add(
-                label,
-                len(s["cost"]),
-                _pct(statistics.median(s["cost"])),
-                _pct(statistics.median(s["time"])) if s["time"] else None,
-                _pct(min(s["cost"])),
-                _pct(min(s["time"])) if s["time"] else None,
-            )
+        summary.add(
+            label,
+            len(s["cost"]),
+            _pct(statistics.median(s["cost"])) if s["cost"] else None,
+            _pct(statistics.median(s["time"])) if s["time"] else None,
+            _pct(min(s["cost"])) if s["cost"] else None,
+            _pct(min(s["time"])) if s["time"] else None,
+            len(only_optimizer[label]),
+            len(neither[label]),
+        )
     summary.notes.append(
         f"{len(scenarios)} scenarios; optimizer worse in {len(worse)} "
         f"comparison(s){': ' + '; '.join(worse) if worse else ''}."
@@ -245,13 +331,35 @@ def run(level: str, out: Path) -> list[Table]:
                 f"allows) where the optimizer has one, in {len(names)} "
                 f"scenario(s): {', '.join(names)}."
             )
+    reasons = Table(
+        "Why the optimizer saves: choices it makes differently at equal time",
+        ("baseline", "choice", "comparisons where it differs", "median cost saved there"),
+    )
+    for label, by_choice in why.items():
+        for choice, saved in by_choice.items():
+            reasons.add(
+                label,
+                choice,
+                len(saved),
+                _pct(statistics.median(saved)) if saved else None,
+            )
+    reasons.notes.append(
+        "Fallbacks the baselines took (the next part where stock runs out, the next fabric "
+        "where the catalog cannot build the rule's): "
+        + ("; ".join(fallbacks) if fallbacks else "none")
+        + "."
+    )
     publish(
         "quality",
-        [table, summary],
+        [table, summary, reasons],
         out,
         {"level": level, "scenarios": len(scenarios), "solver_limit_s": SOLVER_LIMIT_S},
     )
-    return [table, summary]
+    return [table, summary, reasons]
+
+
+def _usd(cents: int | None) -> float | None:
+    return None if cents is None else cents / 100
 
 
 def _pct(value: float | None) -> str | None:
