@@ -194,3 +194,22 @@ def test_the_baselines_boms_pass_check_bom(name: str, work: tuple[Workload, floa
         base = make(catalog, _spec(*work))
         if base is not None:
             assert check_bom(base.design, base.bom, catalog) == [], make.__name__
+
+
+def test_where_the_rules_fabric_cannot_attach_the_size_the_next_fabric_is_used() -> None:
+    full = _all_fabrics_catalog()
+    # 8-port InfiniBand switches: a rail-optimized fat-tree of them attaches 16 nodes at most.
+    small_ib = tuple(
+        dataclasses.replace(w, ports=8) if w.fabric_family == "infiniband" else w
+        for w in full.switches
+    )
+    catalog = dataclasses.replace(full, switches=small_ib)
+    workload = preset("bert-large")
+    server = catalog.servers[0]
+    roce_at_256 = _hours(catalog, workload, _key(server, "roce", "rail_optimized", 128), 32)
+
+    base = rule_of_thumb(catalog, _spec(workload, roce_at_256 * 0.999))
+    assert base is not None, "RoCE, the next fabric in the rule's order, builds it"
+    assert base.design.fabric == "roce"
+    assert base.gpus > 256
+    assert "cannot build infiniband" in base.note

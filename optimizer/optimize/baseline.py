@@ -176,6 +176,7 @@ class _Found:
 
     design: BaselineDesign | None
     meets_target: bool  # some choice meets the target in the regime (built or not)
+    fits: bool  # some choice attaches some size of the regime (else it cannot be built here)
 
 
 def _for_fabric(
@@ -189,7 +190,8 @@ def _for_fabric(
     """The first part choice, in the rule's order, that meets the target at some size in
     [lo, hi] and that the catalog (parts, reach, stock) can supply at its smallest such size."""
     npn = min(server.gpus_per_node, server.max_nics)
-    meets, skipped = False, dict[str, None]()
+    meets = fits = False
+    skipped = dict[str, None]()
     for parts in _part_choices(search.catalog, fabric):
         radix = ports_at_speed(parts.switch, parts.nic.speed_gbps)
         top = min(hi, search.node_cap(server))
@@ -197,6 +199,7 @@ def _for_fabric(
             key = TimeKey(server.sku, fabric, parts.nic.speed_gbps, npn, topology, 1.0, radix)
             most = max_endpoints(topology, radix, rails=npn)
             last = last if most is None else min(last, most // npn)
+            fits = fits or first <= last
             hours = functools.partial(search.timer.hours, key)
             nodes = smallest_meeting(hours, search.target_hours, first, last, first)
             if nodes is None:
@@ -212,9 +215,11 @@ def _for_fabric(
                 else ""
             )
             return _Found(
-                BaselineDesign(built.design, built.bom, built.time_hours, built.gpus, note), True
+                BaselineDesign(built.design, built.bom, built.time_hours, built.gpus, note),
+                True,
+                True,
             )
-    return _Found(None, meets)
+    return _Found(None, meets, fits)
 
 
 def _build(
@@ -274,14 +279,10 @@ def _rule_for_server(search: _Search, server: Server) -> BaselineDesign | None:
                 )
                 d = found.design
                 return BaselineDesign(d.design, d.bom, d.time_hours, d.gpus, note)
-            if not found.meets_target and _has_parts(search.catalog, fabric):
+            if found.fits and not found.meets_target:
                 break  # buildable but too slow at every size here: the next regime
             unbuildable.append(fabric)
     return None
-
-
-def _has_parts(catalog: Catalog, fabric: str) -> bool:
-    return next(_part_choices(catalog, fabric), None) is not None
 
 
 def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
