@@ -227,12 +227,16 @@ def run(level: str, out: Path) -> list[Table]:
     )
     savings: dict[str, dict[str, list[float]]] = {b: {"cost": [], "time": []} for b in BASELINES}
     why: dict[str, dict[str, list[float]]] = {b: {c: [] for c in CHOICES} for b in BASELINES}
+    by_topology: dict[tuple[str, str], list[float]] = {}
     catalogs = CATALOGS[:1] if level == "smallest" else CATALOGS
     scenarios = [scenario(c, g) for c in catalogs for g in WORK_GPUS[level]]
     worse: list[str] = []
     only_optimizer: dict[str, list[str]] = {b: [] for b in BASELINES}
     neither: dict[str, list[str]] = {b: [] for b in BASELINES}
-    fallbacks: list[str] = []
+    fallbacks = Table(
+        "Fallbacks the baselines took",
+        ("scenario", "baseline", "baseline design", "note"),
+    )
     for sc in scenarios:
         try:
             found: ScenarioResult = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
@@ -273,11 +277,16 @@ def run(level: str, out: Path) -> list[Table]:
                     if value is not None:
                         savings[c.baseline][kind].append(value)
                 differs = {d.split(":")[0] for d in c.differences}
-                for choice in differs & set(CHOICES):
-                    if c.cost_saved is not None:
+                got = c.at_equal_time.choices
+                if c.cost_saved is not None and got is not None:
+                    for choice in differs & set(CHOICES):
                         why[c.baseline][choice].append(c.cost_saved)
+                    switchless = "" if got.switch_skus else " (switchless)"
+                    by_topology.setdefault((c.baseline, got.topology + switchless), []).append(
+                        c.cost_saved
+                    )
             if c.note:
-                fallbacks.append(f"{sc.name} ({c.baseline}): {c.note}")
+                fallbacks.add(sc.name, c.baseline, c.base_design, c.note)
             table.add(
                 sc.name,
                 c.baseline,
@@ -343,19 +352,30 @@ def run(level: str, out: Path) -> list[Table]:
                 len(saved),
                 _pct(statistics.median(saved)) if saved else None,
             )
-    reasons.notes.append(
-        "Fallbacks the baselines took (the next part where stock runs out, the next fabric "
-        "where the catalog cannot build the rule's): "
-        + ("; ".join(fallbacks) if fallbacks else "none")
-        + "."
+    topologies = Table(
+        "Savings by the optimizer's topology at equal time",
+        ("baseline", "optimizer topology", "comparisons", "median cost saved", "worst cost saved"),
     )
+    for (label, topology), saved in sorted(by_topology.items()):
+        topologies.add(
+            label,
+            topology,
+            len(saved),
+            _pct(statistics.median(saved)),
+            _pct(min(saved)),
+        )
+    fallbacks.notes.append(
+        "The next part where stock runs out, the next fabric in the rule's order where the "
+        "catalog cannot build the rule's (optimizer.optimize.baseline)."
+    )
+    tables = [table, summary, reasons, topologies, fallbacks]
     publish(
         "quality",
-        [table, summary, reasons],
+        tables,
         out,
         {"level": level, "scenarios": len(scenarios), "solver_limit_s": SOLVER_LIMIT_S},
     )
-    return [table, summary, reasons]
+    return tables
 
 
 def _usd(cents: int | None) -> float | None:
