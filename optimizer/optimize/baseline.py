@@ -263,22 +263,13 @@ def _rule_for_server(search: _Search, server: Server) -> BaselineDesign | None:
         unbuildable: list[str] = []
         for fabric in fabrics:
             found = _for_fabric(search, server, fabric, lo, hi, _rule_topologies)
-            if found.design is not None:
-                note = "; ".join(
-                    [
-                        *(
-                            [
-                                f"the catalog cannot build {', '.join(unbuildable)} here; "
-                                f"used {fabric}"
-                            ]
-                            if unbuildable
-                            else []
-                        ),
-                        *([found.design.note] if found.design.note else []),
-                    ]
-                )
-                d = found.design
-                return BaselineDesign(d.design, d.bom, d.time_hours, d.gpus, note)
+            d = found.design
+            if d is not None:
+                notes = [d.note] if d.note else []
+                if unbuildable:
+                    cannot = ", ".join(unbuildable)
+                    notes.insert(0, f"the catalog cannot build {cannot} here; used {fabric}")
+                return BaselineDesign(d.design, d.bom, d.time_hours, d.gpus, "; ".join(notes))
             if found.fits and not found.meets_target:
                 break  # buildable but too slow at every size here: the next regime
             unbuildable.append(fabric)
