@@ -15,7 +15,9 @@ A saving below zero (or no design where the baseline has one) is flagged WORSE: 
 design lies in the optimizer's search space and is priced and timed by the same code, so it
 is always a bug. A baseline BOM that check_bom rejects, or that buys more of a SKU than the
 catalog has in stock, is shown as such and left out of the medians.
-Run: python -m benchmarks.quality [--level full]
+With --switched-only the optimizer may use switched topologies only (every family but the
+switchless ones), the saving that survives where switchless tori cannot be built.
+Run: python -m benchmarks.quality [--level full] [--switched-only]
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.measure import isolated
-from benchmarks.report import Table, module_main, publish
+from benchmarks.report import Table, parser, publish
 from benchmarks.scenarios import (
     Choices,
     Outcome,
@@ -40,6 +42,7 @@ from benchmarks.scenarios import (
 from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Objective
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.check import check_bom
 
 CATALOGS = ("infiniband-ndr", "roce-spectrum", "ethernet-budget")
@@ -145,8 +148,14 @@ class ScenarioResult:
     at_target: Outcome | None  # the optimizer at that target, when a baseline found none
 
 
-def compare(sc: Scenario) -> ScenarioResult:
-    """Both baselines for ``sc`` and the optimizer's answers at their time and their capex."""
+def switched_topologies() -> tuple[str, ...]:
+    """Every registered family that has switches."""
+    return tuple(f.name for f in TOPOLOGIES if not f.switchless)
+
+
+def compare(sc: Scenario, topologies: tuple[str, ...] = ()) -> ScenarioResult:
+    """Both baselines for ``sc`` and the optimizer's answers at their time and their capex
+    (with ``topologies`` only, when given)."""
     catalog = bundled()[sc.catalog]
     stock = stock_limits(catalog)
     out, no_design = [], []
@@ -156,7 +165,10 @@ def compare(sc: Scenario) -> ScenarioResult:
             no_design.append(label)
             continue
         cheap = run_optimize(
-            catalog, sc.spec(target_hours=base.time_hours, time_limit_s=SOLVER_LIMIT_S)
+            catalog,
+            sc.spec(
+                target_hours=base.time_hours, time_limit_s=SOLVER_LIMIT_S, topologies=topologies
+            ),
         )
         fast = run_optimize(
             catalog,
@@ -164,6 +176,7 @@ def compare(sc: Scenario) -> ScenarioResult:
                 objective=Objective.MIN_TIME,
                 budget_cents=base.bom.capex_cents,
                 time_limit_s=SOLVER_LIMIT_S,
+                topologies=topologies,
             ),
         )
         findings = check_bom(base.design, base.bom, catalog)
@@ -186,7 +199,10 @@ def compare(sc: Scenario) -> ScenarioResult:
     at_target = None
     if no_design:
         at_target = run_optimize(
-            catalog, sc.spec(target_hours=sc.target_hours, time_limit_s=SOLVER_LIMIT_S)
+            catalog,
+            sc.spec(
+                target_hours=sc.target_hours, time_limit_s=SOLVER_LIMIT_S, topologies=topologies
+            ),
         )
     return ScenarioResult(out, no_design, at_target)
 
@@ -204,9 +220,11 @@ CHOICES = (
 )
 
 
-def run(level: str, out: Path) -> list[Table]:
+def run(level: str, out: Path, switched_only: bool = False) -> list[Table]:
+    topologies = switched_topologies() if switched_only else ()
     table = Table(
-        "Optimizer vs the rule of thumb and the reference design",
+        "Optimizer vs the rule of thumb and the reference design"
+        + (" (optimizer on switched topologies only)" if switched_only else ""),
         (
             "scenario",
             "baseline",
@@ -239,7 +257,9 @@ def run(level: str, out: Path) -> list[Table]:
     )
     for sc in scenarios:
         try:
-            found: ScenarioResult = isolated(compare, sc, timeout_s=SCENARIO_TIMEOUT_S).value
+            found: ScenarioResult = isolated(
+                compare, sc, topologies, timeout_s=SCENARIO_TIMEOUT_S
+            ).value
         except TimeoutError:
             table.add(sc.name, "-", f"stopped at {SCENARIO_TIMEOUT_S:g} s", *([None] * 12))
             continue
@@ -352,12 +372,12 @@ def run(level: str, out: Path) -> list[Table]:
                 len(saved),
                 _pct(statistics.median(saved)) if saved else None,
             )
-    topologies = Table(
+    by_family = Table(
         "Savings by the optimizer's topology at equal time",
         ("baseline", "optimizer topology", "comparisons", "median cost saved", "worst cost saved"),
     )
     for (label, topology), saved in sorted(by_topology.items()):
-        topologies.add(
+        by_family.add(
             label,
             topology,
             len(saved),
@@ -368,12 +388,17 @@ def run(level: str, out: Path) -> list[Table]:
         "The next part where stock runs out, the next fabric in the rule's order where the "
         "catalog cannot build the rule's (optimizer.optimize.baseline)."
     )
-    tables = [table, summary, reasons, topologies, fallbacks]
+    tables = [table, summary, reasons, by_family, fallbacks]
     publish(
-        "quality",
+        "quality-switched" if switched_only else "quality",
         tables,
         out,
-        {"level": level, "scenarios": len(scenarios), "solver_limit_s": SOLVER_LIMIT_S},
+        {
+            "level": level,
+            "scenarios": len(scenarios),
+            "solver_limit_s": SOLVER_LIMIT_S,
+            "optimizer_topologies": list(topologies) or "all",
+        },
     )
     return tables
 
@@ -386,5 +411,16 @@ def _pct(value: float | None) -> str | None:
     return None if value is None else f"{value:+.1%}"
 
 
+def main() -> None:
+    p = parser(__doc__)
+    p.add_argument(
+        "--switched-only",
+        action="store_true",
+        help="the optimizer may use switched topologies only (no switchless torus)",
+    )
+    args = p.parse_args()
+    run(args.level, args.out, args.switched_only)
+
+
 if __name__ == "__main__":
-    module_main(run, __doc__)
+    main()

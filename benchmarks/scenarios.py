@@ -85,6 +85,7 @@ class Scenario:
         budget_cents: int | None = None,
         backend: str = "cpsat",
         time_limit_s: float = 60.0,
+        topologies: tuple[str, ...] = (),
     ) -> OptimizeSpec:
         return OptimizeSpec(
             workload=self.workload,
@@ -93,6 +94,7 @@ class Scenario:
             top_k=top_k,
             backend=backend,
             time_limit_s=time_limit_s,
+            allowed_topologies=topologies,
         )
 
 
