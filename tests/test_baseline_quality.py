@@ -33,3 +33,13 @@ def test_each_changed_choice_is_named_with_both_values() -> None:
         "NICs per node: 8 -> 4",
         "switch: MQM9790-NS2F -> none",
     ]
+
+
+def test_switched_only_leaves_out_the_switchless_families() -> None:
+    from benchmarks.quality import switched_topologies
+    from optimizer.registry.topologies import TOPOLOGIES
+
+    kept = switched_topologies()
+    assert "torus" not in kept
+    assert {"single_switch", "fat_tree", "rail_optimized"} <= set(kept)
+    assert all(not TOPOLOGIES.get(name).switchless for name in kept)
