@@ -85,6 +85,7 @@ class Scenario:
         budget_cents: int | None = None,
         backend: str = "cpsat",
         time_limit_s: float = 60.0,
+        topologies: tuple[str, ...] = (),
     ) -> OptimizeSpec:
         return OptimizeSpec(
             workload=self.workload,
@@ -93,11 +94,58 @@ class Scenario:
             top_k=top_k,
             backend=backend,
             time_limit_s=time_limit_s,
+            allowed_topologies=topologies,
         )
 
 
 def scenario(catalog: str, gpus: int, workload: Workload | None = None) -> Scenario:
     return Scenario(catalog, gpus, workload or workload_for(gpus))
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The choices that make one design differ from another, as the decision-quality table
+    compares them (what the optimizer chose differently from a baseline, and so why it saves)."""
+
+    server_sku: str
+    nodes: int
+    fabric: str
+    topology: str
+    oversubscription: float
+    nic_sku: str
+    nics_per_node: int
+    switch_skus: tuple[str, ...]
+
+
+def choices(design: Design) -> Choices:
+    return Choices(
+        server_sku=design.server_sku,
+        nodes=design.nodes,
+        fabric=design.fabric,
+        topology=design.topology,
+        oversubscription=design.oversubscription,
+        nic_sku=design.nic_sku,
+        nics_per_node=design.nics_per_node,
+        switch_skus=tuple(design.switch_skus),
+    )
+
+
+def differences(before: Choices, after: Choices) -> list[str]:
+    """Each choice ``after`` makes differently from ``before``, as "what: before -> after"."""
+    out = []
+    for label, old, new in (
+        ("fabric", before.fabric, after.fabric),
+        ("topology", before.topology, after.topology),
+        ("oversubscription", f"{before.oversubscription:g}:1", f"{after.oversubscription:g}:1"),
+        ("NICs per node", before.nics_per_node, after.nics_per_node),
+        ("server", before.server_sku, after.server_sku),
+        ("nodes", before.nodes, after.nodes),
+        ("NIC", before.nic_sku, after.nic_sku),
+        ("switch", "+".join(before.switch_skus) or "none", "+".join(after.switch_skus) or "none"),
+    ):
+        if old != new:
+            out.append(f"{label}: {old} -> {new}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -112,6 +160,8 @@ class Outcome:
     design: str
     candidates_evaluated: int
     solve_time_s: float
+    network_cents: int | None = None  # NICs, switches, cables and optics of rank 1
+    choices: Choices | None = None  # rank 1's choices
 
     @property
     def capex_usd(self) -> float | None:
@@ -129,6 +179,8 @@ def outcome(result: OptimizeResult) -> Outcome:
         design=describe(best.design) if best else "",
         candidates_evaluated=result.candidates_evaluated,
         solve_time_s=result.solve_time_s,
+        network_cents=best.bom.network_cents if best else None,
+        choices=choices(best.design) if best else None,
     )
 
 
