@@ -216,7 +216,13 @@ class _Pre:
 class Enumerator:
     """Every design of one catalog and spec up to ``max_nodes`` nodes per server."""
 
-    def __init__(self, catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> None:
+    def __init__(
+        self, catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int, issue13: bool = True
+    ) -> None:
+        # issue13=False enumerates the design space of the tree before issue 13 (no
+        # buildability rules, no per-tier switch mixes, no switchless one-node design): a
+        # diagnostic that tells the enumerator's own errors from the defects the issue lists.
+        self.issue13 = issue13
         self.catalog = catalog
         self.spec = spec
         self.max_nodes = max_nodes
@@ -314,7 +320,7 @@ class Enumerator:
                 continue
             tiers = max(tiers, len(plan.switches))
             yield design
-        if tiers > 1 and len(fitting) > 1:
+        if self.issue13 and tiers > 1 and len(fitting) > 1:
             for mix in itertools.product([w.sku for w in fitting], repeat=tiers):
                 if len(set(mix)) > 1:
                     yield replace(base, switch_skus=mix)
@@ -323,6 +329,8 @@ class Enumerator:
 
     def buildable(self, design: Design, plan: PhysicalPlan) -> bool:
         """Issue 13's buildability rules that ``check_bom`` may not know yet."""
+        if not self.issue13:
+            return True
         switchless = not plan.switches
         if switchless and design.nodes > 2:
             server = next(s for s in self.catalog.servers if s.sku == design.server_sku)
@@ -463,7 +471,7 @@ class Enumerator:
 
     def standalone(self) -> list[Found]:
         """The switchless one-node designs: one server alone, no NIC and no fabric."""
-        if self.spec.require_fabric:
+        if self.spec.require_fabric or not self.issue13:
             return []
         c = self.spec.constraints
         out = []
@@ -549,6 +557,8 @@ def nics_cabled(plan: PhysicalPlan) -> int:
     return sum(d.count for d in plan.links if d.group == _ENDPOINT_GROUP)
 
 
-def enumerate_optimum(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> Found | None:
+def enumerate_optimum(
+    catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int, issue13: bool = True
+) -> Found | None:
     """The exact optimum of ``spec`` over every design of up to ``max_nodes`` nodes."""
-    return Enumerator(catalog, spec, max_nodes=max_nodes).optimum()
+    return Enumerator(catalog, spec, max_nodes=max_nodes, issue13=issue13).optimum()
