@@ -49,6 +49,7 @@ class Scenario:
     max_nodes: int = 16
     top_k: int = 3
     require_fabric: bool = False
+    min_nic_gbps_per_gpu: float | None = None
 
     @property
     def name(self) -> str:
@@ -63,6 +64,8 @@ class Scenario:
         parts += [f"topology={t}" for t in self.topologies]
         if self.require_fabric:
             parts.append("require-fabric")
+        if self.min_nic_gbps_per_gpu is not None:
+            parts.append(f">={self.min_nic_gbps_per_gpu:g}Gbps/GPU")
         parts.append(f"<={self.max_nodes}nodes")
         return "/".join(parts)
 
@@ -74,6 +77,7 @@ class Scenario:
                 budget_cents=None if self.budget_usd is None else self.budget_usd * 100,
                 max_power_kw=self.max_power_kw,
                 max_gpus=self.max_nodes * 8,
+                min_nic_gbps_per_gpu=self.min_nic_gbps_per_gpu,
             ),
             objective=self.objective,
             top_k=self.top_k,
@@ -92,6 +96,11 @@ def _min_time(catalog: str, budget_usd: int, **kw: object) -> Scenario:
     return Scenario(catalog, objective=Objective.MIN_TIME, budget_usd=budget_usd, **kw)  # type: ignore[arg-type]
 
 
+# Scale-out bandwidth a buyer insists on: one 400G NIC per GPU where the catalog sells 400G,
+# one 200G NIC per GPU on the budget catalog (its fastest NIC).
+MIN_NIC_GBPS_PER_GPU = {"ethernet-budget": 200.0, "infiniband-ndr": 400.0, "roce-spectrum": 400.0}
+
+
 def _per_catalog(catalog: str) -> list[Scenario]:
     native = NATIVE_FABRIC[catalog]
     return [
@@ -107,6 +116,7 @@ def _per_catalog(catalog: str) -> list[Scenario]:
         _min_time(catalog, 1_500_000),
         _min_time(catalog, 3_000_000, max_power_kw=50.0),
         _min_time(catalog, 2_500_000, topologies=("torus",)),
+        _min_cost(catalog, 2.0, min_nic_gbps_per_gpu=MIN_NIC_GBPS_PER_GPU[catalog]),
     ]
 
 

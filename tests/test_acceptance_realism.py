@@ -4,7 +4,8 @@ On every bundled catalog and the scenarios of tests/realism_scenarios.py: no des
 than two nodes without switches unless its hardware forwards (two nodes may be cabled back
 to back); every NIC bought is cabled; the top-K BOMs are pairwise distinct; one-node answers
 include the switchless design (unless a fabric is required); restricting the fabric or the
-topology never gives a cheaper optimum; more budget is never slower under a power cap.
+topology never gives a cheaper optimum; more budget is never slower under a power cap; a top-K
+the clock cut short says so.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from realism_scenarios import (
 
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
-from optimizer.optimize.request import Objective
+from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import RankedDesign
+from optimizer.optimize.solve import optimize
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.plan import physical_plan
@@ -207,3 +209,24 @@ def test_more_budget_is_never_slower_under_a_power_cap(
 
 def _preset_tokens(workload: str) -> float:
     return preset(workload).training_tokens
+
+
+@pytest.mark.parametrize("time_limit_s", [0.5, 1.0, 2.0])
+def test_a_top_k_cut_short_by_the_clock_says_so(time_limit_s: float) -> None:
+    """Issue 13 defect 7: fewer designs than asked, while more exist, is never OPTIMAL
+    without a warning naming how many of K were proven."""
+    spec = OptimizeSpec(
+        workload=preset("mpt-30b"),
+        constraints=Constraints(target_training_hours=84.47),
+        top_k=10,
+        time_limit_s=30.0,
+    )
+    cat = catalog("ethernet-budget")
+    assert len(optimize(cat, spec).designs) == 10  # ten distinct designs exist
+    result = optimize(cat, replace(spec, time_limit_s=time_limit_s))
+    if len(result.designs) < 10:
+        named = any("of 10" in w for w in result.warnings)
+        assert result.status == "TIME_LIMIT" or named, (
+            f"{result.status} with {len(result.designs)} of 10 designs; warnings: "
+            f"{list(result.warnings)}"
+        )
