@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from optimizer.catalog.model import Catalog, Nic, Server, Switch
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, Objective, OptimizeSpec
 from optimizer.performance.cluster import ClusterSpec
@@ -227,16 +227,18 @@ class Enumerator:
         self.spec = spec
         self.max_nodes = max_nodes
         self.layout = layout_of(spec)
-        self.prices = {
-            p.sku: p.price_cents
-            for p in (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
-        }
+        parts: list[Server | Nic | Switch | Link] = [
+            *catalog.servers,
+            *catalog.nics,
+            *catalog.switches,
+            *catalog.links,
+        ]
+        self.prices = {p.sku: p.price_cents for p in parts}
         self.stock = {
             p.sku: p.availability.stock_units
-            for p in (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+            for p in parts
             if p.availability.stock_units is not None
         }
-        self.link_power_w = {lk.sku: lk.power_w for lk in catalog.links}
         self.breaks = {pb.sku for pb in catalog.price_breaks}
         self.checked = 0
 
@@ -507,9 +509,9 @@ class Enumerator:
         """
         spec = self.spec
         best: Found | None = None
-        for found in self.standalone():
-            if best is None or objective(found, spec) < objective(best, spec):
-                best = found
+        for alone in self.standalone():
+            if best is None or objective(alone, spec) < objective(best, spec):
+                best = alone
         bases = sorted(self.bases(), key=lambda t: t[0])
         if spec.objective is Objective.MIN_COST:
             for cents, base, fitting in bases:

@@ -140,7 +140,10 @@ RESTRICTIONS = [
 def test_restricting_the_fabric_or_topology_never_gives_a_cheaper_optimum(
     free: Scenario, field: str, value: str
 ) -> None:
-    restricted = replace(free, **{field: (value,)})
+    if field == "fabrics":
+        restricted = replace(free, fabrics=(value,))
+    else:
+        restricted = replace(free, topologies=(value,))
     narrow = _capex(restricted)
     if narrow is None:
         return
