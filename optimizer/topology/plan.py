@@ -142,9 +142,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
     )
     port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
     links = tuple(
-        LinkDemand(
-            g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric
-        )
+        LinkDemand(g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric)
         for g in sizing.link_groups
         for f in (
             buildable_lanes(
