@@ -376,7 +376,9 @@ def _check_links(
         bandwidth = planned.get(group, 0) // nic.speed_gbps
         optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
         out += _check_optic_ends(group, lines, parts, nic.speed_gbps, optical)
-        needed_m = optical * fiber_metres(lengths.get(group, 0.0))
+        # Fiber runs per physical link: an uplink at f x the NIC speed is f endpoint links.
+        physical = -(-optical * nic.speed_gbps // speeds.get(group, nic.speed_gbps))
+        needed_m = physical * fiber_metres(lengths.get(group, 0.0))
         if metres < needed_m:
             out.append(
                 Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
