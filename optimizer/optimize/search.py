@@ -329,6 +329,9 @@ def _ideal_floors(
         server = servers[sku]
         lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
         hi = _node_caps(space.spec, server, None)[1]
+        if npn == 0:  # only the one-node design without a fabric: compute alone bounds it
+            floors[(sku, fabric)] = lo if lo <= hi else None
+            continue
         floors[(sku, fabric)] = smallest_meeting(
             functools.partial(timer.ideal_hours, sku, fabric, gbps // npn, npn),
             target,
