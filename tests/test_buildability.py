@@ -53,14 +53,26 @@ def _nic_ports(bom: BillOfMaterials) -> int:
     return sum(ln.quantity for ln in bom.lines if ln.category == "nic")
 
 
-def _nic_link_ends(bom: BillOfMaterials) -> int:
-    """NIC ports the BOM's links reach: node-leaf links end on one, torus links on two."""
-    ends = {"node-leaf": 1, "torus": 2}
-    total = 0
+def _nic_link_ends(bom: BillOfMaterials, catalog: Catalog) -> int:
+    """NIC ports the BOM's links reach: node-leaf links end on one, torus links on two.
+
+    A cable (DAC or AOC) is one link. A transceiver sits at one end: a host-side module is at
+    a NIC port, a switch-side (twin-port) module at switch ports only, and a module that fits
+    either side is one of a pair per link, the NIC end's on a node-leaf link and both ends'
+    on a torus link.
+    """
+    sides = {lk.sku: lk.fits_side for lk in catalog.links}
+    total = 0.0
     for ln in bom.lines:
-        per_link = {"cable": 1.0, "transceiver": 0.5}.get(ln.category, 0.0)
-        total += int(ln.quantity * per_link) * ends.get(ln.tier, 0)
-    return total
+        if ln.category == "cable":
+            total += ln.quantity * {"node-leaf": 1, "torus": 2}.get(ln.tier, 0)
+        elif ln.category == "transceiver" and ln.tier in ("node-leaf", "torus"):
+            side = sides[ln.sku]
+            if side == "host" or ln.tier == "torus":
+                total += ln.quantity
+            elif side == "any":
+                total += ln.quantity / 2
+    return int(total)
 
 
 def _switchless(d: RankedDesign) -> bool:
@@ -83,7 +95,7 @@ def test_the_main_job_ranks_no_switchless_multi_node_design() -> None:
 
 def test_the_main_job_cables_every_nic_port_it_buys() -> None:
     for d in _main_job().designs:
-        assert _nic_link_ends(d.bom) == _nic_ports(d.bom), d.design
+        assert _nic_link_ends(d.bom, bundled("infiniband-ndr")) == _nic_ports(d.bom), d.design
 
 
 # --- defect 3: built-in NICs -------------------------------------------------------------------

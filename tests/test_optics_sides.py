@@ -39,9 +39,14 @@ def _optics_only(catalog: Catalog) -> Catalog:
 OPTICS = _optics_only(NDR)
 
 
-def _design(nodes: int, nics_per_node: int = 8, topology: str = "rail_optimized") -> Design:
+def _design(
+    nodes: int,
+    nics_per_node: int = 8,
+    topology: str = "rail_optimized",
+    server_sku: str = "DGX-H100",
+) -> Design:
     return Design(
-        server_sku="DGX-H100",
+        server_sku=server_sku,
         nodes=nodes,
         nic_sku="MCX75310AAS-NEAT",
         nics_per_node=nics_per_node,
@@ -88,9 +93,13 @@ def test_an_optical_fat_tree_bom_lists_host_side_and_switch_side_modules() -> No
     assert check_bom(_design(32), bom, OPTICS) == []
 
 
+# A DGX ships with its eight built-in NICs, so one NIC per node needs an add-in-NIC server.
+_ADD_IN = "SYS-8125GS-TNHR"
+
+
 def test_an_odd_port_count_buys_the_whole_twin_module() -> None:
     # 3 nodes x 1 NIC on one leaf: 3 host modules, 3 switch ports = 2 twin modules.
-    design = _design(3, nics_per_node=1, topology="fat_tree")
+    design = _design(3, nics_per_node=1, topology="fat_tree", server_sku=_ADD_IN)
     bom = build_bom(design, OPTICS)
     assert _qty(bom, "MMA4Z00-NS400", "node-leaf") == 3
     assert _qty(bom, "MMA4Z00-NS", "node-leaf") == 2
@@ -98,7 +107,7 @@ def test_an_odd_port_count_buys_the_whole_twin_module() -> None:
 
 
 def test_the_mip_prices_whole_twin_modules_as_the_bom_does() -> None:
-    design = _design(3, nics_per_node=1, topology="fat_tree")
+    design = _design(3, nics_per_node=1, topology="fat_tree", server_sku=_ADD_IN)
     plan = physical_plan(design, OPTICS)
     builder = RowBuilder(OPTICS, OptimizeSpec(workload=preset("llama3-8b")))
     cents = builder.exact_cost(plan, get_backend("cpsat"), Limits(time_limit_s=10.0))
