@@ -265,7 +265,11 @@ class Enumerator:
         topologies = spec.allowed_topologies or TOPOLOGIES.names()
         min_gbps = c.min_nic_gbps_per_gpu
         for server in servers:
-            for fabric, nic in itertools.product(fabrics, nics):
+            # A server with built-in NICs is built with exactly those, inside its price and power
+            # (servers.builtin_nics); the others choose a bought NIC and how many.
+            builtin = server.builtin_nics > 0
+            own = [n for n in self.catalog.nics if n.sku == server.builtin_nic_sku]
+            for fabric, nic in itertools.product(fabrics, own if builtin else nics):
                 if not nic_fits_fabric(nic, fabric):
                     continue
                 fitting = [
@@ -275,16 +279,23 @@ class Enumerator:
                 ]
                 counts = {n for n in NIC_COUNTS if n <= server.gpus_per_node}
                 counts |= {server.gpus_per_node}
-                for npn in sorted(n for n in counts if n <= server.max_nics):
+                choices = (
+                    [server.builtin_nics]
+                    if builtin
+                    else sorted(n for n in counts if n <= server.max_nics)
+                )
+                for npn in choices:
                     per_gpu = nic.speed_gbps * npn / server.gpus_per_node
                     if min_gbps is not None and per_gpu < min_gbps - 1e-9:
                         continue
                     for nodes in self.node_range(server):
                         qty = Counter({server.sku: nodes})
-                        qty[nic.sku] += nodes * npn
+                        bought = 0 if builtin else npn
+                        if bought:
+                            qty[nic.sku] += nodes * bought
                         if not self._in_stock(qty):
                             continue
-                        node_kw = nodes * (server.power_kw + npn * nic.power_w / 1000)
+                        node_kw = nodes * (server.power_kw + bought * nic.power_w / 1000)
                         if c.max_power_kw is not None and node_kw > c.max_power_kw + 1e-9:
                             continue
                         cents = self._price(qty)
@@ -339,7 +350,8 @@ class Enumerator:
             nic = next(n for n in self.catalog.nics if n.sku == design.nic_sku)
             if not (forwards(nic) or forwards(server)):
                 return False
-        return nics_cabled(plan) == plan.nics.quantity
+        own = plan.builtin_nics.quantity if plan.builtin_nics is not None else 0
+        return nics_cabled(plan) == plan.nics.quantity + own
 
     # -- pricing ------------------------------------------------------------------------------
 
