@@ -85,6 +85,10 @@ def topology_label(topology: str, ratio: float) -> str:
     return TOPOLOGIES.get(topology).display(ratio)
 
 
+AT_LIMIT_WIDTH = 20
+"""Widest the wide designs table's "at limit" column grows before its words wrap."""
+
+
 def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
     table = Table(title=title)
     for name, justify in (
@@ -103,6 +107,10 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
         ("at limit", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    # The binding constraints are words that may wrap (a policy name is 20 characters);
+    # without a cap they alone push the wide table past 160 columns and every number
+    # falls back to the narrow layout.
+    table.columns[-1].max_width = AT_LIMIT_WIDTH
     for d in resp.designs:
         table.add_row(
             str(d.rank),

@@ -188,8 +188,13 @@ class SearchSpace:
     def _one_node_keys(
         self, server: Server
     ) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
-        """The one-node design without a fabric: its built-in NICs (spare, $0) or none."""
+        """The one-node design without a fabric: its built-in NICs (spare, $0) or none.
+
+        It has no scale-out bandwidth (0 Gb/s per GPU), so a ``min_nic_gbps_per_gpu`` policy
+        excludes it like any design below the floor (docs/cli.md)."""
         if self.spec.require_fabric or not self.fabrics:
+            return
+        if not meets_nic_policy(self.spec, server, 0, 0):
             return
         for topology in self.topologies:
             if TOPOLOGIES.get(topology).scale_out:
