@@ -35,6 +35,7 @@ from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES, Topolo
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
+from optimizer.topology.network import NetworkSizing
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import max_endpoints, size_network
@@ -604,15 +605,41 @@ def _beaten_without_limit(switch: Switch, switches: list[Switch], catalog: Catal
 def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -> bool:
     """The same hardware as a simpler design the request also allows, so not a distinct one.
 
-    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin; the
-    family's record names its other twins (a fat-tree that fits one switch, or any family on
-    one node, is the single switch; one rail is a plain fat-tree).
+    An oversubscribed fabric too small to have an oversubscribed tier is its 1:1 twin when
+    the 1:1 sizing buys the same switches and links (48 ports on one 64-port leaf at 3:1 are
+    not: at 1:1 they need two leaves and a spine); the family's record names its other twins
+    (a fat-tree that fits one switch, or any family on one node, is the single switch; one
+    rail is a plain fat-tree).
     """
     profile = plan.sizing.profile
     if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
-        return True
+        return _same_hardware_at_one_to_one(design, plan)
     twins = TOPOLOGIES.get(design.topology).twins(design.nodes, design.nics_per_node, profile)
     return any(t != design.topology and t in topologies for t in twins)
+
+
+def _same_hardware_at_one_to_one(design: Design, plan: PhysicalPlan) -> bool:
+    radix = min((d.ports_per_switch for d in plan.switches), default=0)
+    try:
+        twin = size_network(
+            design.topology,
+            design.endpoints,
+            radix,
+            oversubscription=1.0,
+            rails=design.nics_per_node,
+            oversubscribed_tier=design.oversubscribed_tier,
+            params=design.topology_params,
+        )
+    except InvalidInput:
+        return False
+
+    def hardware(sizing: NetworkSizing) -> tuple[object, ...]:
+        return (
+            tuple((t.name, t.switches) for t in sizing.tiers),
+            tuple((g.name, g.count) for g in sizing.link_groups),
+        )
+
+    return hardware(twin) == hardware(plan.sizing)
 
 
 def build_candidates(
