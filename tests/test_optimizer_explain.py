@@ -19,8 +19,9 @@ from dataclasses import replace
 
 import pytest
 
-from optimizer.catalog.model import Availability, Catalog
+from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
+from optimizer.optimize.explain import without_stock
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult
@@ -60,24 +61,11 @@ def _solve(catalog: Catalog, spec: OptimizeSpec) -> OptimizeResult:
     return optimize(catalog, replace(spec, top_k=1), explain=False)
 
 
-def _unstocked(catalog: Catalog) -> Catalog:
-    def free(a: Availability) -> Availability:
-        return replace(a, stock_units=None)
-
-    return replace(
-        catalog,
-        servers=tuple(replace(r, availability=free(r.availability)) for r in catalog.servers),
-        nics=tuple(replace(r, availability=free(r.availability)) for r in catalog.nics),
-        switches=tuple(replace(r, availability=free(r.availability)) for r in catalog.switches),
-        links=tuple(replace(r, availability=free(r.availability)) for r in catalog.links),
-    )
-
-
 def _without(name: str, catalog: Catalog, spec: OptimizeSpec) -> tuple[Catalog, OptimizeSpec]:
     """The request with the constraint ``name`` (a binding name) left out."""
     c = spec.constraints
     if name == "stock":
-        return _unstocked(catalog), spec
+        return without_stock(catalog), spec
     if name == "vendors":
         return catalog, replace(spec, allowed_vendors=(), excluded_vendors=())
     if name == "budget" and spec.objective is Objective.MIN_TIME:

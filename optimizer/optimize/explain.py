@@ -20,6 +20,7 @@ from optimizer.optimize.result import OptimizeResult, ParetoEntry, RankedDesign
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.topology.bom import bom_signature
 from optimizer.topology.compat import switch_fits_fabric
 
 if TYPE_CHECKING:
@@ -63,20 +64,12 @@ def describe(d: RankedDesign) -> str:
     )
 
 
-def bom_key(d: RankedDesign) -> tuple[tuple[str, int], ...]:
-    """What a design buys, SKU by SKU: two designs buying the same multiset are one design."""
-    qty: dict[str, int] = {}
-    for line in d.bom.lines:
-        qty[line.sku] = qty.get(line.sku, 0) + line.quantity
-    return tuple(sorted(qty.items()))
-
-
 def rank_one_changes(best: RankedDesign, again: OptimizeResult | None) -> bool | None:
     """Whether a re-solve's rank 1 differs from ``best``; None when the re-solve proves
     nothing (clock out, or stopped before optimality)."""
     if again is None or again.status not in PROVEN:
         return None
-    return not again.designs or bom_key(again.designs[0]) != bom_key(best)
+    return not again.designs or bom_signature(again.designs[0].bom) != bom_signature(best.bom)
 
 
 def without_stock(catalog: Catalog) -> Catalog:

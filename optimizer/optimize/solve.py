@@ -43,7 +43,7 @@ from optimizer.optimize.search import Clock, search
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
-from optimizer.topology.bom import BillOfMaterials, build_bom
+from optimizer.topology.bom import BillOfMaterials, BomSignature, bom_signature, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.layout import Layout, LinkOption
 from optimizer.topology.plan import PhysicalPlan
@@ -196,18 +196,6 @@ def optimize(
         sensitivity=sens,
         warnings=warnings,
     )
-
-
-BomSignature = tuple[tuple[str, int], ...]
-
-
-def bom_signature(bom: BillOfMaterials) -> BomSignature:
-    """What a buyer orders: each SKU with its total quantity. Two designs with the same
-    signature are one design (a one-router dragonfly is a single switch), ranked once."""
-    totals: dict[str, int] = defaultdict(int)
-    for line in bom.lines:
-        totals[line.sku] += line.quantity
-    return tuple(sorted(totals.items()))
 
 
 def _rows_left(problem: MipInstance, excluded: list[int]) -> bool:

@@ -324,3 +324,15 @@ def _merge(picks: list[tuple[LinkOption, int]]) -> list[tuple[LinkOption, int]]:
     for option, count in picks:
         merged[option] += count
     return list(merged.items())
+
+
+BomSignature = tuple[tuple[str, int], ...]
+
+
+def bom_signature(bom: BillOfMaterials) -> BomSignature:
+    """What a buyer orders: each SKU with its total quantity. Two designs with the same
+    signature are one design (a one-router dragonfly is a single switch), ranked once."""
+    totals = Counter[str]()
+    for line in bom.lines:
+        totals[line.sku] += line.quantity
+    return tuple(sorted(totals.items()))
