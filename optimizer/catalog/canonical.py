@@ -32,7 +32,15 @@ from optimizer.errors import InvalidInput
 # Bump when the encoding changes; it is part of the hashed bytes.
 CANONICAL_VERSION = 1
 LATER_FIELDS = frozenset(
-    {"forwarding", "builtin_nic_sku", "builtin_nics", "side", "form_factor", "ports_per_module"}
+    {
+        "forwarding",
+        "builtin_nic_sku",
+        "builtin_nics",
+        "side",
+        "form_factor",
+        "ports_per_module",
+        "support_rate",
+    }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that
 does not use them keeps the id it was stored under."""

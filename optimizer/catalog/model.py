@@ -53,6 +53,7 @@ class Server:
     forwarding: bool = False
     builtin_nic_sku: str = ""
     builtin_nics: int = 0
+    support_rate: float | None = None  # per year, fraction of the price (None: request's)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Nic:
     price_cents: int
     availability: Availability = field(default_factory=Availability)
     forwarding: bool = False
+    support_rate: float | None = None  # per year, fraction of the price (None: request's)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Switch:
     rack_units: int
     price_cents: int
     availability: Availability = field(default_factory=Availability)
+    support_rate: float | None = None  # per year, fraction of the price (None: request's)
 
 
 @dataclass(frozen=True)

@@ -200,6 +200,21 @@ def _non_negative(
     return Column(table, name, kind, unit, True, description, minimum=0, maximum=maximum)
 
 
+def _support_rate(table: str) -> Column:
+    """Issue 17 (tco): a row's own support contract, for the lifetime cost (docs/optimizer.md)."""
+    return Column(
+        table,
+        "support_rate",
+        "decimal",
+        "per year",
+        False,
+        "Support and maintenance per year as a fraction of the price (0.08: 8 %); empty: the "
+        "request's --support-rate.",
+        minimum=0,
+        maximum=1,
+    )
+
+
 COLUMNS: tuple[Column, ...] = (
     *_identity("servers", "server"),
     Column("servers", "gpu_model", "text", "", True, "GPU name, e.g. H100-SXM5-80GB."),
@@ -265,6 +280,7 @@ COLUMNS: tuple[Column, ...] = (
         maximum=64,
         default=0,
     ),
+    _support_rate("servers"),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
     _positive("nics", "ports", "int", "ports", "Network ports on the card.", 16),
@@ -283,6 +299,7 @@ COLUMNS: tuple[Column, ...] = (
         "ConnectX HCAs and Ethernet NICs, which do not forward between ports.",
         default=False,
     ),
+    _support_rate("nics"),
     *_identity("switches", "switch"),
     Column(
         "switches",
@@ -318,6 +335,7 @@ COLUMNS: tuple[Column, ...] = (
     _non_negative("switches", "power_w", "decimal", "W", "Typical power draw.", 1_000_000),
     _positive("switches", "rack_units", "int", "U", "Height in rack units.", 60),
     *_supply("switches", "USD per switch"),
+    _support_rate("switches"),
     *_identity("links", "cable, transceiver or fiber"),
     Column(
         "links",

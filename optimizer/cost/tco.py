@@ -12,7 +12,9 @@ The defaults and their sources are in docs/optimizer.md ("Lifetime cost").
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 HOURS_PER_YEAR = 8760.0
 MONTHS_PER_YEAR = 12
@@ -90,4 +92,96 @@ def lifetime_cost(
         support_cents=round(support * factor),
         space_cents=round(space_cents_per_year(racks, model) * factor),
         depreciation_cents_per_year=round(capex_cents / model.years) if model.years > 0 else 0,
+    )
+
+
+# --- The lifetime cost as the optimizer uses it (issue 17, TCO objective) ----------------------
+
+TCO_UNITS_PER_CENT = 1000
+"""The MIP's TCO objective counts milli-cents: its coefficients must be integers, and a whole
+cent per watt of lifetime energy (about 364 cents at the defaults) would round away dollars
+on a megawatt cluster."""
+
+
+class SupportRates(Protocol):
+    """A catalog row that may carry its own support rate (servers, NICs, switches)."""
+
+    @property
+    def sku(self) -> str: ...
+
+    @property
+    def support_rate(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class TcoPrices:
+    """The lifetime cost as linear coefficients in cents: what one more unit of a SKU, one
+    more watt or one more rack adds to the net present cost. The MIP, the candidate search's
+    bounds and the reported breakdown all read these, so they rank by the same measure."""
+
+    model: CostModel
+    annuity: float  # present value of 1 per year over the years (annuity_factor)
+    support_rates: Mapping[str, float]  # SKU -> yearly fraction of its price (catalog rows)
+
+    @property
+    def energy_cents_per_w(self) -> float:
+        """Lifetime (present-value) energy bill of one watt of IT power."""
+        return energy_cents_per_year(0.001, self.model) * self.annuity
+
+    @property
+    def space_cents_per_rack(self) -> float:
+        """Lifetime (present-value) rent of one rack."""
+        return space_cents_per_year(1, self.model) * self.annuity
+
+    def support_rate(self, sku: str) -> float:
+        """The SKU's catalog support rate, else the request's."""
+        return self.support_rates.get(sku, self.model.support_rate)
+
+    def unit_cents(self, sku: str, unit_price_cents: float) -> float:
+        """Price plus lifetime support of one unit bought at ``unit_price_cents``."""
+        return unit_price_cents * (1.0 + self.annuity * self.support_rate(sku))
+
+
+def tco_prices(rows: Iterable[SupportRates], model: CostModel) -> TcoPrices:
+    """The coefficients of ``model`` over catalog ``rows`` (those with a support_rate)."""
+    rates = {r.sku: r.support_rate for r in rows if r.support_rate is not None}
+    return TcoPrices(model, annuity_factor(model.years, model.discount_rate), rates)
+
+
+def bom_tco(
+    lines: Iterable[tuple[str, int]], capex_cents: int, power_kw: float, racks: int, p: TcoPrices
+) -> TcoBreakdown:
+    """TCO of a bill of materials: ``lines`` are (SKU, extended price in cents); support is
+    each line's rate times its price, so a catalog's per-row rates count line by line."""
+    support = sum(p.support_rate(sku) * cents for sku, cents in lines)
+    return lifetime_cost(capex_cents, power_kw, racks, p.model, support_cents_per_year=support)
+
+
+def usd_text(cents: float) -> str:
+    return f"${cents / 100:,.0f}"
+
+
+def tco_versus_capex(
+    chosen_label: str,
+    chosen: TcoBreakdown,
+    cheapest_label: str,
+    cheapest: TcoBreakdown,
+    model: CostModel,
+) -> str:
+    """Why min-tco picked a design other than the cheapest to buy: the extra capex against
+    the operating cost it saves over the years (energy, support, space)."""
+    extra = chosen.capex_cents - cheapest.capex_cents
+    saved_energy = cheapest.energy_cents - chosen.energy_cents
+    saved_other = (
+        cheapest.support_cents + cheapest.space_cents - chosen.support_cents - chosen.space_cents
+    )
+    years = f"{model.years:g} years"
+    return (
+        f"Min-tco picks {chosen_label} over the cheapest to buy, {cheapest_label}: "
+        f"{usd_text(extra)} more capex, {usd_text(saved_energy)} less energy and "
+        f"{usd_text(saved_other)} less support and space over {years} "
+        f"(at ${model.electricity_usd_per_kwh:g}/kWh, PUE {model.pue:g}, "
+        f"{model.utilization:.0%} utilisation), so its TCO is "
+        f"{usd_text(cheapest.tco_cents - chosen.tco_cents)} lower "
+        f"({usd_text(chosen.tco_cents)} against {usd_text(cheapest.tco_cents)})."
     )
