@@ -16,6 +16,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.cost.tco import COST_MODEL_LIMITS
 from optimizer.errors import InvalidInput
 
 MAX_REQUEST_ID_CHARS = 128
@@ -96,6 +97,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.OptimizeRequest.top_k": (0, 1_000_000),
     "procurement.v1.SolverOptions.time_limit_s": (_POSITIVE_TINY, 1e6),
     "procurement.v1.SolverOptions.seed": (-(2**31), 2**31 - 1),
+    # issue 17 (tco): the lifetime-cost cap and the cost model (optimizer.cost.tco)
+    "procurement.v1.Constraints.max_tco_usd": (0.01, 1e12),
+    **{f"procurement.v1.CostModel.{k}": lim for k, lim in COST_MODEL_LIMITS.items()},
 }
 _NUMERIC = {
     FieldDescriptor.TYPE_DOUBLE,

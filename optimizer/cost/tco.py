@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from optimizer.errors import InvalidInput
+from optimizer.topology.bom import BillOfMaterials
+
 HOURS_PER_YEAR = 8760.0
 MONTHS_PER_YEAR = 12
 
@@ -31,6 +34,29 @@ class CostModel:
     support_rate: float = 0.08  # per year, fraction of capex, where a catalog row has none
     rack_usd_per_month: float = 1500.0
     discount_rate: float = 0.0  # per year; 0 = undiscounted sum
+
+
+COST_MODEL_LIMITS: dict[str, tuple[float, float]] = {
+    "years": (0.01, 50.0),
+    "utilization": (0.0, 1.0),
+    "pue": (1.0, 5.0),
+    "electricity_usd_per_kwh": (0.0, 10.0),
+    "support_rate": (0.0, 1.0),
+    "rack_usd_per_month": (0.0, 1_000_000.0),
+    "discount_rate": (0.0, 1.0),
+}
+"""Accepted range of each CostModel field (request fields ``cost_model.*``, CLI flags)."""
+
+
+def checked_cost_model(given: Mapping[str, float], field_prefix: str = "cost_model.") -> CostModel:
+    """The cost model with ``given`` fields over the defaults, each checked against its range;
+    InvalidInput names the field and the range otherwise."""
+    for name, value in given.items():
+        lo, hi = COST_MODEL_LIMITS[name]
+        if not (math.isfinite(value) and lo <= value <= hi):
+            msg = f"got {value}, expected a number from {lo:g} to {hi:g}"
+            raise InvalidInput(msg, field=field_prefix + name)
+    return CostModel(**given)
 
 
 @dataclass(frozen=True)
@@ -185,3 +211,9 @@ def tco_versus_capex(
         f"{usd_text(cheapest.tco_cents - chosen.tco_cents)} lower "
         f"({usd_text(chosen.tco_cents)} against {usd_text(cheapest.tco_cents)})."
     )
+
+
+def breakdown_of(bom: BillOfMaterials, p: TcoPrices) -> TcoBreakdown:
+    """TCO of a built design: its BOM's lines, capex, power and racks."""
+    lines = [(line.sku, line.extended_price_cents) for line in bom.lines]
+    return bom_tco(lines, bom.capex_cents, bom.power_kw, bom.racks, p)

@@ -107,6 +107,7 @@ class Candidate:
 class Costed:
     candidate: Candidate
     standalone_cents: int | None  # greedy BOM cost when it respects stock, else None
+    standalone_tco_cents: int | None = None  # issue 17 (tco): that BOM's lifetime cost
 
 
 def scale_out_gbps_per_gpu(server: Server, nic_speed_gbps: int, nics_per_node: int) -> float:

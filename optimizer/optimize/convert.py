@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog.model import Catalog
+from optimizer.cost.tco import CostModel, TcoBreakdown, checked_cost_model
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
@@ -79,7 +81,13 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         raise InvalidInput(
             f"got {time_limit}, expected at most {MAX_TIME_LIMIT_S}", field="solver.time_limit_s"
         )
-    for name in ("max_power_kw", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu"):
+    for name in (
+        "max_power_kw",
+        "rack_power_kw",
+        "max_lead_time_days",
+        "min_nic_gbps_per_gpu",
+        "max_tco_usd",  # issue 17 (tco)
+    ):
         if c.HasField(name):
             _positive(f"constraints.{name}", getattr(c, name))
     for name in ("max_racks", "min_gpus", "max_gpus"):
@@ -132,6 +140,31 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         ),
         rack_power_kw=c.rack_power_kw if c.HasField("rack_power_kw") else None,
         require_fabric=req.require_fabric,
+        cost_model=cost_model_from_proto(req.cost_model),  # issue 17 (tco)
+    )
+
+
+# issue 17 (tco)
+def cost_model_from_proto(msg: optimize_pb2.CostModel) -> CostModel:
+    """The request's cost model: the fields it sets over the defaults, range-checked."""
+    given = {
+        f.name: float(getattr(msg, f.name)) for f in msg.DESCRIPTOR.fields if msg.HasField(f.name)
+    }
+    return checked_cost_model(given)
+
+
+def cost_model_to_proto(model: CostModel) -> optimize_pb2.CostModel:
+    return optimize_pb2.CostModel(**dataclasses.asdict(model))
+
+
+def tco_to_proto(t: TcoBreakdown) -> optimize_pb2.TcoBreakdown:
+    return optimize_pb2.TcoBreakdown(
+        capex_usd=t.capex_cents / 100,
+        energy_usd=t.energy_cents / 100,
+        support_usd=t.support_cents / 100,
+        space_usd=t.space_cents / 100,
+        depreciation_usd_per_year=t.depreciation_cents_per_year / 100,
+        opex_usd=t.opex_cents / 100,
     )
 
 
@@ -178,6 +211,9 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         training_time_hours_high=d.estimate.training_time_hours_high,
         scale_out_gbps_per_gpu=scale_out_gbps_per_gpu(d.design, catalog),
         network_time_share=d.network_time_share,
+        # issue 17 (tco)
+        tco_usd=0.0 if d.tco is None else d.tco.tco_cents / 100,
+        tco=None if d.tco is None else tco_to_proto(d.tco),
         estimate=response_to_proto(d.estimate),
         cost=optimize_pb2.CostBreakdown(
             **message_values(d.cost, optimize_pb2.CostBreakdown),
@@ -206,4 +242,5 @@ def response_from_result(
             for p in result.pareto
         ],
         catalog_id=catalog_id,
+        cost_model=cost_model_to_proto(result.cost_model),  # issue 17 (tco)
     )

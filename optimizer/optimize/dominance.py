@@ -87,20 +87,31 @@ def _keep_efficient(
     return tuple(sorted(kept, key=lambda p: order[p.sku]))
 
 
+def _support_no_higher(a: Nic | Switch, b: Nic | Switch) -> bool:
+    """Issue 17 (tco): ``a``'s support contract costs no more per dollar than ``b``'s (an empty
+    rate is the request's, unknown here: comparable only with another empty one)."""
+    if a.support_rate is None or b.support_rate is None:
+        return a.support_rate is b.support_rate
+    return a.support_rate <= b.support_rate
+
+
 def prune_dominated(catalog: Catalog) -> Catalog:
     """``catalog`` without dominated parts (price breaks of removed parts dropped too)."""
     nics = _keep_efficient(
         catalog,
         catalog.nics,
         lambda n: (n.speed_gbps, n.ports, n.protocols),
-        lambda a, b: a.power_w <= b.power_w,
+        lambda a, b: a.power_w <= b.power_w and _support_no_higher(a, b),
     )
     switches = _keep_efficient(
         catalog,
         catalog.switches,
         lambda w: (w.fabric_family, w.lossless, w.ports, w.port_speed_gbps, w.breakout),
         lambda a, b: (
-            a.power_w <= b.power_w and a.rack_units <= b.rack_units and a.latency_ns <= b.latency_ns
+            a.power_w <= b.power_w
+            and a.rack_units <= b.rack_units
+            and a.latency_ns <= b.latency_ns
+            and _support_no_higher(a, b)
         ),
     )
     # Fiber is left alone: its reach stands for its type (multimode vs single-mode), which

@@ -241,7 +241,7 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec) -> str:
         f"(range {d.estimate.training_time_hours_low:,.0f}-"
         f"{d.estimate.training_time_hours_high:,.0f} h, MFU {d.estimate.mfu:.1%}). "
     )
-    if d.rank == 1:
+    if d.rank == 1 or kind.primary is Measure.TCO:  # issue 17 (tco): its own sentence
         rel = ""
     elif kind.primary is Measure.COST:
         extra = d.bom.capex_cents - best.bom.capex_cents

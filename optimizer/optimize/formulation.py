@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
-from optimizer.optimize.mip import MipModel
+from optimizer.cost.tco import TCO_UNITS_PER_CENT, TcoPrices
+from optimizer.optimize.mip import MAX_ABS_SUM, MipModel
 from optimizer.topology.bom import BillOfMaterials
 from optimizer.topology.plan import LinkDemand
 
@@ -72,6 +73,7 @@ class Bounds:
     max_power_w: int | None = None
     max_racks: int | None = None
     max_time_s: int | None = None
+    max_tco_cents: int | None = None  # issue 17 (tco): needs build_model's ``tco`` prices
 
 
 @dataclass
@@ -82,6 +84,9 @@ class VarMap:
     links: dict[tuple[LinkClass, int], int]
     cost_terms: dict[int, int]
     time_terms: dict[int, int]
+    # issue 17 (tco): lifetime cost in 1/tco_units_per_cent cents; empty without prices
+    tco_terms: dict[int, int] = field(default_factory=dict)
+    tco_units_per_cent: int = 1
 
 
 def _price_tiers(
@@ -137,8 +142,13 @@ def build_model(
     bounds: Bounds,
     *,
     excluded_groups: Iterable[int] = (),
+    tco: TcoPrices | None = None,
 ) -> tuple[MipModel, VarMap]:
-    """The MIP over ``rows``; its objective is left for the caller (cost or time)."""
+    """The MIP over ``rows``; its objective is left for the caller (cost, time or TCO).
+
+    With ``tco`` prices the VarMap also carries the lifetime cost (capex plus the annuity of
+    support on every line's price, energy per watt and rent per rack), linear in the chosen
+    row and the link and tier variables."""
     m = MipModel()
     excluded = set(excluded_groups)
 
@@ -214,7 +224,9 @@ def build_model(
     # Each SKU is paid at the unit price of the volume tier its total quantity falls in.
     prices, stock = list_prices(catalog), stock_limits(catalog)
     cost_terms: dict[int, int] = {}
+    support_terms: dict[int, float] = defaultdict(float)  # issue 17 (tco): cents per year
     for sku in sorted(sku_terms):
+        rate = 0.0 if tco is None else tco.support_rate(sku)
         ub = sku_ub[sku]
         if sku in stock:
             m.add(f"stock[{sku}]", sku_terms[sku], hi=stock[sku])
@@ -223,6 +235,7 @@ def build_model(
         if len(tiers) == 1:
             for v, q in sku_terms[sku].items():
                 cost_terms[v] = cost_terms.get(v, 0) + q * tiers[0][2]
+                support_terms[v] += rate * q * tiers[0][2]
             continue
         split: dict[int, int] = {v: q for v, q in sku_terms[sku].items()}
         chosen: dict[int, int] = {}
@@ -234,6 +247,7 @@ def build_model(
             split[w] = -1
             chosen[z] = 1
             cost_terms[w] = unit
+            support_terms[w] += rate * unit
         m.add(f"tier_total[{sku}]", split, lo=0, hi=0)
         m.add(f"one_tier[{sku}]", chosen, hi=1)
 
@@ -246,4 +260,44 @@ def build_model(
     time_terms = {pick[i]: r.time_s for i, r in enumerate(rows)}
     if bounds.max_time_s is not None:
         m.add("target_time", time_terms, hi=bounds.max_time_s)
-    return m, VarMap(pick, link_vars, cost_terms, time_terms)
+    tco_terms: dict[int, int] = {}
+    units = 1
+    if tco is not None:  # issue 17 (tco)
+        racks = {pick[i]: r.racks for i, r in enumerate(rows)}
+        exact = _tco_terms(tco, cost_terms, support_terms, power_terms, racks)
+        units = _tco_units(m, exact)
+        tco_terms = {v: round(c * units) for v, c in exact.items() if round(c * units)}
+        if bounds.max_tco_cents is not None:
+            m.add("max_tco", tco_terms, hi=bounds.max_tco_cents * units)
+    return m, VarMap(pick, link_vars, cost_terms, time_terms, tco_terms, units)
+
+
+def _tco_units(m: MipModel, exact: Mapping[int, float]) -> int:
+    """The finest unit (TCO_UNITS_PER_CENT, or a tenth of it down to a cent) at which every
+    TCO coefficient times its variable's bound stays within what each backend solves exactly
+    (MipModel's magnitude check): rounding a coefficient to it costs at most half a unit."""
+    worst = sum(
+        abs(c) * max(abs(m.variables[v].lb), abs(m.variables[v].ub)) for v, c in exact.items()
+    )
+    units = TCO_UNITS_PER_CENT
+    while units > 1 and worst * units >= MAX_ABS_SUM / 2:
+        units //= 10
+    return units
+
+
+def _tco_terms(
+    tco: TcoPrices,
+    cost_terms: Mapping[int, int],
+    support_terms: Mapping[int, float],
+    power_terms: Mapping[int, int],
+    racks: Mapping[int, int],
+) -> dict[int, float]:
+    """Lifetime cost per unit of each variable, in cents."""
+    exact: dict[int, float] = defaultdict(float)
+    for v, cents in cost_terms.items():
+        exact[v] += cents + tco.annuity * support_terms.get(v, 0.0)
+    for v, watts in power_terms.items():
+        exact[v] += watts * tco.energy_cents_per_w
+    for v, n in racks.items():
+        exact[v] += n * tco.space_cents_per_rack
+    return exact

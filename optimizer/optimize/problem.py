@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog
+from optimizer.cost.tco import TcoPrices, tco_prices
 from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
 from optimizer.optimize.candidates import Costed, design_order
 from optimizer.optimize.formulation import (
@@ -47,7 +48,13 @@ def bounds_of(spec: OptimizeSpec) -> Bounds:
         budget_cents=c.budget_cents,
         max_power_w=None if c.max_power_kw is None else math.floor(c.max_power_kw * 1000),
         max_racks=c.max_racks,
+        max_tco_cents=c.max_tco_cents,  # issue 17 (tco)
     )
+
+
+def spec_tco_prices(catalog: Catalog, spec: OptimizeSpec) -> TcoPrices:
+    """The request's cost model over the catalog's per-row support rates (issue 17, tco)."""
+    return tco_prices((*catalog.servers, *catalog.nics, *catalog.switches), spec.cost_model)
 
 
 def _link_allowed(catalog: Catalog, spec: OptimizeSpec) -> set[str]:
@@ -74,6 +81,7 @@ class RowBuilder:
         self.spec = spec
         self.options: dict[LinkClass, list[LinkOption]] = {}
         self._allowed = _link_allowed(catalog, spec)
+        self.tco = spec_tco_prices(catalog, spec)  # issue 17 (tco)
 
     def row(self, plan: PhysicalPlan, time_s: int, group: int) -> CandidateRow | None:
         """The plan's row, or None when no allowed part builds one of its link groups."""
@@ -126,7 +134,7 @@ class RowBuilder:
         if row is None:
             return None
         choices = self.choices(set(row.link_demand))
-        model, vm = build_model([row], choices, self.catalog, bounds or Bounds())
+        model, vm = build_model([row], choices, self.catalog, bounds or Bounds(), tco=self.tco)
         model.minimize(vm.cost_terms)
         res = backend.solve(model, limits)
         return res.objective if res.status is SolveStatus.OPTIMAL else None
@@ -165,13 +173,19 @@ def solve_problem(
 ) -> tuple[SolveResult, VarMap]:
     """One lexicographic MIP solve (each stage keeps the previous optimum as a constraint).
 
-    min_cost: cost, then (time, design order); min_time: time, then cost, then design order.
+    min_cost: cost, then (time, design order); min_time: time, then cost, then design order;
+    min_tco: lifetime cost (milli-cents), then (time, design order).
     The design order (optimizer.optimize.candidates.design_order) makes ties deterministic.
     The result carries the primary objective, its bound and a status that is OPTIMAL only
     when every stage was proven optimal.
     """
     model, vm = build_model(
-        problem.rows, problem.choices(), catalog, bounds, excluded_groups=excluded
+        problem.rows,
+        problem.choices(),
+        catalog,
+        bounds,
+        excluded_groups=excluded,
+        tco=spec_tco_prices(catalog, spec),
     )
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
     stages = lexicographic_stages(spec.objective.kind.stages, vm, order, len(problem.rows) + 1)
@@ -206,7 +220,7 @@ def lexicographic_stages(
     one solve settles both); after a final cost stage it is a stage of its own, since capex in
     cents times the row count could exceed what a floating-point backend represents exactly.
     """
-    terms = {Measure.COST: vm.cost_terms, Measure.TIME: vm.time_terms}
+    terms = {Measure.COST: vm.cost_terms, Measure.TIME: vm.time_terms, Measure.TCO: vm.tco_terms}
     stages = [terms[m] for m in measures]
     if measures[-1] is Measure.TIME:
         stages[-1] = {v: vm.time_terms[v] * scale + order[v] for v in vm.pick}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from optimizer.cost.tco import CostModel
 from optimizer.registry.objectives import OBJECTIVES, ObjectiveKind
 from optimizer.workload.model import Workload
 
@@ -14,6 +15,7 @@ class Objective(StrEnum):
 
     MIN_COST = "min_cost"  # cheapest design meeting the target time (and the budget)
     MIN_TIME = "min_time"  # fastest design within the budget
+    MIN_TCO = "min_tco"  # issue 17 (tco): lowest lifetime cost meeting the target
 
     @property
     def kind(self) -> ObjectiveKind:
@@ -36,6 +38,8 @@ class Constraints:
     max_lead_time_days: float | None = None
     # Scale-out bandwidth a buyer insists on per GPU (NIC speed x NICs per node / GPUs per node).
     min_nic_gbps_per_gpu: float | None = None
+    # issue 17 (tco): cap on the lifetime cost (capex + operating cost over the years)
+    max_tco_cents: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,3 +60,5 @@ class OptimizeSpec:
     # One-node clusters: offer only designs with a scale-out fabric (default: the switchless
     # one-node design is offered too).
     require_fabric: bool = False
+    # issue 17 (tco): how the facility charges for a running cluster (the TCO's terms)
+    cost_model: CostModel = field(default_factory=CostModel)

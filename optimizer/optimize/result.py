@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from optimizer.cost.tco import CostModel, TcoBreakdown
 from optimizer.performance.estimator import Estimate
 from optimizer.topology.bom import BillOfMaterials
 from optimizer.topology.design import Design
@@ -45,6 +46,12 @@ class RankedDesign:
     budget_slack_cents: int | None
     time_slack_hours: float | None
     gpus: int
+    # issue 17 (tco): lifetime cost of this BOM under the request's cost model
+    tco: TcoBreakdown | None = None
+
+    @property
+    def tco_cents(self) -> int | None:
+        return None if self.tco is None else self.tco.tco_cents
 
     @property
     def network_time_share(self) -> float:
@@ -62,6 +69,7 @@ class ParetoEntry:
     training_time_hours: float
     gpus: int
     design: Design
+    tco_cents: int | None = None  # issue 17 (tco): the greedy BOM's lifetime cost
 
 
 @dataclass(frozen=True)
@@ -77,3 +85,7 @@ class OptimizeResult:
     bound_cents: int | None = None
     sensitivity: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # issue 17 (tco): the cost model the TCO figures use, and (min-tco) why rank 1 is not
+    # the cheapest design to buy
+    cost_model: CostModel = field(default_factory=CostModel)
+    tco_comparison: str = ""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
+from optimizer.cost.tco import TcoPrices, breakdown_of
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
     Candidate,
@@ -22,6 +23,7 @@ from optimizer.optimize.candidates import (
     smallest_meeting,
 )
 from optimizer.optimize.formulation import over_stock
+from optimizer.optimize.problem import spec_tco_prices
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure, ObjectiveKind
@@ -60,6 +62,21 @@ def node_cost_bound(
         if memo is not None:
             memo[id(parts)] = nic
     return deepest_unit_cents(catalog, server.sku, server.price_cents) + key.nics_per_node * nic
+
+
+def node_tco_bound(
+    catalog: Catalog, server: Server, key: TimeKey, parts: Parts, prices: TcoPrices
+) -> int:
+    """Issue 17 (tco): a lower bound on the lifetime cost per node of any design of ``key``:
+    server and NICs at their deepest prices with their support, and the server's energy
+    (switches, links, NIC power and racks only add)."""
+    nic = min(
+        prices.unit_cents(n.sku, deepest_unit_cents(catalog, n.sku, n.price_cents))
+        for n, _ in parts
+    )
+    own = prices.unit_cents(server.sku, deepest_unit_cents(catalog, server.sku, server.price_cents))
+    energy = server.power_kw * 1000 * prices.energy_cents_per_w
+    return math.floor(own + key.nics_per_node * nic + energy)
 
 
 def standalone_bom(
@@ -177,7 +194,7 @@ def search(
     clock: Clock,
 ) -> SearchOutcome:
     keyed = list(space.keys())
-    if space.spec.objective.kind.primary is Measure.COST:
+    if space.spec.objective.kind.primary in (Measure.COST, Measure.TCO):
         found = _search_cost_first(space, keyed, timer, layout, stock, clock)
     else:
         found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
@@ -216,6 +233,7 @@ def _offer_all(
     spec: OptimizeSpec,
     out: list[Costed],
     kbest: KBest,
+    prices: TcoPrices,
 ) -> None:
     c = spec.constraints
     for cand in cands:
@@ -223,15 +241,18 @@ def _offer_all(
             continue
         bom = standalone_bom(cand.design, catalog, stock)
         cost = None if bom is None else bom.capex_cents
-        out.append(Costed(cand, cost))
+        tco = None if bom is None else breakdown_of(bom, prices).tco_cents
+        out.append(Costed(cand, cost, tco))
         # Only a design the greedy BOM shows within every cap (link power included) may
         # tighten the pruning threshold: the MIP's power cap counts the links too.
-        if bom is None or not within_caps(spec, bom.power_kw, bom.racks):
+        if bom is None or tco is None or not within_caps(spec, bom.power_kw, bom.racks):
             continue
         if c.budget_cents is not None and bom.capex_cents > c.budget_cents:
             continue
+        if c.max_tco_cents is not None and tco > c.max_tco_cents:
+            continue
         seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
-        value = spec.objective.kind.ranking_value(bom.capex_cents, seconds)
+        value = spec.objective.kind.ranking_value(bom.capex_cents, seconds, tco)
         kbest.offer(cand.key.group, value, _order_of(bom))
 
 
@@ -258,6 +279,8 @@ def _search_cost_first(
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
     ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
+    prices = spec_tco_prices(catalog, spec)
+    by_tco = spec.objective.kind.primary is Measure.TCO  # issue 17 (tco): bound the TCO
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
@@ -268,7 +291,8 @@ def _search_cost_first(
             lo = max(lo, floor)
         cents = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
         if lo <= hi and (budget is None or cents <= budget):
-            ordered.append(((cents,), key, parts, lo, hi))
+            value = lo * node_tco_bound(catalog, server, key, parts, prices) if by_tco else cents
+            ordered.append(((value,), key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
     kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
@@ -288,11 +312,19 @@ def _search_cost_first(
         warm[family] = n
         first = len(out)
         cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
-        _offer_all(cands, catalog, stock, spec, out, kbest)
-        priced = [c.standalone_cents for c in out[first:] if c.standalone_cents is not None]
+        _offer_all(cands, catalog, stock, spec, out, kbest, prices)
+        priced = [
+            c.standalone_tco_cents if by_tco else c.standalone_cents
+            for c in out[first:]
+            if c.standalone_cents is not None and c.standalone_tco_cents is not None
+        ]
         if not priced:
             continue
-        per_node = node_cost_bound(catalog, servers[key.server_sku], key, parts)
+        per_node = (
+            node_tco_bound(catalog, servers[key.server_sku], key, parts, prices)
+            if by_tco
+            else node_cost_bound(catalog, servers[key.server_sku], key, parts)
+        )
         for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
             _offer_all(
@@ -302,6 +334,7 @@ def _search_cost_first(
                 spec,
                 out,
                 kbest,
+                prices,
             )
     return out, evaluated, None
 
@@ -379,6 +412,7 @@ def _search_time_first(
         raise InvalidInput(msg, field="constraints.budget_usd")
     ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
+    prices = spec_tco_prices(catalog, spec)
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
@@ -427,7 +461,7 @@ def _search_time_first(
         extra = break_sizes(catalog, key, parts, start or top, top)
         for size in sorted({top, start or top, max(lo, top // 2), *extra}):
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
-            _offer_all(cands, catalog, stock, spec, out, kbest)
+            _offer_all(cands, catalog, stock, spec, out, kbest, prices)
     return out, evaluated, None
 
 
@@ -470,6 +504,7 @@ class _Affordability:
         self.key, self.parts, self.catalog, self.layout = key, parts, catalog, layout
         self.spec, self.budget, self.stock, self.exact_cost = spec, budget, stock, exact_cost
         self._greedy: dict[int, int | None] = {}
+        self.prices = spec_tco_prices(catalog, spec)  # issue 17 (tco)
 
     def cheapest_greedy(self, n: int) -> int | None:
         """Cheapest greedy BOM of n nodes within the stock and the power and rack caps."""
@@ -478,10 +513,19 @@ class _Affordability:
             for nic, switch in self.parts:
                 design = make_design(self.key, n, nic, switch, self.layout)
                 bom = standalone_bom(design, self.catalog, self.stock)
-                if bom is not None and within_caps(self.spec, bom.power_kw, bom.racks):
+                if (
+                    bom is not None
+                    and within_caps(self.spec, bom.power_kw, bom.racks)
+                    and self.within_max_tco(bom)
+                ):
                     costs.append(bom.capex_cents)
             self._greedy[n] = min(costs, default=None)
         return self._greedy[n]
+
+    def within_max_tco(self, bom: BillOfMaterials) -> bool:
+        """Issue 17 (tco): the BOM's lifetime cost is within constraints.max_tco."""
+        cap = self.spec.constraints.max_tco_cents
+        return cap is None or breakdown_of(bom, self.prices).tco_cents <= cap
 
     def __call__(self, n: int) -> bool:
         return self.greedy_fits(n) or self.exact_fits(n)

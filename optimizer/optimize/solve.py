@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from optimizer.catalog.model import Catalog
+from optimizer.cost.tco import breakdown_of
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
 from optimizer.optimize.candidates import (
@@ -36,10 +37,12 @@ from optimizer.optimize.problem import (
     chosen_row,
     cost_of,
     solve_problem,
+    spec_tco_prices,
 )
-from optimizer.optimize.request import OptimizeSpec
+from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import Clock, search
+from optimizer.optimize.tco import pareto_with_tco, tco_comparison, with_tco_sentences
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
@@ -129,7 +132,9 @@ def optimize(
         if signature in seen:
             continue  # the group's best is hardware already ranked: not a distinct design
         seen.add(signature)
-        rank_status, rank_gap, rank_bound = _rank_one_status(res, outcome.open_bound, spec)
+        rank_status, rank_gap, rank_bound = _rank_one_status(
+            res, outcome.open_bound, spec, varmap.tco_units_per_cent
+        )
         if not ranked:
             status, gap, bound = rank_status, rank_gap, rank_bound
         if proven == len(ranked) and rank_status is SolveStatus.OPTIMAL:
@@ -183,10 +188,15 @@ def optimize(
     if cut_short:
         status = SolveStatus.TIME_LIMIT
         warnings = (*warnings, _cut_short_warning(len(ranked), proven, spec.top_k))
+    # issue 17 (tco): the lifetime-cost sentence, and why min-tco's rank 1 is not the cheapest
+    comparison = ""
+    if ranked and explain and spec.objective is Objective.MIN_TCO:
+        comparison = tco_comparison(ranked[0], given, spec, resolve)
+    ranked = with_tco_sentences(ranked, spec, comparison)
     return OptimizeResult(
         status=str(status),
         designs=tuple(ranked),
-        pareto=pareto_front(problem.costed),
+        pareto=pareto_with_tco(pareto_front(problem.costed), problem.costed),
         diagnosis=text,
         solve_time_s=time.perf_counter() - start,
         gap=gap,
@@ -195,6 +205,8 @@ def optimize(
         bound_cents=None if bound is None else math.floor(bound),
         sensitivity=sens,
         warnings=warnings,
+        cost_model=spec.cost_model,
+        tco_comparison=comparison,
     )
 
 
@@ -213,7 +225,7 @@ def _cut_short_warning(found: int, proven: int, top_k: int) -> str:
 
 
 def _rank_one_status(
-    res: SolveResult, open_bound: float | None, spec: OptimizeSpec
+    res: SolveResult, open_bound: float | None, spec: OptimizeSpec, tco_units: int = 1
 ) -> tuple[SolveStatus, float, float | None]:
     """Status, relative gap and cost bound (cents) of one rank, counting unexplored keys."""
     if open_bound is None:
@@ -221,14 +233,20 @@ def _rank_one_status(
         return res.status, res.gap, bound
     # The search stopped early: rank 1 is proven only if no unexplored key could beat it.
     primary = float(res.objective or 0)
-    if spec.objective.kind.primary is Measure.COST:
-        bound = min(open_bound, res.bound if res.bound is not None else primary)
+    res_bound = res.bound
+    if spec.objective.kind.primary is Measure.TCO:  # issue 17 (tco): the MIP counts milli-cents
+        primary /= tco_units
+        res_bound = None if res_bound is None else res_bound / tco_units
+    if spec.objective.kind.primary in (Measure.COST, Measure.TCO):
+        bound = min(open_bound, res_bound if res_bound is not None else primary)
         gap = max(0.0, primary - bound) / max(1.0, primary)
     else:
         best_hours = primary / SECONDS_PER_HOUR
         gap = max(0.0, best_hours - open_bound) / max(1e-9, best_hours)
         bound = None
     status = res.status if gap == 0.0 else SolveStatus.FEASIBLE
+    if spec.objective.kind.primary is Measure.TCO:
+        bound = None  # bound_usd is a capex bound (min_cost); a TCO bound shows as the gap
     return status, gap, bound
 
 
@@ -290,6 +308,7 @@ def _verified(
         budget_slack_cents=None,
         time_slack_hours=None,
         gpus=cand.gpus,
+        tco=breakdown_of(bom, spec_tco_prices(catalog, spec)),  # issue 17 (tco)
     )
 
 

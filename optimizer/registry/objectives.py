@@ -21,6 +21,7 @@ class Measure(StrEnum):
 
     COST = "cost"  # capex in cents
     TIME = "time"  # training seconds (rounded up) under the request's confidence
+    TCO = "tco"  # capex + operating cost over the years, in cents (optimizer.cost.tco)
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,15 @@ class ObjectiveKind:
     def primary(self) -> Measure:
         return self.stages[0]
 
-    def ranking_value(self, capex_cents: int, training_seconds: int) -> tuple[int, ...]:
-        """The lexicographic value designs are ranked and pruned by (smaller is better)."""
-        value = {Measure.COST: capex_cents, Measure.TIME: training_seconds}
-        return tuple(value[m] for m in self.stages)
+    def ranking_value(
+        self, capex_cents: int, training_seconds: int, tco_cents: int | None = None
+    ) -> tuple[int, ...]:
+        """The lexicographic value designs are ranked and pruned by (smaller is better);
+        ``tco_cents`` is needed only by an objective that measures the lifetime cost."""
+        if tco_cents is None and Measure.TCO in self.stages:
+            raise ValueError(f"{self.name} ranks by TCO: give tco_cents")
+        value = {Measure.COST: capex_cents, Measure.TIME: training_seconds, Measure.TCO: tco_cents}
+        return tuple(int(value[m] or 0) for m in self.stages)
 
     def check_constraints(self, given: set[str]) -> None:
         """Refuse a request that lacks every constraint this objective needs."""
@@ -94,6 +100,21 @@ MIN_TIME = OBJECTIVES.register(
         help="fastest within the budget",
         needs_one_of=("budget_usd",),
         needs="a budget",
+    )
+)
+
+# issue 17 (tco)
+MIN_TCO = OBJECTIVES.register(
+    ObjectiveKind(
+        "min_tco",
+        "min-tco",
+        3,
+        (Measure.TCO, Measure.TIME),
+        goal="design with the lowest lifetime cost (capex + energy, support and space) that "
+        "meets the target",
+        help="lowest lifetime cost (TCO) meeting the target",
+        needs_one_of=("target_training_hours", "budget_usd"),
+        needs="a target (or at least a budget)",
     )
 )
 

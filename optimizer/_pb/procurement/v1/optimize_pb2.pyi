@@ -13,12 +13,14 @@ class Objective(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     OBJECTIVE_UNSPECIFIED: _ClassVar[Objective]
     OBJECTIVE_MIN_COST: _ClassVar[Objective]
     OBJECTIVE_MIN_TIME: _ClassVar[Objective]
+    OBJECTIVE_MIN_TCO: _ClassVar[Objective]
 OBJECTIVE_UNSPECIFIED: Objective
 OBJECTIVE_MIN_COST: Objective
 OBJECTIVE_MIN_TIME: Objective
+OBJECTIVE_MIN_TCO: Objective
 
 class Constraints(_message.Message):
-    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu")
+    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu", "max_tco_usd")
     BUDGET_USD_FIELD_NUMBER: _ClassVar[int]
     TARGET_TRAINING_HOURS_FIELD_NUMBER: _ClassVar[int]
     MAX_POWER_KW_FIELD_NUMBER: _ClassVar[int]
@@ -28,6 +30,7 @@ class Constraints(_message.Message):
     RACK_POWER_KW_FIELD_NUMBER: _ClassVar[int]
     MAX_LEAD_TIME_DAYS_FIELD_NUMBER: _ClassVar[int]
     MIN_NIC_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    MAX_TCO_USD_FIELD_NUMBER: _ClassVar[int]
     budget_usd: float
     target_training_hours: float
     max_power_kw: float
@@ -37,7 +40,8 @@ class Constraints(_message.Message):
     rack_power_kw: float
     max_lead_time_days: float
     min_nic_gbps_per_gpu: float
-    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ..., min_nic_gbps_per_gpu: _Optional[float] = ...) -> None: ...
+    max_tco_usd: float
+    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ..., min_nic_gbps_per_gpu: _Optional[float] = ..., max_tco_usd: _Optional[float] = ...) -> None: ...
 
 class SolverOptions(_message.Message):
     __slots__ = ("backend", "time_limit_s", "seed")
@@ -50,7 +54,7 @@ class SolverOptions(_message.Message):
     def __init__(self, backend: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class OptimizeRequest(_message.Message):
-    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric")
+    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric", "cost_model")
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +73,7 @@ class OptimizeRequest(_message.Message):
     ALLOWED_TOPOLOGY_FAMILIES_FIELD_NUMBER: _ClassVar[int]
     CATALOGS_FIELD_NUMBER: _ClassVar[int]
     REQUIRE_FABRIC_FIELD_NUMBER: _ClassVar[int]
+    COST_MODEL_FIELD_NUMBER: _ClassVar[int]
     catalog: str
     workload: _estimate_pb2.Workload
     constraints: Constraints
@@ -87,7 +92,8 @@ class OptimizeRequest(_message.Message):
     allowed_topology_families: _containers.RepeatedScalarFieldContainer[_estimate_pb2.TopologyFamily]
     catalogs: _containers.RepeatedScalarFieldContainer[str]
     require_fabric: bool
-    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ...) -> None: ...
+    cost_model: CostModel
+    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ...) -> None: ...
 
 class BomLine(_message.Message):
     __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m", "catalog")
@@ -134,7 +140,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +166,8 @@ class Design(_message.Message):
     TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
     SCALE_OUT_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
     NETWORK_TIME_SHARE_FIELD_NUMBER: _ClassVar[int]
+    TCO_USD_FIELD_NUMBER: _ClassVar[int]
+    TCO_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -185,10 +193,12 @@ class Design(_message.Message):
     topology_family: _estimate_pb2.TopologyFamily
     scale_out_gbps_per_gpu: float
     network_time_share: float
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ...) -> None: ...
+    tco_usd: float
+    tco: TcoBreakdown
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
-    __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family")
+    __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family", "tco_usd")
     CAPEX_USD_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
@@ -198,6 +208,7 @@ class ParetoPoint(_message.Message):
     OVERSUBSCRIPTION_FIELD_NUMBER: _ClassVar[int]
     FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
     TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
+    TCO_USD_FIELD_NUMBER: _ClassVar[int]
     capex_usd: float
     training_time_hours: float
     gpus: int
@@ -207,10 +218,11 @@ class ParetoPoint(_message.Message):
     oversubscription: float
     fabric_kind: _estimate_pb2.Fabric
     topology_family: _estimate_pb2.TopologyFamily
-    def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ...) -> None: ...
+    tco_usd: float
+    def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., tco_usd: _Optional[float] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
-    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity")
+    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DESIGNS_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
@@ -223,6 +235,8 @@ class OptimizeResponse(_message.Message):
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     BOUND_USD_FIELD_NUMBER: _ClassVar[int]
     SENSITIVITY_FIELD_NUMBER: _ClassVar[int]
+    COST_MODEL_FIELD_NUMBER: _ClassVar[int]
+    TCO_COMPARISON_FIELD_NUMBER: _ClassVar[int]
     status: str
     designs: _containers.RepeatedCompositeFieldContainer[Design]
     pareto: _containers.RepeatedCompositeFieldContainer[ParetoPoint]
@@ -235,4 +249,40 @@ class OptimizeResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     bound_usd: float
     sensitivity: str
-    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ...) -> None: ...
+    cost_model: CostModel
+    tco_comparison: str
+    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ...) -> None: ...
+
+class CostModel(_message.Message):
+    __slots__ = ("years", "utilization", "pue", "electricity_usd_per_kwh", "support_rate", "rack_usd_per_month", "discount_rate")
+    YEARS_FIELD_NUMBER: _ClassVar[int]
+    UTILIZATION_FIELD_NUMBER: _ClassVar[int]
+    PUE_FIELD_NUMBER: _ClassVar[int]
+    ELECTRICITY_USD_PER_KWH_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_RATE_FIELD_NUMBER: _ClassVar[int]
+    RACK_USD_PER_MONTH_FIELD_NUMBER: _ClassVar[int]
+    DISCOUNT_RATE_FIELD_NUMBER: _ClassVar[int]
+    years: float
+    utilization: float
+    pue: float
+    electricity_usd_per_kwh: float
+    support_rate: float
+    rack_usd_per_month: float
+    discount_rate: float
+    def __init__(self, years: _Optional[float] = ..., utilization: _Optional[float] = ..., pue: _Optional[float] = ..., electricity_usd_per_kwh: _Optional[float] = ..., support_rate: _Optional[float] = ..., rack_usd_per_month: _Optional[float] = ..., discount_rate: _Optional[float] = ...) -> None: ...
+
+class TcoBreakdown(_message.Message):
+    __slots__ = ("capex_usd", "energy_usd", "support_usd", "space_usd", "depreciation_usd_per_year", "opex_usd")
+    CAPEX_USD_FIELD_NUMBER: _ClassVar[int]
+    ENERGY_USD_FIELD_NUMBER: _ClassVar[int]
+    SUPPORT_USD_FIELD_NUMBER: _ClassVar[int]
+    SPACE_USD_FIELD_NUMBER: _ClassVar[int]
+    DEPRECIATION_USD_PER_YEAR_FIELD_NUMBER: _ClassVar[int]
+    OPEX_USD_FIELD_NUMBER: _ClassVar[int]
+    capex_usd: float
+    energy_usd: float
+    support_usd: float
+    space_usd: float
+    depreciation_usd_per_year: float
+    opex_usd: float
+    def __init__(self, capex_usd: _Optional[float] = ..., energy_usd: _Optional[float] = ..., support_usd: _Optional[float] = ..., space_usd: _Optional[float] = ..., depreciation_usd_per_year: _Optional[float] = ..., opex_usd: _Optional[float] = ...) -> None: ...
