@@ -53,18 +53,21 @@ def design_label(d: optimize_pb2.Design | optimize_pb2.ParetoPoint) -> str:
     )
 
 
-def narrow_designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
+def narrow_designs_table(
+    resp: optimize_pb2.OptimizeResponse, title: str, *, show_tco: bool = False
+) -> Table:
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("design", overflow="fold")
-    _numbers(table, "capex", "network\ncapex/time", "Gb/s/GPU", "time (h)")
+    capex = "capex\nTCO" if show_tco else "capex"  # issue 17 (tco)
+    _numbers(table, capex, "network\ncapex/time", "Gb/s/GPU", "time (h)")
     table.add_column("kW", justify="right")
     for d in resp.designs:
         at_limit = f" (at limit: {', '.join(d.binding)})" if d.binding else ""
         table.add_row(
             str(d.rank),
             design_label(d) + at_limit,
-            money(d.capex_usd),
+            money(d.capex_usd) + (f"\n{money(d.tco_usd)}" if show_tco else ""),
             f"{d.cost.network_share:.1%}\n{d.network_time_share:.1%}",
             gbps_per_gpu(d.scale_out_gbps_per_gpu),
             f"{hours(d.training_time_hours)}\n"

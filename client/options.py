@@ -182,6 +182,32 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
             type=click.Choice(["expected", "pessimistic"]),
             help="pessimistic: meet the target under the estimator's high time.",
         ),
+        # issue 17 (tco): the lifetime cost (docs/optimizer.md, "Lifetime cost")
+        click.option("--max-tco-usd", type=float, help="Cap on the lifetime cost (TCO) in USD."),
+        click.option("--years", type=float, help="Lifetime for the TCO [default: 4]."),
+        click.option(
+            "--utilization",
+            type=float,
+            help="Fraction of hours the cluster draws its rated IT power [default: 0.8].",
+        ),
+        click.option("--pue", type=float, help="Facility PUE [default: 1.3]."),
+        click.option(
+            "--electricity-usd-per-kwh", type=float, help="Tariff in USD per kWh [default: 0.10]."
+        ),
+        click.option(
+            "--support-rate",
+            type=float,
+            help="Support per year as a fraction of the price, where a catalog row has no "
+            "support_rate [default: 0.08].",
+        ),
+        click.option(
+            "--rack-usd-per-month", type=float, help="Space per rack per month [default: 1500]."
+        ),
+        click.option(
+            "--discount-rate",
+            type=float,
+            help="Yearly discount rate for the net present cost [default: 0].",
+        ),
     ]
 
     def decorate(f: F) -> F:

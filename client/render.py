@@ -89,7 +89,9 @@ AT_LIMIT_WIDTH = 20
 """Widest the wide designs table's "at limit" column grows before its words wrap."""
 
 
-def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
+def designs_table(
+    resp: optimize_pb2.OptimizeResponse, title: str, *, show_tco: bool = False
+) -> Table:
     table = Table(title=title)
     for name, justify in (
         ("rank", "right"),
@@ -105,12 +107,13 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
         ("range (h)", "right"),
         ("power (kW)", "right"),
         ("at limit", "left"),
+        *((("TCO", "right"),) if show_tco else ()),  # issue 17 (tco)
     ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify)
     # The binding constraints are words that may wrap (a policy name is 20 characters);
     # without a cap they alone push the wide table past 160 columns and every number
     # falls back to the narrow layout.
-    table.columns[-1].max_width = AT_LIMIT_WIDTH
+    table.columns[-2 if show_tco else -1].max_width = AT_LIMIT_WIDTH
     for d in resp.designs:
         table.add_row(
             str(d.rank),
@@ -126,6 +129,7 @@ def designs_table(resp: optimize_pb2.OptimizeResponse, title: str) -> Table:
             f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
             f"{d.power_kw:,.0f}",
             ", ".join(d.binding) or "-",
+            *((money(d.tco_usd),) if show_tco else ()),  # issue 17 (tco)
         )
     return table
 
@@ -169,13 +173,20 @@ def bom_table(design: optimize_pb2.Design) -> Table:
     return table
 
 
-def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+def print_optimize(
+    resp: optimize_pb2.OptimizeResponse, out: Console, *, show_tco: bool = False
+) -> None:
     from client.narrow import Fit, narrow_bom_table, narrow_designs_table
 
     how = f"({resp.status}, {resp.backend}, {resp.solve_time_s:.1f} s)"
     if resp.designs:
         title = f"ranked designs {how}"
-        out.print(Fit(designs_table(resp, title), narrow_designs_table(resp, title)))
+        out.print(
+            Fit(
+                designs_table(resp, title, show_tco=show_tco),
+                narrow_designs_table(resp, title, show_tco=show_tco),
+            )
+        )
         best = resp.designs[0]
         out.print(Fit(bom_table(best), narrow_bom_table(best)))
         for d in resp.designs:

@@ -13,6 +13,15 @@ from collections.abc import Callable, Sequence
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 
+# issue 17 (tco): the design's lifetime cost; the breakdown columns read its ``tco`` message.
+TCO_COLUMNS: tuple[str, ...] = (
+    "tco_usd",
+    "tco_energy_usd",
+    "tco_support_usd",
+    "tco_space_usd",
+    "tco_depreciation_usd_per_year",
+)
+
 # Every column a design flattens to, in table order; units are in the names.
 DESIGN_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -33,6 +42,8 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "power_kw",
     "racks",
     "binding",
+    # issue 17 (tco): the lifetime cost and its terms (net present cost over the years)
+    *TCO_COLUMNS,
 )
 # Columns holding catalog text (SKU names): the ones a CSV writer must make formula-safe.
 TEXT_COLUMNS = frozenset({"server_sku", "nic_sku"})
@@ -49,6 +60,9 @@ def _value(design: optimize_pb2.Design, column: str) -> Value:
         return design.cost.network_share
     if column == "binding":
         return ";".join(design.binding)
+    if column in TCO_COLUMNS[1:]:  # issue 17 (tco)
+        value_usd: float = getattr(design.tco, column.removeprefix("tco_"))
+        return value_usd
     value: Value = getattr(design, column)
     return value
 

@@ -64,6 +64,15 @@ def request_from_flags(
     backend: str | None = None,
     time_limit: float | None = None,
     confidence: str | None = None,
+    # issue 17 (tco)
+    max_tco_usd: float | None = None,
+    years: float | None = None,
+    utilization: float | None = None,
+    pue: float | None = None,
+    electricity_usd_per_kwh: float | None = None,
+    support_rate: float | None = None,
+    rack_usd_per_month: float | None = None,
+    discount_rate: float | None = None,
 ) -> optimize_pb2.OptimizeRequest:
     """An ``OptimizeRequest`` holding only the flags that were given.
 
@@ -107,7 +116,31 @@ def request_from_flags(
         req.solver.time_limit_s = time_limit
     if confidence:
         req.confidence = confidence
+    # issue 17 (tco)
+    if max_tco_usd is not None:
+        c.max_tco_usd = max_tco_usd
+    for name, value in (
+        ("years", years),
+        ("utilization", utilization),
+        ("pue", pue),
+        ("electricity_usd_per_kwh", electricity_usd_per_kwh),
+        ("support_rate", support_rate),
+        ("rack_usd_per_month", rack_usd_per_month),
+        ("discount_rate", discount_rate),
+    ):
+        if value is not None:
+            setattr(req.cost_model, name, value)
     return req
+
+
+def asks_about_tco(req: optimize_pb2.OptimizeRequest) -> bool:
+    """Issue 17 (tco): min-tco, a TCO cap or any cost-model field: the tables show the TCO."""
+    return (
+        req.objective.lower().replace("-", "_") == "min_tco"
+        or req.objective_kind == optimize_pb2.OBJECTIVE_MIN_TCO
+        or req.constraints.HasField("max_tco_usd")
+        or req.HasField("cost_model")
+    )
 
 
 def catalogs_label(req: optimize_pb2.OptimizeRequest) -> str:
@@ -183,7 +216,7 @@ def optimize(
         )
     else:
         with render.console(output) as out:
-            render.print_optimize(resp, out)
+            render.print_optimize(resp, out, show_tco=asks_about_tco(req))
     if plot:
         from client.plots import write_plot  # matplotlib only when a plot is asked for
 
