@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
+from optimizer.cost.tco import lifetime_cost
 from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, Objective, OptimizeSpec
 from optimizer.performance.cluster import ClusterSpec
@@ -82,6 +83,7 @@ class Found:
     power_kw: float
     racks: int
     bom: BillOfMaterials | None
+    tco_cents: int = 0  # issue 17 (tco): lifetime cost under the spec's cost model
 
     @property
     def seconds(self) -> int:
@@ -105,10 +107,34 @@ class Found:
 
 
 def objective(found: Found, spec: OptimizeSpec) -> tuple[int, int]:
-    """The lexicographic objective: (capex, seconds) for min-cost, (seconds, capex) else."""
+    """The lexicographic objective: (capex, seconds) for min-cost, (TCO, seconds) for
+    min-tco, (seconds, capex) else."""
     if spec.objective is Objective.MIN_COST:
         return (found.capex_cents, found.seconds)
+    if spec.objective is Objective.MIN_TCO:
+        return (found.tco_cents, found.seconds)
     return (found.seconds, found.capex_cents)
+
+
+def support_rate(catalog: Catalog, spec: OptimizeSpec, sku: str) -> float:
+    """A row's own support rate (servers, NICs, switches), else the request's."""
+    rows: list[Server | Nic | Switch] = [*catalog.servers, *catalog.nics, *catalog.switches]
+    own = next((r.support_rate for r in rows if r.sku == sku), None)
+    return spec.cost_model.support_rate if own is None else own
+
+
+def tco_of(
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    priced: Counter[str],
+    capex_cents: int,
+    power_kw: float,
+    racks: int,
+) -> int:
+    """Lifetime cost by the hand-checked formula (optimizer.cost.tco.lifetime_cost):
+    ``priced`` maps each SKU to what its line costs in cents."""
+    support = sum(support_rate(catalog, spec, sku) * c for sku, c in priced.items())
+    return lifetime_cost(capex_cents, power_kw, racks, spec.cost_model, support).tco_cents
 
 
 def forwards(part: object) -> bool:
@@ -439,6 +465,7 @@ class Enumerator:
             return (-1, {})
         cap_w = self.spec.constraints.max_power_kw
         best: tuple[int, dict[str, list[tuple[LinkOption, int]]]] = (-1, {})
+        best_value = 0
         for combo in itertools.product(*(ways for _, ways in groups)):
             qty = Counter(pre.base_qty)
             power_w = pre.plan.power_kw * 1000
@@ -452,7 +479,19 @@ class Enumerator:
             if not self._in_stock(qty):
                 continue
             cents = self._price(qty)
-            if best[0] < 0 or cents < best[0]:
+            value = cents
+            if self.spec.objective is Objective.MIN_TCO:  # issue 17: the link mix's TCO
+                lines = Counter(
+                    {
+                        sku: q * self.catalog.unit_price_cents(sku, q, self.prices[sku])
+                        for sku, q in qty.items()
+                    }
+                )
+                value = tco_of(
+                    self.catalog, self.spec, lines, cents, power_w / 1000, pre.plan.racks
+                )
+            if best[0] < 0 or value < best_value:
+                best_value = value
                 best = (cents, {g: list(w) for (g, _), w in zip(groups, combo, strict=True)})
         return best
 
@@ -472,6 +511,9 @@ class Enumerator:
             return None
         if c.max_racks is not None and bom.racks > c.max_racks:
             return None
+        lines = Counter[str]()
+        for line in bom.lines:
+            lines[line.sku] += line.extended_price_cents
         return Found(
             pre.design,
             pre.design.server_sku,
@@ -481,6 +523,7 @@ class Enumerator:
             bom.power_kw,
             bom.racks,
             bom,
+            tco_of(self.catalog, self.spec, lines, bom.capex_cents, bom.power_kw, bom.racks),
         )
 
     def standalone(self) -> list[Found]:
@@ -506,7 +549,17 @@ class Enumerator:
                 and (c.max_racks is None or racks <= c.max_racks)
             )
             if ok:
-                out.append(Found(None, server.sku, 1, cents, hours, server.power_kw, racks, None))
+                tco = tco_of(
+                    self.catalog,
+                    self.spec,
+                    Counter({server.sku: cents}),
+                    cents,
+                    server.power_kw,
+                    racks,
+                )
+                out.append(
+                    Found(None, server.sku, 1, cents, hours, server.power_kw, racks, None, tco)
+                )
         return out
 
     # -- the optimum --------------------------------------------------------------------------
@@ -538,6 +591,19 @@ class Enumerator:
             for design in self.expand(base, fitting)
             if (pre := self._pre(design)) is not None
         ]
+        if spec.objective is Objective.MIN_TCO:
+            # Capex is a lower bound on the TCO (operating costs are not negative): price
+            # every design in capex-bound order until the bound passes the best TCO.
+            pres.sort(key=lambda p: (p.base_cents, p.seconds))
+            for pre in pres:
+                if best is not None and pre.base_cents > best.tco_cents:
+                    break
+                found = self._exact(pre)
+                if found is not None and (
+                    best is None or objective(found, spec) < objective(best, spec)
+                ):
+                    best = found
+            return best
         pres.sort(key=lambda p: (p.seconds, p.base_cents))
         for pre in pres:
             if best is not None and (pre.seconds, pre.base_cents) > objective(best, spec):

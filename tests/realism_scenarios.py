@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from enumerator import Found, enumerate_optimum
 
 from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import bundled_catalogs
+from optimizer.cost.tco import CostModel
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
 from optimizer.optimize.solve import optimize
@@ -50,6 +51,9 @@ class Scenario:
     top_k: int = 3
     require_fabric: bool = False
     min_nic_gbps_per_gpu: float | None = None
+    cost_model: CostModel = field(
+        default_factory=CostModel
+    )  # issue 17 (tco): the lifetime cost's terms
 
     @property
     def name(self) -> str:
@@ -66,6 +70,9 @@ class Scenario:
             parts.append("require-fabric")
         if self.min_nic_gbps_per_gpu is not None:
             parts.append(f">={self.min_nic_gbps_per_gpu:g}Gbps/GPU")
+        if self.cost_model != CostModel():
+            m = self.cost_model
+            parts.append(f"${m.electricity_usd_per_kwh:g}/kWh,{m.years:g}y")
         parts.append(f"<={self.max_nodes}nodes")
         return "/".join(parts)
 
@@ -85,6 +92,7 @@ class Scenario:
             allowed_topologies=self.topologies,
             time_limit_s=TIME_LIMIT_S,
             require_fabric=self.require_fabric,
+            cost_model=self.cost_model,
         )
 
 
@@ -94,6 +102,15 @@ def _min_cost(catalog: str, hours: float, **kw: object) -> Scenario:
 
 def _min_time(catalog: str, budget_usd: int, **kw: object) -> Scenario:
     return Scenario(catalog, objective=Objective.MIN_TIME, budget_usd=budget_usd, **kw)  # type: ignore[arg-type]
+
+
+def _min_tco(catalog: str, hours: float, **kw: object) -> Scenario:
+    """Issue 17 (tco): the lowest lifetime cost meeting the target."""
+    return Scenario(catalog, objective=Objective.MIN_TCO, target_hours=hours, **kw)  # type: ignore[arg-type]
+
+
+# A tariff three times the default and a long life: energy weighs most against capex.
+HIGH_TARIFF = CostModel(electricity_usd_per_kwh=0.30, years=8.0, pue=1.5)
 
 
 # Scale-out bandwidth a buyer insists on: one 400G NIC per GPU where the catalog sells 400G,
@@ -117,6 +134,9 @@ def _per_catalog(catalog: str) -> list[Scenario]:
         _min_time(catalog, 3_000_000, max_power_kw=50.0),
         _min_time(catalog, 2_500_000, topologies=("torus",)),
         _min_cost(catalog, 2.0, min_nic_gbps_per_gpu=MIN_NIC_GBPS_PER_GPU[catalog]),
+        _min_tco(catalog, 2.0),
+        _min_tco(catalog, 1.0, cost_model=HIGH_TARIFF),
+        _min_tco(catalog, 6.0, workload="mpt-1b", tokens=2e10, cost_model=HIGH_TARIFF),
     ]
 
 
