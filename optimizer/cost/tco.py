@@ -202,10 +202,12 @@ def tco_versus_capex(
         cheapest.support_cents + cheapest.space_cents - chosen.support_cents - chosen.space_cents
     )
     years = f"{model.years:g} years"
+    other = "less" if saved_other >= 0 else "more"
+    energy = "less" if saved_energy >= 0 else "more"
     return (
         f"Min-tco picks {chosen_label} over the cheapest to buy, {cheapest_label}: "
-        f"{usd_text(extra)} more capex, {usd_text(saved_energy)} less energy and "
-        f"{usd_text(saved_other)} less support and space over {years} "
+        f"{usd_text(extra)} more capex, {usd_text(abs(saved_energy))} {energy} energy and "
+        f"{usd_text(abs(saved_other))} {other} support and space over {years} "
         f"(at ${model.electricity_usd_per_kwh:g}/kWh, PUE {model.pue:g}, "
         f"{model.utilization:.0%} utilisation), so its TCO is "
         f"{usd_text(cheapest.tco_cents - chosen.tco_cents)} lower "
