@@ -29,7 +29,7 @@ from optimizer.reporting.frontier import (
     points_of,
     workload_label,
 )
-from optimizer.rows import design_row
+from optimizer.rows import TCO_COLUMNS, design_row
 from optimizer.topology.export import safe_text
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ DESIGN_COLUMNS = (
     "capex_usd",
     "training_time_hours",
     "network_share",
+    # issue 17 (tco)
+    *TCO_COLUMNS,
 )
 
 

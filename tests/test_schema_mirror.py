@@ -44,9 +44,14 @@ BY_HAND = {
             "topology_family",
             "scale_out_gbps_per_gpu",
             "network_time_share",
+            "tco_usd",  # issue 17 (tco)
+            "tco",  # issue 17 (tco)
         },
     ),
-    optimize_pb2.OptimizeResponse: ((OptimizeResult,), {"designs", "pareto", "catalog_id"}),
+    optimize_pb2.OptimizeResponse: (
+        (OptimizeResult,),
+        {"designs", "pareto", "catalog_id", "cost_model"},  # cost_model: issue 17 (tco)
+    ),
 }
 
 
@@ -58,8 +63,11 @@ def test_every_response_field_is_mirrored_or_named_by_its_converter(message) -> 
 
 
 def test_money_in_cents_is_mirrored_as_dollars() -> None:
-    (budget,) = (m for m in mirrored(Constraints, optimize_pb2.Constraints) if m.cents_as_usd)
-    assert (budget.record_field, budget.message_field) == ("budget_cents", "budget_usd")
+    money = [m for m in mirrored(Constraints, optimize_pb2.Constraints) if m.cents_as_usd]
+    assert [(m.record_field, m.message_field) for m in money] == [
+        ("budget_cents", "budget_usd"),
+        ("max_tco_cents", "max_tco_usd"),  # issue 17 (tco)
+    ]
 
 
 def test_only_the_fields_a_request_sets_are_read() -> None:

@@ -74,6 +74,12 @@ ROW_SCHEMA = pa.schema(
         ("capex_usd", _F),
         ("training_time_hours", _F),
         ("power_kw", _F),
+        # issue 17 (tco): rank 1's lifetime cost and its terms (optimizer.rows.TCO_COLUMNS)
+        ("tco_usd", _F),
+        ("tco_energy_usd", _F),
+        ("tco_support_usd", _F),
+        ("tco_space_usd", _F),
+        ("tco_depreciation_usd_per_year", _F),
         ("solve_time_s", _F),
         ("gap", _F),
         ("diagnosis", _S),
