@@ -126,10 +126,13 @@ def test_a_tco_cap_binds_min_time_too() -> None:
     assert capped.designs[0].training_time_hours >= uncapped.training_time_hours
 
 
-def test_a_tco_cap_nothing_meets_is_infeasible() -> None:
+def test_a_tco_cap_nothing_meets_is_diagnosed_with_the_tco_that_would_meet_it() -> None:
     req = request("min_cost")
     req.constraints.max_tco_usd = 1_000
-    assert not optimize(req, catalog=tiny_catalog()).designs
+    resp = optimize(req, catalog=tiny_catalog())
+    assert not resp.designs
+    assert "lifetime cost (TCO) of $" in resp.diagnosis
+    assert "over the $1,000 cap" in resp.diagnosis
 
 
 @pytest.mark.parametrize(

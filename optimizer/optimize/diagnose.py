@@ -42,7 +42,7 @@ def diagnose(
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
     c = spec.constraints
-    caps = replace(c, budget_cents=None, max_power_kw=None, max_racks=None)
+    caps = replace(c, budget_cents=None, max_power_kw=None, max_racks=None, max_tco_cents=None)
     if spec.objective.kind.primary is Measure.TIME:
         caps = replace(caps, target_training_hours=None)
     if caps != c:
@@ -99,6 +99,12 @@ def _over_a_cap(best: RankedDesign, spec: OptimizeSpec) -> str:
         return f"{what} draws {best.bom.power_kw:,.0f} kW, above the {c.max_power_kw:,.0f} kW cap"
     if c.max_racks is not None and best.bom.racks > c.max_racks:
         return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
+    tco = best.tco_cents  # issue 17 (tco)
+    if c.max_tco_cents is not None and tco is not None and tco > c.max_tco_cents:
+        return (
+            f"{what} has a lifetime cost (TCO) of {usd(tco)}, over the {usd(c.max_tco_cents)} "
+            f"cap by {usd(tco - c.max_tco_cents)}"
+        )
     return "no design satisfies the budget, power and rack limits together"
 
 
