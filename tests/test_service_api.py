@@ -402,7 +402,7 @@ BAD_CALLS = [
         "Optimize",
         lambda: _optimize(objective="fastest"),
         "INVALID_ARGUMENT",
-        "objective: got 'fastest', expected one of min_cost, min_time",
+        "objective: got 'fastest', expected one of min_cost, min_time, min_tco",
     ),
     (
         "Optimize",
