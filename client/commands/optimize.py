@@ -64,6 +64,11 @@ def request_from_flags(
     backend: str | None = None,
     time_limit: float | None = None,
     confidence: str | None = None,
+    # issue 17 (facility)
+    max_racks: int | None = None,
+    max_floor_positions: int | None = None,
+    max_rack_kw: float | None = None,
+    cooling: str | None = None,
 ) -> optimize_pb2.OptimizeRequest:
     """An ``OptimizeRequest`` holding only the flags that were given.
 
@@ -107,6 +112,16 @@ def request_from_flags(
         req.solver.time_limit_s = time_limit
     if confidence:
         req.confidence = confidence
+    # issue 17 (facility)
+    for name, value in (
+        ("max_racks", max_racks),
+        ("max_floor_positions", max_floor_positions),
+        ("max_rack_kw", max_rack_kw),
+    ):
+        if value is not None:
+            setattr(c, name, value)
+    if cooling:
+        c.cooling = cooling
     return req
 
 

@@ -36,6 +36,9 @@ class Constraints:
     max_lead_time_days: float | None = None
     # Scale-out bandwidth a buyer insists on per GPU (NIC speed x NICs per node / GPUs per node).
     min_nic_gbps_per_gpu: float | None = None
+    # issue 17 (facility): the data hall's floor and cooling (optimizer.optimize.facility).
+    max_floor_positions: int | None = None  # racks (server and network) plus in-row CDUs
+    cooling: str | None = None  # "air" | "liquid": the facility's cooling; None: not stated
 
 
 @dataclass(frozen=True)
