@@ -101,3 +101,15 @@ def test_either_way_servers_go_in_liquid_only_in_a_liquid_facility() -> None:
 def test_the_plan_counts_the_cdu_of_a_liquid_design() -> None:
     design = solve(two_node_spec()).designs[0].design
     assert physical_plan(design, HALL).placement.floor_positions == 3
+
+
+def test_rank_1_names_the_facility_limit_that_binds_it() -> None:
+    best = solve(two_node_spec(max_floor_positions=2)).designs[0]
+    assert best.design.server_sku == AIR_SKU
+    assert "floor_positions" in best.binding
+    assert "floor_positions." in best.explanation.split("Binding")[-1]
+
+
+def test_rank_1_names_air_cooling_when_it_excludes_the_cheaper_liquid_server() -> None:
+    assert "cooling" in solve(two_node_spec(cooling="air")).designs[0].binding
+    assert "cooling" not in solve(two_node_spec(cooling="liquid")).designs[0].binding

@@ -16,15 +16,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optimizer.catalog.model import Catalog, Server
 from optimizer.errors import InvalidInput
-from optimizer.optimize.explain import NOT_COMPUTED, Resolver, describe
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import RankedDesign
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan
+
+if TYPE_CHECKING:  # explain imports this module: its names are imported where used
+    from optimizer.optimize.explain import Resolver
 
 AIR_RACK_KW = 30.0
 """Typical ceiling of an air-cooled rack, applied when the request says ``cooling: air`` and
@@ -146,6 +148,8 @@ def facility_diagnosis(catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) 
     when raised, with the number it must reach (proven enough by a re-solve, and one less
     proven not, within the clock). None when the facility is not the reason (no limit is
     stated, or no design meets the rest of the request in any hall)."""
+    from optimizer.optimize.explain import describe
+
     stated = [limit for limit in LIMITS if limit.stated(spec) is not None]
     if not stated and spec.constraints.cooling is None:
         return None
@@ -180,6 +184,8 @@ def facility_diagnosis(catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) 
 def _relax(limit: _Limit, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) -> str:
     """The smallest whole value of ``limit`` that admits a design, said in its flag's terms;
     "" when raising it alone admits none."""
+    from optimizer.optimize.explain import NOT_COMPUTED
+
     cap = limit.stated(spec)
     assert cap is not None
     found = resolve(catalog, limit.set_to(spec, None))
@@ -203,3 +209,29 @@ def _relax(limit: _Limit, catalog: Catalog, spec: OptimizeSpec, resolve: Resolve
         return f"raise {limit.flag} to {value:,} kW (from {cap:,g} kW){note}"
     more = value - int(cap)
     return f"needs {value:,} {limit.unit}, {more:,} more than {limit.flag} {int(cap):,}{note}"
+
+
+def facility_relaxations(spec: OptimizeSpec) -> list[tuple[str, OptimizeSpec]]:
+    """Each stated facility limit beyond power and racks by its binding name, with the
+    request that leaves it out (explain's re-solves)."""
+    c = spec.constraints
+    out: list[tuple[str, OptimizeSpec]] = []
+    if c.max_floor_positions is not None:
+        out.append(("floor_positions", _constraint(spec, max_floor_positions=None)))
+    if spec.rack_power_kw is not None:
+        out.append(("rack_kw", replace(spec, rack_power_kw=None)))
+    if c.cooling is not None:
+        out.append(("cooling", _constraint(spec, cooling=None)))
+    return out
+
+
+def facility_at_limit(d: RankedDesign, spec: OptimizeSpec, slack: float) -> list[str]:
+    """The floor and rack-density limits this design uses (all but ``slack`` of)."""
+    out: list[str] = []
+    floor = spec.constraints.max_floor_positions
+    if floor is not None and d.floor_positions >= floor:
+        out.append("floor_positions")
+    rack_kw = rack_kw_limit(spec)
+    if rack_kw is not None and d.rack_kw >= (1 - slack) * rack_kw:
+        out.append("rack_kw")
+    return out
