@@ -33,6 +33,10 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "power_kw",
     "racks",
     "binding",
+    # issue 17 (facility): what the design asks of the hall.
+    "floor_positions",
+    "cooling",
+    "rack_kw",
 )
 # Columns holding catalog text (SKU names): the ones a CSV writer must make formula-safe.
 TEXT_COLUMNS = frozenset({"server_sku", "nic_sku"})

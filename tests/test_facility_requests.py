@@ -109,3 +109,15 @@ def test_the_answer_reports_what_each_design_asks_of_the_hall(
     assert design["cooling"] == "air"
     assert design["floor_positions"] >= design["racks"]
     assert 0 < design["rack_kw"] <= 30.0
+
+
+def test_the_csv_answer_carries_the_facility_columns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(capsys, *SCENARIO, "--cooling", "air", "--format", "csv")
+    assert result.code == 0
+    header, row = result.out.splitlines()[:2]
+    values = dict(zip(header.split(","), row.split(","), strict=True))
+    assert values["cooling"] == "air"
+    assert int(values["floor_positions"]) >= int(values["racks"])
+    assert float(values["rack_kw"]) > 0
