@@ -83,3 +83,13 @@ def test_a_target_no_hall_can_meet_is_not_blamed_on_the_facility() -> None:
     assert not result.designs
     assert "facility" not in result.diagnosis
     assert "target" in result.diagnosis
+
+
+def test_limits_that_bind_only_together_are_named_together_with_what_the_design_needs() -> None:
+    """Every design takes a network rack beside its servers: one rack admits none, and 20 kW
+    admits no two nodes; raising either alone is not enough."""
+    result = solve(two_node_spec(max_racks=1, max_power_kw=20.0))
+    assert not result.designs
+    assert result.diagnosis.startswith("no single facility limit is the reason")
+    assert "needs 2 racks (--max-racks 1) and 31 kW (--max-power-kw 20 kW)" in result.diagnosis
+    assert solve(two_node_spec(max_racks=2, max_power_kw=31.0)).designs

@@ -173,12 +173,26 @@ def facility_diagnosis(catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) 
     if parts:
         return "the facility limits exclude every design: " + "; or ".join(parts)
     best = free.designs[0]
+    over = [
+        f"{_said(limit, math.ceil(limit.needs(best) - 1e-9))} ({limit.flag} {_cap(limit, spec)})"
+        for limit in stated
+        if limit.needs(best) > (limit.stated(spec) or 0.0) + 1e-9
+    ]
+    if spec.constraints.cooling == "air" and best.cooling == "liquid":
+        over.append("liquid cooling (--cooling air)")
     return (
         "no single facility limit is the reason; together they exclude the cheapest design "
-        f"without them ({describe(best)}: {best.bom.racks} racks, {best.floor_positions} "
-        f"floor positions, {best.bom.power_kw:,.0f} kW, {best.rack_kw:,.1f} kW in its "
-        "fullest rack)"
+        f"without them ({describe(best)}), which needs {' and '.join(over)}"
     )
+
+
+def _said(limit: _Limit, value: int) -> str:
+    return f"{value:,} kW" if limit.unit == "kW" else f"{value:,} {limit.unit}"
+
+
+def _cap(limit: _Limit, spec: OptimizeSpec) -> str:
+    cap = limit.stated(spec)
+    return f"{cap:,g} kW" if limit.unit == "kW" else f"{int(cap or 0):,}"
 
 
 def _relax(limit: _Limit, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) -> str:
