@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
-from facility_fixtures import relaxing_number, solve, two_node_spec
+from facility_fixtures import HALL, relaxing_number, solve, two_node_spec
+from optimizer_fixtures import server
 
 from optimizer.optimize.request import OptimizeSpec
 
@@ -93,3 +94,18 @@ def test_limits_that_bind_only_together_are_named_together_with_what_the_design_
     assert result.diagnosis.startswith("no single facility limit is the reason")
     assert "needs 2 racks (--max-racks 1) and 31 kW (--max-power-kw 20 kW)" in result.diagnosis
     assert solve(two_node_spec(max_racks=2, max_power_kw=31.0)).designs
+
+
+def test_a_liquid_hall_is_told_to_raise_the_default_rack_limit_for_a_denser_server() -> None:
+    """A 60 kW liquid-only box does not fit the default 42 kW rack; --cooling liquid says the
+    hall is a liquid one, so the diagnosis says how far to raise the rack limit."""
+    big = replace(server("SRV-BIG", 250_000), cooling="liquid", power_kw=60.0, rack_units=4)
+    catalog = replace(HALL, servers=(big,))
+    spec = two_node_spec(cooling="liquid")
+    spec = replace(spec, constraints=replace(spec.constraints, target_training_hours=30.0))
+    result = solve(spec, catalog)
+    assert not result.designs
+    value = relaxing_number(result.diagnosis, "--max-rack-kw")
+    assert "(from 42 kW)" in result.diagnosis
+    assert solve(_rack_kw(spec, value), catalog).designs
+    assert not solve(_rack_kw(spec, value - 1), catalog).designs

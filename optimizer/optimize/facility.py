@@ -128,11 +128,17 @@ LIMITS = (
     _Limit(
         "--max-rack-kw",
         "kW",
-        rack_kw_limit,
+        lambda s: rack_kw_limit(s) or _liquid_default_rack_kw(s),
         lambda s, v: replace(s, rack_power_kw=UNLIMITED_RACK_KW if v is None else v),
         lambda d: d.rack_kw,
     ),
 )
+
+
+def _liquid_default_rack_kw(spec: OptimizeSpec) -> float | None:
+    """A liquid-cooled hall that states no rack limit is held to the layout's default: the
+    diagnosis may say to raise it (a liquid rack-scale system draws ~120 kW)."""
+    return Layout().rack_power_kw if spec.constraints.cooling == "liquid" else None
 
 
 def without_facility(spec: OptimizeSpec) -> OptimizeSpec:
