@@ -208,6 +208,23 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
             type=float,
             help="Yearly discount rate for the net present cost [default: 0].",
         ),
+        # issue 17 (facility)
+        click.option("--max-racks", type=int, help="Facility cap on racks (server and network)."),
+        click.option(
+            "--max-floor-positions",
+            type=int,
+            help="Facility floor positions: racks plus one in-row CDU per row of "
+            "liquid-cooled servers.",
+        ),
+        click.option(
+            "--max-rack-kw",
+            type=float,
+            help="Power cap per rack in kW [default: 42; 30 with --cooling air].",
+        ),
+        click.option(
+            "--cooling",
+            help="Facility cooling: air (excludes liquid-only servers) or liquid.",
+        ),
     ]
 
     def decorate(f: F) -> F:

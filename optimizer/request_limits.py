@@ -93,6 +93,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Constraints.max_racks": (1, 10_000_000),
     "procurement.v1.Constraints.min_gpus": (1, 10_000_000),
     "procurement.v1.Constraints.max_gpus": (1, 10_000_000),
+    # issue 17 (facility)
+    "procurement.v1.Constraints.max_floor_positions": (1, 10_000_000),
+    "procurement.v1.Constraints.max_rack_kw": (_POSITIVE_TINY, 1e5),
     # OptimizeRequest, SolverOptions (their upper limits are the optimizer's own)
     "procurement.v1.OptimizeRequest.top_k": (0, 1_000_000),
     "procurement.v1.SolverOptions.time_limit_s": (_POSITIVE_TINY, 1e6),

@@ -44,6 +44,10 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "binding",
     # issue 17 (tco): the lifetime cost and its terms (net present cost over the years)
     *TCO_COLUMNS,
+    # issue 17 (facility): what the design asks of the hall.
+    "floor_positions",
+    "cooling",
+    "rack_kw",
 )
 # Columns holding catalog text (SKU names): the ones a CSV writer must make formula-safe.
 TEXT_COLUMNS = frozenset({"server_sku", "nic_sku"})

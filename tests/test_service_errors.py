@@ -71,7 +71,9 @@ def _violations(error: grpc.RpcError) -> dict[str, str]:
 def test_a_bad_field_is_invalid_argument_with_a_field_violation(stubs: Stubs) -> None:
     error = _error(stubs.optimizer.Optimize, small_optimize(objective="fastest"))
     assert error.code() is grpc.StatusCode.INVALID_ARGUMENT
-    assert _violations(error) == {"objective": "got 'fastest', expected one of min_cost, min_time, min_tco"}
+    assert _violations(error) == {
+        "objective": "got 'fastest', expected one of min_cost, min_time, min_tco"
+    }
 
 
 def test_a_field_found_bad_in_a_worker_keeps_its_name_on_the_wire(stubs: Stubs) -> None:

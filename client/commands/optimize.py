@@ -73,6 +73,11 @@ def request_from_flags(
     support_rate: float | None = None,
     rack_usd_per_month: float | None = None,
     discount_rate: float | None = None,
+    # issue 17 (facility)
+    max_racks: int | None = None,
+    max_floor_positions: int | None = None,
+    max_rack_kw: float | None = None,
+    cooling: str | None = None,
 ) -> optimize_pb2.OptimizeRequest:
     """An ``OptimizeRequest`` holding only the flags that were given.
 
@@ -130,6 +135,16 @@ def request_from_flags(
     ):
         if value is not None:
             setattr(req.cost_model, name, value)
+    # issue 17 (facility)
+    for name, value in (
+        ("max_racks", max_racks),
+        ("max_floor_positions", max_floor_positions),
+        ("max_rack_kw", max_rack_kw),
+    ):
+        if value is not None:
+            setattr(c, name, value)
+    if cooling:
+        c.cooling = cooling
     return req
 
 

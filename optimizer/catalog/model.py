@@ -17,6 +17,9 @@ PROTOCOLS = tuple(dict.fromkeys(f.nic_protocol for f in FABRICS))
 LINK_KINDS = ("dac", "aec", "aoc", "transceiver", "fiber")
 LINK_FABRICS = (*FABRIC_FAMILIES, "any")
 LINK_SIDES = ("host", "switch", "any")
+SERVER_COOLING = ("air", "liquid", "either")
+"""How a server is cooled: air only, liquid only (direct-to-chip cold plates), or either way
+(one SKU sold in both variants); a facility without liquid cooling takes air and either."""
 """Which end a transceiver plugs into: a NIC cage (flat-top OSFP, QSFP112), a switch cage
 (finned twin-port OSFP) or either (docs/catalogs.md)."""
 TABLES = ("servers", "nics", "switches", "links", "price_breaks")
@@ -54,6 +57,8 @@ class Server:
     builtin_nic_sku: str = ""
     builtin_nics: int = 0
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
+    # issue 17 (facility): air | liquid | either (SERVER_COOLING); older catalogs: air.
+    cooling: str = "air"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from optimizer.catalog.model import (
     LINK_KINDS,
     LINK_SIDES,
     PROTOCOLS,
+    SERVER_COOLING,
 )
 
 # --- Limits (documented in docs/catalogs.md; checked before any parsing work) -------------------
@@ -67,7 +68,7 @@ class Column:
     maximum: int | None = None
     attribute: str = ""
     note: str = ""
-    default: bool | int | None = None
+    default: bool | int | str | None = None
     """Value of an empty optional cell (and of a column an older catalog lacks); None: empty."""
 
     @property
@@ -281,6 +282,19 @@ COLUMNS: tuple[Column, ...] = (
         default=0,
     ),
     _support_rate("servers"),
+    # issue 17 (facility)
+    Column(
+        "servers",
+        "cooling",
+        "enum",
+        "",
+        False,
+        "How the server is cooled: air, liquid (direct-to-chip only, e.g. GB200 NVL72) or "
+        "either (sold in both variants). A facility without liquid cooling "
+        "(--cooling air) excludes liquid-only servers.",
+        allowed=SERVER_COOLING,
+        default="air",
+    ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
     _positive("nics", "ports", "int", "ports", "Network ports on the card.", 16),

@@ -24,6 +24,7 @@ from typing import cast
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
+from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
@@ -144,6 +145,8 @@ class SearchSpace:
         if spec.allowed_vendors and part.vendor not in spec.allowed_vendors:
             return False
         if part.vendor in spec.excluded_vendors:
+            return False
+        if isinstance(part, Server) and not cooling_allows(part, spec):  # issue 17 (facility)
             return False
         lead = spec.constraints.max_lead_time_days
         return not (

@@ -95,6 +95,12 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
             raise InvalidInput(
                 f"got {getattr(c, name)}, expected a positive integer", field=f"constraints.{name}"
             )
+    # issue 17 (facility)
+    rack_kw = _facility(c)
+    if c.cooling and c.cooling not in ("air", "liquid"):
+        raise InvalidInput(
+            f"got {c.cooling!r}, expected air or liquid", field="constraints.cooling"
+        )
     if c.HasField("min_gpus") and c.HasField("max_gpus") and c.min_gpus > c.max_gpus:
         raise InvalidInput(
             f"min_gpus {c.min_gpus} exceeds max_gpus {c.max_gpus}", field="constraints.min_gpus"
@@ -138,7 +144,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
                 Confidence.EXPECTED.value,
             )
         ),
-        rack_power_kw=c.rack_power_kw if c.HasField("rack_power_kw") else None,
+        rack_power_kw=rack_kw,
         require_fabric=req.require_fabric,
         cost_model=cost_model_from_proto(req.cost_model),  # issue 17 (tco)
     )
@@ -166,6 +172,25 @@ def tco_to_proto(t: TcoBreakdown) -> optimize_pb2.TcoBreakdown:
         depreciation_usd_per_year=t.depreciation_cents_per_year / 100,
         opex_usd=t.opex_cents / 100,
     )
+
+
+def _facility(c: optimize_pb2.Constraints) -> float | None:
+    """Checks the facility fields; returns the power cap per rack: ``max_rack_kw`` (issue
+    17's spelling) or the older ``rack_power_kw`` (both may be given when they agree)."""
+    if c.HasField("max_rack_kw"):
+        _positive("constraints.max_rack_kw", c.max_rack_kw)
+    if c.HasField("max_floor_positions") and c.max_floor_positions < 1:
+        raise InvalidInput(
+            f"got {c.max_floor_positions}, expected a positive integer",
+            field="constraints.max_floor_positions",
+        )
+    given = [getattr(c, f) for f in ("max_rack_kw", "rack_power_kw") if c.HasField(f)]
+    if len(given) == 2 and given[0] != given[1]:
+        raise InvalidInput(
+            f"got {given[0]:g}, but rack_power_kw (its older name) says {given[1]:g}",
+            field="constraints.max_rack_kw",
+        )
+    return given[0] if given else None
 
 
 def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | None:

@@ -17,6 +17,7 @@ from optimizer.optimize.explain import (
     describe,
     usd,
 )
+from optimizer.optimize.facility import facility_diagnosis
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import RankedDesign
@@ -41,6 +42,8 @@ def diagnose(
         return TIME_LIMIT_TEXT
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
         return f"the solver stopped without a design ({status}); raise solver.time_limit_s"
+    if (facility := facility_diagnosis(catalog, spec, resolve)) is not None:  # issue 17
+        return facility
     c = spec.constraints
     caps = replace(c, budget_cents=None, max_power_kw=None, max_racks=None, max_tco_cents=None)
     if spec.objective.kind.primary is Measure.TIME:

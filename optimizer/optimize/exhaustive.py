@@ -29,6 +29,7 @@ from optimizer.optimize.candidates import (
     ratios_for,
     redundant,
 )
+from optimizer.optimize.facility import facility_layout
 from optimizer.optimize.formulation import list_prices, stock_limits
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.registry.topologies import TOPOLOGIES
@@ -147,7 +148,7 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     space = SearchSpace(catalog, spec)
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
     c = spec.constraints
-    layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
+    layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
     best: dict[tuple[object, ...], tuple[BruteDesign, Order]] = {}
     for server in space.servers:
         lo = max(1, math.ceil((c.min_gpus or 1) / server.gpus_per_node))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Availability, Catalog
 from optimizer.optimize.backends import SolveStatus
+from optimizer.optimize.facility import facility_at_limit, facility_relaxations
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Constraints, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, ParetoEntry, RankedDesign
@@ -116,6 +117,7 @@ def relaxations(catalog: Catalog, spec: OptimizeSpec) -> list[tuple[str, Catalog
         drop("min_nic_gbps_per_gpu", replace(c, min_nic_gbps_per_gpu=None))
     if spec.allowed_vendors or spec.excluded_vendors:
         out.append(("vendors", catalog, replace(spec, allowed_vendors=(), excluded_vendors=())))
+    out.extend((name, catalog, sp) for name, sp in facility_relaxations(spec))  # issue 17
     return out
 
 
@@ -176,6 +178,7 @@ def at_limit(d: RankedDesign, spec: OptimizeSpec, stock: dict[str, int]) -> list
         out.append("racks")
     if _at_stock_limit(d, stock):
         out.append("stock")
+    out.extend(facility_at_limit(d, spec, BINDING_SLACK))  # issue 17 (facility)
     return out
 
 

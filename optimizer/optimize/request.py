@@ -40,6 +40,9 @@ class Constraints:
     min_nic_gbps_per_gpu: float | None = None
     # issue 17 (tco): cap on the lifetime cost (capex + operating cost over the years)
     max_tco_cents: int | None = None
+    # issue 17 (facility): the data hall's floor and cooling (optimizer.optimize.facility).
+    max_floor_positions: int | None = None  # racks (server and network) plus in-row CDUs
+    cooling: str | None = None  # "air" | "liquid": the facility's cooling; None: not stated
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,10 @@ class RankedDesign:
     @property
     def tco_cents(self) -> int | None:
         return None if self.tco is None else self.tco.tco_cents
+    # issue 17 (facility): what the design asks of the hall (optimizer.optimize.facility).
+    floor_positions: int = 0  # racks plus in-row CDUs
+    cooling: str = ""  # how its servers are installed: air | liquid
+    rack_kw: float = 0.0  # draw of its fullest rack
 
     @property
     def network_time_share(self) -> float:

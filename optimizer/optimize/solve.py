@@ -28,6 +28,7 @@ from optimizer.optimize.explain import (
     pareto_front,
     sensitivity,
 )
+from optimizer.optimize.facility import facility_figures, facility_layout
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
 from optimizer.optimize.problem import (
     MipInstance,
@@ -48,7 +49,7 @@ from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
 from optimizer.topology.bom import BillOfMaterials, BomSignature, bom_signature, build_bom
 from optimizer.topology.check import check_bom
-from optimizer.topology.layout import Layout, LinkOption
+from optimizer.topology.layout import LinkOption
 from optimizer.topology.plan import PhysicalPlan
 
 
@@ -78,7 +79,7 @@ def optimize(
     spec = with_catalog_vendors(catalog, spec)
     given = catalog  # the explanations re-solve from the catalog as given
     catalog = prune_dominated(catalog)
-    layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
+    layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
     space = SearchSpace(catalog, spec)
     timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
     if estimates is not None:
@@ -309,6 +310,7 @@ def _verified(
         time_slack_hours=None,
         gpus=cand.gpus,
         tco=breakdown_of(bom, spec_tco_prices(catalog, spec)),  # issue 17 (tco)
+        **vars(facility_figures(cand.plan, catalog)),  # issue 17 (facility)
     )
 
 

@@ -22,6 +22,11 @@ Model (every default below can be set per request through ``Layout``)
   transceiver is paired with the fiber class whose reach is the nearest at or above its own
   (multimode for SR, single-mode for DR/FR), since the catalog has no medium column; the two
   ends' optics must share that fiber class.
+- Floor positions (issue 17): every rack, server or network, takes one position; servers
+  installed liquid-cooled also need one floor-mounted (in-row) coolant distribution unit per
+  row of their racks, which occupies about one rack's footprint (Motivair by Schneider
+  Electric, "In-rack CDU v. floor-mounted CDU", 2026-04-29). ``max_floor_positions`` refuses
+  a placement that takes more (the facility's floor).
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ class Layout:
     vertical_run_m: float = 1.5
     # A link inside one rack or to the adjacent network rack (passive DAC reach at 400G: 3 m).
     in_rack_link_m: float = 3.0
+    # issue 17 (facility): the hall's floor and cooling; None: not limited / not stated.
+    max_floor_positions: int | None = None
+    facility_cooling: str | None = None  # "air" | "liquid"
 
     def __post_init__(self) -> None:
         for name in (
@@ -73,6 +81,19 @@ class Layout:
             if getattr(self, name) < 1:
                 msg = f"must be a positive integer, got {getattr(self, name)}"
                 raise InvalidInput(msg, field=f"layout.{name}")
+        if self.max_floor_positions is not None and self.max_floor_positions < 1:
+            msg = f"got {self.max_floor_positions}, expected a positive integer"
+            raise InvalidInput(msg, field="constraints.max_floor_positions")
+        if self.facility_cooling not in (None, "air", "liquid"):
+            msg = f"got {self.facility_cooling!r}, expected air or liquid"
+            raise InvalidInput(msg, field="constraints.cooling")
+
+    def liquid_installed(self, server_cooling: str) -> bool:
+        """A server of this cooling (catalog ``servers.cooling``) goes in liquid-cooled: a
+        liquid-only one always, an either-way one when the facility has liquid cooling."""
+        return server_cooling == "liquid" or (
+            server_cooling == "either" and self.facility_cooling == "liquid"
+        )
 
     def per_rack(self, power_kw: float, rack_units: int, what: str) -> int:
         """How many boxes of this power and height one rack holds; refuses a box that fits none."""
@@ -106,10 +127,17 @@ class Placement:
     network_racks: int
     rows: int
     group_lengths_m: tuple[tuple[str, float], ...]
+    cdu_positions: int = 0
+    """Floor-mounted coolant distribution units: one per row of liquid-cooled server racks."""
 
     @property
     def racks(self) -> int:
         return self.server_racks + self.network_racks
+
+    @property
+    def floor_positions(self) -> int:
+        """Positions on the data-hall floor: every rack plus the in-row CDUs."""
+        return self.racks + self.cdu_positions
 
     def length_m(self, group: str) -> float:
         return dict(self.group_lengths_m)[group]
@@ -123,14 +151,30 @@ def place(
     nodes_per_rack: int,
     nodes_per_leaf: int,
     network_racks: int,
+    liquid_cooled: bool = False,
 ) -> Placement:
     """Racks and link lengths of ``sizing`` for ``nodes`` servers, ``nodes_per_rack`` to a rack.
 
     ``nodes_per_leaf`` is how many nodes one first-tier switch serves (the node-leaf span).
+    ``liquid_cooled`` servers add their rows' CDUs to the floor positions.
+
+    Raises
+    ------
+    InvalidInput
+        More floor positions than ``layout.max_floor_positions``
+        (field ``constraints.max_floor_positions``).
     """
     server_racks = math.ceil(nodes / nodes_per_rack)
     racks = server_racks + network_racks
     rows = math.ceil(racks / layout.racks_per_row)
+    cdus = math.ceil(server_racks / layout.racks_per_row) if liquid_cooled else 0
+    if layout.max_floor_positions is not None and racks + cdus > layout.max_floor_positions:
+        msg = (
+            f"{nodes} servers take {racks + cdus} floor positions ({server_racks} server "
+            f"racks, {network_racks} network racks, {cdus} CDUs), more than the "
+            f"{layout.max_floor_positions} allowed"
+        )
+        raise InvalidInput(msg, field="constraints.max_floor_positions")
     leaf_span = min(server_racks, math.ceil(nodes_per_leaf / nodes_per_rack))
     spans = {"leaf": leaf_span, "pod": math.ceil(racks / sizing.pods), "cluster": racks}
     lengths: list[tuple[str, float]] = []
@@ -141,7 +185,7 @@ def place(
         else:
             length = layout.span_length_m(spans[group.span_kind])
         lengths.append((group.name, round(length, 3)))
-    return Placement(nodes_per_rack, server_racks, network_racks, rows, tuple(lengths))
+    return Placement(nodes_per_rack, server_racks, network_racks, rows, tuple(lengths), cdus)
 
 
 HOST_SWITCH = ("host", "switch")

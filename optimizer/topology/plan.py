@@ -139,6 +139,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         nodes_per_rack=nodes_per_rack,
         nodes_per_leaf=_nodes_per_leaf(design, sizing),
         network_racks=network_racks,
+        liquid_cooled=layout.liquid_installed(server.cooling),  # issue 17 (facility)
     )
     port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
     links = tuple(

@@ -20,7 +20,7 @@ OBJECTIVE_MIN_TIME: Objective
 OBJECTIVE_MIN_TCO: Objective
 
 class Constraints(_message.Message):
-    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu", "max_tco_usd")
+    __slots__ = ("budget_usd", "target_training_hours", "max_power_kw", "max_racks", "min_gpus", "max_gpus", "rack_power_kw", "max_lead_time_days", "min_nic_gbps_per_gpu", "max_tco_usd", "max_floor_positions", "cooling", "max_rack_kw")
     BUDGET_USD_FIELD_NUMBER: _ClassVar[int]
     TARGET_TRAINING_HOURS_FIELD_NUMBER: _ClassVar[int]
     MAX_POWER_KW_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,9 @@ class Constraints(_message.Message):
     MAX_LEAD_TIME_DAYS_FIELD_NUMBER: _ClassVar[int]
     MIN_NIC_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
     MAX_TCO_USD_FIELD_NUMBER: _ClassVar[int]
+    MAX_FLOOR_POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    COOLING_FIELD_NUMBER: _ClassVar[int]
+    MAX_RACK_KW_FIELD_NUMBER: _ClassVar[int]
     budget_usd: float
     target_training_hours: float
     max_power_kw: float
@@ -41,7 +44,10 @@ class Constraints(_message.Message):
     max_lead_time_days: float
     min_nic_gbps_per_gpu: float
     max_tco_usd: float
-    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ..., min_nic_gbps_per_gpu: _Optional[float] = ..., max_tco_usd: _Optional[float] = ...) -> None: ...
+    max_floor_positions: int
+    cooling: str
+    max_rack_kw: float
+    def __init__(self, budget_usd: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., max_power_kw: _Optional[float] = ..., max_racks: _Optional[int] = ..., min_gpus: _Optional[int] = ..., max_gpus: _Optional[int] = ..., rack_power_kw: _Optional[float] = ..., max_lead_time_days: _Optional[float] = ..., min_nic_gbps_per_gpu: _Optional[float] = ..., max_tco_usd: _Optional[float] = ..., max_floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., max_rack_kw: _Optional[float] = ...) -> None: ...
 
 class SolverOptions(_message.Message):
     __slots__ = ("backend", "time_limit_s", "seed")
@@ -140,7 +146,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -168,6 +174,9 @@ class Design(_message.Message):
     NETWORK_TIME_SHARE_FIELD_NUMBER: _ClassVar[int]
     TCO_USD_FIELD_NUMBER: _ClassVar[int]
     TCO_FIELD_NUMBER: _ClassVar[int]
+    FLOOR_POSITIONS_FIELD_NUMBER: _ClassVar[int]
+    COOLING_FIELD_NUMBER: _ClassVar[int]
+    RACK_KW_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -195,7 +204,10 @@ class Design(_message.Message):
     network_time_share: float
     tco_usd: float
     tco: TcoBreakdown
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ...) -> None: ...
+    floor_positions: int
+    cooling: str
+    rack_kw: float
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
     __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family", "tco_usd")
