@@ -44,6 +44,7 @@ BY_HAND = {
             "topology_family",
             "scale_out_gbps_per_gpu",
             "network_time_share",
+            "workload_times",  # issue 17 (portfolio)
         },
     ),
     optimize_pb2.OptimizeResponse: ((OptimizeResult,), {"designs", "pareto", "catalog_id"}),

@@ -9,9 +9,10 @@ from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
+from optimizer.optimize.portfolio import portfolio_from_proto  # issue 17 (portfolio)
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
-from optimizer.performance.convert import plan_from_proto, response_to_proto, workload_from_proto
+from optimizer.performance.convert import plan_from_proto, response_to_proto
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import MIN_COST, OBJECTIVES
@@ -59,6 +60,8 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         if c.HasField("target_training_hours")
         else None
     )
+    # issue 17 (portfolio): `workload` and `workloads` together; the target of a portfolio
+    primary, target, portfolio = portfolio_from_proto(req, target)
     kind = (
         OBJECTIVES.resolve(req.objective, req.objective_kind, "objective", "objective_kind")
         or MIN_COST
@@ -91,13 +94,13 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         raise InvalidInput(
             f"min_gpus {c.min_gpus} exceeds max_gpus {c.max_gpus}", field="constraints.min_gpus"
         )
-    if not req.HasField("workload"):
+    if primary is None:
         raise InvalidInput(
             "missing; expected a workload (a preset model name or an architecture)",
             field="workload",
         )
     return OptimizeSpec(
-        workload=workload_from_proto(req.workload),
+        workload=primary,
         # The mirrored fields by name (checked above); budget and target as validated.
         constraints=Constraints(
             **{
@@ -132,6 +135,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         ),
         rack_power_kw=c.rack_power_kw if c.HasField("rack_power_kw") else None,
         require_fabric=req.require_fabric,
+        portfolio=portfolio,  # issue 17 (portfolio)
     )
 
 
@@ -185,6 +189,15 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         ),
         bom=[
             optimize_pb2.BomLine(**message_values(ln, optimize_pb2.BomLine)) for ln in d.bom.lines
+        ],
+        # issue 17 (portfolio)
+        workload_times=[
+            optimize_pb2.WorkloadTime(
+                **message_values(t, optimize_pb2.WorkloadTime),
+                time_over_target=t.time_over_target,
+                hours_per_year=t.hours_per_year,
+            )
+            for t in d.workload_times
         ],
     )
 

@@ -56,3 +56,17 @@ class OptimizeSpec:
     # One-node clusters: offer only designs with a scale-out fabric (default: the switchless
     # one-node design is offered too).
     require_fabric: bool = False
+    # issue 17 (portfolio): every workload the cluster must serve (the first is ``workload``);
+    # empty for one workload with one target, which is today's request exactly.
+    portfolio: tuple[WorkloadTarget, ...] = ()
+
+
+# issue 17 (portfolio)
+@dataclass(frozen=True)
+class WorkloadTarget:
+    """One workload of a portfolio: its own target hours, runs a year sharing the cluster's
+    usable hours, or both (docs/optimizer.md, "Portfolio of workloads")."""
+
+    workload: Workload
+    target_training_hours: float | None = None
+    runs_per_year: float | None = None

@@ -45,6 +45,11 @@ class RankedDesign:
     budget_slack_cents: int | None
     time_slack_hours: float | None
     gpus: int
+    # issue 17 (portfolio): each workload's time on this design and the two feasibility ratios
+    # (0 when the request names one workload; docs/optimizer.md, "Portfolio of workloads").
+    workload_times: tuple[WorkloadTime, ...] = ()
+    worst_time_over_target: float = 0.0
+    year_share: float = 0.0
 
     @property
     def network_time_share(self) -> float:
@@ -77,3 +82,25 @@ class OptimizeResult:
     bound_cents: int | None = None
     sensitivity: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # issue 17 (portfolio): what a design's training time means for a portfolio ("" otherwise).
+    portfolio_measure: str = ""
+
+
+# issue 17 (portfolio)
+@dataclass(frozen=True)
+class WorkloadTime:
+    """One workload's predicted time on a design, beside what the request asked of it."""
+
+    workload: str
+    training_time_hours: float  # under the request's confidence level
+    target_training_hours: float | None
+    runs_per_year: float | None
+
+    @property
+    def time_over_target(self) -> float:
+        t = self.target_training_hours
+        return self.training_time_hours / t if t else 0.0
+
+    @property
+    def hours_per_year(self) -> float:
+        return (self.runs_per_year or 0.0) * self.training_time_hours

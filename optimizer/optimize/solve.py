@@ -28,6 +28,7 @@ from optimizer.optimize.explain import (
     sensitivity,
 )
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
+from optimizer.optimize.portfolio import make_timer, with_workload_times  # issue 17 (portfolio)
 from optimizer.optimize.problem import (
     MipInstance,
     RowBuilder,
@@ -77,7 +78,7 @@ def optimize(
     catalog = prune_dominated(catalog)
     layout = Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
     space = SearchSpace(catalog, spec)
-    timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
+    timer = make_timer(spec, {s.sku: s for s in space.servers}, fixed)  # issue 17 (portfolio)
     if estimates is not None:
         timer.share(estimates)
     stock = stock_limits(catalog)
@@ -278,7 +279,7 @@ def _verified(
             f"{cost_of(res, vm)} cents"
         )
         raise SolverFailed(msg)
-    return RankedDesign(
+    ranked = RankedDesign(
         rank=rank,
         design=cand.design,
         bom=bom,
@@ -291,6 +292,7 @@ def _verified(
         time_slack_hours=None,
         gpus=cand.gpus,
     )
+    return with_workload_times(ranked, timer, cand.plan)  # issue 17 (portfolio)
 
 
 def split_cost(bom: BillOfMaterials) -> CostSplit:
