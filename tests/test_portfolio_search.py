@@ -138,6 +138,7 @@ def test_runs_a_year_fit_in_the_years_usable_hours() -> None:
         assert own_hours(d, BERT.workload, small()) <= 2.0
 
 
+@pytest.mark.slow
 def test_a_year_too_short_for_the_runs_has_no_design() -> None:
     impossible = WorkloadTarget(work("megatron-1.7b"), runs_per_year=1e9)
     got = optimize(small(), portfolio_spec(BERT, impossible))
@@ -158,6 +159,7 @@ def _request(*, portfolio: bool, objective: str) -> optimize_pb2.OptimizeRequest
     return req
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("objective", ["min_cost", "min_time"])
 def test_a_single_workload_portfolio_is_todays_answer_exactly(objective: str) -> None:
     def answer(portfolio: bool) -> dict[str, object]:
@@ -169,6 +171,17 @@ def test_a_single_workload_portfolio_is_todays_answer_exactly(objective: str) ->
     today = answer(False)
     assert today["designs"]
     assert answer(True) == today
+
+
+@pytest.mark.slow
+def test_an_infeasible_portfolios_diagnosis_says_what_its_hours_mean() -> None:
+    req = _request(portfolio=True, objective="min_cost")
+    entry = req.workloads.add(runs_per_year=1e9)
+    entry.workload.model, entry.workload.training_tokens = "megatron-1.7b", TOKENS
+    resp = api.optimize(req, catalog=small())
+    assert not resp.designs
+    assert resp.portfolio_measure.startswith("portfolio of 2 workloads")
+    assert resp.portfolio_measure in resp.diagnosis
 
 
 EXTRA = st.builds(

@@ -28,7 +28,7 @@ from optimizer.cost.tco import HOURS_PER_YEAR, CostModel
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import EstimateCache, TimeKey, confident_hours
 from optimizer.optimize.request import Confidence, OptimizeSpec, WorkloadTarget
-from optimizer.optimize.result import RankedDesign, WorkloadTime
+from optimizer.optimize.result import OptimizeResult, RankedDesign, WorkloadTime
 from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.plan import PartialPlan
@@ -213,6 +213,16 @@ def measure_text(spec: OptimizeSpec) -> str:
         f"portfolio of {len(spec.portfolio)} workloads: a design's time is {base} x the worst "
         f"of {' and '.join(terms)}; it meets every workload when that is at most {ref:,.4g} h"
     )
+
+
+def with_measure(result: OptimizeResult, spec: OptimizeSpec) -> OptimizeResult:
+    """``result`` saying what its times mean for a portfolio, in the diagnosis too (its
+    hours are portfolio times, not one workload's)."""
+    text = measure_text(spec)
+    if not text:
+        return result
+    diagnosis = f"{result.diagnosis} ({text})" if result.diagnosis else ""
+    return replace(result, portfolio_measure=text, diagnosis=diagnosis)
 
 
 def _positive_or_zero(value: float, field: str) -> float | None:
