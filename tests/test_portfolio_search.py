@@ -19,7 +19,7 @@ from optimizer import api
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
-from optimizer.optimize.portfolio import YEAR_HOURS
+from optimizer.optimize.portfolio import YEAR_HOURS, with_measure
 from optimizer.optimize.request import (
     Confidence,
     Constraints,
@@ -119,6 +119,14 @@ def test_a_designs_time_is_the_first_target_times_the_worst_ratio() -> None:
     for d in bert_and_megatron().designs:
         assert d.time_hours == pytest.approx(2.0 * d.worst_time_over_target)
         assert d.worst_time_over_target <= 1.0
+
+
+def test_each_explanation_names_each_workloads_own_time() -> None:
+    explained = with_measure(bert_and_megatron(), portfolio_spec(BERT, MEGATRON))
+    assert explained.portfolio_measure.startswith("portfolio of 2 workloads")
+    for d in explained.designs:
+        for t in d.workload_times:
+            assert f"{t.workload} {t.training_time_hours:,.1f} h" in d.explanation
 
 
 def test_min_cost_ranks_by_capex_then_the_worst_ratio() -> None:

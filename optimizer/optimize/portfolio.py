@@ -222,7 +222,30 @@ def with_measure(result: OptimizeResult, spec: OptimizeSpec) -> OptimizeResult:
     if not text:
         return result
     diagnosis = f"{result.diagnosis} ({text})" if result.diagnosis else ""
-    return replace(result, portfolio_measure=text, diagnosis=diagnosis)
+    designs = tuple(
+        replace(d, explanation=f"{d.explanation} {portfolio_sentence(d)}".strip())
+        for d in result.designs
+    )
+    return replace(result, portfolio_measure=text, diagnosis=diagnosis, designs=designs)
+
+
+def portfolio_sentence(design: RankedDesign) -> str:
+    """Each workload's own time on ``design``, for its explanation (whose hours are
+    portfolio times)."""
+    parts = []
+    for t in design.workload_times:
+        asked = []
+        if t.target_training_hours is not None:
+            asked.append(f"target {t.target_training_hours:,.4g} h")
+        if t.runs_per_year is not None:
+            asked.append(f"{t.runs_per_year:g} runs/yr = {t.hours_per_year:,.0f} h/yr")
+        parts.append(f"{t.workload} {t.training_time_hours:,.1f} h ({', '.join(asked)})")
+    text = f"Portfolio (the hours above are portfolio times): {'; '.join(parts)}"
+    if design.worst_time_over_target:
+        text += f"; worst time/target {design.worst_time_over_target:.2f}"
+    if design.year_share:
+        text += f"; {design.year_share:.0%} of the year's {YEAR_HOURS:,.0f} usable hours"
+    return text + "."
 
 
 def _positive_or_zero(value: float, field: str) -> float | None:
