@@ -96,6 +96,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.OptimizeRequest.top_k": (0, 1_000_000),
     "procurement.v1.SolverOptions.time_limit_s": (_POSITIVE_TINY, 1e6),
     "procurement.v1.SolverOptions.seed": (-(2**31), 2**31 - 1),
+    # issue 17 (portfolio): 0 means "not given"
+    "procurement.v1.WorkloadTarget.target_training_hours": (0.0, 1e7),
+    "procurement.v1.WorkloadTarget.runs_per_year": (0.0, 1e6),
 }
 _NUMERIC = {
     FieldDescriptor.TYPE_DOUBLE,
@@ -222,3 +225,20 @@ def check_optimize(request: optimize_pb2.OptimizeRequest, prefix: str = "") -> N
     for i, ref in enumerate(request.catalogs):
         check_catalog_ref(ref, f"{prefix}catalogs[{i}]")
     _check_micro_batch(request.workload, request.parallelism, prefix)
+    _check_portfolio(request, prefix)  # issue 17 (portfolio)
+
+
+# issue 17 (portfolio)
+MAX_PORTFOLIO_WORKLOADS = 16
+"""Most workloads of one request: each one multiplies the search's estimates."""
+
+
+def _check_portfolio(request: optimize_pb2.OptimizeRequest, prefix: str) -> None:
+    """The portfolio's size, and each workload's fixed micro-batch (the request's fixed
+    parallelism is the first workload's)."""
+    count = len(request.workloads) + request.HasField("workload")
+    if count > MAX_PORTFOLIO_WORKLOADS:
+        msg = f"got {count} workloads, expected at most {MAX_PORTFOLIO_WORKLOADS}"
+        raise InvalidInput(msg, field=f"{prefix}workloads")
+    for i, entry in enumerate(request.workloads):
+        _check_micro_batch(entry.workload, estimate_pb2.Parallelism(), f"{prefix}workloads[{i}].")

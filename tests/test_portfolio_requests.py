@@ -14,6 +14,7 @@ from optimizer.optimize.convert import spec_from_proto
 from optimizer.optimize.portfolio import YEAR_HOURS
 from optimizer.optimize.portfolio_spelling import parse_workload_flag
 from optimizer.optimize.request import Objective
+from optimizer.request_limits import MAX_PORTFOLIO_WORKLOADS, check_optimize
 
 
 def _target(name: str, hours: float = 0.0, runs: float = 0.0) -> optimize_pb2.WorkloadTarget:
@@ -204,3 +205,30 @@ def test_min_time_portfolio_without_targets_is_refused() -> None:
         ).objective
         is Objective.MIN_TIME
     )
+
+
+def test_a_portfolio_of_more_than_the_limit_is_refused_before_any_work() -> None:
+    req = optimize_pb2.OptimizeRequest(
+        workloads=[_target("llama3-8b", 100.0)] * (MAX_PORTFOLIO_WORKLOADS + 1)
+    )
+    with pytest.raises(InvalidInput) as err:
+        check_optimize(req)
+    assert err.value.field == "workloads"
+    assert f"at most {MAX_PORTFOLIO_WORKLOADS}" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        (_target("llama3-8b", runs=-1.0), "workloads[1].runs_per_year"),
+        (_target("llama3-8b", hours=float("inf")), "workloads[1].target_training_hours"),
+        (_target("llama3-8b", runs=1e12), "workloads[1].runs_per_year"),
+    ],
+)
+def test_request_limits_name_the_portfolio_field(
+    entry: optimize_pb2.WorkloadTarget, field: str
+) -> None:
+    req = optimize_pb2.OptimizeRequest(workloads=[_target("llama3-70b", 720.0), entry])
+    with pytest.raises(InvalidInput) as err:
+        check_optimize(req)
+    assert err.value.field == field
