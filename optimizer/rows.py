@@ -33,9 +33,13 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "power_kw",
     "racks",
     "binding",
+    # issue 17 (portfolio): empty/0 for one workload
+    "workload_hours",  # each workload's own time: "NAME=HOURS;NAME=HOURS"
+    "worst_time_over_target",
+    "year_share",
 )
 # Columns holding catalog text (SKU names): the ones a CSV writer must make formula-safe.
-TEXT_COLUMNS = frozenset({"server_sku", "nic_sku"})
+TEXT_COLUMNS = frozenset({"server_sku", "nic_sku", "workload_hours"})
 
 Value = str | int | float | None
 
@@ -49,6 +53,8 @@ def _value(design: optimize_pb2.Design, column: str) -> Value:
         return design.cost.network_share
     if column == "binding":
         return ";".join(design.binding)
+    if column == "workload_hours":  # issue 17 (portfolio)
+        return ";".join(f"{w.workload}={w.training_time_hours:.6g}" for w in design.workload_times)
     value: Value = getattr(design, column)
     return value
 

@@ -19,6 +19,7 @@ from optimizer import api
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
+from optimizer.optimize.convert import response_from_result
 from optimizer.optimize.portfolio import YEAR_HOURS, with_measure
 from optimizer.optimize.request import (
     Confidence,
@@ -30,6 +31,7 @@ from optimizer.optimize.request import (
 from optimizer.optimize.result import OptimizeResult, RankedDesign
 from optimizer.optimize.solve import optimize
 from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.rows import design_row
 from optimizer.topology.plan import physical_plan
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -231,3 +233,14 @@ def test_min_time_more_budget_never_gives_a_slower_portfolio(
         return got.designs[0].time_hours if got.designs else math.inf
 
     assert fastest(budget_usd + more_usd) <= fastest(budget_usd)
+
+
+def test_table_rows_carry_each_workloads_time_and_the_ratios() -> None:
+    resp = response_from_result(bert_and_megatron())
+    row = design_row(resp.designs[0])
+    times = bert_and_megatron().designs[0].workload_times
+    assert row["workload_hours"] == ";".join(
+        f"{t.workload}={t.training_time_hours:.6g}" for t in times
+    )
+    assert row["worst_time_over_target"] == bert_and_megatron().designs[0].worst_time_over_target
+    assert row["year_share"] == 0.0
