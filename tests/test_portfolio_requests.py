@@ -14,6 +14,7 @@ from optimizer.optimize.convert import spec_from_proto
 from optimizer.optimize.portfolio import YEAR_HOURS
 from optimizer.optimize.portfolio_spelling import parse_workload_flag
 from optimizer.optimize.request import Objective
+from optimizer.reporting.frontier import workload_label
 from optimizer.request_limits import MAX_PORTFOLIO_WORKLOADS, check_optimize
 
 
@@ -232,3 +233,8 @@ def test_request_limits_name_the_portfolio_field(
     with pytest.raises(InvalidInput) as err:
         check_optimize(req)
     assert err.value.field == field
+
+
+def test_report_titles_name_every_workload_of_a_portfolio() -> None:
+    req = request_from_flags(workload=("llama3-70b", "mixtral-8x22b:480"))
+    assert workload_label(req) == "llama3-70b + mixtral-8x22b"

@@ -69,18 +69,27 @@ def portfolio_spec(*workloads: WorkloadTarget, **kw: object) -> OptimizeSpec:
     )
 
 
-def own_hours(design: RankedDesign, workload: Workload, catalog: Catalog) -> float:
+def own_hours(
+    design: RankedDesign,
+    workload: Workload,
+    catalog: Catalog,
+    confidence: Confidence = Confidence.EXPECTED,
+) -> float:
     """The workload's time on the built design, from the public estimator alone."""
     d = design.design
     server = next(s for s in catalog.servers if s.sku == d.server_sku)
     if not TOPOLOGIES.get(d.topology).scale_out:
-        return single_node_hours(workload, server, Confidence.EXPECTED)
+        return single_node_hours(workload, server, confidence)
     nic = next(n for n in catalog.nics if n.sku == d.nic_sku)
     plan = physical_plan(d, catalog)
     est = estimate_of(
         workload, server, d.fabric, nic.speed_gbps, d.nics_per_node, d.nodes, plan.sizing.profile
     )
-    return math.inf if est is None else est.training_time_hours
+    if est is None:
+        return math.inf
+    if confidence is Confidence.PESSIMISTIC:
+        return est.training_time_hours_high
+    return est.training_time_hours
 
 
 BERT = WorkloadTarget(work("bert-large"), 2.0)
@@ -244,3 +253,15 @@ def test_table_rows_carry_each_workloads_time_and_the_ratios() -> None:
     )
     assert row["worst_time_over_target"] == bert_and_megatron().designs[0].worst_time_over_target
     assert row["year_share"] == 0.0
+
+
+@pytest.mark.slow
+def test_under_pessimistic_confidence_every_workload_meets_its_target_at_its_high_time() -> None:
+    spec = replace(portfolio_spec(BERT, MEGATRON), confidence=Confidence.PESSIMISTIC)
+    got = optimize(small(), spec)
+    assert got.designs, got.diagnosis
+    for d in got.designs:
+        for w in (BERT, MEGATRON):
+            assert w.target_training_hours is not None
+            high = own_hours(d, w.workload, small(), Confidence.PESSIMISTIC)
+            assert high <= w.target_training_hours
