@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from catalog_files import SMALL
 from cli_support import run
 
-from client.commands.optimize import request_from_flags
+from client.commands.optimize import read_optimize_request, request_from_flags
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.optimize.convert import spec_from_proto
@@ -238,3 +240,14 @@ def test_request_limits_name_the_portfolio_field(
 def test_report_titles_name_every_workload_of_a_portfolio() -> None:
     req = request_from_flags(workload=("llama3-70b", "mixtral-8x22b:480"))
     assert workload_label(req) == "llama3-70b + mixtral-8x22b"
+
+
+def test_the_portfolio_example_reads_as_a_two_workload_portfolio() -> None:
+    example = Path(__file__).parents[1] / "examples" / "optimize-portfolio.json"
+    spec = spec_from_proto(read_optimize_request(str(example)))
+    assert [
+        (w.workload.name, w.target_training_hours, w.runs_per_year) for w in spec.portfolio
+    ] == [
+        ("llama3-70b", 720.0, 4.0),
+        ("mixtral-8x22b", None, 1.0),
+    ]
