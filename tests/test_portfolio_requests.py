@@ -249,5 +249,5 @@ def test_the_portfolio_example_reads_as_a_two_workload_portfolio() -> None:
         (w.workload.name, w.target_training_hours, w.runs_per_year) for w in spec.portfolio
     ] == [
         ("llama3-70b", 720.0, 4.0),
-        ("mixtral-8x22b", None, 1.0),
+        ("mixtral-8x22b", 240.0, 1.0),
     ]
