@@ -187,6 +187,8 @@ def print_optimize(
                 narrow_designs_table(resp, title, show_tco=show_tco),
             )
         )
+        if resp.designs[0].workload_times:  # issue 17 (portfolio)
+            out.print(workload_times_table(resp))
         best = resp.designs[0]
         out.print(Fit(bom_table(best), narrow_bom_table(best)))
         for d in resp.designs:
@@ -257,3 +259,25 @@ def emit_text(text: str, output: str | None) -> None:
         Path(output).write_text(text + "\n")
     else:
         click.echo(text)
+
+
+# issue 17 (portfolio)
+def workload_times_table(resp: optimize_pb2.OptimizeResponse) -> Table:
+    """Each workload's predicted time on each ranked design, beside what the request asks."""
+    table = Table(title="workloads on each design (portfolio)", caption=resp.portfolio_measure)
+    for name in ("rank", "workload", "time (h)", "target (h)", "time/target", "runs/yr", "h/yr"):
+        table.add_column(name, justify="left" if name == "workload" else "right")
+    for d in resp.designs:
+        for w in d.workload_times:
+            table.add_row(
+                str(d.rank),
+                w.workload,
+                f"{w.training_time_hours:,.1f}",
+                f"{w.target_training_hours:,.1f}" if w.target_training_hours else "-",
+                f"{w.time_over_target:.2f}" if w.target_training_hours else "-",
+                f"{w.runs_per_year:g}" if w.runs_per_year else "-",
+                f"{w.hours_per_year:,.0f}" if w.runs_per_year else "-",
+            )
+        if d.year_share:
+            table.add_row(str(d.rank), "year's share", "", "", f"{d.year_share:.2f}", "", "")
+    return table

@@ -19,6 +19,7 @@ from optimizer.optimize.candidates import (
     with_catalog_vendors,
 )
 from optimizer.optimize.convert import fixed_plan_from_proto, response_from_result, spec_from_proto
+from optimizer.optimize.portfolio import with_measure  # issue 17 (portfolio)
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.solve import optimize as run_optimizer
 from optimizer.performance.convert import request_from_proto, response_to_proto
@@ -76,6 +77,7 @@ def optimize(
     result = run_optimizer(
         catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop, progress=progress
     )
+    result = with_measure(result, spec)  # issue 17 (portfolio)
     if not result.designs:
         result = replace(result, diagnosis=nic_policy_diagnosis(catalog, spec, result.diagnosis))
     return response_from_result(result, content_hash(catalog), catalog)

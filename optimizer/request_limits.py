@@ -103,6 +103,9 @@ RANGES: dict[str, tuple[float, float]] = {
     # issue 17 (tco): the lifetime-cost cap and the cost model (optimizer.cost.tco)
     "procurement.v1.Constraints.max_tco_usd": (0.01, 1e12),
     **{f"procurement.v1.CostModel.{k}": lim for k, lim in COST_MODEL_LIMITS.items()},
+    # issue 17 (portfolio): 0 means "not given"
+    "procurement.v1.WorkloadTarget.target_training_hours": (0.0, 1e7),
+    "procurement.v1.WorkloadTarget.runs_per_year": (0.0, 1e6),
 }
 _NUMERIC = {
     FieldDescriptor.TYPE_DOUBLE,
@@ -229,3 +232,20 @@ def check_optimize(request: optimize_pb2.OptimizeRequest, prefix: str = "") -> N
     for i, ref in enumerate(request.catalogs):
         check_catalog_ref(ref, f"{prefix}catalogs[{i}]")
     _check_micro_batch(request.workload, request.parallelism, prefix)
+    _check_portfolio(request, prefix)  # issue 17 (portfolio)
+
+
+# issue 17 (portfolio)
+MAX_PORTFOLIO_WORKLOADS = 16
+"""Most workloads of one request: each one multiplies the search's estimates."""
+
+
+def _check_portfolio(request: optimize_pb2.OptimizeRequest, prefix: str) -> None:
+    """The portfolio's size, and each workload's fixed micro-batch (the request's fixed
+    parallelism is the first workload's)."""
+    count = len(request.workloads) + request.HasField("workload")
+    if count > MAX_PORTFOLIO_WORKLOADS:
+        msg = f"got {count} workloads, expected at most {MAX_PORTFOLIO_WORKLOADS}"
+        raise InvalidInput(msg, field=f"{prefix}workloads")
+    for i, entry in enumerate(request.workloads):
+        _check_micro_batch(entry.workload, estimate_pb2.Parallelism(), f"{prefix}workloads[{i}].")

@@ -48,9 +48,13 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     "floor_positions",
     "cooling",
     "rack_kw",
+    # issue 17 (portfolio): empty/0 for one workload
+    "workload_hours",  # each workload's own time: "NAME=HOURS;NAME=HOURS"
+    "worst_time_over_target",
+    "year_share",
 )
 # Columns holding catalog text (SKU names): the ones a CSV writer must make formula-safe.
-TEXT_COLUMNS = frozenset({"server_sku", "nic_sku"})
+TEXT_COLUMNS = frozenset({"server_sku", "nic_sku", "workload_hours"})
 
 Value = str | int | float | None
 
@@ -67,6 +71,8 @@ def _value(design: optimize_pb2.Design, column: str) -> Value:
     if column in TCO_COLUMNS[1:]:  # issue 17 (tco)
         value_usd: float = getattr(design.tco, column.removeprefix("tco_"))
         return value_usd
+    if column == "workload_hours":  # issue 17 (portfolio)
+        return ";".join(f"{w.workload}={w.training_time_hours:.6g}" for w in design.workload_times)
     value: Value = getattr(design, column)
     return value
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
-from optimizer.cost.tco import lifetime_cost
+from optimizer.cost.tco import HOURS_PER_YEAR, CostModel, lifetime_cost
 from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, Objective, OptimizeSpec
 from optimizer.performance.cluster import ClusterSpec
@@ -205,6 +205,29 @@ def estimate_of(
         except InvalidInput:  # PlanInfeasible is an InvalidInput: no plan fits in memory
             _ESTIMATES[key] = None
     return _ESTIMATES[key]
+
+
+def portfolio_hours(spec: OptimizeSpec, hours_of: Callable[[Workload], float]) -> float:
+    """A design's time; for a portfolio (issue 17) the reference hours R times the worst of
+    each workload's time / its target and the year's share (runs a year x hours over 8,760 h
+    at the cost model's utilisation), R being the first workload's target or else the year's
+    usable hours (docs/optimizer.md, "Portfolio of workloads"). Written from the doc, not
+    from optimizer.optimize.portfolio."""
+    if not spec.portfolio:
+        return hours_of(spec.workload)
+    times = [hours_of(w.workload) for w in spec.portfolio]
+    year_hours = HOURS_PER_YEAR * CostModel().utilization
+    first = spec.portfolio[0].target_training_hours
+    reference = first if first is not None else year_hours
+    ratios = [
+        t * (reference / w.target_training_hours)
+        for t, w in zip(times, spec.portfolio, strict=True)
+        if w.target_training_hours is not None
+    ]
+    if any(w.runs_per_year is not None for w in spec.portfolio):
+        year = sum((w.runs_per_year or 0.0) * t for t, w in zip(times, spec.portfolio, strict=True))
+        ratios.append(year * (reference / year_hours))
+    return max(ratios)
 
 
 def single_node_hours(workload: Workload, server: Server, confidence: Confidence) -> float:
@@ -412,18 +435,22 @@ class Enumerator:
             return None
         server = next(s for s in self.catalog.servers if s.sku == design.server_sku)
         nic = next(n for n in self.catalog.nics if n.sku == design.nic_sku)
-        est = estimate_of(
-            self.spec.workload,
-            server,
-            design.fabric,
-            nic.speed_gbps,
-            design.nics_per_node,
-            design.nodes,
-            plan.sizing.profile,
-        )
-        if est is None:
+
+        def hours_of(workload: Workload) -> float:
+            est = estimate_of(
+                workload,
+                server,
+                design.fabric,
+                nic.speed_gbps,
+                design.nics_per_node,
+                design.nodes,
+                plan.sizing.profile,
+            )
+            return math.inf if est is None else _hours(est, self.spec.confidence)
+
+        hours = portfolio_hours(self.spec, hours_of)
+        if not math.isfinite(hours):
             return None
-        hours = _hours(est, self.spec.confidence)
         target = c.target_training_hours
         if target is not None and hours > target:
             return None
@@ -538,7 +565,9 @@ class Enumerator:
             if server.sku in self.stock and self.stock[server.sku] < 1:
                 continue
             cents = self.catalog.unit_price_cents(server.sku, 1, server.price_cents)
-            hours = single_node_hours(self.spec.workload, server, self.spec.confidence)
+            hours = portfolio_hours(
+                self.spec, lambda w, s=server: single_node_hours(w, s, self.spec.confidence)
+            )
             per_rack = self.layout.per_rack(server.power_kw, server.rack_units, server.sku)
             racks = 1 if per_rack >= 1 else 0
             ok = (

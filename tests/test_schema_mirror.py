@@ -46,6 +46,7 @@ BY_HAND = {
             "network_time_share",
             "tco_usd",  # issue 17 (tco)
             "tco",  # issue 17 (tco)
+            "workload_times",  # issue 17 (portfolio)
         },
     ),
     optimize_pb2.OptimizeResponse: (

@@ -14,6 +14,10 @@ from client.options import REPORT_FORMATS, output_file, output_format, plot_file
 from client.transport import transport_from
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
+from optimizer.optimize.portfolio_spelling import (  # issue 17 (portfolio)
+    is_bare,
+    parse_workload_flag,
+)
 
 # The most training tokens a flag may ask for: about 600 times the largest published run
 # (Llama 3 405B, 15.6e12), and far below where the solvers' coefficients overflow (~1e19).
@@ -47,7 +51,7 @@ def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
 def request_from_flags(
     *,
     catalog: str | tuple[str, ...] | None = None,
-    workload: str | None = None,
+    workload: str | tuple[str, ...] | None = None,
     tokens: float | None = None,
     budget_usd: float | None = None,
     target_hours: float | None = None,
@@ -97,8 +101,18 @@ def request_from_flags(
         req.catalogs.extend(refs[1:])
     if require_fabric:
         req.require_fabric = True
-    if workload:
-        req.workload.model = workload
+    # issue 17 (portfolio): repeated --workload NAME[:TARGET_HOURS][@RUNS/yr]
+    names = (workload,) if isinstance(workload, str) else workload or ()
+    if names and is_bare(names[0]):
+        req.workload.model = names[0]  # today's meaning, with --target-hours
+        names = names[1:]
+    req.workloads.extend(parse_workload_flag(name) for name in names)
+    if req.workloads and tokens is not None:
+        raise InvalidInput(
+            "applies to one workload; for a portfolio give each workload's training_tokens "
+            "in a request file (workloads[i].workload.training_tokens)",
+            field="--tokens",
+        )
     if tokens is not None:
         req.workload.training_tokens = tokens
     c = req.constraints
@@ -172,7 +186,14 @@ def catalogs_label(req: optimize_pb2.OptimizeRequest) -> str:
     "roce-spectrum, ethernet-budget) or a stored id. Repeat it to optimise over the union "
     "of several quotes (servers from one, fabric from another).",
 )
-@click.option("--workload", help="Workload preset, e.g. llama3-70b (see `procure estimate`).")
+@click.option(
+    "--workload",
+    multiple=True,
+    help="Workload preset, e.g. llama3-70b (see `procure estimate`). Repeat it for a portfolio "
+    "the cluster must serve, each as NAME:TARGET_HOURS (llama3-70b:720), NAME@RUNS/yr "
+    "(llama3-70b@4/yr: runs a year sharing the cluster's usable hours) or both; a bare NAME "
+    "takes --target-hours.",
+)
 @click.option("--budget-usd", type=float, help="Capex budget in US dollars.")
 @click.option("--target-hours", type=float, help="Target training time in hours.")
 @scenario_options()
@@ -211,6 +232,10 @@ def optimize(
     flagged = request_from_flags(**flags)
     if flagged.catalog:  # --catalog replaces the file's catalogs, it does not add to them
         req.ClearField("catalogs")
+    if flags.get("workload"):  # issue 17 (portfolio): --workload replaces the file's portfolio
+        req.ClearField("workloads")
+        if not flagged.HasField("workload"):
+            req.ClearField("workload")
     req.MergeFrom(flagged)
     from client import render
     from optimizer.reporting.frontier import Front, frontier, points_of, workload_label

@@ -11,9 +11,10 @@ from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import CostModel, TcoBreakdown, checked_cost_model
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
+from optimizer.optimize.portfolio import portfolio_from_proto  # issue 17 (portfolio)
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
-from optimizer.performance.convert import plan_from_proto, response_to_proto, workload_from_proto
+from optimizer.performance.convert import plan_from_proto, response_to_proto
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import MIN_COST, OBJECTIVES
@@ -61,6 +62,8 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         if c.HasField("target_training_hours")
         else None
     )
+    # issue 17 (portfolio): `workload` and `workloads` together; the target of a portfolio
+    primary, target, portfolio = portfolio_from_proto(req, target)
     kind = (
         OBJECTIVES.resolve(req.objective, req.objective_kind, "objective", "objective_kind")
         or MIN_COST
@@ -105,13 +108,13 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         raise InvalidInput(
             f"min_gpus {c.min_gpus} exceeds max_gpus {c.max_gpus}", field="constraints.min_gpus"
         )
-    if not req.HasField("workload"):
+    if primary is None:
         raise InvalidInput(
             "missing; expected a workload (a preset model name or an architecture)",
             field="workload",
         )
     return OptimizeSpec(
-        workload=workload_from_proto(req.workload),
+        workload=primary,
         # The mirrored fields by name (checked above); budget and target as validated.
         constraints=Constraints(
             **{
@@ -147,6 +150,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         rack_power_kw=rack_kw,
         require_fabric=req.require_fabric,
         cost_model=cost_model_from_proto(req.cost_model),  # issue 17 (tco)
+        portfolio=portfolio,  # issue 17 (portfolio)
     )
 
 
@@ -246,6 +250,15 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         ),
         bom=[
             optimize_pb2.BomLine(**message_values(ln, optimize_pb2.BomLine)) for ln in d.bom.lines
+        ],
+        # issue 17 (portfolio)
+        workload_times=[
+            optimize_pb2.WorkloadTime(
+                **message_values(t, optimize_pb2.WorkloadTime),
+                time_over_target=t.time_over_target,
+                hours_per_year=t.hours_per_year,
+            )
+            for t in d.workload_times
         ],
     )
 

@@ -65,3 +65,17 @@ class OptimizeSpec:
     require_fabric: bool = False
     # issue 17 (tco): how the facility charges for a running cluster (the TCO's terms)
     cost_model: CostModel = field(default_factory=CostModel)
+    # issue 17 (portfolio): every workload the cluster must serve (the first is ``workload``);
+    # empty for one workload with one target, which is today's request exactly.
+    portfolio: tuple[WorkloadTarget, ...] = ()
+
+
+# issue 17 (portfolio)
+@dataclass(frozen=True)
+class WorkloadTarget:
+    """One workload of a portfolio: its own target hours, runs a year sharing the cluster's
+    usable hours, or both (docs/optimizer.md, "Portfolio of workloads")."""
+
+    workload: Workload
+    target_training_hours: float | None = None
+    runs_per_year: float | None = None

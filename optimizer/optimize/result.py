@@ -52,10 +52,16 @@ class RankedDesign:
     @property
     def tco_cents(self) -> int | None:
         return None if self.tco is None else self.tco.tco_cents
+
     # issue 17 (facility): what the design asks of the hall (optimizer.optimize.facility).
     floor_positions: int = 0  # racks plus in-row CDUs
     cooling: str = ""  # how its servers are installed: air | liquid
     rack_kw: float = 0.0  # draw of its fullest rack
+    # issue 17 (portfolio): each workload's time on this design and the two feasibility ratios
+    # (0 when the request names one workload; docs/optimizer.md, "Portfolio of workloads").
+    workload_times: tuple[WorkloadTime, ...] = ()
+    worst_time_over_target: float = 0.0
+    year_share: float = 0.0
 
     @property
     def network_time_share(self) -> float:
@@ -93,3 +99,25 @@ class OptimizeResult:
     # the cheapest design to buy
     cost_model: CostModel = field(default_factory=CostModel)
     tco_comparison: str = ""
+    # issue 17 (portfolio): what a design's training time means for a portfolio ("" otherwise).
+    portfolio_measure: str = ""
+
+
+# issue 17 (portfolio)
+@dataclass(frozen=True)
+class WorkloadTime:
+    """One workload's predicted time on a design, beside what the request asked of it."""
+
+    workload: str
+    training_time_hours: float  # under the request's confidence level
+    target_training_hours: float | None
+    runs_per_year: float | None
+
+    @property
+    def time_over_target(self) -> float:
+        t = self.target_training_hours
+        return self.training_time_hours / t if t else 0.0
+
+    @property
+    def hours_per_year(self) -> float:
+        return (self.runs_per_year or 0.0) * self.training_time_hours

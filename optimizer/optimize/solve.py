@@ -30,6 +30,7 @@ from optimizer.optimize.explain import (
 )
 from optimizer.optimize.facility import facility_figures, facility_layout
 from optimizer.optimize.formulation import LinkClass, VarMap, stock_limits
+from optimizer.optimize.portfolio import make_timer, with_workload_times  # issue 17 (portfolio)
 from optimizer.optimize.problem import (
     MipInstance,
     RowBuilder,
@@ -81,7 +82,7 @@ def optimize(
     catalog = prune_dominated(catalog)
     layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
     space = SearchSpace(catalog, spec)
-    timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence, fixed)
+    timer = make_timer(spec, {s.sku: s for s in space.servers}, fixed)  # issue 17 (portfolio)
     if estimates is not None:
         timer.share(estimates)
     stock = stock_limits(catalog)
@@ -297,7 +298,7 @@ def _verified(
             f"{cost_of(res, vm)} cents"
         )
         raise SolverFailed(msg)
-    return RankedDesign(
+    ranked = RankedDesign(
         rank=rank,
         design=cand.design,
         bom=bom,
@@ -312,6 +313,7 @@ def _verified(
         tco=breakdown_of(bom, spec_tco_prices(catalog, spec)),  # issue 17 (tco)
         **vars(facility_figures(cand.plan, catalog)),  # issue 17 (facility)
     )
+    return with_workload_times(ranked, timer, cand.plan)  # issue 17 (portfolio)
 
 
 def split_cost(bom: BillOfMaterials) -> CostSplit:

@@ -24,6 +24,11 @@ class Front:
 def workload_label(request: optimize_pb2.OptimizeRequest) -> str:
     """What the training run is, for a legend or a column: preset name and token count."""
     w = request.workload
+    if request.workloads:  # issue 17 (portfolio): every workload, each with its tokens
+        first = [w] if request.HasField("workload") else []
+        each = [optimize_pb2.OptimizeRequest(workload=m) for m in first]
+        each += [optimize_pb2.OptimizeRequest(workload=e.workload) for e in request.workloads]
+        return " + ".join(workload_label(r) for r in each)
     name = w.model or "custom workload"
     return f"{name}, {w.training_tokens:.3g} tokens" if w.training_tokens else name
 

@@ -60,7 +60,7 @@ class SolverOptions(_message.Message):
     def __init__(self, backend: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class OptimizeRequest(_message.Message):
-    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric", "cost_model")
+    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric", "cost_model", "workloads")
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
@@ -80,6 +80,7 @@ class OptimizeRequest(_message.Message):
     CATALOGS_FIELD_NUMBER: _ClassVar[int]
     REQUIRE_FABRIC_FIELD_NUMBER: _ClassVar[int]
     COST_MODEL_FIELD_NUMBER: _ClassVar[int]
+    WORKLOADS_FIELD_NUMBER: _ClassVar[int]
     catalog: str
     workload: _estimate_pb2.Workload
     constraints: Constraints
@@ -99,7 +100,8 @@ class OptimizeRequest(_message.Message):
     catalogs: _containers.RepeatedScalarFieldContainer[str]
     require_fabric: bool
     cost_model: CostModel
-    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ...) -> None: ...
+    workloads: _containers.RepeatedCompositeFieldContainer[WorkloadTarget]
+    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., workloads: _Optional[_Iterable[_Union[WorkloadTarget, _Mapping]]] = ...) -> None: ...
 
 class BomLine(_message.Message):
     __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m", "catalog")
@@ -146,7 +148,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw", "workload_times", "worst_time_over_target", "year_share")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -177,6 +179,9 @@ class Design(_message.Message):
     FLOOR_POSITIONS_FIELD_NUMBER: _ClassVar[int]
     COOLING_FIELD_NUMBER: _ClassVar[int]
     RACK_KW_FIELD_NUMBER: _ClassVar[int]
+    WORKLOAD_TIMES_FIELD_NUMBER: _ClassVar[int]
+    WORST_TIME_OVER_TARGET_FIELD_NUMBER: _ClassVar[int]
+    YEAR_SHARE_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -207,7 +212,10 @@ class Design(_message.Message):
     floor_positions: int
     cooling: str
     rack_kw: float
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ...) -> None: ...
+    workload_times: _containers.RepeatedCompositeFieldContainer[WorkloadTime]
+    worst_time_over_target: float
+    year_share: float
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ..., workload_times: _Optional[_Iterable[_Union[WorkloadTime, _Mapping]]] = ..., worst_time_over_target: _Optional[float] = ..., year_share: _Optional[float] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
     __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family", "tco_usd")
@@ -234,7 +242,7 @@ class ParetoPoint(_message.Message):
     def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., tco_usd: _Optional[float] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
-    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison")
+    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison", "portfolio_measure")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DESIGNS_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +257,7 @@ class OptimizeResponse(_message.Message):
     SENSITIVITY_FIELD_NUMBER: _ClassVar[int]
     COST_MODEL_FIELD_NUMBER: _ClassVar[int]
     TCO_COMPARISON_FIELD_NUMBER: _ClassVar[int]
+    PORTFOLIO_MEASURE_FIELD_NUMBER: _ClassVar[int]
     status: str
     designs: _containers.RepeatedCompositeFieldContainer[Design]
     pareto: _containers.RepeatedCompositeFieldContainer[ParetoPoint]
@@ -263,7 +272,8 @@ class OptimizeResponse(_message.Message):
     sensitivity: str
     cost_model: CostModel
     tco_comparison: str
-    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ...) -> None: ...
+    portfolio_measure: str
+    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ..., portfolio_measure: _Optional[str] = ...) -> None: ...
 
 class CostModel(_message.Message):
     __slots__ = ("years", "utilization", "pue", "electricity_usd_per_kwh", "support_rate", "rack_usd_per_month", "discount_rate")
@@ -298,3 +308,29 @@ class TcoBreakdown(_message.Message):
     depreciation_usd_per_year: float
     opex_usd: float
     def __init__(self, capex_usd: _Optional[float] = ..., energy_usd: _Optional[float] = ..., support_usd: _Optional[float] = ..., space_usd: _Optional[float] = ..., depreciation_usd_per_year: _Optional[float] = ..., opex_usd: _Optional[float] = ...) -> None: ...
+
+class WorkloadTarget(_message.Message):
+    __slots__ = ("workload", "target_training_hours", "runs_per_year")
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    TARGET_TRAINING_HOURS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_PER_YEAR_FIELD_NUMBER: _ClassVar[int]
+    workload: _estimate_pb2.Workload
+    target_training_hours: float
+    runs_per_year: float
+    def __init__(self, workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., target_training_hours: _Optional[float] = ..., runs_per_year: _Optional[float] = ...) -> None: ...
+
+class WorkloadTime(_message.Message):
+    __slots__ = ("workload", "training_time_hours", "target_training_hours", "runs_per_year", "time_over_target", "hours_per_year")
+    WORKLOAD_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_TRAINING_HOURS_FIELD_NUMBER: _ClassVar[int]
+    RUNS_PER_YEAR_FIELD_NUMBER: _ClassVar[int]
+    TIME_OVER_TARGET_FIELD_NUMBER: _ClassVar[int]
+    HOURS_PER_YEAR_FIELD_NUMBER: _ClassVar[int]
+    workload: str
+    training_time_hours: float
+    target_training_hours: float
+    runs_per_year: float
+    time_over_target: float
+    hours_per_year: float
+    def __init__(self, workload: _Optional[str] = ..., training_time_hours: _Optional[float] = ..., target_training_hours: _Optional[float] = ..., runs_per_year: _Optional[float] = ..., time_over_target: _Optional[float] = ..., hours_per_year: _Optional[float] = ...) -> None: ...
