@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from catalog_files import TODAY, append_row, copy_small, write_rows
+
 from optimizer.catalog import load_catalog, load_catalog_report, write_catalog
 from optimizer.catalog.canonical import canonical_json, catalog_from_canonical, content_hash
 from optimizer.cost.rent import bundled_offers, offers_from_csv

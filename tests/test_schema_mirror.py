@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.cost.rent import BreakEven, RentQuote
 from optimizer.optimize.request import Constraints
 from optimizer.optimize.result import CostSplit, OptimizeResult, ParetoEntry, RankedDesign
 from optimizer.performance.cluster import ClusterSpec
@@ -44,9 +45,16 @@ BY_HAND = {
             "topology_family",
             "scale_out_gbps_per_gpu",
             "network_time_share",
+            "break_evens",  # issue 17 (rent)
         },
     ),
-    optimize_pb2.OptimizeResponse: ((OptimizeResult,), {"designs", "pareto", "catalog_id"}),
+    optimize_pb2.OptimizeResponse: (
+        (OptimizeResult,),
+        {"designs", "pareto", "catalog_id", "rent_quotes"},  # issue 17 (rent): rent_quotes
+    ),
+    # issue 17 (rent)
+    optimize_pb2.RentQuote: ((RentQuote,), set()),
+    optimize_pb2.BreakEven: ((BreakEven,), set()),
 }
 
 

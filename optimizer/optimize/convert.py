@@ -186,6 +186,11 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         bom=[
             optimize_pb2.BomLine(**message_values(ln, optimize_pb2.BomLine)) for ln in d.bom.lines
         ],
+        # issue 17 (rent)
+        break_evens=[
+            optimize_pb2.BreakEven(**message_values(b, optimize_pb2.BreakEven))
+            for b in d.break_evens
+        ],
     )
 
 
@@ -206,4 +211,9 @@ def response_from_result(
             for p in result.pareto
         ],
         catalog_id=catalog_id,
+        # issue 17 (rent)
+        rent_quotes=[
+            optimize_pb2.RentQuote(**message_values(q, optimize_pb2.RentQuote))
+            for q in result.rent_quotes
+        ],
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from optimizer.cost.rent import BreakEven, RentQuote
 from optimizer.performance.estimator import Estimate
 from optimizer.topology.bom import BillOfMaterials
 from optimizer.topology.design import Design
@@ -45,6 +46,8 @@ class RankedDesign:
     budget_slack_cents: int | None
     time_slack_hours: float | None
     gpus: int
+    # issue 17 (rent): owning this design against the cheapest offer of its GPU, per pricing
+    break_evens: tuple[BreakEven, ...] = ()
 
     @property
     def network_time_share(self) -> float:
@@ -77,3 +80,6 @@ class OptimizeResult:
     bound_cents: int | None = None
     sensitivity: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # issue 17 (rent): the request's run rented from each cloud offer, and what was assumed
+    rent_quotes: tuple[RentQuote, ...] = ()
+    rent_note: str = ""
