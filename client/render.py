@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -190,7 +190,7 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
         out.print(f"warning: {w}")
     # issue 17 (rent)
     if resp.rent_quotes:
-        out.print(rent_table(resp))
+        out.print(Fit(rent_table(resp), rent_list(resp)))
         for line in rent_lines(resp):
             out.print(line)
 
@@ -229,6 +229,29 @@ def rent_table(resp: optimize_pb2.OptimizeResponse) -> Table:
             q.price_date,
         )
     return table
+
+
+def rent_list(resp: optimize_pb2.OptimizeResponse) -> Group:
+    """The rent table as one wrapping line per offer, for a console too narrow for it."""
+    lines: list[str] = ["Rent vs buy: the same training run rented"]
+    for q in resp.rent_quotes:
+        timed = q.HasField("training_time_hours")
+        rates = [
+            f"{label} {_rate(q, rate)}/GPU-h = {_opt_money(q, cost)}"
+            for label, rate, cost in (
+                ("on demand", "on_demand_usd_per_gpu_hour", "on_demand_cost_usd"),
+                ("committed", "committed_usd_per_gpu_hour", "committed_cost_usd"),
+            )
+            if q.HasField(rate)
+        ]
+        lines.append(
+            safe_text(f"  {q.provider} {q.instance}")
+            + f" ({q.gpus:,} x {q.gpu_model}, {q.interconnect} {q.network_gbps_per_gpu:,.4g} "
+            + f"Gb/s per GPU): {hours(q.training_time_hours) + ' h' if timed else 'not timed'}; "
+            + "; ".join(rates)
+            + f"; priced {q.price_date}"
+        )
+    return Group(*lines)
 
 
 def rent_lines(resp: optimize_pb2.OptimizeResponse) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from catalog_files import copy_small, write_rows
-from cli_support import SMALL_SCENARIO, run
+from cli_support import SMALL_SCENARIO, run, run_process
 from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -31,6 +31,17 @@ def test_the_table_output_prints_the_rent_vs_buy_block(capsys: pytest.CaptureFix
         assert offer.instance in block
     assert "#1 owning beats renting its GPU-hours from" in block
     assert "break-even over 4 years" in block
+
+
+def test_at_80_columns_every_offer_prints_whole() -> None:
+    result = run_process("optimize", *FEASIBLE, env={"COLUMNS": "80"})
+    assert result.code == 0, result.err
+    block = result.out[result.out.index("Rent vs buy: the same training run rented") :]
+    assert "…" not in block
+    assert max(len(line) for line in block.splitlines()) <= 80
+    flat = " ".join(block.split())
+    for offer in bundled_offers():
+        assert f"{offer.provider} {offer.instance}" in flat
 
 
 def test_json_carries_each_offers_quote_priced_exactly(capsys: pytest.CaptureFixture[str]) -> None:
