@@ -266,7 +266,7 @@ def rent_lines(resp: optimize_pb2.OptimizeResponse) -> list[str]:
         if parts:
             lines.append(f"  #{d.rank} owning beats renting its GPU-hours from " + "; ".join(parts))
         else:
-            lines.append(f"  #{d.rank}: no offer rents its GPU")
+            lines.append(f"  #{d.rank}: no offer rents its GPU (see below)")
     if resp.rent_note:
         lines.append(resp.rent_note)
     return lines

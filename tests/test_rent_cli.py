@@ -78,6 +78,9 @@ def test_a_catalogs_own_offers_replace_the_bundled_table(
     assert "the catalog's cloud_offers table" in resp.rent_note
     [quote] = resp.rent_quotes
     assert quote.commitment_days == 365 and quote.source == "quote 42"
+    # Rank 2 is an A100 design: no offer of the catalog rents it, and the answer says so.
+    assert [bool(d.break_evens) for d in resp.designs] == [True, False]
+    assert "No offer rents A100 (rank 2)" in resp.rent_note
 
 
 def test_an_infeasible_answer_says_there_is_nothing_to_compare(

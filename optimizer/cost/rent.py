@@ -375,6 +375,7 @@ def with_rent_vs_buy(
         for o in offers
     )
     designs = []
+    unrented: dict[str, list[int]] = {}  # GPU model -> ranks no offer rents
     for d in result.designs:
         server = next((s for s in catalog.servers if s.sku == d.design.server_sku), None)
         evens = (
@@ -391,6 +392,9 @@ def with_rent_vs_buy(
             else ()
         )
         designs.append(replace(d, break_evens=evens))
+        if not evens:
+            model_name = server.gpu_model if server is not None else d.design.server_sku
+            unrented.setdefault(model_name, []).append(d.rank)
     note = (
         f"Rent vs buy: offers from {origin}; rented run at rank 1's {top.gpus:,} GPUs rounded "
         f"up to whole instances; break-even over {model.years:g} years at PUE {model.pue:g}, "
@@ -398,4 +402,7 @@ def with_rent_vs_buy(
         f"per year, ${model.rack_usd_per_month:,.0f} per rack-month, discount rate "
         f"{model.discount_rate:.0%}."
     )
+    for gpu, ranks in unrented.items():
+        which = ", ".join(str(r) for r in ranks)
+        note += f" No offer rents {gpu} (rank {which}): no break-even for it."
     return replace(result, designs=tuple(designs), rent_quotes=quotes, rent_note=note)
