@@ -97,6 +97,15 @@ def test_the_rented_gpus_are_the_designs_rounded_up_to_whole_instances() -> None
     assert rented_gpus(offer(gpus_per_instance=1), 3) == (3, 3)
 
 
+def test_an_offers_max_instances_caps_the_rented_cluster_and_the_quote_says_so() -> None:
+    capped = offer(max_instances=64)
+    assert rented_gpus(capped, 16_384) == (512, 64)
+    quote = quote_offer(capped, sample_catalog().servers[0], 1024, preset("llama3-8b"))
+    assert (quote.gpus, quote.instances) == (512, 64)
+    assert quote.note == "capped at the offer's 64 instances (512 GPUs)"
+    assert quote.on_demand_cost_cents == rented_cost_cents(2.0, 512, quote.training_time_hours or 0)
+
+
 def test_a_quote_prices_the_timed_run_at_each_rate() -> None:
     server = sample_catalog().servers[0]
     workload = preset("llama3-8b")

@@ -158,6 +158,7 @@ class CloudOffer:
     on_demand_usd_per_gpu_hour: float | None = None
     committed_usd_per_gpu_hour: float | None = None
     commitment_days: int | None = None
+    max_instances: int | None = None  # most instances one customer can rent together
 
     @property
     def sku(self) -> str:

@@ -430,6 +430,16 @@ COLUMNS: tuple[Column, ...] = (
         note="the gpu_model of a servers row",
     ),
     _positive("cloud_offers", "gpus_per_instance", "int", "GPUs", "GPUs in one instance.", 64),
+    _positive(
+        "cloud_offers",
+        "max_instances",
+        "int",
+        "instances",
+        "Most instances rented together as one cluster (empty: no stated limit); a larger "
+        "run is timed on this many.",
+        1_000_000,
+        required=False,
+    ),
     Column(
         "cloud_offers",
         "interconnect",

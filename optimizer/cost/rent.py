@@ -172,8 +172,11 @@ def break_even(
 
 
 def rented_gpus(offer: CloudOffer, gpus: int) -> tuple[int, int]:
-    """(GPUs, instances): ``gpus`` rounded up to whole instances of the offer."""
+    """(GPUs, instances): ``gpus`` rounded up to whole instances of the offer, at most the
+    offer's ``max_instances``."""
     instances = max(1, math.ceil(gpus / offer.gpus_per_instance))
+    if offer.max_instances is not None:
+        instances = min(instances, offer.max_instances)
     return instances * offer.gpus_per_instance, instances
 
 
@@ -233,14 +236,16 @@ def quote_offer(
     total, instances = rented_gpus(offer, gpus)
     hours: float | None = None
     note = ""
+    if total < gpus:
+        note = f"capped at the offer's {instances:,} instances ({total:,} GPUs); "
     if server is None:
-        note = f"no servers row of GPU {offer.gpu_model} in the catalog to take its figures from"
+        note += f"no servers row of GPU {offer.gpu_model} in the catalog to take its figures from"
     else:
         try:
             est: Estimate = plan_and_estimate(workload, offer_cluster(offer, server, gpus), fixed)
             hours = est.training_time_hours_high if pessimistic else est.training_time_hours
         except InvalidInput as e:  # PlanInfeasible included: no plan fits in memory
-            note = f"the workload does not run on {total} x {offer.gpu_model}: {e}"
+            note += f"the workload does not run on {total} x {offer.gpu_model}: {e}"
     return RentQuote(
         provider=offer.provider,
         instance=offer.instance,
@@ -258,7 +263,7 @@ def quote_offer(
         committed_cost_cents=_cost(offer.committed_usd_per_gpu_hour, total, hours),
         price_date=offer.price_date.isoformat(),
         source=offer.source,
-        note=note,
+        note=note.removesuffix("; "),
     )
 
 
