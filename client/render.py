@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -201,6 +201,88 @@ def print_optimize(
         out.print(f"No design: {resp.diagnosis}")
     for w in resp.warnings:
         out.print(f"warning: {w}")
+    # issue 17 (rent)
+    if resp.rent_quotes:
+        out.print(Fit(rent_table(resp), rent_list(resp)))
+        for line in rent_lines(resp):
+            out.print(line)
+
+
+# issue 17 (rent) ------------------------------------------------------------------------------
+
+
+def _opt_money(message: Message, name: str) -> str:
+    return money(getattr(message, name)) if message.HasField(name) else "-"
+
+
+def _rate(message: Message, name: str) -> str:
+    return f"${getattr(message, name):,.4g}" if message.HasField(name) else "-"
+
+
+def rent_table(resp: optimize_pb2.OptimizeResponse) -> Table:
+    """The request's training run rented from each offer: time and cost at each rate."""
+    table = Table(title="Rent vs buy: the same training run rented", title_justify="left")
+    for name in ("offer", "GPU", "network", "GPUs", "hours", "on demand", "cost", "committed"):
+        table.add_column(
+            name, justify="right" if name not in ("offer", "GPU", "network") else "left"
+        )
+    table.add_column("cost", justify="right")
+    table.add_column("priced")
+    for q in resp.rent_quotes:
+        table.add_row(
+            safe_text(f"{q.provider} {q.instance}"),
+            q.gpu_model,
+            f"{q.interconnect} {q.network_gbps_per_gpu:,.4g}G/GPU",
+            f"{q.gpus:,}",
+            hours(q.training_time_hours) if q.HasField("training_time_hours") else "-",
+            _rate(q, "on_demand_usd_per_gpu_hour"),
+            _opt_money(q, "on_demand_cost_usd"),
+            _rate(q, "committed_usd_per_gpu_hour"),
+            _opt_money(q, "committed_cost_usd"),
+            q.price_date,
+        )
+    return table
+
+
+def rent_list(resp: optimize_pb2.OptimizeResponse) -> Group:
+    """The rent table as one wrapping line per offer, for a console too narrow for it."""
+    lines: list[str] = ["Rent vs buy: the same training run rented"]
+    for q in resp.rent_quotes:
+        timed = q.HasField("training_time_hours")
+        rates = [
+            f"{label} {_rate(q, rate)}/GPU-h = {_opt_money(q, cost)}"
+            for label, rate, cost in (
+                ("on demand", "on_demand_usd_per_gpu_hour", "on_demand_cost_usd"),
+                ("committed", "committed_usd_per_gpu_hour", "committed_cost_usd"),
+            )
+            if q.HasField(rate)
+        ]
+        lines.append(
+            safe_text(f"  {q.provider} {q.instance}")
+            + f" ({q.gpus:,} x {q.gpu_model}, {q.interconnect} {q.network_gbps_per_gpu:,.4g} "
+            + f"Gb/s per GPU): {hours(q.training_time_hours) + ' h' if timed else 'not timed'}; "
+            + "; ".join(rates)
+            + f"; priced {q.price_date}"
+        )
+    return Group(*lines)
+
+
+def rent_lines(resp: optimize_pb2.OptimizeResponse) -> list[str]:
+    """Untimed offers, each design's break-even utilisation, and the assumptions."""
+    lines = [f"  {q.provider} {q.instance}: {q.note}" for q in resp.rent_quotes if q.note]
+    for d in resp.designs:
+        parts = [
+            f"{b.offer} {b.pricing.replace('_', '-')} (${b.usd_per_gpu_hour:,.4g}/GPU-h) "
+            + (f"above {b.utilization:.1%} utilisation" if b.HasField("utilization") else "never")
+            for b in d.break_evens
+        ]
+        if parts:
+            lines.append(f"  #{d.rank} owning beats renting its GPU-hours from " + "; ".join(parts))
+        else:
+            lines.append(f"  #{d.rank}: no offer rents its GPU (see below)")
+    if resp.rent_note:
+        lines.append(resp.rent_note)
+    return lines
 
 
 def designs_frame(resp: optimize_pb2.OptimizeResponse) -> pd.DataFrame:

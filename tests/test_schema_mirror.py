@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.cost.rent import BreakEven, RentQuote
 from optimizer.optimize.request import Constraints
 from optimizer.optimize.result import CostSplit, OptimizeResult, ParetoEntry, RankedDesign
 from optimizer.performance.cluster import ClusterSpec
@@ -47,12 +48,16 @@ BY_HAND = {
             "tco_usd",  # issue 17 (tco)
             "tco",  # issue 17 (tco)
             "workload_times",  # issue 17 (portfolio)
+            "break_evens",  # issue 17 (rent)
         },
     ),
     optimize_pb2.OptimizeResponse: (
         (OptimizeResult,),
-        {"designs", "pareto", "catalog_id", "cost_model"},  # cost_model: issue 17 (tco)
+        {"designs", "pareto", "catalog_id", "cost_model", "rent_quotes"},  # issue 17 (tco, rent)
     ),
+    # issue 17 (rent)
+    optimize_pb2.RentQuote: ((RentQuote,), set()),
+    optimize_pb2.BreakEven: ((BreakEven,), set()),
 }
 
 

@@ -363,7 +363,7 @@ BAD_UPLOADS = [
     ),
     (
         "too many files",
-        lambda: _upload({f"t{i}.csv": b"x" for i in range(7)}),
+        lambda: _upload({f"t{i}.csv": b"x" for i in range(limits.MAX_UPLOAD_FILES + 1)}),
         "RESOURCE_EXHAUSTED",
         f"upload carries more than {limits.MAX_UPLOAD_FILES} files; expected one per table",
     ),

@@ -21,6 +21,7 @@ from optimizer.catalog.model import (
     Availability,
     Catalog,
     CatalogMeta,
+    CloudOffer,
     Link,
     Nic,
     PriceBreak,
@@ -51,7 +52,11 @@ _ROW_TYPES: dict[str, type] = {
     "switches": Switch,
     "links": Link,
     "price_breaks": PriceBreak,
+    "cloud_offers": CloudOffer,
 }
+LATER_TABLES = frozenset({"cloud_offers"})
+"""Tables added after version 1: left out while empty, so a catalog without them keeps the
+id it was stored under (and reads back with the table empty)."""
 
 
 @functools.cache
@@ -111,7 +116,8 @@ def canonical_document(catalog: Catalog) -> dict[str, Any]:
     }
     for table in _ROW_TYPES:
         rows = sorted(getattr(catalog, table), key=_sort_key(table))
-        doc[table] = [_encode_record(r) for r in rows]
+        if rows or table not in LATER_TABLES:
+            doc[table] = [_encode_record(r) for r in rows]
     return doc
 
 
@@ -163,7 +169,12 @@ def catalog_from_canonical(data: bytes) -> Catalog:
         if doc.get("canonical_version") != CANONICAL_VERSION:
             msg = f"unsupported canonical_version {doc.get('canonical_version')!r}"
             raise InvalidInput(msg, field="canonical_version")
-        tables = {t: tuple(_decode_record(cls, r) for r in doc[t]) for t, cls in _ROW_TYPES.items()}
+        tables = {
+            t: tuple(
+                _decode_record(cls, r) for r in (doc.get(t, []) if t in LATER_TABLES else doc[t])
+            )
+            for t, cls in _ROW_TYPES.items()
+        }
         return Catalog(meta=_decode_record(CatalogMeta, doc["meta"]), **tables)
     except InvalidInput:
         raise

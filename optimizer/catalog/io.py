@@ -507,7 +507,9 @@ def catalog_rows(catalog: Catalog) -> dict[str, tuple[tuple[str, ...], list[tupl
         ],
     )
     for table in FILE_TABLES:
-        if table == METADATA or (table == "price_breaks" and not catalog.price_breaks):
+        if table == METADATA or (
+            table in ("price_breaks", "cloud_offers") and not getattr(catalog, table)
+        ):
             continue
         columns = columns_of(table)
         rows = []

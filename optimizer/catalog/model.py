@@ -22,7 +22,17 @@ SERVER_COOLING = ("air", "liquid", "either")
 (one SKU sold in both variants); a facility without liquid cooling takes air and either."""
 """Which end a transceiver plugs into: a NIC cage (flat-top OSFP, QSFP112), a switch cage
 (finned twin-port OSFP) or either (docs/catalogs.md)."""
-TABLES = ("servers", "nics", "switches", "links", "price_breaks")
+TABLES = ("servers", "nics", "switches", "links", "price_breaks", "cloud_offers")
+INTERCONNECTS: dict[str, tuple[str, float]] = {
+    # class: (fabric the estimator models it as, scale-out Gb/s per GPU where a row gives none)
+    "efa": ("roce", 400.0),  # AWS EFA v2 on p5: 3,200 Gb/s per 8 GPUs; RDMA-like, OS bypass
+    "infiniband_ndr": ("infiniband", 400.0),  # one ConnectX-7 NDR 400G port per GPU
+    "infiniband_hdr": ("infiniband", 200.0),
+    "roce": ("roce", 400.0),
+    "ethernet": ("ethernet", 100.0),
+}
+"""Interconnect classes of the cloud_offers table and how the performance model sees them
+(docs/catalogs.md)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,43 @@ class PriceBreak:
 
 
 @dataclass(frozen=True)
+class CloudOffer:
+    """A cloud instance type rented by the GPU-hour (optional ``cloud_offers`` table).
+
+    Rates are US dollars per GPU per hour; an offer gives at least one of them. ``None`` for
+    ``network_gbps_per_gpu`` means the interconnect class's default (``INTERCONNECTS``)."""
+
+    provider: str
+    instance: str
+    gpu_model: str
+    gpus_per_instance: int
+    interconnect: str
+    price_date: date
+    source: str
+    network_gbps_per_gpu: float | None = None
+    on_demand_usd_per_gpu_hour: float | None = None
+    committed_usd_per_gpu_hour: float | None = None
+    commitment_days: int | None = None
+    max_instances: int | None = None  # most instances one customer can rent together
+
+    @property
+    def sku(self) -> str:
+        """The offer's identity (provider and instance), the key its table is sorted and
+        compared by, as SKUs are elsewhere."""
+        return f"{self.provider} {self.instance}"
+
+    @property
+    def fabric(self) -> str:
+        return INTERCONNECTS[self.interconnect][0]
+
+    @property
+    def gbps_per_gpu(self) -> float:
+        if self.network_gbps_per_gpu is not None:
+            return self.network_gbps_per_gpu
+        return INTERCONNECTS[self.interconnect][1]
+
+
+@dataclass(frozen=True)
 class CatalogMeta:
     name: str
     vendor: str
@@ -155,6 +202,7 @@ class Catalog:
     switches: tuple[Switch, ...]
     links: tuple[Link, ...]
     price_breaks: tuple[PriceBreak, ...] = ()
+    cloud_offers: tuple[CloudOffer, ...] = ()
 
     def unit_price_cents(self, sku: str, quantity: int, list_price_cents: int) -> int:
         """Unit price at ``quantity`` after the deepest volume break that applies."""

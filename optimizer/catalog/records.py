@@ -9,6 +9,7 @@ from optimizer.catalog.cells import Value
 from optimizer.catalog.model import (
     Availability,
     CatalogMeta,
+    CloudOffer,
     Link,
     Nic,
     PriceBreak,
@@ -17,13 +18,14 @@ from optimizer.catalog.model import (
 )
 from optimizer.catalog.schema import METADATA, columns_of
 
-Record = Server | Nic | Switch | Link | PriceBreak | CatalogMeta
+Record = Server | Nic | Switch | Link | PriceBreak | CloudOffer | CatalogMeta
 RECORD_TYPES: Mapping[str, type[Record]] = {
     "servers": Server,
     "nics": Nic,
     "switches": Switch,
     "links": Link,
     "price_breaks": PriceBreak,
+    "cloud_offers": CloudOffer,
     METADATA: CatalogMeta,
 }
 AVAILABILITY_FIELDS = ("stock_units", "lead_time_days", "source")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import (
     FABRIC_FAMILIES,
+    INTERCONNECTS,
     LINK_FABRICS,
     LINK_KINDS,
     LINK_SIDES,
@@ -40,7 +41,7 @@ KINDS = ("text", "int", "decimal", "money", "bool", "enum", "enum_set", "date")
 """Cell types. ``money`` is a decimal USD amount with at most two decimal places, held as cents;
 ``enum_set`` is a ``;``-separated list of allowed values."""
 
-TABLE_NAMES = ("servers", "nics", "switches", "links", "price_breaks")
+TABLE_NAMES = ("servers", "nics", "switches", "links", "price_breaks", "cloud_offers")
 REQUIRED_TABLES = ("servers", "nics", "switches", "links")
 METADATA = "metadata"
 FILE_TABLES = (*TABLE_NAMES, METADATA)
@@ -441,6 +442,93 @@ COLUMNS: tuple[Column, ...] = (
         attribute="unit_price_cents",
     ),
     Column("price_breaks", "source", "text", "", False, "Where the break came from."),
+    Column("cloud_offers", "provider", "text", "", True, "Cloud that rents the instance."),
+    Column(
+        "cloud_offers",
+        "instance",
+        "text",
+        "",
+        True,
+        "Instance type or size, e.g. p5.48xlarge; provider and instance are unique together.",
+    ),
+    Column(
+        "cloud_offers",
+        "gpu_model",
+        "text",
+        "",
+        True,
+        "GPU of the instance; must be the gpu_model of a servers row (its GPU figures are "
+        "taken from that row).",
+        note="the gpu_model of a servers row",
+    ),
+    _positive("cloud_offers", "gpus_per_instance", "int", "GPUs", "GPUs in one instance.", 64),
+    _positive(
+        "cloud_offers",
+        "max_instances",
+        "int",
+        "instances",
+        "Most instances rented together as one cluster (empty: no stated limit); a larger "
+        "run is timed on this many.",
+        1_000_000,
+        required=False,
+    ),
+    Column(
+        "cloud_offers",
+        "interconnect",
+        "enum",
+        "",
+        True,
+        "Scale-out network class, mapped to a fabric the performance model knows "
+        "(efa: roce at 400 Gb/s per GPU; infiniband_ndr: 400; infiniband_hdr: 200; "
+        "roce: 400; ethernet: 100).",
+        allowed=tuple(INTERCONNECTS),
+    ),
+    _positive(
+        "cloud_offers",
+        "network_gbps_per_gpu",
+        "decimal",
+        "Gb/s",
+        "Scale-out bandwidth per GPU (e.g. 50 for 400 Gb/s EFA on 8 GPUs). Empty: the "
+        "interconnect's default.",
+        100_000,
+        required=False,
+    ),
+    _positive(
+        "cloud_offers",
+        "on_demand_usd_per_gpu_hour",
+        "decimal",
+        "USD per GPU-hour",
+        "Pay-as-you-go rate (empty: not offered or not sourced).",
+        100_000,
+        required=False,
+    ),
+    _positive(
+        "cloud_offers",
+        "committed_usd_per_gpu_hour",
+        "decimal",
+        "USD per GPU-hour",
+        "Rate under a reservation or commitment (empty: not offered or not sourced).",
+        100_000,
+        required=False,
+    ),
+    _positive(
+        "cloud_offers",
+        "commitment_days",
+        "int",
+        "days",
+        "Shortest term the committed rate requires (empty: not stated).",
+        3650,
+        required=False,
+    ),
+    Column("cloud_offers", "price_date", "date", "", True, "Date the rates were published."),
+    Column(
+        "cloud_offers",
+        "source",
+        "text",
+        "",
+        True,
+        "Where the rates came from (URL), with what they cover.",
+    ),
 )
 """Every column, table by table, in the order files are written."""
 

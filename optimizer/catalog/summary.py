@@ -107,7 +107,11 @@ def summarize(catalog: Catalog, problems: list[Finding]) -> CatalogSummary:
         currency=meta.currency,
         quote_date=meta.quote_date,
         valid_until=meta.valid_until,
-        rows={t: len(getattr(catalog, t)) for t in TABLE_NAMES},
+        rows={
+            t: len(getattr(catalog, t))
+            for t in TABLE_NAMES
+            if t != "cloud_offers" or catalog.cloud_offers  # optional table: shown when used
+        },
         price_ranges=ranges,
         gpu_models=tuple(sorted({s.gpu_model for s in catalog.servers})),
         switch_fabrics=tuple(sorted({s.fabric_family for s in catalog.switches})),

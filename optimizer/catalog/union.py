@@ -131,6 +131,8 @@ def union_catalogs(named: Sequence[tuple[str, str, Catalog]]) -> Catalog:
         switches=tuple(tables["switches"]),
         links=tuple(tables["links"]),
         price_breaks=tuple(tables["price_breaks"]),
+        # Offers name no SKU, so they never clash; one offer listed by two catalogs counts once.
+        cloud_offers=tuple(dict.fromkeys(o for _, _, cat in named for o in cat.cloud_offers)),
         origins=tuple(origins),
     )
 

@@ -85,6 +85,11 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_builtin_nics(rows["servers"], {str(v["sku"]) for _, v in rows["nics"]}, problems)
     if "links" in rows:
         _check_link_modules(rows["links"], problems)
+    if "cloud_offers" in rows:
+        gpu_models = (
+            {str(v["gpu_model"]) for _, v in rows["servers"]} if "servers" in rows else None
+        )
+        check_cloud_offers(rows["cloud_offers"], gpu_models, problems)
     if meta is None or any(p.severity == ERROR for p in problems):
         return ValidationReport(None, problems)
     # build_record returns the record type of its table, which a plain dict cannot express.
@@ -334,6 +339,52 @@ def _check_price_breaks(
                 )
             else:
                 previous = (cents, f"the price from {quantity} units (row {number})")
+
+
+def check_cloud_offers(offers: Rows, gpu_models: set[str] | None, problems: list[Finding]) -> None:
+    """Each offer is priced, unique by provider and instance, and (when ``gpu_models`` is
+    given) rents a GPU some servers row describes: the estimator takes the GPU's figures
+    from that row, so an offer of an unknown GPU could not be timed."""
+    seen: dict[tuple[str, str], int] = {}
+    for number, v in offers:
+        key = (str(v["provider"]), str(v["instance"]))
+        if key in seen:
+            expected = f"provider and instance unique together (also row {seen[key]})"
+            problems.append(error("cloud_offers", number, "instance", key[1], expected))
+        seen.setdefault(key, number)
+        if v.get("on_demand_usd_per_gpu_hour") is None and (
+            v.get("committed_usd_per_gpu_hour") is None
+        ):
+            expected = "a rate: on_demand_usd_per_gpu_hour, committed_usd_per_gpu_hour or both"
+            problems.append(
+                error("cloud_offers", number, "on_demand_usd_per_gpu_hour", "", expected)
+            )
+        if v.get("commitment_days") is not None and v.get("committed_usd_per_gpu_hour") is None:
+            expected = "empty unless committed_usd_per_gpu_hour is given"
+            problems.append(
+                error("cloud_offers", number, "commitment_days", v["commitment_days"], expected)
+            )
+        model = str(v["gpu_model"])
+        if gpu_models is not None and model not in gpu_models:
+            known = ", ".join(sorted(gpu_models)) or "none: the catalog has no servers"
+            problems.append(
+                error(
+                    "cloud_offers",
+                    number,
+                    "gpu_model",
+                    model,
+                    f"the gpu_model of a servers row ({known})",
+                )
+            )
+
+
+def offer_rows(table: RawTable) -> tuple[list[tuple[int, dict[str, Value]]], list[Finding]]:
+    """The valid rows of a cloud_offers table read on its own (the bundled offer table), and
+    every problem found; GPU models are matched later, against the request's catalog."""
+    problems: list[Finding] = []
+    rows = _check_table(table, problems)
+    check_cloud_offers(rows, None, problems)
+    return rows, problems
 
 
 def _check_builtin_nics(servers: Rows, nic_skus: set[str], problems: list[Finding]) -> None:

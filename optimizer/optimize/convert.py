@@ -260,6 +260,11 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
             )
             for t in d.workload_times
         ],
+        # issue 17 (rent)
+        break_evens=[
+            optimize_pb2.BreakEven(**message_values(b, optimize_pb2.BreakEven))
+            for b in d.break_evens
+        ],
     )
 
 
@@ -281,4 +286,9 @@ def response_from_result(
         ],
         catalog_id=catalog_id,
         cost_model=cost_model_to_proto(result.cost_model),  # issue 17 (tco)
+        # issue 17 (rent)
+        rent_quotes=[
+            optimize_pb2.RentQuote(**message_values(q, optimize_pb2.RentQuote))
+            for q in result.rent_quotes
+        ],
     )

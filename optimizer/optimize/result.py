@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from optimizer.cost.rent import BreakEven, RentQuote
 from optimizer.cost.tco import CostModel, TcoBreakdown
 from optimizer.performance.estimator import Estimate
 from optimizer.topology.bom import BillOfMaterials
@@ -62,6 +63,8 @@ class RankedDesign:
     workload_times: tuple[WorkloadTime, ...] = ()
     worst_time_over_target: float = 0.0
     year_share: float = 0.0
+    # issue 17 (rent): owning this design against the cheapest offer of its GPU, per pricing
+    break_evens: tuple[BreakEven, ...] = ()
 
     @property
     def network_time_share(self) -> float:
@@ -101,6 +104,9 @@ class OptimizeResult:
     tco_comparison: str = ""
     # issue 17 (portfolio): what a design's training time means for a portfolio ("" otherwise).
     portfolio_measure: str = ""
+    # issue 17 (rent): the request's run rented from each cloud offer, and what was assumed
+    rent_quotes: tuple[RentQuote, ...] = ()
+    rent_note: str = ""
 
 
 # issue 17 (portfolio)

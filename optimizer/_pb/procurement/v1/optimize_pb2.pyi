@@ -148,7 +148,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw", "workload_times", "worst_time_over_target", "year_share")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw", "workload_times", "worst_time_over_target", "year_share", "break_evens")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -182,6 +182,7 @@ class Design(_message.Message):
     WORKLOAD_TIMES_FIELD_NUMBER: _ClassVar[int]
     WORST_TIME_OVER_TARGET_FIELD_NUMBER: _ClassVar[int]
     YEAR_SHARE_FIELD_NUMBER: _ClassVar[int]
+    BREAK_EVENS_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -215,7 +216,64 @@ class Design(_message.Message):
     workload_times: _containers.RepeatedCompositeFieldContainer[WorkloadTime]
     worst_time_over_target: float
     year_share: float
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ..., workload_times: _Optional[_Iterable[_Union[WorkloadTime, _Mapping]]] = ..., worst_time_over_target: _Optional[float] = ..., year_share: _Optional[float] = ...) -> None: ...
+    break_evens: _containers.RepeatedCompositeFieldContainer[BreakEven]
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ..., workload_times: _Optional[_Iterable[_Union[WorkloadTime, _Mapping]]] = ..., worst_time_over_target: _Optional[float] = ..., year_share: _Optional[float] = ..., break_evens: _Optional[_Iterable[_Union[BreakEven, _Mapping]]] = ...) -> None: ...
+
+class BreakEven(_message.Message):
+    __slots__ = ("offer", "pricing", "usd_per_gpu_hour", "utilization", "own_fixed_usd", "own_energy_full_use_usd", "rent_full_use_usd")
+    OFFER_FIELD_NUMBER: _ClassVar[int]
+    PRICING_FIELD_NUMBER: _ClassVar[int]
+    USD_PER_GPU_HOUR_FIELD_NUMBER: _ClassVar[int]
+    UTILIZATION_FIELD_NUMBER: _ClassVar[int]
+    OWN_FIXED_USD_FIELD_NUMBER: _ClassVar[int]
+    OWN_ENERGY_FULL_USE_USD_FIELD_NUMBER: _ClassVar[int]
+    RENT_FULL_USE_USD_FIELD_NUMBER: _ClassVar[int]
+    offer: str
+    pricing: str
+    usd_per_gpu_hour: float
+    utilization: float
+    own_fixed_usd: float
+    own_energy_full_use_usd: float
+    rent_full_use_usd: float
+    def __init__(self, offer: _Optional[str] = ..., pricing: _Optional[str] = ..., usd_per_gpu_hour: _Optional[float] = ..., utilization: _Optional[float] = ..., own_fixed_usd: _Optional[float] = ..., own_energy_full_use_usd: _Optional[float] = ..., rent_full_use_usd: _Optional[float] = ...) -> None: ...
+
+class RentQuote(_message.Message):
+    __slots__ = ("provider", "instance", "gpu_model", "interconnect", "fabric", "network_gbps_per_gpu", "gpus", "instances", "training_time_hours", "on_demand_usd_per_gpu_hour", "committed_usd_per_gpu_hour", "commitment_days", "on_demand_cost_usd", "committed_cost_usd", "price_date", "source", "note")
+    PROVIDER_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    GPU_MODEL_FIELD_NUMBER: _ClassVar[int]
+    INTERCONNECT_FIELD_NUMBER: _ClassVar[int]
+    FABRIC_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_GBPS_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
+    ON_DEMAND_USD_PER_GPU_HOUR_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_USD_PER_GPU_HOUR_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_DAYS_FIELD_NUMBER: _ClassVar[int]
+    ON_DEMAND_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_COST_USD_FIELD_NUMBER: _ClassVar[int]
+    PRICE_DATE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    provider: str
+    instance: str
+    gpu_model: str
+    interconnect: str
+    fabric: str
+    network_gbps_per_gpu: float
+    gpus: int
+    instances: int
+    training_time_hours: float
+    on_demand_usd_per_gpu_hour: float
+    committed_usd_per_gpu_hour: float
+    commitment_days: int
+    on_demand_cost_usd: float
+    committed_cost_usd: float
+    price_date: str
+    source: str
+    note: str
+    def __init__(self, provider: _Optional[str] = ..., instance: _Optional[str] = ..., gpu_model: _Optional[str] = ..., interconnect: _Optional[str] = ..., fabric: _Optional[str] = ..., network_gbps_per_gpu: _Optional[float] = ..., gpus: _Optional[int] = ..., instances: _Optional[int] = ..., training_time_hours: _Optional[float] = ..., on_demand_usd_per_gpu_hour: _Optional[float] = ..., committed_usd_per_gpu_hour: _Optional[float] = ..., commitment_days: _Optional[int] = ..., on_demand_cost_usd: _Optional[float] = ..., committed_cost_usd: _Optional[float] = ..., price_date: _Optional[str] = ..., source: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
     __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family", "tco_usd")
@@ -242,7 +300,7 @@ class ParetoPoint(_message.Message):
     def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., tco_usd: _Optional[float] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
-    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison", "portfolio_measure")
+    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison", "portfolio_measure", "rent_quotes", "rent_note")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DESIGNS_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
@@ -258,6 +316,8 @@ class OptimizeResponse(_message.Message):
     COST_MODEL_FIELD_NUMBER: _ClassVar[int]
     TCO_COMPARISON_FIELD_NUMBER: _ClassVar[int]
     PORTFOLIO_MEASURE_FIELD_NUMBER: _ClassVar[int]
+    RENT_QUOTES_FIELD_NUMBER: _ClassVar[int]
+    RENT_NOTE_FIELD_NUMBER: _ClassVar[int]
     status: str
     designs: _containers.RepeatedCompositeFieldContainer[Design]
     pareto: _containers.RepeatedCompositeFieldContainer[ParetoPoint]
@@ -273,7 +333,9 @@ class OptimizeResponse(_message.Message):
     cost_model: CostModel
     tco_comparison: str
     portfolio_measure: str
-    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ..., portfolio_measure: _Optional[str] = ...) -> None: ...
+    rent_quotes: _containers.RepeatedCompositeFieldContainer[RentQuote]
+    rent_note: str
+    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ..., portfolio_measure: _Optional[str] = ..., rent_quotes: _Optional[_Iterable[_Union[RentQuote, _Mapping]]] = ..., rent_note: _Optional[str] = ...) -> None: ...
 
 class CostModel(_message.Message):
     __slots__ = ("years", "utilization", "pue", "electricity_usd_per_kwh", "support_rate", "rack_usd_per_month", "discount_rate")
