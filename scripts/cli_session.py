@@ -80,7 +80,8 @@ def _block(args: str, code: int, output: str, max_lines: int) -> str:
     if len(lines) > max_lines:
         lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
     status = f"\n$ echo $?\n{code}" if code else ""
-    return "```console\n$ procure " + args + "\n" + "\n".join(lines) + status + "\n```\n"
+    printed = "".join(f"\n{line}" for line in lines)  # nothing printed: no blank line
+    return "```console\n$ procure " + args + printed + status + "\n```\n"
 
 
 def _machine() -> str:
