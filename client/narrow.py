@@ -14,7 +14,7 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 
-from client.render import FABRIC, gbps_per_gpu, hours, money, topology_label
+from client.render import NO_FABRIC, fabric_label, gbps_per_gpu, hours, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 
 # Measuring in a console this wide gives a table's natural width (rich clamps to the console).
@@ -46,11 +46,13 @@ def _numbers(table: Table, *names: str) -> None:
 
 
 def design_label(d: optimize_pb2.Design | optimize_pb2.ParetoPoint) -> str:
-    """Size, server, fabric and topology in one cell that can wrap between words."""
-    fabric = FABRIC.get(d.fabric, d.fabric)
-    return (
-        f"{d.gpus:,} GPUs {d.server_sku} {fabric} {topology_label(d.topology, d.oversubscription)}"
-    )
+    """Size, server, fabric and topology in one cell that can wrap between words; a design
+    without a scale-out fabric (one node) names no fabric."""
+    fabric = fabric_label(d.fabric, d.topology)
+    topology = topology_label(d.topology, d.oversubscription)
+    if fabric == NO_FABRIC:
+        return f"{d.gpus:,} GPUs {d.server_sku} {topology} (no fabric)"
+    return f"{d.gpus:,} GPUs {d.server_sku} {fabric} {topology}"
 
 
 def narrow_designs_table(

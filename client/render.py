@@ -48,6 +48,19 @@ def console(output: str | None = None) -> Iterator[Console]:
     yield Console(highlight=False, no_color=not tty, width=width)
 
 
+NO_FABRIC = "none"
+"""The fabric cell of a design without a scale-out fabric (one node): it buys no fabric,
+whichever fabric the search reached it through."""
+
+
+def fabric_label(fabric: str, topology: str) -> str:
+    """A design's fabric for a table: the fabric's label, or ``NO_FABRIC`` when its topology
+    has no scale-out fabric (a one-node design cables no NIC and buys no switch)."""
+    if topology in TOPOLOGIES and not TOPOLOGIES.get(topology).scale_out:
+        return NO_FABRIC
+    return FABRIC.get(fabric, fabric)
+
+
 def money(usd: float) -> str:
     return f"${usd:,.0f}"
 
@@ -119,7 +132,7 @@ def designs_table(
             str(d.rank),
             f"{d.gpus:,}",
             d.server_sku,
-            FABRIC.get(d.fabric, d.fabric),
+            fabric_label(d.fabric, d.topology),
             topology_label(d.topology, d.oversubscription),
             money(d.capex_usd),
             f"{d.cost.network_share:.1%}",

@@ -32,6 +32,32 @@ class Step:
     args: str  # what follows `procure`, as typed in a shell
     max_lines: int = MAX_LINES
     timed: bool = False  # say how long it took (wall clock, with Python start-up)
+    after: str = ""  # Markdown after the command's output
+
+
+HTML_PAGE = """What the page holds:
+
+- **Cost vs training time**: every design the responses report is one point, coloured by
+  catalog (with its vendor in a batch) and shaped by fabric (a star for a one-node design
+  without one); open markers are frontier points the response lists without a bill of
+  materials. Lines: each workload's cost-time frontier, the budgets and the target times; a
+  log axis (values spanning more than 20x) is labelled 1-2-5 in plain numbers. Hover: catalog,
+  GPUs, server, fabric, topology, capex, TCO where the response carries one, training time
+  with its low-high range. Click: the design's bill of materials beside the chart, line by
+  line, with its total.
+- **Ranked designs**: every scenario's designs, sortable by any column (click the header);
+  with what binds each, why it ranks there (the optimizer's explanation) and the price
+  sensitivity. Click a row for its bill of materials.
+- **Cost breakdown** of the top designs (one answer: its ranked designs; a sweep or batch: the
+  distinct rank-1 designs on a frontier, cheapest first, at most 8): servers and network
+  above, the network alone split into switches, NICs, cables and optics on its own axis below.
+- **What was asked**: each scenario's catalog as asked and its content hash, workload,
+  objective, budget, target, status, solver and solve time, why there is no design, warnings;
+  the OptimizeRequests as protobuf JSON; the tool and Plotly versions and the time (UTC).
+
+Big batches stay openable: every design is a point, but bills of materials are inlined for the
+first 1,000 designs, the designs table lists the first 1,000 and the requests the first 50.
+"""
 
 
 def _procure(args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, float]:
@@ -54,7 +80,8 @@ def _block(args: str, code: int, output: str, max_lines: int) -> str:
     if len(lines) > max_lines:
         lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
     status = f"\n$ echo $?\n{code}" if code else ""
-    return "```console\n$ procure " + args + "\n" + "\n".join(lines) + status + "\n```\n"
+    printed = "".join(f"\n{line}" for line in lines)  # nothing printed: no blank line
+    return "```console\n$ procure " + args + printed + status + "\n```\n"
 
 
 def _machine() -> str:
@@ -100,17 +127,77 @@ def session(work: Path) -> list[Step]:
         Step("", "--help"),
         Step("Every command has its own `--help`:\n", "sweep --help"),
         Step(
-            "## What does 30 days cost?\n\nThe cheapest cluster that trains Llama 3 70B on 2 "
-            "trillion tokens within 720 hours, from NVIDIA's reference InfiniBand prices: the "
-            "ranked designs, the rank-1 bill of materials grouped by category, and why.\n",
-            "optimize --catalog infiniband-ndr --workload llama3-70b --tokens 2e12 "
-            f"--target-hours 720 --top-k 3 --plot {optimize_png.relative_to(ROOT)}",
+            "## The main job: what does 30 days cost?\n\nThe README's first command: the "
+            "cheapest cluster that trains Llama 3 70B (its preset's 15 trillion tokens) within "
+            "720 hours, from NVIDIA's reference InfiniBand prices. The ranked designs are "
+            "distinct bills of materials; each is switched (a fat-tree of switches: ConnectX "
+            "NICs do not forward traffic between their ports, so no switchless torus of more "
+            "than two nodes is offered) and cables every NIC it buys (the NIC and node-leaf "
+            "lines have the same count). The table shows the network's share of capex (`net "
+            "capex`) beside its share of step time (`net time`: exposed communication, what "
+            "overlap cannot hide) and each design's scale-out `Gb/s/GPU` (NIC speed x NICs per "
+            "node / GPUs per node); then the rank-1 bill of materials by category and tier, why "
+            "each design ranks where it does, and the price sensitivity. Too wide for 120 "
+            "columns, the designs table falls back to its narrow layout (the two network shares "
+            "stacked in one cell).\n",
+            "optimize --catalog infiniband-ndr --workload llama3-70b --target-hours 720 "
+            f"--plot {optimize_png.relative_to(ROOT)}",
+            after=f"![cost vs training time of the ranked designs]"
+            f"({optimize_png.relative_to(DOC.parent)})\n",
+        ),
+        Step(
+            "## One node: no fabric at all\n\nA job one server finishes in time needs no "
+            "scale-out fabric: the one-node design buys no switch, cable or NIC (a DGX's "
+            "built-in NICs stay in its BOM at $0 as spares) and its fabric shows as `none`. It "
+            "is offered beside the same node on a switch, should the buyer plan to grow:\n",
+            "optimize --catalog infiniband-ndr --workload bert-large --tokens 4e10 "
+            "--target-hours 24",
+        ),
+        Step(
+            "`--require-fabric` (request field `require_fabric`) leaves the one-node design out: "
+            "every design then has a scale-out fabric.\n",
+            "optimize --catalog infiniband-ndr --workload bert-large --tokens 4e10 "
+            "--target-hours 24 --require-fabric --top-k 1",
         ),
         Step(
             "## What do I get for $20M?\n\nThe fastest design within a budget "
             "(`--objective min-time`):\n",
             "optimize --catalog roce-spectrum --workload llama3-70b --tokens 2e12 "
             "--budget-usd 2e7 --objective min-time --top-k 1",
+        ),
+        Step(
+            "## A bandwidth policy, and quotes from several vendors\n\n"
+            "`--min-nic-gbps-per-gpu G` (request field `constraints.min_nic_gbps_per_gpu`) is a "
+            "buyer's policy, not physics: every design offered gives each GPU at least G Gb/s of "
+            "scale-out bandwidth (NIC speed x NICs per node / GPUs per node). Without it the "
+            "cheapest design meeting the target may be lean on network; the `Gb/s/GPU` and "
+            "`net time` columns show it at a glance:\n",
+            "optimize --catalog roce-spectrum --workload llama3-8b --tokens 1e12 "
+            "--target-hours 720 --top-k 2",
+        ),
+        Step(
+            "With the policy, every design gives each GPU at least 400 Gb/s. A one-node design "
+            "without a fabric has none (0 Gb/s per GPU), so the policy excludes it: a buyer who "
+            "states a scale-out floor is buying a fabric. It applies to `optimize` and `sweep`; "
+            "when no allowed server and NIC can reach it the answer says so, with the most they "
+            "reach.\n",
+            "optimize --catalog roce-spectrum --workload llama3-8b --tokens 1e12 "
+            "--target-hours 720 --top-k 2 --min-nic-gbps-per-gpu 400",
+        ),
+        Step(
+            "`--catalog` may be repeated: `optimize` then works on the union of the quotes, so "
+            "the servers can come from one vendor and the fabric from another, and every BOM "
+            "line names the catalog it is ordered from (`catalog` in JSON and CSV; a `catalog` "
+            "column in the table when the BOM spans several). Each line keeps its own quote's "
+            "price, volume breaks and stock. A SKU that two catalogs both list is two offers, "
+            "named `CATALOG:SKU` (below, `infiniband-ndr:MCX75310AAS-NEAT`: both quotes list "
+            "that ConnectX-7); a SKU only one catalog lists keeps its name. The same catalog "
+            "twice, or catalogs in different currencies, are refused naming the flag's request "
+            "field (`catalogs[0]`). (`sweep` keeps `--catalog` as an axis: each scenario runs "
+            "against each catalog in turn.)\n",
+            "optimize --catalog roce-spectrum --catalog infiniband-ndr --workload llama3-70b "
+            "--tokens 2e12 --target-hours 720 --fabric infiniband --topology rail-optimized "
+            "--min-nic-gbps-per-gpu 400 --top-k 1",
         ),
         Step(
             "## For scripts and spreadsheets\n\nCSV of the ranked designs (one row each):\n",
@@ -144,6 +231,27 @@ def session(work: Path) -> list[Step]:
             "A sweep can also come from a scenario file in the `procure batch` spec format "
             "(JSON, YAML or CSV), and write CSV or XLSX for the spreadsheet:\n",
             f"sweep --scenarios {work / 'scenarios.csv'} --top-k 1 --format csv",
+        ),
+        Step(
+            "## A report page (`--format html`)\n\n`optimize` and `sweep` write one "
+            "self-contained, interactive HTML page with `--format html -o FILE.html` (nothing "
+            "on the terminal); `procure batch` writes `report.html` beside its Parquet results "
+            "(from `responses.jsonl`). The page needs no network: Plotly's script and the data "
+            "are inline.\n",
+            "optimize --catalog infiniband-ndr --workload llama3-70b --tokens 2e12 "
+            f"--target-hours 720 --format html -o {work / 'plan.html'}",
+        ),
+        Step(
+            "",
+            "sweep --catalog ethernet-budget --catalog roce-spectrum --workload llama3-8b "
+            f"--tokens 2e11 --targets 100,300 --budgets 4e6 --top-k 3 --format html "
+            f"-o {work / 'sweep.html'}",
+        ),
+        Step(
+            "",
+            "optimize --catalog infiniband-ndr --workload llama3-70b --target-hours 720 "
+            "--format html",
+            after=HTML_PAGE,
         ),
         Step(
             "## Errors\n\nOne line on stderr naming the field or file, and a documented exit "
@@ -219,7 +327,10 @@ def main() -> None:
                 if step.timed
                 else ""
             )
-            parts.append(step.text + "\n" + _block(step.args, code, output, step.max_lines) + took)
+            block = _block(step.args, code, output, step.max_lines)
+            parts.append(
+                step.text + "\n" + block + took + (f"\n{step.after}" if step.after else "")
+            )
         proc, address = _serve(env, ROOT, work / "serve.log")
         try:
             for step in remote_session(address):

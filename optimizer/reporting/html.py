@@ -24,6 +24,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from optimizer.errors import InvalidInput
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.reporting.frontier import point_of
 from optimizer.reporting.model import (
     DesignPoint,
@@ -51,8 +52,13 @@ TOPOLOGY = {
     "rail_optimized": "rail-optimized",
     "dragonfly": "dragonfly",
     "torus": "torus",
+    "single_node": "one node",
 }
 FABRIC_SYMBOLS = {"infiniband": "circle", "roce": "square", "ethernet": "diamond"}
+NO_FABRIC = "none"
+"""The fabric shown for a design without a scale-out fabric (one node): it buys none,
+whichever fabric the search reached it through."""
+NO_FABRIC_SYMBOL = "star"
 # Catalog colours (Plotly's default qualitative palette).
 CATALOG_COLOURS = (
     "#636EFA",
@@ -185,6 +191,20 @@ def _hours(value: float) -> str:
     return f"{value:,.1f}" if value < 10 else f"{value:,.0f}"
 
 
+def _fabric_key(fabric: str, topology: str) -> str:
+    """The fabric a design buys: its wire name, or ``NO_FABRIC`` for a topology without a
+    scale-out fabric (a one-node design cables no NIC and buys no switch)."""
+    if topology in TOPOLOGIES and not TOPOLOGIES.get(topology).scale_out:
+        return NO_FABRIC
+    return fabric
+
+
+def _fabric(fabric: str, topology: str) -> str:
+    """The fabric's label for a design (``NO_FABRIC`` for a one-node design)."""
+    key = _fabric_key(fabric, topology)
+    return FABRIC.get(key, key)
+
+
 def _topology(topology: str, ratio: float) -> str:
     name = TOPOLOGY.get(topology, topology)
     return f"{name} {ratio:g}:1" if topology in ("fat_tree", "rail_optimized") else name
@@ -200,7 +220,7 @@ def _hover(p: DesignPoint, scenario: str, has_bom: bool) -> str:
         f"<b>{e(p.catalog)}</b>",
         f"GPUs: {p.gpus:,}",
         f"server: {e(p.server_sku)}",
-        f"fabric: {e(FABRIC.get(p.fabric, p.fabric))}",
+        f"fabric: {e(_fabric(p.fabric, p.topology))}",
         f"topology: {e(_topology(p.topology, p.oversubscription))}",
         f"capex: {_money(p.capex_usd)}",
     ]
@@ -250,17 +270,25 @@ def frontier_figure(
     catalogs = list(dict.fromkeys(p.catalog for p in points))
     colours = dict(zip(catalogs, itertools.cycle(CATALOG_COLOURS), strict=False))
     for catalog in catalogs:
-        for fabric in sorted({p.fabric for p in points if p.catalog == catalog}):
+        fabrics = {_fabric_key(p.fabric, p.topology) for p in points if p.catalog == catalog}
+        for fabric in sorted(fabrics):
             group = [
-                (i, p) for i, p in enumerate(points) if p.catalog == catalog and p.fabric == fabric
+                (i, p)
+                for i, p in enumerate(points)
+                if p.catalog == catalog and _fabric_key(p.fabric, p.topology) == fabric
             ]
-            symbol = FABRIC_SYMBOLS.get(fabric, "triangle-up")
+            symbol = (
+                NO_FABRIC_SYMBOL
+                if fabric == NO_FABRIC
+                else FABRIC_SYMBOLS.get(fabric, "triangle-up")
+            )
+            label = "no fabric" if fabric == NO_FABRIC else FABRIC.get(fabric, fabric)
             fig.add_trace(
                 go.Scatter(
                     x=[p.training_time_hours for _, p in group],
                     y=[p.capex_usd for _, p in group],
                     mode="markers",
-                    name=f"{catalog} · {FABRIC.get(fabric, fabric)}",
+                    name=f"{catalog} · {label}",
                     legendgroup=catalog,
                     marker={
                         "color": colours[catalog],
@@ -347,7 +375,7 @@ def breakdown_figure(top: Sequence[DesignPoint]) -> Any:
 
     designs = [p.design for p in top if p.design is not None]
     labels = [
-        f"{n}. {d.gpus:,} GPUs {FABRIC.get(d.fabric, d.fabric)}<br>"
+        f"{n}. {d.gpus:,} GPUs {_fabric(d.fabric, d.topology)}<br>"
         f"{_topology(d.topology, d.oversubscription)}"
         for n, d in enumerate(designs, start=1)
     ]
@@ -404,7 +432,7 @@ def _bom_document(p: DesignPoint) -> dict[str, Any]:
     )
     return {
         "title": f"{d.gpus:,} x GPU on {d.nodes:,} x {d.server_sku}, "
-        f"{FABRIC.get(d.fabric, d.fabric)} {_topology(d.topology, d.oversubscription)}",
+        f"{_fabric(d.fabric, d.topology)} {_topology(d.topology, d.oversubscription)}",
         "catalog": p.catalog,
         "capex_usd": d.capex_usd,
         "racks": d.racks,
@@ -458,7 +486,7 @@ def _designs_table(
                 _cell(str(d.rank), d.rank),
                 _cell(f"{d.gpus:,}", d.gpus),
                 _cell(d.server_sku),
-                _cell(FABRIC.get(d.fabric, d.fabric)),
+                _cell(_fabric(d.fabric, d.topology)),
                 _cell(_topology(d.topology, d.oversubscription)),
                 _cell(_money(d.capex_usd), d.capex_usd),
                 _cell(f"{d.cost.network_share:.1%}", d.cost.network_share),
