@@ -662,6 +662,27 @@ def build_candidates(
     if est is None:
         return []
     hours = confident_hours(est, timer.confidence)
+    gpus = nodes * timer.servers[key.server_sku].gpus_per_node
+    return [
+        Candidate(plan.design, plan, est, hours, key, gpus)
+        for plan in candidate_plans(key, nodes, parts, catalog, layout, topologies)
+    ]
+
+
+def candidate_plans(
+    key: TimeKey,
+    nodes: int,
+    parts: list[tuple[Nic, Switch | None]],
+    catalog: Catalog,
+    layout: Layout,
+    topologies: tuple[str, ...],
+    *,
+    keep_redundant: bool = False,
+) -> list[PhysicalPlan]:
+    """The plans of ``key`` at ``nodes`` the MIP is offered (every NIC x switch SKUs per
+    tier, buildable, not redundant unless ``keep_redundant``, not beaten on parts): the
+    min-time size search prices the same ones, so it never misses a size only a per-tier
+    mix affords."""
     plans = []
     switches = list({w.sku: w for _, w in parts if w is not None}.values())
     assignments = tier_assignments(key, nodes, switches, catalog) if switches else [()]
@@ -672,13 +693,9 @@ def build_candidates(
                 plan = physical_plan(design, catalog)
             except InvalidInput:
                 continue
-            if not redundant(design, plan, topologies):
+            if keep_redundant or not redundant(design, plan, topologies):
                 plans.append(plan)
-    gpus = nodes * timer.servers[key.server_sku].gpus_per_node
-    return [
-        Candidate(plan.design, plan, est, hours, key, gpus)
-        for plan in efficient_parts(plans, catalog)
-    ]
+    return efficient_parts(plans, catalog)
 
 
 def efficient_parts(plans: list[PhysicalPlan], catalog: Catalog) -> list[PhysicalPlan]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import TcoPrices, tco_prices
@@ -18,6 +18,7 @@ from optimizer.optimize.formulation import (
     VarMap,
     build_model,
 )
+from optimizer.optimize.mip import MipModel
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure
@@ -34,12 +35,48 @@ class MipInstance:
     options: dict[LinkClass, list[LinkOption]]
     groups: list[tuple[str, str, str, float]]  # TimeKey.group of each distinct group
     order: list[int]  # each row's position in design_order (deterministic tie-break)
+    # Proven cheapest purchase of one row within some bounds (None: none fits) and its link
+    # mix, kept across the top-K solves: excluding ranked groups never changes a row's own.
+    row_costs: dict[tuple[int, Bounds], RowPurchase | None] = field(default_factory=dict)
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
         return {
             cls: [LinkChoice(o.label, o.parts, o.power_w, o.module_ports) for o in opts]
             for cls, opts in self.options.items()
         }
+
+    def row_purchase(
+        self, i: int, catalog: Catalog, bounds: Bounds, backend: Backend, limits: Limits
+    ) -> tuple[SolveResult | None, RowPurchase | None]:
+        """Cheapest exact purchase of row ``i`` alone within ``bounds`` and the stock.
+
+        Returns the solve (None when cached) and the purchase (None when none fits). Only
+        proven answers are kept; an unproven one returns its result and None.
+        """
+        key = (i, bounds)
+        if key in self.row_costs:
+            return None, self.row_costs[key]
+        row = self.rows[i]
+        choices = {c: opts for c, opts in self.choices().items() if c in row.link_demand}
+        model, vm = build_model([row], choices, catalog, bounds)
+        model.minimize(vm.cost_terms)
+        res = backend.solve(model, limits)
+        if res.status is SolveStatus.OPTIMAL:
+            assert res.values is not None and res.objective is not None
+            values = res.values
+            links = {key: values[var] for key, var in vm.links.items()}
+            self.row_costs[key] = RowPurchase(res.objective, links)
+        elif res.status is SolveStatus.INFEASIBLE:
+            self.row_costs[key] = None
+        return res, self.row_costs.get(key)
+
+
+@dataclass(frozen=True)
+class RowPurchase:
+    """One row's cheapest purchase: capex in cents and links per (class, option index)."""
+
+    cost_cents: int
+    links: dict[tuple[LinkClass, int], int]
 
 
 def bounds_of(spec: OptimizeSpec) -> Bounds:
@@ -178,6 +215,11 @@ def solve_problem(
     The design order (optimizer.optimize.candidates.design_order) makes ties deterministic.
     The result carries the primary objective, its bound and a status that is OPTIMAL only
     when every stage was proven optimal.
+
+    After a time stage the cost stage is settled row by row (``_settle_by_rows``): the same
+    optimum, but each row's purchase is a small MIP, where the whole model's cost stage
+    (one pick among rows tied on time, each with its link mix, tiers and whole modules) can
+    take CP-SAT tens of seconds to prove.
     """
     model, vm = build_model(
         problem.rows,
@@ -188,11 +230,22 @@ def solve_problem(
         tco=spec_tco_prices(catalog, spec),
     )
     order = {vm.pick[i]: r for i, r in enumerate(problem.order)}
-    stages = lexicographic_stages(spec.objective.kind.stages, vm, order, len(problem.rows) + 1)
+    measures = spec.objective.kind.stages
+    stages = lexicographic_stages(measures, vm, order, len(problem.rows) + 1)
+    by_rows = measures[:2] == (Measure.TIME, Measure.COST)
     first: SolveResult | None = None
     last: SolveResult | None = None
     elapsed, proven = 0.0, True
     for i, objective in enumerate(stages):
+        if i == 1 and by_rows and first is not None and first.objective is not None:
+            settled, spent = _settle_by_rows(
+                problem, model, vm, first.objective, catalog, bounds, excluded, backend, limits
+            )
+            elapsed += spent
+            if settled is not None:
+                proven = proven and settled.status is SolveStatus.OPTIMAL
+                last = settled
+                break
         model.minimize(objective)
         res = backend.solve(model, limits)
         elapsed += res.solve_time_s
@@ -209,6 +262,57 @@ def solve_problem(
     return replace(
         last, status=status, objective=first.objective, bound=first.bound, solve_time_s=elapsed
     ), vm
+
+
+def _settle_by_rows(
+    problem: MipInstance,
+    model: MipModel,
+    vm: VarMap,
+    time_s: int,
+    catalog: Catalog,
+    bounds: Bounds,
+    excluded: list[int],
+    backend: Backend,
+    limits: Limits,
+) -> tuple[SolveResult | None, float]:
+    """The cost and design-order stages after the time stage found ``time_s``, row by row.
+
+    Exactly one row is picked and every other variable buys that row's parts, so the
+    cheapest purchase at the optimal time is the least of the tied rows' own cheapest
+    purchases (each proven alone, cached across the top-K), and the design order breaks the
+    remaining tie. The whole model is then solved with that row picked and its cost fixed,
+    for the solution's values. Returns None (and the seconds spent) when a row's solve is
+    not proven, so the caller runs the stages on the whole model instead.
+    """
+    spent = 0.0
+    tied: list[tuple[int, int, int, RowPurchase]] = []  # (cost, design order, row, purchase)
+    skip = set(excluded)
+    for i, row in enumerate(problem.rows):
+        if row.group in skip or row.time_s != time_s:
+            continue
+        res, bought = problem.row_purchase(i, catalog, bounds, backend, limits)
+        if res is not None:
+            spent += res.solve_time_s
+            if res.status not in (SolveStatus.OPTIMAL, SolveStatus.INFEASIBLE):
+                return None, spent
+        if bought is not None:
+            tied.append((bought.cost_cents, problem.order[i], i, bought))
+    if not tied:
+        return None, spent
+    cost, _, best, bought = min(tied, key=lambda t: t[:3])
+    # The row and its link mix fixed, the tiers and whole modules follow in presolve.
+    final = replace(model, constraints=list(model.constraints))
+    final.add("lexicographic_stage[1]", vm.cost_terms, hi=cost)
+    final.add("settled_row", {vm.pick[best]: 1}, lo=1)
+    for key, var in vm.links.items():
+        n = bought.links.get(key, 0)
+        final.add(f"settled_links[{var}]", {var: 1}, lo=n, hi=n)
+    final.minimize(vm.cost_terms)
+    res = backend.solve(final, limits)
+    spent += res.solve_time_s
+    if not res.has_solution or res.objective != cost:
+        return None, spent
+    return replace(res, status=SolveStatus.OPTIMAL), spent
 
 
 def lexicographic_stages(

@@ -19,6 +19,7 @@ from optimizer.optimize.candidates import (
     SearchSpace,
     TimeKey,
     build_candidates,
+    candidate_plans,
     make_design,
     smallest_meeting,
 )
@@ -484,10 +485,11 @@ def _most_nodes_under_caps(spec: OptimizeSpec, server: Server, layout: Layout) -
 class _Affordability:
     """Whether a key's design of n nodes fits every cap, and the largest size that does.
 
-    A size fits when some (NIC, switch) of the key builds it within the budget, the power and
-    rack caps and the stock, all at once. The greedy BOM answers most checks; where it misses
-    the exact purchase (the MIP on that design alone, with the caps as constraints) decides,
-    since a mix of link SKUs or a volume tier can be cheaper or draw less.
+    A size fits when some (NIC, switch SKUs per tier) of the key builds it within the budget,
+    the power and rack caps and the stock, all at once. The greedy BOM answers most checks;
+    where it misses the exact purchase (the MIP on that design alone, with the caps as
+    constraints) decides, since a mix of link SKUs or a volume tier can be cheaper or draw
+    less.
     """
 
     def __init__(
@@ -535,13 +537,13 @@ class _Affordability:
         return cheapest is not None and cheapest <= self.budget
 
     def exact_fits(self, n: int) -> bool:
-        for nic, switch in self.parts:
-            try:
-                plan = physical_plan(
-                    make_design(self.key, n, nic, switch, self.layout), self.catalog
-                )
-            except InvalidInput:
-                continue
+        # The plans the MIP is offered at this size, per-tier switch mixes included: a size
+        # only a mix affords (one tier of a stock-limited SKU) is still affordable.
+        # A size's twin (a redundant design) still counts, as before: its twin key ranks it.
+        plans = candidate_plans(
+            self.key, n, self.parts, self.catalog, self.layout, (), keep_redundant=True
+        )
+        for plan in plans:
             if not within_caps(self.spec, plan.power_kw, plan.racks):
                 continue  # links only add power: no purchase of this plan fits
             cost = self.exact_cost(plan)

@@ -32,6 +32,7 @@ Model (every default below can be set per request through ``Layout``)
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 
@@ -225,6 +226,12 @@ class LinkOption:
         return " + ".join(f"{qty} x {sku}" for sku, qty in self.parts)
 
 
+OptionsKey = tuple[float, int, str, tuple[str, str]]
+# Options per catalog object (catalogs are immutable), dropped with the catalog: the size
+# search prices thousands of BOMs over a handful of (length, speed, fabric, ends) classes.
+_OPTIONS: dict[int, tuple[weakref.ref[Catalog], dict[OptionsKey, tuple[LinkOption, ...]]]] = {}
+
+
 def link_options(
     group_length_m: float,
     speed_gbps: int,
@@ -238,6 +245,26 @@ def link_options(
     Optics pair a transceiver that fits each end (its ``side``) and share one fiber class
     (``matching_fiber``: the same medium); on symmetric ends each unordered pair once.
     """
+    entry = _OPTIONS.get(id(catalog))
+    if entry is None or entry[0]() is not catalog:
+        key_id = id(catalog)
+        entry = (weakref.ref(catalog, lambda _: _OPTIONS.pop(key_id, None)), {})
+        _OPTIONS[key_id] = entry
+    key = (group_length_m, speed_gbps, fabric, ends)
+    found = entry[1].get(key)
+    if found is None:
+        found = tuple(_link_options(group_length_m, speed_gbps, fabric, catalog, ends))
+        entry[1][key] = found
+    return list(found)
+
+
+def _link_options(
+    group_length_m: float,
+    speed_gbps: int,
+    fabric: str,
+    catalog: Catalog,
+    ends: tuple[str, str],
+) -> list[LinkOption]:
     fitting = [lk for lk in catalog.links if link_fits(lk, speed_gbps, fabric)]
     options = [
         LinkOption("cable", ((lk.sku, 1),), lk.reach_m, lk.price_cents, lk.power_w)
