@@ -184,6 +184,7 @@ def print_optimize(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
         out.print(f"no design {how}")
     if resp.sensitivity:
         out.print(f"Sensitivity: {resp.sensitivity}")
+    print_baseline(resp, out)
     if resp.diagnosis:
         out.print(f"No design: {resp.diagnosis}")
     for w in resp.warnings:
@@ -246,3 +247,9 @@ def emit_text(text: str, output: str | None) -> None:
         Path(output).write_text(text + "\n")
     else:
         click.echo(text)
+
+
+def print_baseline(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+    """The rule-of-thumb comparison, under the sensitivity line (empty when not computed)."""
+    if resp.baseline:
+        out.print(f"Baseline: {resp.baseline}")

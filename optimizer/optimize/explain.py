@@ -22,6 +22,7 @@ from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.bom import bom_signature
 from optimizer.topology.compat import switch_fits_fabric
+from optimizer.topology.design import Design
 
 if TYPE_CHECKING:
     from optimizer.optimize.candidates import Costed
@@ -53,12 +54,16 @@ def usd(cents: int | float) -> str:
 
 
 def describe(d: RankedDesign) -> str:
-    design = d.design
+    return describe_design(d.design, d.gpus)
+
+
+def describe_design(design: Design, gpus: int) -> str:
+    """A design in one phrase: nodes, server, GPUs, fabric, topology, NICs per node."""
     topology = TOPOLOGIES.get(design.topology).display(design.oversubscription, short=False)
     if not TOPOLOGIES.get(design.topology).scale_out:  # no fabric, no NIC bought
-        return f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), {topology}"
+        return f"{design.nodes:,} x {design.server_sku} ({gpus:,} GPUs), {topology}"
     return (
-        f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
+        f"{design.nodes:,} x {design.server_sku} ({gpus:,} GPUs), "
         f"{fabric_label(design.fabric)} {topology}, "
         f"{design.nics_per_node} x {design.nic_sku} per node"
     )

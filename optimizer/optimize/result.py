@@ -76,4 +76,6 @@ class OptimizeResult:
     candidates_evaluated: int
     bound_cents: int | None = None
     sensitivity: str = ""
+    # The seed article's rule-of-thumb design for the same target, and rank 1's saving on it.
+    baseline: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)

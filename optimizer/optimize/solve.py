@@ -12,6 +12,7 @@ from dataclasses import replace
 from optimizer.catalog.model import Catalog
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
+from optimizer.optimize.baseline import baseline_line
 from optimizer.optimize.candidates import (
     EstimateCache,
     SearchSpace,
@@ -172,6 +173,7 @@ def optimize(
         sens = "not computed: time limit"
     else:
         sens = sensitivity(ranked, given, spec, resolve)
+    rule = baseline_line(ranked[0], given, spec) if ranked and explain else ""
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None
@@ -194,6 +196,7 @@ def optimize(
         candidates_evaluated=timer.evaluations,
         bound_cents=None if bound is None else math.floor(bound),
         sensitivity=sens,
+        baseline=rule,
         warnings=warnings,
     )
 

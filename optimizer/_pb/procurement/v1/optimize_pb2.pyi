@@ -210,7 +210,7 @@ class ParetoPoint(_message.Message):
     def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
-    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity")
+    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "baseline")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DESIGNS_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
@@ -223,6 +223,7 @@ class OptimizeResponse(_message.Message):
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     BOUND_USD_FIELD_NUMBER: _ClassVar[int]
     SENSITIVITY_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
     status: str
     designs: _containers.RepeatedCompositeFieldContainer[Design]
     pareto: _containers.RepeatedCompositeFieldContainer[ParetoPoint]
@@ -235,4 +236,5 @@ class OptimizeResponse(_message.Message):
     warnings: _containers.RepeatedScalarFieldContainer[str]
     bound_usd: float
     sensitivity: str
-    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ...) -> None: ...
+    baseline: str
+    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., baseline: _Optional[str] = ...) -> None: ...
