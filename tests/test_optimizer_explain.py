@@ -114,11 +114,17 @@ BINDING_CASES = {
         _spec("mpt-7b", Objective.MIN_TIME, budget_cents=800_000_000, max_power_kw=150.0, top_k=2),
     ),
     "target-min-cost": ("ethernet-budget", _spec("mpt-7b", target_training_hours=100.0)),
-    # Five racks: the 4-rack answer was a switchless 8-node torus, which NICs that do not
-    # forward cannot build; the cheapest buildable design (8 nodes on one switch) needs five.
+    # Five racks once bound (the 4-rack answer was a switchless torus NICs cannot forward);
+    # today's answer fits them with room: the case checks that racks is then not binding.
     "racks-and-budget-min-cost": (
         "roce-spectrum",
         _spec("mpt-7b", target_training_hours=80.0, max_racks=5, budget_cents=2_000_000_000),
+    ),
+    # 33 racks: the cheapest design meeting 720 h (64 x DGX-B200 on a 3:1 fat-tree)
+    # needs 34; under the cap a denser topology of the same servers (a dragonfly) wins.
+    "racks-min-cost": (
+        "infiniband-ndr",
+        _spec("llama3-70b", tokens=2e12, target_training_hours=720.0, max_racks=33),
     ),
 }
 
@@ -142,6 +148,21 @@ def test_a_power_cap_that_decides_the_answer_is_named_binding() -> None:
     assert "power" in result.designs[0].binding
     assert "No constraint is at its limit" not in result.designs[0].explanation
     assert "power" in result.designs[0].explanation
+
+
+def test_a_rack_cap_that_decides_the_answer_is_named_binding() -> None:
+    name, spec = BINDING_CASES["racks-min-cost"]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    assert "racks" in result.designs[0].binding
+    assert re.search(
+        r"Binding \(leaving it out changes rank 1\): [\w, ]*racks", (result.designs[0].explanation)
+    )
+    uncapped = _solve(*_without("racks", catalog, spec))
+    assert _rank_one(uncapped) != _rank_one(result)
+    # Rank 1 without the cap is cheaper and needs more racks than the cap allows.
+    assert uncapped.designs[0].bom.racks > 33
+    assert uncapped.designs[0].bom.capex_cents < result.designs[0].bom.capex_cents
 
 
 def _fabric_named(label: str) -> str:
