@@ -5,17 +5,22 @@ as ``procure optimize --catalog A --catalog B`` does, and its result rows name t
 from __future__ import annotations
 
 import json
+from collections.abc import Generator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_support import run
+from google.protobuf import json_format
 
-from optimizer.batch import LocalEngine, run_batch
-from optimizer.batch.spec import plan_batch, spec_from_csv, spec_from_document
-from optimizer.batch.tasks import run_scenario
+from optimizer._pb.procurement.v1 import service_pb2
+from optimizer.batch import Engine, LocalEngine, run_batch
+from optimizer.batch.spec import Scenario, plan_batch, spec_from_csv, spec_from_document
+from optimizer.batch.tasks import TaskResult, run_scenario
 from optimizer.batch.writer import read_results
+from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput
+from optimizer.service.batch_call import batch_results
 
 # Llama-3 8B on 2e11 tokens in 100 h: the union (servers of one quote, switches of the other)
 # is cheaper than either catalog alone, so a batch that ignored the union would show it.
@@ -125,3 +130,44 @@ def test_the_comparison_rows_name_the_union(tmp_path: Path) -> None:
     union = rows.loc["roce-spectrum + ethernet-budget"]
     assert union["catalog_name"] == "roce-spectrum+ethernet-budget"
     assert union["capex_usd"] < rows.loc["roce-spectrum", "capex_usd"]
+
+
+class _InlineEngine(Engine):
+    """Runs each scenario in this process with the batch runner's task."""
+
+    workers = 1
+
+    def run(
+        self,
+        catalogs: Mapping[str, bytes],
+        scenarios: Iterable[Scenario],
+        *,
+        timeout_s: float | None = None,
+    ) -> Generator[TaskResult, None, None]:
+        for s in scenarios:
+            yield run_scenario(s, catalogs[s.catalog_id], timeout_s)
+
+
+def _batch_request(**scenario: Any) -> service_pb2.BatchOptimizeRequest:
+    request = service_pb2.BatchOptimizeRequest()
+    json_format.ParseDict({**REQUEST, **scenario}, request.scenarios.add())
+    return request
+
+
+def test_batch_optimize_runs_a_scenarios_catalogs_as_their_union(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    request = _batch_request(catalog=UNION[0], catalogs=UNION[1:])
+    (result,) = batch_results(request, _InlineEngine(), resolve_catalog)
+    assert not result.error_code, result.error_message
+    assert result.catalog == "roce-spectrum + ethernet-budget"
+    best = result.response.designs[0]
+    got = json_format.MessageToDict(best, preserving_proto_field_name=True)
+    assert {k: got.get(k) for k in RANK_ONE} == _cli_rank_one(capsys, *UNION)
+
+
+def test_batch_optimize_names_the_part_of_a_union_that_does_not_resolve() -> None:
+    request = _batch_request(catalogs=["roce-spectrum", "no-such-catalog"])
+    (result,) = batch_results(request, _InlineEngine(), resolve_catalog)
+    assert result.error_code == "NOT_FOUND"
+    assert "no-such-catalog" in result.error_message
