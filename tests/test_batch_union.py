@@ -171,3 +171,17 @@ def test_batch_optimize_names_the_part_of_a_union_that_does_not_resolve() -> Non
     (result,) = batch_results(request, _InlineEngine(), resolve_catalog)
     assert result.error_code == "NOT_FOUND"
     assert "no-such-catalog" in result.error_message
+
+
+def test_a_sweep_scenario_file_runs_a_union_as_procure_optimize_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "scenarios.json"
+    path.write_text(json.dumps({"scenarios": [{**REQUEST, "catalogs": UNION}]}))
+    result = run(capsys, "sweep", "--scenarios", str(path), "--format", "json")
+    assert result.code == 0, result.err
+    (scenario,) = json.loads(result.out)["scenarios"]
+    assert scenario["request"]["catalog"] == UNION[0]
+    assert scenario["request"]["catalogs"] == UNION[1:]
+    design = scenario["response"]["designs"][0]
+    assert {k: design.get(k) for k in RANK_ONE} == _cli_rank_one(capsys, *UNION)
