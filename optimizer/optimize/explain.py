@@ -360,7 +360,9 @@ def sensitivity(
 ) -> str:
     """For every other fabric the request allows, re-solved over the whole catalog: its best
     design, and the smallest cut in its switch prices (at the volume prices the BOM pays)
-    that changes rank 1, checked by re-solving with the cut and with one percent less."""
+    that changes rank 1, checked by re-solving with the cut and with one percent less.
+    Min-time says the same of its fastest rival designs, after the budget that buys a faster
+    design (``time_sensitivity``)."""
     if spec.objective.kind.primary is Measure.TIME:
         return time_sensitivity(ranked[0], catalog, spec, resolve)
     if spec.objective.kind.primary is not Measure.COST:
