@@ -185,3 +185,11 @@ def test_a_sweep_scenario_file_runs_a_union_as_procure_optimize_does(
     assert scenario["request"]["catalogs"] == UNION[1:]
     design = scenario["response"]["designs"][0]
     assert {k: design.get(k) for k in RANK_ONE} == _cli_rank_one(capsys, *UNION)
+
+
+def test_each_bom_line_of_a_union_row_names_the_catalog_it_is_ordered_from() -> None:
+    plan = plan_batch(spec_from_document({"scenarios": [{**REQUEST, "catalogs": UNION}]}))
+    (scenario,) = plan.scenarios
+    line = json.loads(run_scenario(scenario, plan.catalog_data[scenario.catalog_id]).response_json)
+    origins = {b["catalog"] for b in line["response"]["designs"][0]["bom"]}
+    assert origins == set(UNION)  # servers from one quote, the rest from the other

@@ -30,7 +30,12 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from optimizer._pb.procurement.v1 import optimize_pb2
-from optimizer.catalog.canonical import canonical_json, hash_canonical
+from optimizer.catalog.canonical import (
+    canonical_document,
+    canonical_json,
+    catalog_from_canonical,
+    hash_canonical,
+)
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.catalog.union import request_catalog_refs, union_catalogs
@@ -400,6 +405,42 @@ def resolve_ref(ref: str, resolve_one: Callable[[str], Catalog]) -> Catalog:
     return union_catalogs([(f, part, resolve_one(part)) for f, part in named])
 
 
+# The key of shipped bytes that hold a union's parts (each canonical) instead of one catalog.
+_UNION_KEY = "canonical_union"
+
+
+def _resolved_with_data(ref: str, resolve_one: Callable[[str], Catalog]) -> tuple[Catalog, bytes]:
+    """A row's catalog and the bytes workers get for it. A union ships its parts (each in
+    canonical form, with the field and reference that name it), so a worker rebuilds the same
+    union, every BOM line still naming the catalog it is ordered from (``decode_catalog``)."""
+    parts = union_parts(ref)
+    if len(parts) == 1:
+        catalog = resolve_one(ref)
+        return catalog, canonical_json(catalog)
+    named = [(f, part, resolve_one(part)) for f, part in request_catalog_refs(parts[0], parts[1:])]
+    doc = {
+        _UNION_KEY: [
+            {"field": f, "ref": part, "catalog": canonical_document(cat)} for f, part, cat in named
+        ]
+    }
+    data = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return union_catalogs(named), data.encode("utf-8")
+
+
+def decode_catalog(data: bytes) -> Catalog:
+    """The catalog of shipped bytes: canonical JSON, or a union's parts (rebuilt as
+    ``procure optimize --catalog A --catalog B`` builds it)."""
+    if not data.startswith(b'{"' + _UNION_KEY.encode()):
+        return catalog_from_canonical(data)
+    parts = json.loads(data.decode("utf-8"))[_UNION_KEY]
+    return union_catalogs(
+        [
+            (p["field"], p["ref"], catalog_from_canonical(json.dumps(p["catalog"]).encode()))
+            for p in parts
+        ]
+    )
+
+
 def take_catalogs(request: optimize_pb2.OptimizeRequest, where: str) -> list[str]:
     """Move the request's ``catalogs`` out of it (the row's reference names them), checking
     each is a reference that a union ref can carry."""
@@ -480,15 +521,13 @@ def plan_batch(
     ``tenant`` in ``data_dir``), e.g. with the service's rule, which never reads a path.
     """
     one = resolve or partial(resolve_catalog, data_dir=data_dir, tenant=tenant)
-    lookup = partial(resolve_ref, resolve_one=one)
     by_ref: dict[str, CatalogInfo] = {}
     catalogs: dict[str, CatalogInfo] = {}
 
     def info_for(ref: str) -> CatalogInfo:
         info = by_ref.get(ref)
         if info is None:
-            catalog = lookup(ref)
-            data = canonical_json(catalog)
+            catalog, data = _resolved_with_data(ref, one)
             fresh = CatalogInfo(
                 catalog_id=hash_canonical(data),
                 ref=ref,
