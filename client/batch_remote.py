@@ -17,7 +17,7 @@ from google.protobuf import json_format
 from client.transport import BatchItem, Remote
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.batch.engines import Engine
-from optimizer.batch.spec import Scenario
+from optimizer.batch.spec import Scenario, union_parts
 from optimizer.batch.tasks import TaskResult, catalog_for, failed_result, solved_result
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import bundled_catalogs, resolve_catalog
@@ -50,7 +50,9 @@ def _request(s: Scenario) -> optimize_pb2.OptimizeRequest:
     """The scenario's request against its catalog reference (the server resolves it; a local
     path is uploaded first)."""
     request = json_format.Parse(s.request_json, optimize_pb2.OptimizeRequest())
-    request.catalog = s.catalog_ref
+    first, *more = union_parts(s.catalog_ref)  # a union's parts go as catalog + catalogs
+    request.catalog = first
+    request.catalogs.extend(more)
     return request
 
 

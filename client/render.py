@@ -210,6 +210,7 @@ def print_optimize(
         out.print(f"no design {how}")
     if resp.sensitivity:
         out.print(f"Sensitivity: {resp.sensitivity}")
+    print_baseline(resp, out)
     if resp.diagnosis:
         out.print(f"No design: {resp.diagnosis}")
     for w in resp.warnings:
@@ -376,3 +377,9 @@ def workload_times_table(resp: optimize_pb2.OptimizeResponse) -> Table:
         if d.year_share:
             table.add_row(str(d.rank), "year's share", "", "", f"{d.year_share:.2f}", "", "")
     return table
+
+
+def print_baseline(resp: optimize_pb2.OptimizeResponse, out: Console) -> None:
+    """The rule-of-thumb comparison, under the sensitivity line (empty when not computed)."""
+    if resp.baseline:
+        out.print(f"Baseline: {resp.baseline}")

@@ -134,13 +134,14 @@ def file_requests(
     path: str, overrides: optimize_pb2.OptimizeRequest
 ) -> list[optimize_pb2.OptimizeRequest]:
     """The scenarios of a batch-format spec file, each with ``overrides`` merged on top."""
-    from optimizer.batch.spec import load_spec
+    from optimizer.batch.spec import load_spec, union_parts
 
     requests = []
     for row in load_spec(path).rows:
         req = optimize_pb2.OptimizeRequest()
         req.CopyFrom(row.request)
-        req.catalog = row.catalog_ref
+        req.catalog, *more = union_parts(row.catalog_ref)  # a union: catalog + catalogs
+        req.catalogs.extend(more)
         req.MergeFrom(overrides)
         requests.append(req)
     return requests

@@ -3,7 +3,8 @@
 - Binding: leaving out a constraint the text calls binding changes rank 1; leaving out any
   other stated constraint does not.
 - Sensitivity: a fabric said to have no design has none when the request is restricted to it;
-  the stated switch price cut, applied, changes rank 1 and one percent less does not.
+  the stated switch price cut, applied, changes rank 1 and one percent less does not; under
+  min-time, the stated budget buys a faster rank 1 and a cent less does not.
 - Diagnosis: every design named can be built from the catalog and supplied from its stock.
 
 The scenarios are the issue's repros on the bundled catalogs; they check whatever the
@@ -114,11 +115,17 @@ BINDING_CASES = {
         _spec("mpt-7b", Objective.MIN_TIME, budget_cents=800_000_000, max_power_kw=150.0, top_k=2),
     ),
     "target-min-cost": ("ethernet-budget", _spec("mpt-7b", target_training_hours=100.0)),
-    # Five racks: the 4-rack answer was a switchless 8-node torus, which NICs that do not
-    # forward cannot build; the cheapest buildable design (8 nodes on one switch) needs five.
+    # Five racks once bound (the 4-rack answer was a switchless torus NICs cannot forward);
+    # today's answer fits them with room: the case checks that racks is then not binding.
     "racks-and-budget-min-cost": (
         "roce-spectrum",
         _spec("mpt-7b", target_training_hours=80.0, max_racks=5, budget_cents=2_000_000_000),
+    ),
+    # 33 racks: the cheapest design meeting 720 h (64 x DGX-B200 on a 3:1 fat-tree)
+    # needs 34; under the cap a denser topology of the same servers (a dragonfly) wins.
+    "racks-min-cost": (
+        "infiniband-ndr",
+        _spec("llama3-70b", tokens=2e12, target_training_hours=720.0, max_racks=33),
     ),
 }
 
@@ -142,6 +149,21 @@ def test_a_power_cap_that_decides_the_answer_is_named_binding() -> None:
     assert "power" in result.designs[0].binding
     assert "No constraint is at its limit" not in result.designs[0].explanation
     assert "power" in result.designs[0].explanation
+
+
+def test_a_rack_cap_that_decides_the_answer_is_named_binding() -> None:
+    name, spec = BINDING_CASES["racks-min-cost"]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    assert "racks" in result.designs[0].binding
+    assert re.search(
+        r"Binding \(leaving it out changes rank 1\): [\w, ]*racks", (result.designs[0].explanation)
+    )
+    uncapped = _solve(*_without("racks", catalog, spec))
+    assert _rank_one(uncapped) != _rank_one(result)
+    # Rank 1 without the cap is cheaper and needs more racks than the cap allows.
+    assert uncapped.designs[0].bom.racks > 33
+    assert uncapped.designs[0].bom.capex_cents < result.designs[0].bom.capex_cents
 
 
 def _fabric_named(label: str) -> str:
@@ -209,6 +231,65 @@ def test_sensitivity_looks_past_the_fabrics_the_pruned_search_visited() -> None:
         if _solve(catalog, replace(spec, allowed_fabrics=(fabric,))).designs:
             assert f"No {FABRICS.get(fabric).label} design" not in result.sensitivity
     assert "only choice" not in result.sensitivity or len(FABRICS.names()) == 1
+
+
+TIME_SENSITIVITY_CASES = {
+    # The power cap decides; no budget buys a faster design, no other fabric builds.
+    "power-cap-min-time": BINDING_CASES["power-cap-min-time"],
+    # The README's tour: a bigger budget buys a faster design; no Ethernet switch cut helps.
+    "roce-spectrum-llama3-70b": (
+        "roce-spectrum",
+        _spec("llama3-70b", Objective.MIN_TIME, tokens=2e12, budget_cents=2_000_000_000, top_k=1),
+    ),
+    # Cheaper Ethernet switches (which RoCE uses too) buy the same time for less.
+    "ethernet-budget-mpt-7b": (
+        "ethernet-budget",
+        _spec("mpt-7b", Objective.MIN_TIME, budget_cents=100_000_000, top_k=1),
+    ),
+}
+
+
+def _with_budget(spec: OptimizeSpec, budget_cents: int) -> OptimizeSpec:
+    return replace(spec, constraints=replace(spec.constraints, budget_cents=budget_cents))
+
+
+@pytest.mark.parametrize("case", sorted(TIME_SENSITIVITY_CASES))
+def test_every_min_time_sensitivity_claim_holds_when_re_solved(case: str) -> None:
+    name, spec = TIME_SENSITIVITY_CASES[case]
+    catalog = resolve_catalog(name)
+    result = optimize(catalog, spec)
+    best, text = _rank_one(result), result.sensitivity
+    hours = result.designs[0].time_hours
+    # The budget: the stated one buys a faster design and a cent less does not, or none does.
+    (budget,) = re.findall(r"A budget of \$([\d,]+\.\d\d)", text) or [None]
+    if budget is None:
+        assert "No budget buys a faster design" in text, text
+        unlimited = _solve(catalog, _with_budget(spec, 10**14))
+        assert unlimited.designs[0].time_hours >= hours - 1e-9
+    else:
+        cents = round(float(budget.replace(",", "")) * 100)
+        again = _solve(catalog, _with_budget(spec, cents))
+        assert _rank_one(again) != best and again.designs[0].time_hours < hours
+        assert _rank_one(_solve(catalog, _with_budget(spec, cents - 1))) == best
+    # Each other fabric: no design, no cut, or a cut that changes rank 1 and 1 % less does not.
+    others = [f for f in FABRICS.names() if f != result.designs[0].design.fabric]
+    for label in re.findall(r"No ([\w ]+?) design meets", text):
+        assert not _solve(catalog, replace(spec, allowed_fabrics=(_fabric_named(label),))).designs
+    for label, pct in re.findall(r"Switches serving ([\w ]+?) (\d+)% cheaper", text):
+        fabric = _fabric_named(label)
+        assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
+        assert _rank_one(_solve(_cut(catalog, fabric, int(pct) - 1), spec)) == best, (label, pct)
+    for label in re.findall(r"no cut in the price of switches serving ([\w ]+?) changes", text):
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), 100), spec)) == best, label
+    stated = len(re.findall(r"No ([\w ]+?) design meets", text)) + text.count("'s fastest design")
+    assert stated == len(others), text
+
+
+def test_min_time_sensitivity_names_the_budget_that_buys_a_faster_design() -> None:
+    name, spec = TIME_SENSITIVITY_CASES["roce-spectrum-llama3-70b"]
+    result = optimize(resolve_catalog(name), spec)
+    assert "buys a faster design" in result.sensitivity
+    assert "(the request's: $20,000,000)" in result.sensitivity
 
 
 DIAGNOSIS_CASES = {

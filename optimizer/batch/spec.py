@@ -30,9 +30,15 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
 from optimizer._pb.procurement.v1 import optimize_pb2
-from optimizer.catalog.canonical import canonical_json, hash_canonical
+from optimizer.catalog.canonical import (
+    canonical_document,
+    canonical_json,
+    catalog_from_canonical,
+    hash_canonical,
+)
 from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
+from optimizer.catalog.union import request_catalog_refs, union_catalogs
 from optimizer.errors import InvalidInput, LimitExceeded, ProcurementError
 
 # Checked before expanding a grid: a typo in a grid must not exhaust memory.
@@ -43,6 +49,9 @@ PLAN_PROGRESS_ROWS = 10_000
 MAX_LISTED_CAUSES = 10
 # In a CSV cell, a repeated field (allowed_fabrics, ...) lists its values separated by this.
 CSV_LIST_SEPARATOR = ";"
+# Between the references of a union in a row's catalog reference ("roce-spectrum + acme.xlsx"):
+# a scenario's own ``catalogs`` runs once, against their union (optimizer.catalog.union).
+UNION_SEPARATOR = " + "
 
 _DOCUMENT_KEYS = ("catalogs", "defaults", "scenarios", "grid")
 # Messages whose fields a CSV column may name without the dotted prefix, in lookup order.
@@ -257,8 +266,11 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
         if not isinstance(values, list) or not values:
             raise InvalidInput("expected a non-empty list of values", field=f"grid.{path}")
     combos = math.prod(len(v) for v in grid.values())
+    unions = "catalogs" in grid or "catalogs" in defaults
     per_scenario = [
-        1 if "catalog" in _mapping(s, f"scenarios[{i}]") else len(catalogs)
+        1
+        if unions or {"catalog", "catalogs"} & set(_mapping(s, f"scenarios[{i}]"))
+        else len(catalogs)
         for i, s in enumerate(scenarios)
     ]
     total = combos * sum(per_scenario)
@@ -273,7 +285,11 @@ def spec_from_document(doc: Any, *, source: str = "spec") -> BatchSpec:
             if "catalog" in scenario
             else catalogs
         )
-        if not refs:
+        if unions or "catalogs" in scenario:
+            # The request names its catalogs: one row per combination, against their union
+            # (after the scenario's own ``catalog``, as a request's ``catalog`` comes first).
+            refs = refs if "catalog" in scenario else []
+        elif not refs:
             raise InvalidInput(
                 "no catalog: give the scenario a catalog or the spec a catalogs list",
                 field=f"scenarios[{i}]",
@@ -296,7 +312,14 @@ class GridRows(Sequence[SpecRow]):
         self._bodies = bodies
         self._grid = grid
         self._combos = math.prod(len(values) for _, values in grid)
-        self._len = sum(len(refs) for _, refs in bodies) * self._combos
+        self._unions = "catalogs" in dict(grid) or any("catalogs" in b for b, _ in bodies)
+        self._len = sum(self._refs_per_combo(i) for i in range(len(bodies))) * self._combos
+
+    def _refs_per_combo(self, i: int) -> int:
+        """Rows per grid combination of scenario ``i``: one per catalog, or one when the
+        request names its own catalogs (their union)."""
+        body, refs = self._bodies[i]
+        return 1 if self._unions or "catalogs" in body else len(refs)
 
     def check(self) -> None:
         """Parse what every row is made of (each scenario, and each grid value over it), so
@@ -313,11 +336,20 @@ class GridRows(Sequence[SpecRow]):
         return self._len
 
     def __iter__(self) -> Iterator[SpecRow]:
-        for i, (_, refs) in enumerate(self._bodies):
+        for i in range(len(self._bodies)):
             for combo in itertools.product(*(values for _, values in self._grid)):
                 request, where = self._request(i, combo)
-                for ref in refs:
+                for ref in self._row_refs(i, request, where):
                     yield SpecRow(ref, request, where)
+
+    def _row_refs(self, i: int, request: optimize_pb2.OptimizeRequest, where: str) -> list[str]:
+        """The catalog reference of each row of scenario ``i`` under one combination: its
+        catalogs one by one, or the union its request names (``catalogs`` moved out of the
+        request into the reference, as a request's ``catalog`` is)."""
+        refs = self._bodies[i][1]
+        if self._refs_per_combo(i) == len(refs) and not request.catalogs:
+            return refs
+        return [union_ref([*refs, *take_catalogs(request, where)])]
 
     @overload
     def __getitem__(self, index: int) -> SpecRow: ...
@@ -329,16 +361,17 @@ class GridRows(Sequence[SpecRow]):
         k = index + self._len if index < 0 else index
         if not 0 <= k < self._len:
             raise IndexError(index)
-        for i, (_, refs) in enumerate(self._bodies):
-            block = len(refs) * self._combos
+        for i in range(len(self._bodies)):
+            per_combo = self._refs_per_combo(i)
+            block = per_combo * self._combos
             if k < block:
-                combo_index, ref_index = divmod(k, len(refs))
+                combo_index, ref_index = divmod(k, per_combo)
                 combo: list[Any] = []
                 for _, values in reversed(self._grid):  # the last grid key varies fastest
                     combo_index, v = divmod(combo_index, len(values))
                     combo.append(values[v])
                 request, where = self._request(i, tuple(reversed(combo)))
-                return SpecRow(refs[ref_index], request, where)
+                return SpecRow(self._row_refs(i, request, where)[ref_index], request, where)
             k -= block
         raise IndexError(index)
 
@@ -352,10 +385,86 @@ class GridRows(Sequence[SpecRow]):
         return _parse_request(merged, where), where
 
 
+def union_ref(refs: Sequence[str]) -> str:
+    """The catalog reference of a row run against the union of ``refs`` (one ref: itself)."""
+    return UNION_SEPARATOR.join(refs)
+
+
+def union_parts(ref: str) -> list[str]:
+    """The references a row's catalog reference unites, in order (one for a plain one)."""
+    return ref.split(UNION_SEPARATOR)
+
+
+def resolve_ref(ref: str, resolve_one: Callable[[str], Catalog]) -> Catalog:
+    """A row's catalog: ``resolve_one(ref)``, or the union of its parts as ``procure optimize
+    --catalog A --catalog B`` builds it (a part named twice, or another currency, refused)."""
+    parts = union_parts(ref)
+    if len(parts) == 1:
+        return resolve_one(ref)
+    named = request_catalog_refs(parts[0], parts[1:])
+    return union_catalogs([(f, part, resolve_one(part)) for f, part in named])
+
+
+# The key of shipped bytes that hold a union's parts (each canonical) instead of one catalog.
+_UNION_KEY = "canonical_union"
+
+
+def _resolved_with_data(ref: str, resolve_one: Callable[[str], Catalog]) -> tuple[Catalog, bytes]:
+    """A row's catalog and the bytes workers get for it. A union ships its parts (each in
+    canonical form, with the field and reference that name it), so a worker rebuilds the same
+    union, every BOM line still naming the catalog it is ordered from (``decode_catalog``)."""
+    parts = union_parts(ref)
+    if len(parts) == 1:
+        catalog = resolve_one(ref)
+        return catalog, canonical_json(catalog)
+    named = [(f, part, resolve_one(part)) for f, part in request_catalog_refs(parts[0], parts[1:])]
+    doc = {
+        _UNION_KEY: [
+            {"field": f, "ref": part, "catalog": canonical_document(cat)} for f, part, cat in named
+        ]
+    }
+    data = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return union_catalogs(named), data.encode("utf-8")
+
+
+def decode_catalog(data: bytes) -> Catalog:
+    """The catalog of shipped bytes: canonical JSON, or a union's parts (rebuilt as
+    ``procure optimize --catalog A --catalog B`` builds it)."""
+    if not data.startswith(b'{"' + _UNION_KEY.encode()):
+        return catalog_from_canonical(data)
+    parts = json.loads(data.decode("utf-8"))[_UNION_KEY]
+    return union_catalogs(
+        [
+            (p["field"], p["ref"], catalog_from_canonical(json.dumps(p["catalog"]).encode()))
+            for p in parts
+        ]
+    )
+
+
+def take_catalogs(request: optimize_pb2.OptimizeRequest, where: str) -> list[str]:
+    """Move the request's ``catalogs`` out of it (the row's reference names them), checking
+    each is a reference that a union ref can carry."""
+    refs = list(request.catalogs)
+    if not refs:
+        raise InvalidInput(
+            "no catalog: give the scenario a catalog or a non-empty catalogs list",
+            field=f"{where} catalogs",
+        )
+    for k, ref in enumerate(refs):
+        if not ref.strip() or UNION_SEPARATOR in ref:
+            raise InvalidInput(
+                f"got {ref!r}; expected a catalog name, id or path without {UNION_SEPARATOR!r}",
+                field=f"{where} catalogs[{k}]",
+            )
+    request.ClearField("catalogs")
+    return refs
+
+
 def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
     """One scenario per row; a ``catalog`` column and one column per request field, named by
     dotted path (``constraints.budget_usd``) or by a field name that is unambiguous
-    (``budget_usd``, ``model``). Empty cells leave the field unset."""
+    (``budget_usd``, ``model``). Empty cells leave the field unset. A ``catalogs`` cell
+    (``a;b``) runs the row once against the union of its catalog and those."""
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
     if "catalog" not in header:
@@ -369,10 +478,6 @@ def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
         if None in record:
             raise InvalidInput(f"{len(record[None])} more cell(s) than columns", field=where)
         ref = (record.get("catalog") or "").strip()
-        if not ref:
-            raise InvalidInput(
-                "empty; expected a catalog name, id or path", field=f"{where}, column catalog"
-            )
         doc: dict[str, Any] = {}
         for col, path in paths.items():
             cell = (record.get(col) or "").strip()
@@ -380,7 +485,15 @@ def spec_from_csv(text: str, *, source: str = "spec.csv") -> BatchSpec:
                 doc = _deep_merge(
                     doc, _nest(path, _cell_value(cell, path, f"{where}, column {col}"))
                 )
-        rows.append(SpecRow(ref, _parse_request(doc, where), where))
+        request = _parse_request(doc, where)
+        if request.catalogs:  # a union: the catalog cell (if any) first, then these
+            ref = union_ref([*([ref] if ref else []), *take_catalogs(request, where)])
+        if not ref:
+            raise InvalidInput(
+                "empty; expected a catalog name, id or path (or a catalogs cell)",
+                field=f"{where}, column catalog",
+            )
+        rows.append(SpecRow(ref, request, where))
     if not rows:
         raise InvalidInput("no scenario rows", field=source)
     return BatchSpec(rows=tuple(rows), source=source)
@@ -407,15 +520,14 @@ def plan_batch(
     ``resolve`` replaces ``resolve_catalog`` (a path, a bundled name or a stored catalog of
     ``tenant`` in ``data_dir``), e.g. with the service's rule, which never reads a path.
     """
-    lookup = resolve or partial(resolve_catalog, data_dir=data_dir, tenant=tenant)
+    one = resolve or partial(resolve_catalog, data_dir=data_dir, tenant=tenant)
     by_ref: dict[str, CatalogInfo] = {}
     catalogs: dict[str, CatalogInfo] = {}
 
     def info_for(ref: str) -> CatalogInfo:
         info = by_ref.get(ref)
         if info is None:
-            catalog = lookup(ref)
-            data = canonical_json(catalog)
+            catalog, data = _resolved_with_data(ref, one)
             fresh = CatalogInfo(
                 catalog_id=hash_canonical(data),
                 ref=ref,
@@ -472,13 +584,14 @@ def request_error(request: str | optimize_pb2.OptimizeRequest) -> ProcurementErr
 
 
 def check_one_catalog(request: optimize_pb2.OptimizeRequest, prefix: str = "") -> None:
-    """A batch runs each scenario against one catalog (its content is what the scenario id
-    hashes); a scenario's own ``catalogs`` would be silently ignored, so it is refused."""
+    """A planned scenario runs against one catalog (its content is what the scenario id
+    hashes): planning moves a request's ``catalogs`` into the row's union reference, so one
+    still in the request would be silently ignored, and is refused."""
     if request.catalogs:
         raise InvalidInput(
-            "a batch scenario runs against one catalog at a time; expected no catalogs here "
-            "(optimise over several with `procure optimize --catalog A --catalog B` or the "
-            "Optimize call)",
+            "a planned scenario runs against one catalog reference; expected its catalogs "
+            "moved into that reference (a spec row's or BatchOptimize scenario's catalogs "
+            "become the reference of their union)",
             field=f"{prefix}catalogs",
         )
 

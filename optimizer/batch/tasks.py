@@ -19,8 +19,8 @@ from typing import Any
 from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import optimize_pb2
-from optimizer.batch.spec import Scenario, short_hash
-from optimizer.catalog.canonical import catalog_from_canonical, hash_canonical
+from optimizer.batch.spec import Scenario, decode_catalog, short_hash
+from optimizer.catalog.canonical import hash_canonical
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.optimize.request import Objective
@@ -69,7 +69,7 @@ def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
             "shipped catalog bytes do not match their content hash",
             field=f"catalog {catalog_id[:12]}",
         )
-    catalog = catalog_from_canonical(raw)
+    catalog = decode_catalog(raw)  # canonical JSON, or a union's parts
     with _decoded_lock:
         _decoded[catalog_id] = catalog
         while len(_decoded) > MAX_DECODED_CATALOGS:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -42,8 +42,10 @@ from optimizer.optimize.candidates import (
     make_design,
     smallest_meeting,
 )
+from optimizer.optimize.explain import describe_design, usd
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.optimize.result import RankedDesign
 from optimizer.registry.fabrics import INFINIBAND
 from optimizer.registry.topologies import RAIL_OPTIMIZED, SINGLE_SWITCH
 from optimizer.topology.bom import BillOfMaterials, build_bom
@@ -295,3 +297,60 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
         if built is not None:
             found.append(built)
     return min(found, key=lambda b: (b.bom.capex_cents, b.design.server_sku), default=None)
+
+
+def baseline_line(best: RankedDesign, catalog: Catalog, spec: OptimizeSpec) -> str:
+    """What the seed's rule of thumb buys for the same job, and what rank 1 saves against it
+    (capex and training time), for the answer's footer.
+
+    The rule sizes for the request's target; a request without one (min-time within a budget)
+    is sized for rank 1's own training time, so the two are compared at equal speed. The rule
+    knows no budget, power or rack cap: a cap its design breaks is said, not hidden."""
+    target = spec.constraints.target_training_hours
+    sized_for = target if target is not None else best.time_hours
+    asked = replace(spec, constraints=replace(spec.constraints, target_training_hours=sized_for))
+    rule = rule_of_thumb(catalog, asked)
+    if rule is None:
+        return (
+            f"The rule of thumb (seed article) has no design meeting {sized_for:,.4g} h "
+            "with this catalog."
+        )
+    saved_cents = rule.bom.capex_cents - best.bom.capex_cents
+    saved_hours = rule.time_hours - best.time_hours
+    capex = (
+        f"saves {usd(saved_cents)} ({saved_cents / rule.bom.capex_cents:.1%}) of capex"
+        if saved_cents >= 0
+        else f"costs {usd(-saved_cents)} ({-saved_cents / rule.bom.capex_cents:.1%}) more"
+    )
+    hours = (
+        f"trains {saved_hours:,.0f} h faster"
+        if saved_hours >= 0.5
+        else f"trains {-saved_hours:,.0f} h slower"
+        if saved_hours <= -0.5
+        else "trains as fast"
+    )
+    sized = "" if target is not None else " (sized for rank 1's time)"
+    text = (
+        f"The rule of thumb (seed article) buys {describe_design(rule.design, rule.gpus)} "
+        f"for {usd(rule.bom.capex_cents)}, training in {rule.time_hours:,.0f} h{sized}; "
+        f"rank 1 {capex} and {hours}."
+    )
+    broken = _caps_broken(rule, spec)
+    if broken:
+        text += f" The rule's design breaks the request's {', '.join(broken)}."
+    if rule.note:
+        text += f" (Rule: {rule.note}.)"
+    return text
+
+
+def _caps_broken(rule: BaselineDesign, spec: OptimizeSpec) -> list[str]:
+    """The request's caps the rule's design exceeds (the rule itself knows none of them)."""
+    c = spec.constraints
+    out = []
+    if c.budget_cents is not None and rule.bom.capex_cents > c.budget_cents:
+        out.append(f"{usd(c.budget_cents)} budget")
+    if c.max_power_kw is not None and rule.bom.power_kw > c.max_power_kw:
+        out.append(f"{c.max_power_kw:,.0f} kW power cap")
+    if c.max_racks is not None and rule.bom.racks > c.max_racks:
+        out.append(f"{c.max_racks} rack cap")
+    return out

@@ -16,13 +16,14 @@ from optimizer.catalog.model import Availability, Catalog
 from optimizer.optimize.backends import SolveStatus
 from optimizer.optimize.facility import facility_at_limit, facility_relaxations
 from optimizer.optimize.formulation import stock_limits
-from optimizer.optimize.request import Constraints, OptimizeSpec
+from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, ParetoEntry, RankedDesign
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.bom import bom_signature
 from optimizer.topology.compat import switch_fits_fabric
+from optimizer.topology.design import Design
 
 if TYPE_CHECKING:
     from optimizer.optimize.candidates import Costed
@@ -54,12 +55,16 @@ def usd(cents: int | float) -> str:
 
 
 def describe(d: RankedDesign) -> str:
-    design = d.design
+    return describe_design(d.design, d.gpus)
+
+
+def describe_design(design: Design, gpus: int) -> str:
+    """A design in one phrase: nodes, server, GPUs, fabric, topology, NICs per node."""
     topology = TOPOLOGIES.get(design.topology).display(design.oversubscription, short=False)
     if not TOPOLOGIES.get(design.topology).scale_out:  # no fabric, no NIC bought
-        return f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), {topology}"
+        return f"{design.nodes:,} x {design.server_sku} ({gpus:,} GPUs), {topology}"
     return (
-        f"{design.nodes:,} x {design.server_sku} ({d.gpus:,} GPUs), "
+        f"{design.nodes:,} x {design.server_sku} ({gpus:,} GPUs), "
         f"{fabric_label(design.fabric)} {topology}, "
         f"{design.nics_per_node} x {design.nic_sku} per node"
     )
@@ -358,7 +363,11 @@ def sensitivity(
 ) -> str:
     """For every other fabric the request allows, re-solved over the whole catalog: its best
     design, and the smallest cut in its switch prices (at the volume prices the BOM pays)
-    that changes rank 1, checked by re-solving with the cut and with one percent less."""
+    that changes rank 1, checked by re-solving with the cut and with one percent less.
+    Min-time says the same of its fastest rival designs, after the budget that buys a faster
+    design (``time_sensitivity``)."""
+    if spec.objective.kind.primary is Measure.TIME:
+        return time_sensitivity(ranked[0], catalog, spec, resolve)
     if spec.objective.kind.primary is not Measure.COST:
         return ""
     best = ranked[0]
@@ -433,5 +442,131 @@ def _rival_line(
         f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices; {spend}) "
         f"change rank 1 to {describe(cut.rank_one)} at "
         f"{usd(cut.rank_one.bom.capex_cents)}; {cut.pct - 1}% cheaper does not.",
+        cut,
+    )
+
+
+def time_sensitivity(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> str:
+    """Min-time's sensitivity, re-solved: the smallest budget that buys a faster design (or
+    that none does), then for every other fabric the request allows, its fastest design
+    within the budget and the smallest cut in its switch prices (at volume prices) that
+    changes rank 1 (a faster design becomes affordable, or the same time costs less), each
+    checked by re-solving at the cut and at one percent less."""
+    lines = [_budget_line(best, catalog, spec, resolve)]
+    allowed = spec.allowed_fabrics or FABRICS.names()
+    fabrics = [f for f in allowed if f != best.design.fabric]
+    if not fabrics:
+        lines.append(f"The request allows only {fabric_label(best.design.fabric)}.")
+    cuts: list[tuple[int, str]] = []
+    for fabric in fabrics:
+        line, cut = _fastest_rival_line(best, catalog, spec, fabric, resolve)
+        lines.append(line)
+        if cut is not None:
+            cuts.append((cut.pct, fabric_label(fabric)))
+    if len(cuts) > 1:
+        pct, name = min(cuts)
+        lines.insert(1, f"The smallest switch price cut that changes rank 1: {pct}% ({name}).")
+    return " ".join(lines)
+
+
+def usd_cents(cents: int) -> str:
+    """Dollars to the cent: a threshold said exactly, as the test re-solves it."""
+    return f"${cents / 100:,.2f}"
+
+
+def _budget_line(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> str:
+    """The smallest budget at which rank 1 changes: the cheapest design strictly faster than
+    rank 1 under every other constraint (re-solved min-cost, no budget, proven), checked by
+    re-solving the request at that budget (rank 1 changes). A cent below, nothing faster is
+    affordable (that is the min-cost proof), so rank 1 stays: the tests re-solve it too."""
+    c = spec.constraints
+    faster_than = math.nextafter(best.time_hours, 0.0)
+    target = (
+        faster_than
+        if c.target_training_hours is None
+        else min(faster_than, c.target_training_hours)
+    )
+    cheapest = resolve(
+        catalog,
+        replace(
+            spec,
+            objective=Objective.MIN_COST,
+            constraints=replace(c, budget_cents=None, target_training_hours=target),
+        ),
+    )
+    if cheapest is None or cheapest.status not in PROVEN:
+        return f"The budget that buys a faster design: {NOT_COMPUTED}."
+    if not cheapest.designs:
+        return (
+            "No budget buys a faster design: re-solved without the budget, no design trains "
+            "faster than rank 1 under the other constraints."
+        )
+    need = cheapest.designs[0].bom.capex_cents
+
+    def at(budget_cents: int) -> OptimizeResult | None:
+        return resolve(catalog, replace(spec, constraints=replace(c, budget_cents=budget_cents)))
+
+    again = at(need)
+    changed = rank_one_changes(best, again)
+    if changed is None:
+        return f"The budget that buys a faster design: {NOT_COMPUTED}."
+    if not changed or again is None or not again.designs:
+        # The re-solve disagrees with the min-cost one: say only what was re-solved.
+        return (
+            f"The cheapest faster design costs {usd(need)} ({describe(cheapest.designs[0])}); "
+            "re-solving the request at that budget does not confirm it as the threshold."
+        )
+    now = again.designs[0]
+    budget = "" if c.budget_cents is None else f" (the request's: {usd(c.budget_cents)})"
+    return (
+        f"A budget of {usd_cents(need)}{budget} buys a faster design: rank 1 becomes "
+        f"{describe(now)}, {now.time_hours:,.0f} h at {usd(now.bom.capex_cents)}; "
+        "a cent less does not."
+    )
+
+
+def _fastest_rival_line(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, fabric: str, resolve: Resolver
+) -> tuple[str, Cut | None]:
+    """A competing fabric under min-time: its fastest design within the budget, and the
+    smallest cut in its switch prices that changes rank 1 (bisected, both sides re-solved)."""
+    name = fabric_label(fabric)
+    alone = resolve(catalog, replace(spec, allowed_fabrics=(fabric,)))
+    if alone is None or alone.status not in PROVEN:
+        return f"{name}: {NOT_COMPUTED}.", None
+    if not alone.designs:
+        return f"No {name} design meets the constraints with this catalog.", None
+    rival = alone.designs[0]
+    switch_cents = rival.cost.switches_cents
+    head = (
+        f"{name}'s fastest design within the budget ({describe(rival)}) trains in "
+        f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
+    )
+    try:
+        # No gap to divide by: start from free switches (where a cut that changes rank 1 most
+        # often lies: switches shared with rank 1's fabric), then 99 %, then bisect.
+        cut = smallest_cut(best, catalog, spec, fabric, 100, resolve)
+    except _Unknown:
+        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
+    if cut is None:
+        return (
+            f"{head}; no cut in the price of switches serving {name} changes rank 1 "
+            f"(its fastest design's switches cost {usd(switch_cents)} at volume prices).",
+            None,
+        )
+    now = cut.rank_one
+    mine = best.design.fabric
+    shared = any(
+        switch_fits_fabric(w, fabric) and switch_fits_fabric(w, mine) for w in catalog.switches
+    )
+    also = f", some of which also serve {fabric_label(mine)}" if shared else ""
+    return (
+        f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices{also}) change "
+        f"rank 1 to {describe(now)}, {now.time_hours:,.0f} h at {usd(now.bom.capex_cents)}; "
+        f"{cut.pct - 1}% cheaper does not.",
         cut,
     )

@@ -97,6 +97,8 @@ class OptimizeResult:
     candidates_evaluated: int
     bound_cents: int | None = None
     sensitivity: str = ""
+    # The seed article's rule-of-thumb design for the same target, and rank 1's saving on it.
+    baseline: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
     # issue 17 (tco): the cost model the TCO figures use, and (min-tco) why rank 1 is not
     # the cheapest design to buy

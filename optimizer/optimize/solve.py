@@ -13,6 +13,7 @@ from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import breakdown_of
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
+from optimizer.optimize.baseline import baseline_line
 from optimizer.optimize.candidates import (
     EstimateCache,
     SearchSpace,
@@ -179,6 +180,7 @@ def optimize(
         sens = "not computed: time limit"
     else:
         sens = sensitivity(ranked, given, spec, resolve)
+    rule = baseline_line(ranked[0], given, spec) if ranked and explain else ""
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None
@@ -206,6 +208,7 @@ def optimize(
         candidates_evaluated=timer.evaluations,
         bound_cents=None if bound is None else math.floor(bound),
         sensitivity=sens,
+        baseline=rule,
         warnings=warnings,
         cost_model=spec.cost_model,
         tco_comparison=comparison,

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from google.protobuf import json_format
 
-from optimizer._pb.procurement.v1 import service_pb2
+from optimizer._pb.procurement.v1 import optimize_pb2, service_pb2
 from optimizer.batch.engines import Engine
-from optimizer.batch.spec import BatchSpec, SpecRow, check_one_catalog, plan_batch
+from optimizer.batch.spec import BatchSpec, SpecRow, plan_batch, resolve_ref, union_ref
 from optimizer.batch.tasks import TaskResult
 from optimizer.catalog.model import Catalog
 from optimizer.errors import ProcurementError
@@ -33,12 +33,26 @@ Run = tuple[int, SpecRow]  # (scenario index, the row planned for it)
 
 def batch_runs(request: service_pb2.BatchOptimizeRequest) -> list[Run]:
     """Every (scenario, catalog) pair: each scenario against ``request.catalogs``, or
-    against its own catalog when none are given."""
-    return [
-        (i, SpecRow(ref, scenario, f"scenarios[{i}]"))
-        for i, scenario in enumerate(request.scenarios)
-        for ref in request.catalogs or [scenario.catalog]
-    ]
+    against its own catalog when none are given. A scenario's own ``catalogs`` join each of
+    those in a union (docs/batch.md), as they join ``catalog`` in an Optimize call."""
+    runs: list[Run] = []
+    for i, scenario in enumerate(request.scenarios):
+        own = list(scenario.catalogs)
+        if own:
+            scenario = _without_catalogs(scenario)
+        for ref in request.catalogs or [scenario.catalog]:
+            runs.append(
+                (i, SpecRow(union_ref([r for r in (ref, *own) if r]), scenario, f"scenarios[{i}]"))
+            )
+    return runs
+
+
+def _without_catalogs(scenario: optimize_pb2.OptimizeRequest) -> optimize_pb2.OptimizeRequest:
+    """The scenario with its ``catalogs`` moved out (into the run's union reference)."""
+    out = optimize_pb2.OptimizeRequest()
+    out.CopyFrom(scenario)
+    out.ClearField("catalogs")
+    return out
 
 
 def batch_results(
@@ -85,7 +99,6 @@ def _invalid_scenarios(request: service_pb2.BatchOptimizeRequest) -> dict[int, P
     for i, scenario in enumerate(request.scenarios):
         try:
             check_optimize(scenario, f"scenarios[{i}].")
-            check_one_catalog(scenario, f"scenarios[{i}].")
             spec_from_proto(scenario)
         except ProcurementError as e:
             invalid[i] = e
@@ -106,12 +119,19 @@ def _checked(resolve: Callable[[str], Catalog]) -> Callable[[str], Catalog]:
 def _resolve_all(
     refs: Iterable[str], resolve: Callable[[str], Catalog]
 ) -> tuple[dict[str, Catalog], dict[str, ProcurementError]]:
-    """Each reference resolved once: the catalogs, and the errors of those that failed."""
+    """Each reference resolved once: the catalogs (by each part of a union reference), and
+    the errors of the references that failed."""
     catalogs: dict[str, Catalog] = {}
     errors: dict[str, ProcurementError] = {}
+
+    def one(part: str) -> Catalog:
+        if part not in catalogs:
+            catalogs[part] = resolve(part)
+        return catalogs[part]
+
     for ref in refs:
         try:
-            catalogs[ref] = resolve(ref)
+            resolve_ref(ref, one)  # a union: each part, then their union (checked once)
         except ProcurementError as e:
             errors[ref] = e
     return catalogs, errors

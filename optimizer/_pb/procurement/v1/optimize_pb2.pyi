@@ -300,7 +300,7 @@ class ParetoPoint(_message.Message):
     def __init__(self, capex_usd: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., gpus: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., tco_usd: _Optional[float] = ...) -> None: ...
 
 class OptimizeResponse(_message.Message):
-    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison", "portfolio_measure", "rent_quotes", "rent_note")
+    __slots__ = ("status", "designs", "pareto", "diagnosis", "solve_time_s", "gap", "backend", "catalog_id", "candidates_evaluated", "warnings", "bound_usd", "sensitivity", "cost_model", "tco_comparison", "portfolio_measure", "rent_quotes", "rent_note", "baseline")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     DESIGNS_FIELD_NUMBER: _ClassVar[int]
     PARETO_FIELD_NUMBER: _ClassVar[int]
@@ -318,6 +318,7 @@ class OptimizeResponse(_message.Message):
     PORTFOLIO_MEASURE_FIELD_NUMBER: _ClassVar[int]
     RENT_QUOTES_FIELD_NUMBER: _ClassVar[int]
     RENT_NOTE_FIELD_NUMBER: _ClassVar[int]
+    BASELINE_FIELD_NUMBER: _ClassVar[int]
     status: str
     designs: _containers.RepeatedCompositeFieldContainer[Design]
     pareto: _containers.RepeatedCompositeFieldContainer[ParetoPoint]
@@ -335,7 +336,8 @@ class OptimizeResponse(_message.Message):
     portfolio_measure: str
     rent_quotes: _containers.RepeatedCompositeFieldContainer[RentQuote]
     rent_note: str
-    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ..., portfolio_measure: _Optional[str] = ..., rent_quotes: _Optional[_Iterable[_Union[RentQuote, _Mapping]]] = ..., rent_note: _Optional[str] = ...) -> None: ...
+    baseline: str
+    def __init__(self, status: _Optional[str] = ..., designs: _Optional[_Iterable[_Union[Design, _Mapping]]] = ..., pareto: _Optional[_Iterable[_Union[ParetoPoint, _Mapping]]] = ..., diagnosis: _Optional[str] = ..., solve_time_s: _Optional[float] = ..., gap: _Optional[float] = ..., backend: _Optional[str] = ..., catalog_id: _Optional[str] = ..., candidates_evaluated: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., bound_usd: _Optional[float] = ..., sensitivity: _Optional[str] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., tco_comparison: _Optional[str] = ..., portfolio_measure: _Optional[str] = ..., rent_quotes: _Optional[_Iterable[_Union[RentQuote, _Mapping]]] = ..., rent_note: _Optional[str] = ..., baseline: _Optional[str] = ...) -> None: ...
 
 class CostModel(_message.Message):
     __slots__ = ("years", "utilization", "pue", "electricity_usd_per_kwh", "support_rate", "rack_usd_per_month", "discount_rate")
