@@ -217,8 +217,10 @@ def test_every_sensitivity_claim_holds_when_re_solved(case: str) -> None:
         fabric = _fabric_named(label)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct) - 1), spec)) == best, (label, pct)
-    for label in re.findall(r"no cut in the price of switches serving ([\w ]+?) changes", text):
-        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), 100), spec)) == best, label
+    for pct, label in re.findall(
+        r"no cut of up to (\d+)% in the price of switches serving ([\w ]+?) changes", text
+    ):
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), int(pct)), spec)) == best
     # Every other fabric gets a statement: impossible, a tie, a cut, or no cut.
     assert len(said_impossible) + text.count("'s best design") == len(others), text
 
@@ -279,8 +281,10 @@ def test_every_min_time_sensitivity_claim_holds_when_re_solved(case: str) -> Non
         fabric = _fabric_named(label)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct) - 1), spec)) == best, (label, pct)
-    for label in re.findall(r"no cut in the price of switches serving ([\w ]+?) changes", text):
-        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), 100), spec)) == best, label
+    for pct, label in re.findall(
+        r"no cut of up to (\d+)% in the price of switches serving ([\w ]+?) changes", text
+    ):
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), int(pct)), spec)) == best
     stated = len(re.findall(r"No ([\w ]+?) design meets", text)) + text.count("'s fastest design")
     assert stated == len(others), text
 
@@ -379,3 +383,20 @@ def test_explanations_out_of_time_say_not_computed() -> None:
     assert "not computed: time limit" in result.designs[0].explanation
     assert result.designs[0].binding == ()
     assert result.sensitivity == "not computed: time limit"
+
+
+def test_free_switches_are_not_a_price_cut() -> None:
+    """A rival whose switches would have to be free to change rank 1 gets "no cut" (checked at
+    the deepest cut said), never "100% cheaper": ethernet-budget, mpt-7b, fastest for $2M."""
+    catalog = resolve_catalog("ethernet-budget")
+    spec = _spec("mpt-7b", Objective.MIN_TIME, budget_cents=200_000_000, top_k=1)
+    result = optimize(catalog, spec)
+    assert "100% cheaper" not in result.sensitivity
+    said = re.findall(
+        r"no cut of up to (\d+)% in the price of switches serving ([\w ]+?) changes",
+        result.sensitivity,
+    )
+    assert said, result.sensitivity
+    best = _rank_one(result)
+    for pct, label in said:
+        assert _rank_one(_solve(_cut(catalog, _fabric_named(label), int(pct)), spec)) == best

@@ -305,6 +305,11 @@ def with_switch_cut(catalog: Catalog, fabric: str, cut_pct: int) -> Catalog:
     )
 
 
+# The deepest switch price cut a sensitivity line considers: a 100 % cut (free switches) is
+# not a price, so "changes rank 1 only at 100 %" is said as "no cut changes rank 1".
+MAX_CUT_PCT = 99
+
+
 @dataclass(frozen=True)
 class Cut:
     """The smallest whole-percent switch price cut that changes rank 1, both sides checked."""
@@ -325,8 +330,8 @@ def smallest_cut(
     whole request is re-solved: rank 1 changes at it and not one percent below. Starts at
     ``guess_pct`` (the rival's gap over its switch spend, rounded up) and bisects from there.
 
-    Returns None when no cut up to 100 % changes rank 1; raises ``_Unknown`` when a re-solve
-    proves nothing."""
+    Returns None when no cut up to ``MAX_CUT_PCT`` changes rank 1 (free switches are not a
+    price a vendor quotes); raises ``_Unknown`` when a re-solve proves nothing."""
     seen: dict[int, OptimizeResult | None] = {0: None}
 
     def changes(pct: int) -> bool:
@@ -337,9 +342,9 @@ def smallest_cut(
             seen[pct] = again if rank_one_changes(best, again) else None
         return seen[pct] is not None
 
-    lo, hi = 0, min(max(guess_pct, 1), 100)  # invariant: no change at lo, change at hi
+    lo, hi = 0, min(max(guess_pct, 1), MAX_CUT_PCT)  # invariant: no change at lo, change at hi
     if not changes(hi):
-        lo, hi = hi, 100
+        lo, hi = hi, MAX_CUT_PCT
         if lo == hi or not changes(hi):
             return None
     probe = hi - 1  # the usual case: the guess is exact, so one percent less changes nothing
@@ -426,15 +431,16 @@ def _rival_line(
     head += f", {usd(gap)} more than rank 1"
     # The cut at which this rival alone would undercut rank 1, rounded up to a whole percent
     # (a switchless rival: start from free switches, where another design of its fabric may win).
-    guess = gap * 100 // switch_cents + 1 if switch_cents else 100
+    guess = gap * 100 // switch_cents + 1 if switch_cents else MAX_CUT_PCT
     try:
         cut = smallest_cut(best, catalog, spec, fabric, guess, resolve)
     except _Unknown:
         return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
     if cut is None:
         return (
-            f"{head}; no cut in the price of switches serving {name} changes rank 1 "
-            f"(its best design's switches cost {usd(switch_cents)} at volume prices).",
+            f"{head}; no cut of up to {MAX_CUT_PCT}% in the price of switches serving {name} "
+            f"changes rank 1 (its best design's switches cost {usd(switch_cents)} "
+            "at volume prices).",
             None,
         )
     spend = f"its switches cost {usd(switch_cents)}" if switch_cents else "it has no switches"
@@ -547,15 +553,16 @@ def _fastest_rival_line(
         f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
     )
     try:
-        # No gap to divide by: start from free switches (where a cut that changes rank 1 most
-        # often lies: switches shared with rank 1's fabric), then 99 %, then bisect.
-        cut = smallest_cut(best, catalog, spec, fabric, 100, resolve)
+        # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
+        # often lies: switches shared with rank 1's fabric), then one less, then bisect.
+        cut = smallest_cut(best, catalog, spec, fabric, MAX_CUT_PCT, resolve)
     except _Unknown:
         return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
     if cut is None:
         return (
-            f"{head}; no cut in the price of switches serving {name} changes rank 1 "
-            f"(its fastest design's switches cost {usd(switch_cents)} at volume prices).",
+            f"{head}; no cut of up to {MAX_CUT_PCT}% in the price of switches serving {name} "
+            f"changes rank 1 (its fastest design's switches cost {usd(switch_cents)} "
+            "at volume prices).",
             None,
         )
     now = cut.rank_one
