@@ -400,3 +400,22 @@ def test_free_switches_are_not_a_price_cut() -> None:
     best = _rank_one(result)
     for pct, label in said:
         assert _rank_one(_solve(_cut(catalog, _fabric_named(label), int(pct)), spec)) == best
+
+
+def test_a_one_node_rank_one_is_compared_with_designs_that_buy_a_fabric() -> None:
+    """Rank 1 is one server without a fabric (bert-large, 4e10 tokens, 24 h): the sensitivity
+    compares it with each fabric's best design that buys one (re-solved with require_fabric),
+    never with the same server under another fabric's label."""
+    catalog = resolve_catalog("infiniband-ndr")
+    spec = _spec("bert-large", tokens=4e10, target_training_hours=24, top_k=1)
+    result = optimize(catalog, spec)
+    assert result.designs[0].design.topology == "single_node"
+    text = result.sensitivity
+    assert "single node without a scale-out fabric" not in text, text
+    for fabric in FABRICS.names():
+        label = FABRICS.get(fabric).label
+        rival = _solve(catalog, replace(spec, allowed_fabrics=(fabric,), require_fabric=True))
+        if rival.designs:
+            assert f"{label}'s best design" in text, (label, text)
+        else:
+            assert f"No {label} design meets" in text, (label, text)

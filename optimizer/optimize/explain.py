@@ -359,6 +359,27 @@ def smallest_cut(
     return Cut(hi, again.designs[0])
 
 
+def _rival_fabrics(best: RankedDesign, spec: OptimizeSpec) -> list[str]:
+    """The fabrics a sensitivity line compares rank 1 with: the others the request allows,
+    or all of them when rank 1 is one node without a scale-out fabric (its fabric is only
+    the label the search came through)."""
+    allowed = spec.allowed_fabrics or FABRICS.names()
+    if not _has_fabric(best):
+        return list(allowed)
+    return [f for f in allowed if f != best.design.fabric]
+
+
+def _has_fabric(best: RankedDesign) -> bool:
+    return TOPOLOGIES.get(best.design.topology).scale_out
+
+
+def _rival_spec(best: RankedDesign, spec: OptimizeSpec, fabric: str) -> OptimizeSpec:
+    """The request restricted to ``fabric``; against a one-node rank 1 without a fabric, the
+    rival must buy one (else it is rank 1 again under another label)."""
+    only = replace(spec, allowed_fabrics=(fabric,))
+    return only if _has_fabric(best) else replace(only, require_fabric=True)
+
+
 class _Unknown(Exception):
     """A re-solve was cut short by the clock: the claim cannot be checked."""
 
@@ -376,8 +397,7 @@ def sensitivity(
     if spec.objective.kind.primary is not Measure.COST:
         return ""
     best = ranked[0]
-    allowed = spec.allowed_fabrics or FABRICS.names()
-    fabrics = [f for f in allowed if f != best.design.fabric]
+    fabrics = _rival_fabrics(best, spec)
     if not fabrics:
         return f"The request allows only {fabric_label(best.design.fabric)}."
     lines: list[str] = []
@@ -385,7 +405,7 @@ def sensitivity(
     none_builds = True
     for fabric in fabrics:
         name = fabric_label(fabric)
-        alone = resolve(catalog, replace(spec, allowed_fabrics=(fabric,)))
+        alone = resolve(catalog, _rival_spec(best, spec, fabric))
         if alone is None or alone.status not in PROVEN:
             lines.append(f"{name}: {NOT_COMPUTED}.")
             none_builds = False
@@ -398,6 +418,11 @@ def sensitivity(
         lines.append(line)
         if cut is not None:
             cuts.append((cut.pct, name))
+    if none_builds and not _has_fabric(best):
+        return (
+            "No design with a scale-out fabric meets the constraints with this catalog (each "
+            "fabric re-solved); one node without a fabric is the only choice."
+        )
     if none_builds:
         return (
             f"No other fabric meets the constraints with this catalog (each re-solved); "
@@ -461,8 +486,7 @@ def time_sensitivity(
     changes rank 1 (a faster design becomes affordable, or the same time costs less), each
     checked by re-solving at the cut and at one percent less."""
     lines = [_budget_line(best, catalog, spec, resolve)]
-    allowed = spec.allowed_fabrics or FABRICS.names()
-    fabrics = [f for f in allowed if f != best.design.fabric]
+    fabrics = _rival_fabrics(best, spec)
     if not fabrics:
         lines.append(f"The request allows only {fabric_label(best.design.fabric)}.")
     cuts: list[tuple[int, str]] = []
@@ -541,7 +565,7 @@ def _fastest_rival_line(
     """A competing fabric under min-time: its fastest design within the budget, and the
     smallest cut in its switch prices that changes rank 1 (bisected, both sides re-solved)."""
     name = fabric_label(fabric)
-    alone = resolve(catalog, replace(spec, allowed_fabrics=(fabric,)))
+    alone = resolve(catalog, _rival_spec(best, spec, fabric))
     if alone is None or alone.status not in PROVEN:
         return f"{name}: {NOT_COMPUTED}.", None
     if not alone.designs:
