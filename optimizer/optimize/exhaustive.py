@@ -162,9 +162,9 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
         if c.max_tco_cents is not None and life > c.max_tco_cents:
             continue
         order = tuple(sorted((s, q) for s, q in qty.items() if q))
-        found = Build(cost, power_w / 1000, order, life)
-        if best is None or _build_key(found, by_tco) < _build_key(best, by_tco):
-            best = found
+        build = Build(cost, power_w / 1000, order, life)
+        if best is None or _build_key(build, by_tco) < _build_key(best, by_tco):
+            best = build
     return best
 
 
