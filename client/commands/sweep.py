@@ -128,10 +128,10 @@ def sweep(
     )
     from client.transport import transport_from
 
-    for value in workloads:  # issue 17 (portfolio): the optimize-only spelling
-        if not is_bare(value):
+    for spelled in workloads:  # issue 17 (portfolio): the optimize-only spelling
+        if not is_bare(spelled):
             raise InvalidInput(
-                f"got {value!r}, expected a workload preset name (e.g. llama3-8b): a sweep "
+                f"got {spelled!r}, expected a workload preset name (e.g. llama3-8b): a sweep "
                 "times one workload per scenario against --targets; the portfolio spelling "
                 "NAME:TARGET_HOURS or NAME@RUNS/yr is for `procure optimize`",
                 field="--workload",
