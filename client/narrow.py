@@ -56,14 +56,19 @@ def design_label(d: optimize_pb2.Design | optimize_pb2.ParetoPoint) -> str:
 
 
 def narrow_designs_table(
-    resp: optimize_pb2.OptimizeResponse, title: str, *, show_tco: bool = False
+    resp: optimize_pb2.OptimizeResponse,
+    title: str,
+    *,
+    show_tco: bool = False,
+    show_facility: bool = False,
 ) -> Table:
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("design", overflow="fold")
     capex = "capex\nTCO" if show_tco else "capex"  # issue 17 (tco)
     _numbers(table, capex, "network\ncapex/time", "Gb/s/GPU", "time (h)")
-    table.add_column("kW", justify="right")
+    # issue 17 (facility): racks / floor positions and fullest rack / cooling under the kW
+    table.add_column("kW\nracks/floor\nrack kW" if show_facility else "kW", justify="right")
     for d in resp.designs:
         at_limit = f" (at limit: {', '.join(d.binding)})" if d.binding else ""
         table.add_row(
@@ -74,9 +79,14 @@ def narrow_designs_table(
             gbps_per_gpu(d.scale_out_gbps_per_gpu),
             f"{hours(d.training_time_hours)}\n"
             f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
-            f"{d.power_kw:,.0f}",
+            f"{d.power_kw:,.0f}" + (_facility_cell(d) if show_facility else ""),
         )
     return table
+
+
+def _facility_cell(d: optimize_pb2.Design) -> str:
+    """Racks/floor positions and the fullest rack with its cooling, under the power."""
+    return f"\n{d.racks:,}/{d.floor_positions:,}\n{d.rack_kw:,.1f} {d.cooling or '-'}"
 
 
 def quantity(line: optimize_pb2.BomLine) -> str:

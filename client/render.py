@@ -102,10 +102,36 @@ AT_LIMIT_WIDTH = 20
 """Widest the wide designs table's "at limit" column grows before its words wrap."""
 
 
+def asks_about_facility(req: optimize_pb2.OptimizeRequest) -> bool:
+    """Issue 17 (facility): a rack, floor, rack-density or cooling limit: the tables show each
+    design's racks, floor positions, fullest rack and cooling (power is always shown)."""
+    c = req.constraints
+    return bool(
+        c.HasField("max_racks")
+        or c.HasField("max_floor_positions")
+        or c.HasField("max_rack_kw")
+        or c.HasField("rack_power_kw")
+        or c.cooling
+    )
+
+
+def facility_cells(d: optimize_pb2.Design) -> tuple[str, str, str, str]:
+    """Racks, floor positions, fullest rack (kW) and cooling of ``d``, as table cells."""
+    return (f"{d.racks:,}", f"{d.floor_positions:,}", f"{d.rack_kw:,.1f}", d.cooling or "-")
+
+
+FACILITY_HEADERS = ("racks", "floor pos", "rack kW", "cooling")
+
+
 def designs_table(
-    resp: optimize_pb2.OptimizeResponse, title: str, *, show_tco: bool = False
+    resp: optimize_pb2.OptimizeResponse,
+    title: str,
+    *,
+    show_tco: bool = False,
+    show_facility: bool = False,
 ) -> Table:
     table = Table(title=title)
+    facility = FACILITY_HEADERS if show_facility else ()
     for name, justify in (
         ("rank", "right"),
         ("GPUs", "right"),
@@ -119,6 +145,8 @@ def designs_table(
         ("time (h)", "right"),
         ("range (h)", "right"),
         ("power (kW)", "right"),
+        # issue 17 (facility): what the design asks of the hall
+        *((name, "left" if name == "cooling" else "right") for name in facility),
         ("at limit", "left"),
         *((("TCO", "right"),) if show_tco else ()),  # issue 17 (tco)
     ):
@@ -141,6 +169,7 @@ def designs_table(
             hours(d.training_time_hours),
             f"{hours(d.training_time_hours_low)}-{hours(d.training_time_hours_high)}",
             f"{d.power_kw:,.0f}",
+            *(facility_cells(d) if show_facility else ()),  # issue 17 (facility)
             ", ".join(d.binding) or "-",
             *((money(d.tco_usd),) if show_tco else ()),  # issue 17 (tco)
         )
@@ -187,7 +216,11 @@ def bom_table(design: optimize_pb2.Design) -> Table:
 
 
 def print_optimize(
-    resp: optimize_pb2.OptimizeResponse, out: Console, *, show_tco: bool = False
+    resp: optimize_pb2.OptimizeResponse,
+    out: Console,
+    *,
+    show_tco: bool = False,
+    show_facility: bool = False,
 ) -> None:
     from client.narrow import Fit, narrow_bom_table, narrow_designs_table
 
@@ -196,8 +229,8 @@ def print_optimize(
         title = f"ranked designs {how}"
         out.print(
             Fit(
-                designs_table(resp, title, show_tco=show_tco),
-                narrow_designs_table(resp, title, show_tco=show_tco),
+                designs_table(resp, title, show_tco=show_tco, show_facility=show_facility),
+                narrow_designs_table(resp, title, show_tco=show_tco, show_facility=show_facility),
             )
         )
         if resp.designs[0].workload_times:  # issue 17 (portfolio)

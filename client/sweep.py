@@ -29,7 +29,7 @@ from optimizer.reporting.frontier import (
     points_of,
     workload_label,
 )
-from optimizer.rows import TCO_COLUMNS, design_row
+from optimizer.rows import FACILITY_COLUMNS, TCO_COLUMNS, design_row
 from optimizer.topology.export import safe_text
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ DESIGN_COLUMNS = (
     "network_share",
     # issue 17 (tco)
     *TCO_COLUMNS,
+    *FACILITY_COLUMNS,  # issue 17 (facility)
 )
 
 

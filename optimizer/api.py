@@ -13,7 +13,6 @@ from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.catalog.union import request_catalog_refs, union_catalogs
 from optimizer.cost.rent import with_rent_vs_buy
-from optimizer.cost.tco import CostModel
 from optimizer.optimize.candidates import (
     SearchSpace,
     nics_per_node_options,
@@ -82,15 +81,8 @@ def optimize(
     result = with_measure(result, spec)  # issue 17 (portfolio)
     if not result.designs:
         result = replace(result, diagnosis=nic_policy_diagnosis(catalog, spec, result.diagnosis))
-    # issue 17 (rent): the TCO part's cost model when the request carries one, else defaults
-    cost_model = getattr(spec, "cost_model", None)
-    result = with_rent_vs_buy(
-        result,
-        catalog,
-        spec,
-        fixed_plan_from_proto(request),
-        cost_model if isinstance(cost_model, CostModel) else None,
-    )
+    # issue 17 (rent): under the request's cost model (spec.cost_model), as the TCO
+    result = with_rent_vs_buy(result, catalog, spec, fixed_plan_from_proto(request))
     return response_from_result(result, content_hash(catalog), catalog)
 
 

@@ -22,6 +22,9 @@ TCO_COLUMNS: tuple[str, ...] = (
     "tco_depreciation_usd_per_year",
 )
 
+# issue 17 (facility): what the design asks of the hall beyond power and racks.
+FACILITY_COLUMNS: tuple[str, ...] = ("floor_positions", "cooling", "rack_kw")
+
 # Every column a design flattens to, in table order; units are in the names.
 DESIGN_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -45,9 +48,7 @@ DESIGN_COLUMNS: tuple[str, ...] = (
     # issue 17 (tco): the lifetime cost and its terms (net present cost over the years)
     *TCO_COLUMNS,
     # issue 17 (facility): what the design asks of the hall.
-    "floor_positions",
-    "cooling",
-    "rack_kw",
+    *FACILITY_COLUMNS,
     # issue 17 (portfolio): empty/0 for one workload
     "workload_hours",  # each workload's own time: "NAME=HOURS;NAME=HOURS"
     "worst_time_over_target",

@@ -199,6 +199,48 @@ def session(work: Path) -> list[Step]:
             "--tokens 2e12 --target-hours 720 --fabric infiniband --topology rail-optimized "
             "--min-nic-gbps-per-gpu 400 --top-k 1",
         ),
+        # issue 17: lifetime cost, rent vs buy, facility limits, a portfolio of workloads
+        Step(
+            "## Lifetime cost: `--objective min-tco`\n\nThe design with the lowest total cost "
+            "of ownership over `--years` (default 4): capex plus energy (IT power x utilisation "
+            "x `--pue` x `--electricity-usd-per-kwh` x hours), support (`--support-rate` of the "
+            "price a year, or the catalog row's) and space (`--rack-usd-per-month`), each "
+            'design\'s TCO beside its capex (docs/optimizer.md, "Lifetime cost"). The answer '
+            "says whether the cheapest design to buy is also the cheapest to own, and why:\n",
+            "optimize --catalog ethernet-budget --workload llama3-70b --tokens 2e12 "
+            "--target-hours 720 --objective min-tco --electricity-usd-per-kwh 0.5 --years 6 "
+            "--top-k 1",
+        ),
+        Step(
+            "## Rent vs buy\n\nEvery answer ends with the same training run rented from each "
+            "cloud offer (the catalog's `cloud_offers` table, else the bundled one with its "
+            "sources and dates), timed by the same estimator on the offer's interconnect, and "
+            "the utilisation above which owning each design beats renting its GPU-hours, under "
+            'the request\'s cost model (here 6 years; docs/optimizer.md, "Rent vs buy"):\n',
+            "optimize --catalog ethernet-budget --workload llama3-70b --tokens 2e12 "
+            "--target-hours 720 --years 6 --top-k 1",
+        ),
+        Step(
+            "## Facility limits\n\nPower, racks, floor positions (racks plus in-row CDUs), "
+            "rack density and cooling hold together; with any of them the table adds each "
+            "design's racks, floor positions, fullest rack and cooling:\n",
+            "optimize --catalog infiniband-ndr --workload llama3-8b --tokens 1e11 "
+            "--target-hours 100 --max-rack-kw 20 --cooling air --top-k 2",
+        ),
+        Step(
+            "When the hall excludes every design, the diagnosis names the binding limit and the "
+            "number that would admit one:\n",
+            "optimize --catalog infiniband-ndr --workload llama3-70b --target-hours 720 "
+            "--max-racks 32",
+        ),
+        Step(
+            "## A portfolio of workloads\n\nA request file may name several workloads, each "
+            "with its own target hours and runs a year (`--workload NAME:TARGET_HOURS` on the "
+            "command line); a design is feasible only if it meets every one, and the answer "
+            'shows each workload\'s time on it (docs/optimizer.md, "Portfolio of workloads"):'
+            "\n",
+            "optimize examples/optimize-portfolio.json --top-k 1",
+        ),
         Step(
             "## For scripts and spreadsheets\n\nCSV of the ranked designs (one row each):\n",
             "optimize --catalog infiniband-ndr --workload llama3-8b --tokens 1e12 "

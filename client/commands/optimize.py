@@ -256,7 +256,12 @@ def optimize(
         )
     else:
         with render.console(output) as out:
-            render.print_optimize(resp, out, show_tco=asks_about_tco(req))
+            render.print_optimize(
+                resp,
+                out,
+                show_tco=asks_about_tco(req),
+                show_facility=render.asks_about_facility(req),  # issue 17 (facility)
+            )
     if plot:
         from client.plots import write_plot  # matplotlib only when a plot is asked for
 

@@ -12,6 +12,7 @@ from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
 from optimizer.errors import InvalidInput
+from optimizer.optimize.portfolio_spelling import is_bare
 
 if TYPE_CHECKING:
     _ParamType = click.ParamType[tuple[float, ...]]
@@ -55,7 +56,10 @@ class NumberList(_ParamType):
     help="Catalog (repeatable: every scenario runs against each).",
 )
 @click.option(
-    "--workload", "workloads", multiple=True, help="Workload preset (repeatable), e.g. llama3-8b."
+    "--workload",
+    "workloads",
+    multiple=True,
+    help="Workload preset (repeatable), e.g. llama3-8b; not optimize's NAME:TARGET_HOURS.",
 )
 @click.option(
     "--budgets",
@@ -124,6 +128,14 @@ def sweep(
     )
     from client.transport import transport_from
 
+    for spelled in workloads:  # issue 17 (portfolio): the optimize-only spelling
+        if not is_bare(spelled):
+            raise InvalidInput(
+                f"got {spelled!r}, expected a workload preset name (e.g. llama3-8b): a sweep "
+                "times one workload per scenario against --targets; the portfolio spelling "
+                "NAME:TARGET_HOURS or NAME@RUNS/yr is for `procure optimize`",
+                field="--workload",
+            )
     base = request_from_flags(**flags)
     for flag, values in (("--budgets", budgets_usd), ("--targets", targets_hours)):
         for number in values or ():

@@ -24,7 +24,7 @@ from optimizer.catalog.canonical import hash_canonical
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.optimize.request import Objective
-from optimizer.rows import TCO_COLUMNS, rank1_row
+from optimizer.rows import FACILITY_COLUMNS, TCO_COLUMNS, rank1_row
 
 # Row status of a scenario that raised instead of returning a response.
 ERROR = "ERROR"
@@ -186,6 +186,7 @@ _DESIGN_COLUMNS = (
     "power_kw",
     # issue 17 (tco)
     *TCO_COLUMNS,
+    *FACILITY_COLUMNS,  # issue 17 (facility)
 )
 
 

@@ -80,6 +80,11 @@ ROW_SCHEMA = pa.schema(
         ("tco_support_usd", _F),
         ("tco_space_usd", _F),
         ("tco_depreciation_usd_per_year", _F),
+        # issue 17 (facility): rank 1's floor positions, cooling and fullest rack
+        # (optimizer.rows.FACILITY_COLUMNS)
+        ("floor_positions", _I),
+        ("cooling", _S),
+        ("rack_kw", _F),
         ("solve_time_s", _F),
         ("gap", _F),
         ("diagnosis", _S),

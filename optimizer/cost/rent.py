@@ -34,6 +34,7 @@ from optimizer.cost.tco import (
     annuity_factor,
     energy_cents_per_year,
     space_cents_per_year,
+    tco_prices,
 )
 from optimizer.errors import CatalogInvalid, InvalidInput
 from optimizer.optimize.request import Confidence, OptimizeSpec
@@ -106,11 +107,21 @@ def rented_cost_cents(usd_per_gpu_hour: float, gpus: int, hours: float) -> int:
     return int(cents.quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
 
 
-def own_fixed_cents(capex_cents: int, racks: int, model: CostModel) -> float:
-    """Net present cost of owning that does not depend on utilisation: capex, support (the
-    model's rate x capex per year) and space."""
+def own_fixed_cents(
+    capex_cents: int,
+    racks: int,
+    model: CostModel,
+    support_cents_per_year: float | None = None,
+) -> float:
+    """Net present cost of owning that does not depend on utilisation: capex, support and
+    space. ``support_cents_per_year`` is the BOM's lines at their catalog support rates (as the
+    TCO counts them); without it, the model's rate x capex."""
     factor = annuity_factor(model.years, model.discount_rate)
-    support = model.support_rate * capex_cents
+    support = (
+        model.support_rate * capex_cents
+        if support_cents_per_year is None
+        else support_cents_per_year
+    )
     return capex_cents + (support + space_cents_per_year(racks, model)) * factor
 
 
@@ -148,13 +159,14 @@ def break_even(
     racks: int,
     gpus: int,
     model: CostModel,
+    support_cents_per_year: float | None = None,
 ) -> BreakEven | None:
     """Owning a design (its capex, IT power, racks, GPUs) against renting from ``offer`` at
     ``pricing``; None when the offer has no such rate."""
     rate = _rate(offer, pricing)
     if rate is None:
         return None
-    fixed = own_fixed_cents(capex_cents, racks, model)
+    fixed = own_fixed_cents(capex_cents, racks, model, support_cents_per_year)
     energy = own_energy_full_use_cents(it_power_kw, model)
     rent = rent_full_use_cents(rate, gpus, model)
     return BreakEven(
@@ -287,6 +299,7 @@ def design_break_evens(
     racks: int,
     gpus: int,
     model: CostModel,
+    support_cents_per_year: float | None = None,
 ) -> tuple[BreakEven, ...]:
     """Break-even against the cheapest offer of the design's GPU at each pricing: owning must
     beat the cheapest way to rent the same GPU. Empty when no offer rents that GPU."""
@@ -307,6 +320,7 @@ def design_break_evens(
             racks=racks,
             gpus=gpus,
             model=model,
+            support_cents_per_year=support_cents_per_year,
         )
         if found is not None:
             out.append(found)
@@ -352,12 +366,14 @@ def with_rent_vs_buy(
     catalog: Catalog,
     spec: OptimizeSpec,
     fixed: PartialPlan | None = None,
-    model: CostModel | None = None,
 ) -> OptimizeResult:
     """``result`` with the rent-vs-buy answer: a quote per offer for the request's run at the
-    rank-1 design's GPU count, and each design's break-even utilisation. The offers are the
-    catalog's ``cloud_offers`` or, when it has none, the bundled table."""
-    model = model or CostModel()
+    rank-1 design's GPU count, and each design's break-even utilisation under the request's
+    cost model (``spec.cost_model``: years, PUE, tariff, support, rent, discount; the same
+    model and per-row support rates as the designs' TCO). The offers are the catalog's
+    ``cloud_offers`` or, when it has none, the bundled table."""
+    model = spec.cost_model
+    prices = tco_prices((*catalog.servers, *catalog.nics, *catalog.switches), model)
     offers, origin = (
         (catalog.cloud_offers, "the catalog's cloud_offers table")
         if catalog.cloud_offers
@@ -392,6 +408,10 @@ def with_rent_vs_buy(
                 racks=d.bom.racks,
                 gpus=d.gpus,
                 model=model,
+                support_cents_per_year=sum(
+                    prices.support_rate(line.sku) * line.extended_price_cents
+                    for line in d.bom.lines
+                ),
             )
             if server is not None
             else ()
@@ -404,8 +424,8 @@ def with_rent_vs_buy(
         f"Rent vs buy: offers from {origin}; rented run at rank 1's {top.gpus:,} GPUs rounded "
         f"up to whole instances; break-even over {model.years:g} years at PUE {model.pue:g}, "
         f"${model.electricity_usd_per_kwh:g}/kWh, support {model.support_rate:.0%} of capex "
-        f"per year, ${model.rack_usd_per_month:,.0f} per rack-month, discount rate "
-        f"{model.discount_rate:.0%}."
+        f"per year (or the catalog row's rate), ${model.rack_usd_per_month:,.0f} per "
+        f"rack-month, discount rate {model.discount_rate:.0%}."
     )
     for gpu, ranks in unrented.items():
         which = ", ".join(str(r) for r in ranks)

@@ -11,7 +11,10 @@ from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import CostModel, TcoBreakdown, checked_cost_model
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
-from optimizer.optimize.portfolio import portfolio_from_proto  # issue 17 (portfolio)
+from optimizer.optimize.portfolio import (  # issue 17 (portfolio)
+    portfolio_from_proto,
+    usable_hours_per_year,
+)
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
 from optimizer.performance.convert import plan_from_proto, response_to_proto
@@ -63,7 +66,11 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         else None
     )
     # issue 17 (portfolio): `workload` and `workloads` together; the target of a portfolio
-    primary, target, portfolio = portfolio_from_proto(req, target)
+    # the portfolio's usable year is the cost model's utilisation of it (one source of truth)
+    cost_model = cost_model_from_proto(req.cost_model)  # issue 17 (tco)
+    primary, target, portfolio = portfolio_from_proto(
+        req, target, usable_hours_per_year(cost_model)
+    )
     kind = (
         OBJECTIVES.resolve(req.objective, req.objective_kind, "objective", "objective_kind")
         or MIN_COST
@@ -149,7 +156,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         ),
         rack_power_kw=rack_kw,
         require_fabric=req.require_fabric,
-        cost_model=cost_model_from_proto(req.cost_model),  # issue 17 (tco)
+        cost_model=cost_model,  # issue 17 (tco)
         portfolio=portfolio,  # issue 17 (portfolio)
     )
 

@@ -1,7 +1,9 @@
 """Brute force: every design and every way to buy its links, priced and checked one by one.
 
 The correctness oracle for the MIP (tests) and the reference it is timed against
-(benchmarks). It shares only the physics with the optimizer (estimator, topology sizing,
+(benchmarks). Under min-tco each design is bought the way with the lowest lifetime cost
+(optimizer.cost.tco, the request's cost model) and ranked by it.
+It shares only the physics with the optimizer (estimator, topology sizing,
 link options, volume prices): no bounds, no search heuristics, no solver. Exponential: small
 catalogs and clusters only.
 """
@@ -15,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Switch
+from optimizer.cost.tco import TcoPrices, bom_tco, tco_prices
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import (
     NO_NIC,
@@ -32,6 +35,7 @@ from optimizer.optimize.candidates import (
 from optimizer.optimize.facility import facility_layout
 from optimizer.optimize.formulation import list_prices, stock_limits
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
@@ -44,6 +48,7 @@ class BruteDesign:
     design: Design
     capex_cents: int
     time_hours: float
+    tco_cents: int | None = None  # lifetime cost of the same order (issue 17, min-tco)
 
     @property
     def group(self) -> tuple[str, str, str, float]:
@@ -68,10 +73,42 @@ def _priced(catalog: Catalog, qty: Counter[str], prices: dict[str, int]) -> int:
 Order = tuple[tuple[str, int], ...]  # each SKU bought with its total quantity
 
 
+@dataclass(frozen=True)
+class Build:
+    """One way to buy a design: its capex, IT power, order and lifetime cost."""
+
+    capex_cents: int
+    power_kw: float
+    order: Order
+    tco_cents: int
+
+
+def _order_tco(
+    catalog: Catalog,
+    qty: Counter[str],
+    prices: dict[str, int],
+    capex_cents: int,
+    power_kw: float,
+    racks: int,
+    tco: TcoPrices,
+) -> int:
+    """TCO of an order, line by line at its volume prices (optimizer.cost.tco.bom_tco)."""
+    lines = [(s, q * catalog.unit_price_cents(s, q, prices[s])) for s, q in qty.items() if q]
+    return bom_tco(lines, capex_cents, power_kw, racks, tco).tco_cents
+
+
 def cheapest_build(
     design: Design, catalog: Catalog, spec: OptimizeSpec
 ) -> tuple[int, float, Order] | None:
     """(capex cents, power kW, order) of the cheapest feasible way to buy ``design``, or None."""
+    found = best_build(design, catalog, spec)
+    return None if found is None else (found.capex_cents, found.power_kw, found.order)
+
+
+def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | None:
+    """The best feasible way to buy ``design`` by the objective's cost measure: the lowest TCO
+    under min-tco (a dearer optic that draws less can win), else the lowest capex; builds over
+    the request's TCO cap are infeasible. None when no way fits."""
     try:
         plan = physical_plan(design, catalog)
     except InvalidInput:
@@ -95,7 +132,9 @@ def cheapest_build(
             return None
         opts.append(found)
     prices, stock = list_prices(catalog), stock_limits(catalog)
-    best: tuple[int, float, Order] | None = None
+    tco = tco_prices((*catalog.servers, *catalog.nics, *catalog.switches), spec.cost_model)
+    by_tco = Measure.TCO in spec.objective.kind.stages
+    best: Build | None = None
     per_class = [
         list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts, strict=True)
     ]
@@ -119,9 +158,18 @@ def cheapest_build(
         if c.max_power_kw is not None and power_w > c.max_power_kw * 1000:
             continue
         cost = _priced(catalog, qty, prices)
-        if best is None or cost < best[0]:
-            best = (cost, power_w / 1000, tuple(sorted((s, q) for s, q in qty.items() if q)))
+        life = _order_tco(catalog, qty, prices, cost, power_w / 1000, plan.racks, tco)
+        if c.max_tco_cents is not None and life > c.max_tco_cents:
+            continue
+        order = tuple(sorted((s, q) for s, q in qty.items() if q))
+        build = Build(cost, power_w / 1000, order, life)
+        if best is None or _build_key(build, by_tco) < _build_key(best, by_tco):
+            best = build
     return best
+
+
+def _build_key(b: Build, by_tco: bool) -> tuple[int, int]:
+    return (b.tco_cents, b.capex_cents) if by_tco else (b.capex_cents, b.tco_cents)
 
 
 def _module_ports(catalog: Catalog, sku: str) -> int:
@@ -211,7 +259,8 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
 def _objective(b: BruteDesign, spec: OptimizeSpec) -> tuple[object, ...]:
     """The optimizer's lexicographic objective (optimizer.optimize.problem.solve_problem)."""
     seconds = math.ceil(b.time_hours * 3600)
-    return (*spec.objective.kind.ranking_value(b.capex_cents, seconds), design_order(b.design))
+    value = spec.objective.kind.ranking_value(b.capex_cents, seconds, b.tco_cents)
+    return (*value, design_order(b.design))
 
 
 def _consider(
@@ -245,13 +294,13 @@ def _consider(
     c = spec.constraints
     if c.target_training_hours is not None and hours > c.target_training_hours:
         return
-    built = cheapest_build(design, catalog, spec)
+    built = best_build(design, catalog, spec)
     if built is None:
         return
-    cost, _, order = built
-    if c.budget_cents is not None and cost > c.budget_cents:
+    if c.budget_cents is not None and built.capex_cents > c.budget_cents:
         return
-    found = BruteDesign(design, cost, hours)
+    order = built.order
+    found = BruteDesign(design, built.capex_cents, hours, built.tco_cents)
     group = found.group
     if group not in best or _objective(found, spec) < _objective(best[group][0], spec):
         best[group] = (found, order)

@@ -36,20 +36,30 @@ from optimizer.topology.design import Design
 from optimizer.topology.plan import PhysicalPlan
 from optimizer.workload.model import Workload
 
+
+def usable_hours_per_year(model: CostModel) -> float:
+    """Hours a year the workloads' runs share: 8,760 h x the cost model's utilisation, the
+    same share of the year the lifetime cost bills energy for (one source of truth)."""
+    return HOURS_PER_YEAR * model.utilization
+
+
 YEAR_UTILIZATION = CostModel().utilization
-"""Share of a year's hours the cluster trains: the lifetime-cost model's default utilisation."""
-YEAR_HOURS = HOURS_PER_YEAR * YEAR_UTILIZATION
-"""Usable hours a year that the workloads' runs share (8,760 h x YEAR_UTILIZATION)."""
+"""The default cost model's utilisation (a request's ``cost_model.utilization`` overrides)."""
+YEAR_HOURS = usable_hours_per_year(CostModel())
+"""Usable hours a year under the default cost model (8,760 h x YEAR_UTILIZATION)."""
 
 
-def reference_hours(portfolio: Sequence[WorkloadTarget]) -> float:
+def reference_hours(portfolio: Sequence[WorkloadTarget], year_hours: float = YEAR_HOURS) -> float:
     """R: the first workload's target, else the year's usable hours."""
     first = portfolio[0].target_training_hours
-    return first if first is not None else YEAR_HOURS
+    return first if first is not None else year_hours
 
 
 def portfolio_hours(
-    hours: Sequence[float], portfolio: Sequence[WorkloadTarget], reference: float
+    hours: Sequence[float],
+    portfolio: Sequence[WorkloadTarget],
+    reference: float,
+    year_hours: float = YEAR_HOURS,
 ) -> float:
     """R x the worst of each time / its target and the year's share; monotone in each time.
 
@@ -62,7 +72,7 @@ def portfolio_hours(
         if w.runs_per_year is not None:
             year += w.runs_per_year * t
     if any(w.runs_per_year is not None for w in portfolio):
-        worst = max(worst, year * (reference / YEAR_HOURS))
+        worst = max(worst, year * (reference / year_hours))
     return worst
 
 
@@ -78,10 +88,12 @@ class PortfolioCache(EstimateCache):
         servers: dict[str, Server],
         confidence: Confidence,
         fixed: PartialPlan | None = None,
+        year_hours: float = YEAR_HOURS,
     ) -> None:
         super().__init__(portfolio[0].workload, servers, confidence, fixed)
         self.portfolio = portfolio
-        self.reference_hours = reference_hours(portfolio)
+        self.year_hours = year_hours
+        self.reference_hours = reference_hours(portfolio, year_hours)
         # A fixed parallel plan is the first workload's (the request's `parallelism`).
         self.parts = [
             EstimateCache(w.workload, servers, confidence, fixed if i == 0 else None)
@@ -95,7 +107,10 @@ class PortfolioCache(EstimateCache):
 
         def worst(name: str) -> float:
             return portfolio_hours(
-                [getattr(e, name) for e in found], self.portfolio, self.reference_hours
+                [getattr(e, name) for e in found],
+                self.portfolio,
+                self.reference_hours,
+                self.year_hours,
             )
 
         return replace(
@@ -136,6 +151,7 @@ class PortfolioCache(EstimateCache):
             ],
             self.portfolio,
             self.reference_hours,
+            self.year_hours,
         )
 
     def lower_bound_hours(self, server: Server, nodes: int) -> float:
@@ -143,11 +159,13 @@ class PortfolioCache(EstimateCache):
             [p.lower_bound_hours(server, nodes) for p in self.parts],
             self.portfolio,
             self.reference_hours,
+            self.year_hours,
         )
 
     def share(self, earlier: EstimateCache) -> None:
         assert isinstance(earlier, PortfolioCache), "different requests"
         assert earlier.portfolio == self.portfolio, "different portfolios"
+        assert earlier.year_hours == self.year_hours, "different usable years"
         super().share(earlier)
         for mine, theirs in zip(self.parts, earlier.parts, strict=True):
             mine.share(theirs)
@@ -170,7 +188,13 @@ def make_timer(
 ) -> EstimateCache:
     """The request's estimate cache: per workload for a portfolio, else today's."""
     if spec.portfolio:
-        return PortfolioCache(spec.portfolio, servers, spec.confidence, fixed)
+        return PortfolioCache(
+            spec.portfolio,
+            servers,
+            spec.confidence,
+            fixed,
+            usable_hours_per_year(spec.cost_model),
+        )
     return EstimateCache(spec.workload, servers, spec.confidence, fixed)
 
 
@@ -186,7 +210,7 @@ def with_workload_times(
         ranked,
         workload_times=times,
         worst_time_over_target=max((t.time_over_target for t in times), default=0.0),
-        year_share=year / YEAR_HOURS if any(t.runs_per_year for t in times) else 0.0,
+        year_share=year / timer.year_hours if any(t.runs_per_year for t in times) else 0.0,
     )
 
 
@@ -195,14 +219,15 @@ def measure_text(spec: OptimizeSpec) -> str:
     if not spec.portfolio:
         return ""
     first = spec.portfolio[0]
-    ref = reference_hours(spec.portfolio)
+    year_hours = usable_hours_per_year(spec.cost_model)
+    ref = reference_hours(spec.portfolio, year_hours)
     terms = []
     if any(w.target_training_hours is not None for w in spec.portfolio):
         terms.append("time/target")
     if any(w.runs_per_year is not None for w in spec.portfolio):
         terms.append(
-            f"the year's share (runs x hours / {YEAR_HOURS:,.0f} h: 8,760 h at "
-            f"{YEAR_UTILIZATION:.0%} utilisation)"
+            f"the year's share (runs x hours / {year_hours:,.0f} h: 8,760 h at "
+            f"{spec.cost_model.utilization:.0%} utilisation, cost_model.utilization)"
         )
     base = (
         f"{first.workload.name}'s target {ref:,.4g} h"
@@ -221,15 +246,19 @@ def with_measure(result: OptimizeResult, spec: OptimizeSpec) -> OptimizeResult:
     text = measure_text(spec)
     if not text:
         return result
+    year_hours = usable_hours_per_year(spec.cost_model)
     diagnosis = f"{result.diagnosis} ({text})" if result.diagnosis else ""
     designs = tuple(
-        replace(d, explanation=f"{d.explanation} {portfolio_sentence(d)}".strip())
+        replace(
+            d,
+            explanation=f"{d.explanation} {portfolio_sentence(d, year_hours)}".strip(),
+        )
         for d in result.designs
     )
     return replace(result, portfolio_measure=text, diagnosis=diagnosis, designs=designs)
 
 
-def portfolio_sentence(design: RankedDesign) -> str:
+def portfolio_sentence(design: RankedDesign, year_hours: float = YEAR_HOURS) -> str:
     """Each workload's own time on ``design``, for its explanation (whose hours are
     portfolio times)."""
     parts = []
@@ -244,7 +273,7 @@ def portfolio_sentence(design: RankedDesign) -> str:
     if design.worst_time_over_target:
         text += f"; worst time/target {design.worst_time_over_target:.2f}"
     if design.year_share:
-        text += f"; {design.year_share:.0%} of the year's {YEAR_HOURS:,.0f} usable hours"
+        text += f"; {design.year_share:.0%} of the year's {year_hours:,.0f} usable hours"
     return text + "."
 
 
@@ -257,7 +286,7 @@ def _positive_or_zero(value: float, field: str) -> float | None:
 
 
 def portfolio_from_proto(
-    req: optimize_pb2.OptimizeRequest, target: float | None
+    req: optimize_pb2.OptimizeRequest, target: float | None, year_hours: float = YEAR_HOURS
 ) -> tuple[Workload | None, float | None, tuple[WorkloadTarget, ...]]:
     """The request's workload, target and portfolio (``workload`` first, then ``workloads``).
 
@@ -303,4 +332,10 @@ def portfolio_from_proto(
                 field=field,
             )
     portfolio = tuple(w for w, _ in entries)
-    return first.workload, reference_hours(portfolio), portfolio
+    if year_hours <= 0 and any(w.runs_per_year is not None for w in portfolio):
+        raise InvalidInput(
+            "got 0, expected a utilisation above 0: the runs a year share the cluster's "
+            "usable hours, 8,760 h x cost_model.utilization",
+            field="cost_model.utilization",
+        )
+    return first.workload, reference_hours(portfolio, year_hours), portfolio

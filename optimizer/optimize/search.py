@@ -118,16 +118,20 @@ class KBest:
         self.k = k
         self.best: dict[tuple[object, ...], tuple[int, ...]] = {}
         self.orders: dict[tuple[object, ...], tuple[tuple[str, int], ...]] = {}
+        self.capex: dict[tuple[object, ...], int] = {}  # issue 17 (tco): for progress
 
     def offer(
         self,
         group: tuple[object, ...],
         value: tuple[int, ...],
         order: tuple[tuple[str, int], ...] = (),
+        capex_cents: int | None = None,
     ) -> None:
         if group not in self.best or value < self.best[group]:
             self.best[group] = value
             self.orders[group] = order
+            if capex_cents is not None:
+                self.capex[group] = capex_cents
 
     @property
     def threshold(self) -> tuple[int, ...] | None:
@@ -203,14 +207,22 @@ def search(
 
 
 def _report(clock: Clock, timer: EstimateCache, kbest: KBest, kind: ObjectiveKind) -> None:
-    best = min(kbest.best.values(), default=None)
+    group = min(kbest.best, key=kbest.best.__getitem__, default=None)
+    best = None if group is None else kbest.best[group]
     measured = dict(zip(kind.stages, best or (), strict=False))
     cents, seconds = measured.get(Measure.COST, 0), measured.get(Measure.TIME, 0)
+    if Measure.COST not in measured and group is not None:  # issue 17 (tco): ranked by TCO
+        cents = kbest.capex.get(group, 0)
+    event: dict[str, object] = {
+        "phase": "search",
+        "candidates_evaluated": timer.evaluations,
+        "best_capex_usd": cents / 100,
+    }
+    if Measure.TCO in kind.stages:
+        event["best_tco_usd"] = measured.get(Measure.TCO, 0) / 100
     clock.report(
         {
-            "phase": "search",
-            "candidates_evaluated": timer.evaluations,
-            "best_capex_usd": cents / 100,
+            **event,
             "best_training_time_hours": seconds / SECONDS_PER_HOUR,
             "bound_usd": 0.0,
             "designs_found": 0,
@@ -254,7 +266,7 @@ def _offer_all(
             continue
         seconds = math.ceil(cand.time_hours * SECONDS_PER_HOUR)
         value = spec.objective.kind.ranking_value(bom.capex_cents, seconds, tco)
-        kbest.offer(cand.key.group, value, _order_of(bom))
+        kbest.offer(cand.key.group, value, _order_of(bom), bom.capex_cents)
 
 
 def _order_of(bom: BillOfMaterials) -> tuple[tuple[str, int], ...]:

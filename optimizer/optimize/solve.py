@@ -70,8 +70,8 @@ def optimize(
     ``spec.time_limit_s`` bounds the whole request: when it runs out (or ``stop`` is set) the
     search stops, the designs found so far are ranked with status FEASIBLE, and the gap to the
     best unexplored bound is reported. ``progress`` receives dicts with ``phase``,
-    ``candidates_evaluated``, ``best_capex_usd``, ``bound_usd``, ``designs_found``,
-    ``elapsed_s``.
+    ``candidates_evaluated``, ``best_capex_usd``, ``best_tco_usd``, ``bound_usd`` (on the
+    objective's cost measure: capex, or TCO under min-tco), ``designs_found``, ``elapsed_s``.
 
     ``explain=False`` ranks only: no binding, sensitivity or diagnosis (the re-solves those
     run use it, sharing the request's ``estimates``).
@@ -148,6 +148,8 @@ def optimize(
                 "phase": "solve",
                 "candidates_evaluated": timer.evaluations,
                 "best_capex_usd": ranked[0].bom.capex_cents / 100,
+                # issue 17 (tco): rank 1's lifetime cost; bound_usd is on TCO under min-tco
+                "best_tco_usd": None if ranked[0].tco is None else ranked[0].tco.tco_cents / 100,
                 "bound_usd": 0.0 if bound is None else bound / 100,
                 "designs_found": len(ranked),
             },
@@ -232,9 +234,14 @@ def _cut_short_warning(found: int, proven: int, top_k: int) -> str:
 def _rank_one_status(
     res: SolveResult, open_bound: float | None, spec: OptimizeSpec, tco_units: int = 1
 ) -> tuple[SolveStatus, float, float | None]:
-    """Status, relative gap and cost bound (cents) of one rank, counting unexplored keys."""
+    """Status, relative gap and bound (cents) on the objective's cost measure of one rank,
+    counting unexplored keys: capex under min-cost, TCO under min-tco, none under min-time."""
     if open_bound is None:
-        bound = res.bound if spec.objective.kind.primary is Measure.COST else None
+        bound = res.bound
+        if spec.objective.kind.primary is Measure.TCO:  # issue 17 (tco): milli-cents to cents
+            bound = None if bound is None else bound / tco_units
+        elif spec.objective.kind.primary is not Measure.COST:
+            bound = None
         return res.status, res.gap, bound
     # The search stopped early: rank 1 is proven only if no unexplored key could beat it.
     primary = float(res.objective or 0)
@@ -250,8 +257,6 @@ def _rank_one_status(
         gap = max(0.0, best_hours - open_bound) / max(1e-9, best_hours)
         bound = None
     status = res.status if gap == 0.0 else SolveStatus.FEASIBLE
-    if spec.objective.kind.primary is Measure.TCO:
-        bound = None  # bound_usd is a capex bound (min_cost); a TCO bound shows as the gap
     return status, gap, bound
 
 
