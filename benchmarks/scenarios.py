@@ -18,6 +18,7 @@ from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult
 from optimizer.optimize.solve import optimize
 from optimizer.performance.calibration import generation
+from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
@@ -117,11 +118,23 @@ class Choices:
     switch_skus: tuple[str, ...]
 
 
+NO_FABRIC = "none"
+"""The fabric of a design without a scale-out fabric (one node), as client/render.py shows it:
+a one-node design buys no fabric, so its fabric is no difference from a baseline's."""
+
+
+def fabric_of(design: Design) -> str:
+    """The scale-out fabric ``design`` buys: its fabric, or ``NO_FABRIC`` for one node."""
+    if design.topology in TOPOLOGIES and not TOPOLOGIES.get(design.topology).scale_out:
+        return NO_FABRIC
+    return design.fabric
+
+
 def choices(design: Design) -> Choices:
     return Choices(
         server_sku=design.server_sku,
         nodes=design.nodes,
-        fabric=design.fabric,
+        fabric=fabric_of(design),
         topology=design.topology,
         oversubscription=design.oversubscription,
         nic_sku=design.nic_sku,
@@ -187,7 +200,7 @@ def outcome(result: OptimizeResult) -> Outcome:
 def describe(design: Design) -> str:
     """A design in one short phrase: nodes x server, fabric, topology and oversubscription."""
     ratio = "" if design.oversubscription == 1.0 else f" {design.oversubscription:g}:1"
-    return f"{design.nodes} x {design.server_sku}, {design.fabric} {design.topology}{ratio}"
+    return f"{design.nodes} x {design.server_sku}, {fabric_of(design)} {design.topology}{ratio}"
 
 
 def run_optimize(catalog: Catalog, spec: OptimizeSpec) -> Outcome:

@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 
 from client.options import PLOT_FORMATS
-from client.render import FABRIC, TOPOLOGY, money, topology_label
+from client.render import NO_FABRIC, TOPOLOGY, fabric_label, money, topology_label
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
@@ -31,8 +31,11 @@ DPI = 100  # -> 1300 x 550 pixels
 MAX_BARS = 8
 
 
-def fabric_colour(fabric: str) -> str:
-    """Its registry colour; grey for a name this client does not know."""
+def fabric_colour(fabric: str, topology: str = "") -> str:
+    """Its registry colour; grey for a name this client does not know and for a design that
+    buys no scale-out fabric (one node), which must not look like the fabric it came through."""
+    if topology and fabric_label(fabric, topology) == NO_FABRIC:
+        return "tab:gray"
     return FABRICS.get(fabric).plot_colour if fabric in FABRICS else "tab:gray"
 
 
@@ -104,11 +107,11 @@ def _frontier_panel(
         mine = [p for p in points if catalog_of[point_key(p)] == catalog]
         for fabric, topology in sorted({(p.fabric, p.topology) for p in mine}):
             group = [p for p in mine if p.fabric == fabric and p.topology == topology]
-            what = f"{FABRIC.get(fabric, fabric)}, {TOPOLOGY.get(topology, topology)}"
+            what = f"{fabric_label(fabric, topology)}, {TOPOLOGY.get(topology, topology)}"
             ax.scatter(
                 [p.training_time_hours for p in group],
                 [p.capex_usd / 1e6 for p in group],
-                c=colours[catalog] if by_catalog else fabric_colour(fabric),
+                c=colours[catalog] if by_catalog else fabric_colour(fabric, topology),
                 marker=topology_marker(topology),
                 alpha=0.75,
                 s=36,
@@ -157,7 +160,7 @@ def _frontier_panel(
 
 def _breakdown_panel(ax: Axes, designs: Sequence[optimize_pb2.Design]) -> None:
     labels = [
-        f"{d.gpus:,} GPUs\n{FABRIC.get(d.fabric, d.fabric)}\n"
+        f"{d.gpus:,} GPUs\n{fabric_label(d.fabric, d.topology)}\n"
         f"{topology_label(d.topology, d.oversubscription)}"
         for d in designs
     ]

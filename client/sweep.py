@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from client.render import FABRIC, hours, money, to_dict, topology_label
+from client.render import fabric_label, hours, money, to_dict, topology_label
 from client.transport import Transport
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.errors import InvalidInput
@@ -261,7 +261,7 @@ def sweep_table(outcomes: Sequence[Outcome]) -> Table:
         table.add_row(
             *inputs,
             f"{best.gpus:,}",
-            FABRIC.get(best.fabric, best.fabric),
+            fabric_label(best.fabric, best.topology),
             topology_label(best.topology, best.oversubscription),
             money(best.capex_usd),
             hours(best.training_time_hours),
@@ -323,7 +323,7 @@ def frontier_table(front: Front) -> Table:
             hours(p.training_time_hours),
             f"{p.gpus:,}",
             p.server_sku,
-            FABRIC.get(p.fabric, p.fabric),
+            fabric_label(p.fabric, p.topology),
             topology_label(p.topology, p.oversubscription),
         )
     return table

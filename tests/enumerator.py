@@ -9,10 +9,15 @@ so a hole in those shows up as a disagreement with this module.
 The design space is every server x fabric x NIC x NICs per node x topology family x
 oversubscription x switch SKU (one for every tier, or one per tier) x node count 1..N, plus
 the switchless one-node design (a server alone, no scale-out fabric). Each design's links are
-bought in every single-option way per link group, and additionally in the two-option splits
-where a stock limit or a volume break of a link part can be reached; the cheapest mix that
-respects stock and the power cap is its price. Node counts are enumerated one by one: no
-monotonicity of time in node count is assumed.
+priced exactly: a small CP-SAT model of its own (not the optimizer's) chooses how many links
+of each option every link group buys, with whole twin-port modules per group, each SKU at
+the volume tier its total reaches, stock and the power cap; its optimum is the design's price.
+Node counts are enumerated one by one: no monotonicity of time in node count is assumed.
+
+Facility limits (docs/optimizer.md, "Facility limits"), applied from the doc: an air-cooled
+hall takes no liquid-only server and caps racks at 30 kW unless a rack limit is stated; the
+rack limit is the layout's rack power; floor positions are racks plus one CDU per row (10
+racks) of liquid-installed server racks.
 
 Buildability rules applied on top of ``check_bom`` (issue 13): a multi-node design without
 switches needs hardware that forwards (a NIC's or server's ``forwarding``, read defensively)
@@ -24,12 +29,20 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from ortools.sat.python import cp_model
+
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
-from optimizer.cost.tco import HOURS_PER_YEAR, CostModel, lifetime_cost
+from optimizer.cost.tco import (
+    HOURS_PER_YEAR,
+    CostModel,
+    annuity_factor,
+    energy_cents_per_year,
+    lifetime_cost,
+)
 from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, Objective, OptimizeSpec
 from optimizer.performance.cluster import ClusterSpec
@@ -41,7 +54,7 @@ from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, link_options
+from optimizer.topology.layout import Layout, LinkOption, group_ends, link_options
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 from optimizer.topology.profile import TopologyProfile
 from optimizer.workload.model import Workload
@@ -142,8 +155,42 @@ def forwards(part: object) -> bool:
     return bool(getattr(part, "forwarding", False))
 
 
+AIR_RACK_KW = 30.0  # docs/optimizer.md: an air-cooled hall's racks, unless a limit is stated
+RACKS_PER_CDU = 10  # docs/optimizer.md: one in-row CDU per row of liquid-cooled server racks
+LINK_SOLVE_S = 30.0  # the link-mix model is tiny; a clock this long never binds
+
+
+def rack_kw(spec: OptimizeSpec) -> float | None:
+    """The hall's power per rack: stated, else 30 kW when it is air-cooled, else none."""
+    if spec.rack_power_kw is not None:
+        return spec.rack_power_kw
+    return AIR_RACK_KW if spec.constraints.cooling == "air" else None
+
+
 def layout_of(spec: OptimizeSpec) -> Layout:
-    return Layout() if spec.rack_power_kw is None else Layout(rack_power_kw=spec.rack_power_kw)
+    """The rack layout with the hall's cooling and rack power; floor positions are checked
+    here (``floor_positions``), not by the layout."""
+    kw = rack_kw(spec)
+    base = Layout() if kw is None else Layout(rack_power_kw=kw)
+    return replace(base, facility_cooling=spec.constraints.cooling)
+
+
+def cooled(server: Server, spec: OptimizeSpec) -> bool:
+    """An air-cooled hall cannot take a liquid-only server."""
+    return not (spec.constraints.cooling == "air" and server.cooling == "liquid")
+
+
+def liquid(server: Server, spec: OptimizeSpec) -> bool:
+    """Installed liquid-cooled: liquid-only, or either-way in a liquid hall."""
+    return server.cooling == "liquid" or (
+        server.cooling == "either" and spec.constraints.cooling == "liquid"
+    )
+
+
+def floor_positions(server_racks: int, racks: int, server: Server, spec: OptimizeSpec) -> int:
+    """Racks plus one CDU per row of liquid-installed server racks."""
+    cdus = math.ceil(server_racks / RACKS_PER_CDU) if liquid(server, spec) else 0
+    return racks + cdus
 
 
 def _allowed(part: Server | Nic | Switch, spec: OptimizeSpec) -> bool:
@@ -288,7 +335,6 @@ class Enumerator:
             for p in parts
             if p.availability.stock_units is not None
         }
-        self.breaks = {pb.sku for pb in catalog.price_breaks}
         self.checked = 0
 
     # -- the design space -------------------------------------------------------------------
@@ -307,7 +353,7 @@ class Enumerator:
         servers and NICs alone break stock, the budget or the power cap are left out."""
         spec = self.spec
         c = spec.constraints
-        servers = [s for s in self.catalog.servers if _allowed(s, spec)]
+        servers = [s for s in self.catalog.servers if _allowed(s, spec) and cooled(s, spec)]
         nics = [n for n in self.catalog.nics if _allowed(n, spec)]
         switches = [w for w in self.catalog.switches if _allowed(w, spec)]
         fabrics = spec.allowed_fabrics or FABRICS.names()
@@ -422,6 +468,12 @@ class Enumerator:
             return None
         if c.max_racks is not None and plan.racks > c.max_racks:
             return None
+        server = next(s for s in self.catalog.servers if s.sku == design.server_sku)
+        if c.max_floor_positions is not None:
+            placement = plan.placement
+            floor = floor_positions(placement.server_racks, placement.racks, server, self.spec)
+            if floor > c.max_floor_positions:
+                return None
         if c.max_power_kw is not None and plan.power_kw > c.max_power_kw + 1e-9:
             return None
         qty = Counter({plan.servers.sku: plan.servers.quantity})
@@ -433,7 +485,6 @@ class Enumerator:
         base_cents = self._price(qty)
         if c.budget_cents is not None and base_cents > c.budget_cents:
             return None
-        server = next(s for s in self.catalog.servers if s.sku == design.server_sku)
         nic = next(n for n in self.catalog.nics if n.sku == design.nic_sku)
 
         def hours_of(workload: Workload) -> float:
@@ -456,71 +507,27 @@ class Enumerator:
             return None
         return _Pre(design, plan, hours, qty, base_cents)
 
-    def _group_choices(
-        self, plan: PhysicalPlan
-    ) -> list[tuple[str, list[list[tuple[LinkOption, int]]]]] | None:
-        """Per link group, the ways to buy its links worth pricing (None: a group no part
-        reaches)."""
-        out = []
-        for demand in (d for d in plan.links if d.count):
-            options = link_options(demand.length_m, demand.speed_gbps, demand.fabric, self.catalog)
-            if not options:
-                return None
-            ways: list[list[tuple[LinkOption, int]]] = [[(o, demand.count)] for o in options]
-            for a, b in itertools.permutations(options, 2):
-                for x in self._split_points(a, demand.count):
-                    if 0 < x < demand.count:
-                        ways.append([(a, x), (b, demand.count - x)])
-            out.append((demand.group, ways))
-        return out
-
-    def _split_points(self, option: LinkOption, count: int) -> set[int]:
-        """Links of ``option`` where its parts' stock runs out or a volume break is reached."""
-        points: set[int] = set()
-        for sku, per_link in option.parts:
-            if sku in self.stock:
-                points.add(self.stock[sku] // per_link)
-            if sku in self.breaks:
-                for pb in self.catalog.breaks_for(sku):
-                    points.add(math.ceil(pb.min_quantity / per_link))
-        return {p for p in points if 0 < p < count}
-
     def _cheapest_links(self, pre: _Pre) -> tuple[int, dict[str, list[tuple[LinkOption, int]]]]:
-        """Cheapest link mix of ``pre`` within stock and the power cap: (capex, choice)."""
-        groups = self._group_choices(pre.plan)
-        if groups is None:
+        """The exact cheapest link mix of ``pre`` within stock and the power cap: (link capex
+        in cents, links bought per option per group); (-1, {}) when no mix exists. Min-TCO
+        ranks mixes by their lifetime cost (milli-cents, as the TCO's terms are linear)."""
+        demands = [d for d in pre.plan.links if d.count]
+        groups = []
+        for demand in demands:
+            ends = group_ends(demand.group)
+            options = link_options(
+                demand.length_m, demand.speed_gbps, demand.fabric, self.catalog, ends
+            )
+            if not options:
+                return (-1, {})
+            groups.append((demand.group, demand.count, options))
+        cap_kw = self.spec.constraints.max_power_kw
+        headroom_mw = (
+            None if cap_kw is None else math.floor((cap_kw - pre.plan.power_kw) * 1e6 + 1e-3)
+        )
+        if headroom_mw is not None and headroom_mw < 0:
             return (-1, {})
-        cap_w = self.spec.constraints.max_power_kw
-        best: tuple[int, dict[str, list[tuple[LinkOption, int]]]] = (-1, {})
-        best_value = 0
-        for combo in itertools.product(*(ways for _, ways in groups)):
-            qty = Counter(pre.base_qty)
-            power_w = pre.plan.power_kw * 1000
-            for way in combo:
-                for option, n in way:
-                    power_w += n * option.power_w
-                    for sku, per_link in option.parts:
-                        qty[sku] += n * per_link
-            if cap_w is not None and power_w > cap_w * 1000 + 1e-6:
-                continue
-            if not self._in_stock(qty):
-                continue
-            cents = self._price(qty)
-            value = cents
-            if self.spec.objective is Objective.MIN_TCO:  # issue 17: the link mix's TCO
-                lines = Counter(
-                    {
-                        sku: q * self.catalog.unit_price_cents(sku, q, self.prices[sku])
-                        for sku, q in qty.items()
-                    }
-                )
-                value = tco_of(
-                    self.catalog, self.spec, lines, cents, power_w / 1000, pre.plan.racks
-                )
-            if best[0] < 0 or value < best_value:
-                best_value = value
-                best = (cents, {g: list(w) for (g, _), w in zip(groups, combo, strict=True)})
-        return best
+        return link_mix(self.catalog, self.spec, groups, pre.base_qty, headroom_mw)
 
     def _exact(self, pre: _Pre) -> Found | None:
         """Price ``pre`` exactly, build and verify its BOM; None when it cannot be bought."""
@@ -559,7 +566,9 @@ class Enumerator:
             return []
         c = self.spec.constraints
         out = []
-        for server in (s for s in self.catalog.servers if _allowed(s, self.spec)):
+        for server in self.catalog.servers:
+            if not (_allowed(server, self.spec) and cooled(server, self.spec)):
+                continue
             if 1 not in self.node_range(server):
                 continue
             if server.sku in self.stock and self.stock[server.sku] < 1:
@@ -576,6 +585,10 @@ class Enumerator:
                 and (c.budget_cents is None or cents <= c.budget_cents)
                 and (c.max_power_kw is None or server.power_kw <= c.max_power_kw + 1e-9)
                 and (c.max_racks is None or racks <= c.max_racks)
+                and (
+                    c.max_floor_positions is None
+                    or floor_positions(racks, racks, server, self.spec) <= c.max_floor_positions
+                )
             )
             if ok:
                 tco = tco_of(
@@ -657,6 +670,116 @@ class Enumerator:
         ):
             return found
         return best
+
+
+Group = tuple[str, int, Sequence[LinkOption]]  # (link group, links, ways to build one)
+
+
+def link_mix(
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    groups: Sequence[Group],
+    base_qty: Counter[str],
+    headroom_mw: int | None,
+) -> tuple[int, dict[str, list[tuple[LinkOption, int]]]]:
+    """Links per option per group at the least cost, exactly (CP-SAT over integers): each
+    group's links sum to its count; a transceiver's ports in a group become whole modules
+    (ceil(ports / ports per module), as the BOM buys them); each SKU's total pays the unit
+    price of the deepest volume break it reaches; totals stay within stock; link power (mW)
+    within ``headroom_mw``. Returns (link capex in cents, choice) or (-1, {})."""
+    links = {lk.sku: lk for lk in catalog.links}
+    model = cp_model.CpModel()
+    xs: list[list[cp_model.IntVar]] = []
+    amounts: dict[str, list[tuple[cp_model.LinearExprT, int]]] = defaultdict(list)
+    for gi, (_, count, options) in enumerate(groups):
+        row = [model.new_int_var(0, count, f"x{gi}_{oi}") for oi in range(len(options))]
+        model.add(sum(row) == count)
+        xs.append(row)
+        ports: dict[str, list[tuple[int, cp_model.IntVar]]] = defaultdict(list)
+        for option, var in zip(options, row, strict=True):
+            for sku, per_link in option.parts:
+                ports[sku].append((per_link, var))
+        for sku, terms in ports.items():
+            expr = sum(k * v for k, v in terms)
+            most = count * max(k for k, _ in terms)
+            per_module = links[sku].module_ports if links[sku].kind == "transceiver" else 1
+            if per_module > 1:
+                modules = model.new_int_var(0, most, f"m{gi}_{sku}")
+                model.add(per_module * modules >= expr)
+                model.add(per_module * modules <= expr + per_module - 1)
+                amounts[sku].append((modules, -(-most // per_module)))
+            else:
+                amounts[sku].append((expr, most))
+    cost_terms: list[tuple[int, cp_model.LinearExprT]] = []  # (weight, cents expression)
+    power_terms = []
+    model_tco = spec.objective is Objective.MIN_TCO
+    factor = annuity_factor(spec.cost_model.years, spec.cost_model.discount_rate)
+    for sku, parts in amounts.items():
+        total = sum(e for e, _ in parts) + base_qty.get(sku, 0)
+        most = sum(m for _, m in parts) + base_qty.get(sku, 0)
+        stock = links[sku].availability.stock_units
+        if stock is not None:
+            model.add(total <= stock)
+        power_terms.append((round(links[sku].power_w * 1000), sum(e for e, _ in parts)))
+        cents = _tiered_cents(model, catalog, sku, links[sku].price_cents, total, most)
+        weight = 1
+        if model_tco:  # capex plus the annuity of its support, in milli-cents
+            weight = round(1000 * (1 + support_rate(catalog, spec, sku) * factor))
+        cost_terms.append((weight, cents))
+    link_mw = sum(k * e for k, e in power_terms)
+    if headroom_mw is not None:
+        model.add(link_mw <= headroom_mw)
+    objective = sum(w * e for w, e in cost_terms)
+    if model_tco:  # plus the lifetime energy of the links' power, milli-cents per mW
+        per_mw = round(energy_cents_per_year(1e-6, spec.cost_model) * factor * 1000)
+        objective += per_mw * link_mw
+    model.minimize(objective)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = LINK_SOLVE_S
+    status = solver.solve(model)
+    if status == cp_model.INFEASIBLE:
+        return (-1, {})
+    if status != cp_model.OPTIMAL:
+        raise RuntimeError(f"link mix not proven optimal in {LINK_SOLVE_S} s: {status}")
+    choice: dict[str, list[tuple[LinkOption, int]]] = {}
+    for (group, _, options), row in zip(groups, xs, strict=True):
+        picked = [(o, solver.value(v)) for o, v in zip(options, row, strict=True)]
+        choice[group] = [(o, n) for o, n in picked if n]
+    capex = sum(solver.value(e) for _, e in cost_terms)
+    return (int(capex), choice)
+
+
+def _tiered_cents(
+    model: cp_model.CpModel,
+    catalog: Catalog,
+    sku: str,
+    list_cents: int,
+    total: cp_model.LinearExprT,
+    most: int,
+) -> cp_model.LinearExprT:
+    """Cents paid for ``total`` units of ``sku``: all units at the price of the deepest volume
+    break the total reaches (Catalog.unit_price_cents), one tier chosen by a Boolean."""
+    tiers = [(0, list_cents)]
+    for pb in catalog.breaks_for(sku):
+        if pb.min_quantity > tiers[-1][0]:
+            tiers.append((pb.min_quantity, pb.unit_price_cents))
+    if len(tiers) == 1:
+        return list_cents * total
+    picks, parts = [], []
+    for ti, (low, unit) in enumerate(tiers):
+        high = tiers[ti + 1][0] - 1 if ti + 1 < len(tiers) else max(most, low)
+        if low > most:
+            break
+        pick = model.new_bool_var(f"t_{sku}_{ti}")
+        qty = model.new_int_var(0, max(most, 0), f"q_{sku}_{ti}")
+        model.add(qty >= low * pick)
+        model.add(qty <= high * pick)
+        picks.append(pick)
+        parts.append((unit, qty))
+    model.add(sum(picks) == 1)
+    model.add(sum(q for _, q in parts) == total)
+    return sum(u * q for u, q in parts)
 
 
 def nics_cabled(plan: PhysicalPlan) -> int:

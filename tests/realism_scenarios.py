@@ -54,6 +54,10 @@ class Scenario:
     cost_model: CostModel = field(
         default_factory=CostModel
     )  # issue 17 (tco): the lifetime cost's terms
+    # issue 17 (facility): the hall's floor positions, power per rack and cooling
+    max_floor_positions: int | None = None
+    rack_kw: float | None = None
+    cooling: str | None = None
 
     @property
     def name(self) -> str:
@@ -73,6 +77,12 @@ class Scenario:
         if self.cost_model != CostModel():
             m = self.cost_model
             parts.append(f"${m.electricity_usd_per_kwh:g}/kWh,{m.years:g}y")
+        if self.max_floor_positions is not None:
+            parts.append(f"<={self.max_floor_positions}positions")
+        if self.rack_kw is not None:
+            parts.append(f"<={self.rack_kw:g}kW/rack")
+        if self.cooling is not None:
+            parts.append(f"{self.cooling}-cooled")
         parts.append(f"<={self.max_nodes}nodes")
         return "/".join(parts)
 
@@ -85,7 +95,10 @@ class Scenario:
                 max_power_kw=self.max_power_kw,
                 max_gpus=self.max_nodes * 8,
                 min_nic_gbps_per_gpu=self.min_nic_gbps_per_gpu,
+                max_floor_positions=self.max_floor_positions,
+                cooling=self.cooling,
             ),
+            rack_power_kw=self.rack_kw,
             objective=self.objective,
             top_k=self.top_k,
             allowed_fabrics=self.fabrics,
@@ -140,7 +153,17 @@ def _per_catalog(catalog: str) -> list[Scenario]:
     ]
 
 
-SCENARIOS: tuple[Scenario, ...] = tuple(s for c in CATALOGS for s in _per_catalog(c))
+# issue 17 (facility): a small hall, dense racks refused, an air-cooled floor.
+FACILITY_SCENARIOS = (
+    _min_time("infiniband-ndr", 3_000_000, max_floor_positions=3),
+    _min_cost("roce-spectrum", 2.0, rack_kw=15.0),
+    _min_cost("ethernet-budget", 2.0, cooling="air", max_floor_positions=5),
+)
+
+SCENARIOS: tuple[Scenario, ...] = (
+    *(s for c in CATALOGS for s in _per_catalog(c)),
+    *FACILITY_SCENARIOS,
+)
 
 
 @functools.cache

@@ -12,9 +12,26 @@ from __future__ import annotations
 import math
 
 import pytest
-from realism_scenarios import SCENARIOS, Scenario, describe, enumerated, solved
+from enumerator import Enumerator
+from realism_scenarios import (
+    FACILITY_SCENARIOS,
+    SCENARIOS,
+    Scenario,
+    catalog,
+    describe,
+    enumerated,
+    solved,
+)
+from test_min_time_tier_mix import CATALOG as TIER_MIX_CATALOG
+from test_min_time_tier_mix import MANAGED, UNMANAGED, WORKLOAD, _design
 
-from optimizer.optimize.request import Objective
+from optimizer.optimize.backends import Limits, get_backend
+from optimizer.optimize.formulation import Bounds
+from optimizer.optimize.problem import RowBuilder
+from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.topology.design import Design
+from optimizer.topology.plan import physical_plan
+from optimizer.workload.presets import preset
 
 pytestmark = pytest.mark.slow
 
@@ -23,6 +40,59 @@ def test_there_are_at_least_thirty_scenarios_over_every_bundled_catalog() -> Non
     assert len(SCENARIOS) >= 30
     assert {s.catalog for s in SCENARIOS} == {"ethernet-budget", "infiniband-ndr", "roce-spectrum"}
     assert {s.objective for s in SCENARIOS} == set(Objective)
+
+
+def test_three_scenarios_hold_designs_to_facility_limits() -> None:
+    assert len(FACILITY_SCENARIOS) == 3 and set(FACILITY_SCENARIOS) <= set(SCENARIOS)
+    for s in FACILITY_SCENARIOS:
+        assert s.max_floor_positions or s.rack_kw or s.cooling, s.name
+
+
+def _mip_cents(design: Design, spec: OptimizeSpec, catalog_: object) -> int | None:
+    """The optimizer's exact price of one design (its MIP over the link mix)."""
+    builder = RowBuilder(catalog_, spec)  # type: ignore[arg-type]
+    plan = physical_plan(design, catalog_)  # type: ignore[arg-type]
+    return builder.exact_cost(plan, get_backend("cpsat"), Limits(time_limit_s=30.0), Bounds())
+
+
+def _enumerated_cents(design: Design, spec: OptimizeSpec, catalog_: object) -> int | None:
+    e = Enumerator(catalog_, spec, max_nodes=design.nodes)  # type: ignore[arg-type]
+    pre = e._pre(design)
+    assert pre is not None, design
+    found = e._exact(pre)
+    return None if found is None else found.capex_cents
+
+
+def test_the_enumerator_prices_a_per_tier_switch_mix_to_the_cent_of_the_mip() -> None:
+    """tests/test_min_time_tier_mix.py's 64-node mix: its one- and two-option link splits
+    cost $4,840 more than the MIP's exact mix."""
+    spec = OptimizeSpec(workload=WORKLOAD, objective=Objective.MIN_TIME)
+    design = _design((MANAGED, UNMANAGED))
+    want = _mip_cents(design, spec, TIER_MIX_CATALOG)
+    assert want is not None
+    assert _enumerated_cents(design, spec, TIER_MIX_CATALOG) == want
+
+
+def test_host_to_switch_links_are_priced_with_host_side_parts() -> None:
+    """64 DGX H100 rail-optimized: the 30 m host links were priced as switch-to-switch
+    optics, which check_bom refuses, so the enumerator dropped a buildable design."""
+    ndr = catalog("infiniband-ndr")
+    spec = OptimizeSpec(workload=preset("bert-large", training_tokens=4e10))
+    layout = Enumerator(ndr, spec, max_nodes=1).layout
+    design = Design(
+        "DGX-H100",
+        64,
+        "MCX75310AAS-NEAT",
+        8,
+        "infiniband",
+        "rail_optimized",
+        1.0,
+        ("MQM9700-NS2F",),
+        layout,
+    )
+    want = _mip_cents(design, spec, ndr)
+    assert want is not None
+    assert _enumerated_cents(design, spec, ndr) == want
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)

@@ -9,10 +9,12 @@ The bundled catalog is named where the issue left it out (defect 5: infiniband-n
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from cli_support import run
@@ -83,6 +85,42 @@ def test_defect_1_the_main_job_is_switched_not_a_switchless_torus(
         if d.nodes > 2:
             assert d.topology != "torus" and _count(d, "switch") > 0, (d.rank, d.topology)
     assert resp.designs[0].gpus == 16_384 and _count(resp.designs[0], "switch") > 0
+
+
+def _torus_step_s(capsys: pytest.CaptureFixture[str], tmp_path: Path, nodes: int) -> float:
+    """`procure estimate` step time of llama3-70b on ``nodes`` HGX H100 nodes in a torus
+    with 6 NICs (2.4 Tb/s) per node."""
+    spec = {
+        "workload": {"model": "llama3-70b", "training_tokens": 2e12},
+        "cluster": {
+            "gpus": nodes * 8,
+            "gpus_per_node": 8,
+            "gpu_model": "H100 SXM5 80GB",
+            "gpu_peak_tflops": 989.4,
+            "gpu_memory_gb": 80,
+            "intra_node_gbytes_per_s": 450,
+            "fabric": "infiniband",
+            "nic_gbps_per_node": 2400,
+            "nics_per_node": 6,
+            "topology": "torus",
+        },
+    }
+    path = tmp_path / f"torus-{nodes}.json"
+    path.write_text(json.dumps(spec))
+    result = run(capsys, "estimate", str(path), "--format", "json")
+    assert result.code == 0, result.err
+    return float(json.loads(result.out)["step_time_s"])
+
+
+def test_defect_1_a_ring_of_2053_nodes_is_slower_than_a_16x16x8_torus(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """ "A single ring of 2,053 nodes (1,026 hops) is predicted as fast as a 16x16x8 torus":
+    2,053 is prime, so its torus is one ring, and `procure estimate` gave both the same step
+    time. A torus is now timed by its shape: dimension-ordered rings, pipeline partners a
+    stage apart pay their hops and share links. Rule: docs/performance-model.md."""
+    torus_s, ring_s = _torus_step_s(capsys, tmp_path, 2048), _torus_step_s(capsys, tmp_path, 2053)
+    assert ring_s > 1.5 * torus_s
 
 
 def test_defect_2_every_nic_the_main_job_buys_is_cabled(

@@ -127,11 +127,33 @@ def stock_limits(catalog: Catalog) -> dict[str, int]:
     }
 
 
-def over_stock(bom: BillOfMaterials, stock: Mapping[str, int]) -> bool:
-    """The BOM orders more of some SKU (over all its lines) than the catalog has in stock."""
+def ordered_quantities(bom: BillOfMaterials, server: Server | None = None) -> dict[str, int]:
+    """Units of each SKU the BOM orders. The NICs built into ``server`` (its $0
+    ``builtin_nic_sku`` line) come with the server and are never ordered from the NIC row's
+    stock, as the MIP's stock rows and check_bom count them."""
     used: dict[str, int] = defaultdict(int)
     for line in bom.lines:
-        used[line.sku] += line.quantity
+        if not _built_in(line.sku, line.category, line.unit_price_cents, server):
+            used[line.sku] += line.quantity
+    return dict(used)
+
+
+def _built_in(sku: str, category: str, unit_price_cents: int, server: Server | None) -> bool:
+    return (
+        server is not None
+        and server.builtin_nics > 0
+        and category == "nic"
+        and sku == server.builtin_nic_sku
+        and unit_price_cents == 0
+    )
+
+
+def over_stock(
+    bom: BillOfMaterials, stock: Mapping[str, int], server: Server | None = None
+) -> bool:
+    """The BOM orders more of some SKU (over all its lines) than the catalog has in stock;
+    ``server``'s built-in NICs are not ordered (see ``ordered_quantities``)."""
+    used = ordered_quantities(bom, server)
     return any(qty > stock[sku] for sku, qty in used.items() if sku in stock)
 
 

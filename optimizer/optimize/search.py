@@ -88,7 +88,8 @@ def standalone_bom(
         bom = build_bom(design, catalog)
     except InvalidInput:
         return None
-    return None if over_stock(bom, stock) else bom
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+    return None if over_stock(bom, stock, server) else bom
 
 
 def standalone_cost(design: Design, catalog: Catalog, stock: dict[str, int]) -> int | None:

@@ -178,6 +178,63 @@ def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
     return (1.0 - crossing) + crossing / c.topology.bisection_ratio
 
 
+def group_shape(shape: tuple[int, ...], nodes: int) -> tuple[int, ...]:
+    """Sides of the sub-torus that ``nodes`` consecutive nodes fill (first side fastest), the
+    Megatron placement: a group of 512 nodes of a 16 x 16 x 8 torus is a 16 x 16 x 2 block,
+    of a 2,053-node ring a chain of 512."""
+    sides, left = [], nodes
+    for k in shape:
+        sides.append(min(k, left))
+        left = -(-left // k)
+    return tuple(sides)
+
+
+def torus_ring_steps(shape: tuple[int, ...], nodes: int) -> int:
+    """Latency steps of one reduce-scatter (or all-gather) over ``nodes`` consecutive nodes of
+    a torus run as dimension-ordered rings, one ring per side in turn: sum(d_i - 1) instead of
+    a flat ring's n - 1 (Sack & Gropp, "Collective Algorithms for Multiported Torus Networks",
+    ACM TOPC 2015; the TPU v4 pod's 3-D torus, Jouppi et al., ISCA 2023). Each ring uses the
+    node's ports of its side, so the byte term stays the ring's bound."""
+    return sum(d - 1 for d in group_shape(shape, nodes))
+
+
+def torus_distance(shape: tuple[int, ...], stride: int) -> tuple[int, ...]:
+    """Link hops per side between node i and node i + ``stride`` (first side fastest), the
+    shorter way round each ring: (0, 0, 2) for a stride of 512 on 16 x 16 x 8, (512,) on a
+    2,053-node ring."""
+    out = []
+    for k in shape:
+        delta = stride % k
+        out.append(min(delta, k - delta))
+        stride //= k
+    return tuple(out)
+
+
+def _torus_collective(cost: coll.Cost, nodes: int, shape: tuple[int, ...]) -> coll.Cost:
+    """A flat ring collective over ``nodes`` (steps a multiple of n - 1) re-timed as
+    dimension-ordered rings: the same bytes, sum(d_i - 1) steps per pass."""
+    if nodes <= 1 or not cost.steps:
+        return cost
+    return coll.Cost(cost.bytes, cost.steps * torus_ring_steps(shape, nodes) / (nodes - 1))
+
+
+def _torus_all_to_all_multiplier(c: ClusterSpec, shape: tuple[int, ...], nodes: int) -> float:
+    """Slow-down of uniform all-to-all over ``nodes`` consecutive torus nodes: half of it
+    crosses the block's bisection, 2 n / max(d_i) links (n / 2 for a largest side of 2; the
+    parallel links of each neighbour pair counted), against n x NIC ports / 2 non-blocking
+    (Dally & Towles, "Principles and Practices of Interconnection Networks", 2004, ch. 3)."""
+    sides = group_shape(shape, nodes)
+    largest = max(sides)
+    if largest <= 1:
+        return 1.0
+    ports = sum(2 if k >= 3 else (1 if k == 2 else 0) for k in shape)
+    parallel = max(1, c.nics_per_node // max(1, ports))
+    cut_links = (2 * nodes / largest if largest >= 3 else nodes / 2) * parallel
+    ratio = min(1.0, cut_links / (nodes * c.nics_per_node / 2))
+    crossing = 1.0 - 1.0 / nodes
+    return (1.0 - crossing) + crossing / ratio
+
+
 def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
     """Switch hops on the path: one leaf when the group fits under it, else the worst path."""
     if nodes <= c.nodes_per_leaf:
@@ -271,12 +328,14 @@ class _NetTerm:
 
 class _Part(NamedTuple):
     """One collective of a plan, per step: its cost, the share that leaves the node, the
-    nodes its group spans and its traffic pattern ("ring" or "all_to_all")."""
+    nodes its group spans, its traffic pattern ("ring" or "all_to_all") and how many nodes
+    apart two partners sit (1: neighbours; pipeline stages sit a whole stage apart)."""
 
     cost: coll.Cost
     remote_share: float
     nodes: int
     pattern: str
+    stride: int = 1
 
 
 class _DataParallel(NamedTuple):
@@ -330,7 +389,11 @@ def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTra
     if p > 1:
         cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
         p2p = _Part(
-            cost.times(2 * m * plan.virtual_pipeline), 1.0 if t * d >= gpn else 0.0, 2, "ring"
+            cost.times(2 * m * plan.virtual_pipeline),
+            1.0 if t * d >= gpn else 0.0,
+            2,
+            "ring",
+            max(1, t * d // gpn),
         )
 
     # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the node,
@@ -394,6 +457,7 @@ class StepModel:
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
         self.fsdp = plan.zero_stage == 3
+        self.shape = c.topology.shape if c.topology.direct else ()
         nv_bw = nvlink_bytes_per_s(c)
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
         traffic = plan_traffic(w, plan, min(c.gpus, c.gpus_per_node))
@@ -408,8 +472,11 @@ class StepModel:
             if part.nodes > 1:
                 mult = _ring_multiplier(c, part.nodes)
                 hops = _hops(c, part.nodes, neighbour=True)
-                self.dp_ring.append(_NetTerm(part.ring, mult, hops))
-                self.dp_tree.append(_NetTerm(part.tree, mult, hops))
+                ring, tree = part.ring, part.tree
+                if self.shape:  # a torus: dimension-ordered rings; a tree would pay hops
+                    ring = tree = _torus_collective(part.ring, part.nodes, self.shape)
+                self.dp_ring.append(_NetTerm(ring, mult, hops))
+                self.dp_tree.append(_NetTerm(tree, mult, hops))
                 self.net_bytes += part.ring.bytes
 
     def _split(self, part: _Part | None, nv_bw: float) -> tuple[float, _NetTerm | None]:
@@ -422,7 +489,9 @@ class StepModel:
             return nv_s, None
         remote = part.cost.times(part.remote_share)
         self.net_bytes += remote.bytes
-        if part.pattern == "ring":
+        if self.shape:
+            term = self._torus_term(part, remote)
+        elif part.pattern == "ring":
             term = _NetTerm(
                 remote,
                 _ring_multiplier(self.c, part.nodes),
@@ -435,6 +504,25 @@ class StepModel:
                 _hops(self.c, part.nodes, neighbour=False),
             )
         return nv_s, term
+
+    def _torus_term(self, part: _Part, remote: coll.Cost) -> _NetTerm:
+        """A tensor, pipeline or expert collective on a torus. Rings of neighbours run as
+        dimension-ordered rings; partners ``stride`` nodes apart are that many hops away and
+        every node's flow shares each link on the way with the others of the shift (channel
+        load max_i min(delta_i, d_i - delta_i)); all-to-all crosses its block's bisection and
+        pays its diameter sum(floor(d_i / 2))."""
+        shape = self.shape
+        if part.pattern == "all_to_all":
+            sides = group_shape(shape, part.nodes)
+            return _NetTerm(
+                remote,
+                _torus_all_to_all_multiplier(self.c, shape, part.nodes),
+                max(1, sum(k // 2 for k in sides)),
+            )
+        if part.stride > 1:
+            hops = torus_distance(shape, part.stride)
+            return _NetTerm(remote, float(max(1, max(hops))), max(1, sum(hops)))
+        return _NetTerm(_torus_collective(remote, part.nodes, shape), 1.0, 1)
 
     def step_time_s(self, sc: EstimateCase) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)

@@ -38,6 +38,9 @@ class TopologyProfile:
     direct:
         A direct (switchless) network: nodes forward traffic, a ring embeds in it without
         crossing its cut, and a node's neighbour is one link away.
+    shape:
+        A direct network's sides k_1 x ... x k_n (a torus; empty for a switched fabric): the
+        estimator times collectives by it (dimension-ordered rings, hop distances).
     """
 
     family: str
@@ -49,3 +52,4 @@ class TopologyProfile:
     endpoints_per_leaf: int
     rail_optimized: bool = False
     direct: bool = False
+    shape: tuple[int, ...] = ()

@@ -87,6 +87,7 @@ def size_torus(
         bisection_ratio=bisection_ratio(bisection, used_endpoints),
         endpoints_per_leaf=ports,
         direct=True,
+        shape=shape,
     )
     return NetworkSizing(
         "torus", used_endpoints, (), (LinkGroupSizing("torus", links),), bisection, profile
