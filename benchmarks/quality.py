@@ -39,8 +39,9 @@ from benchmarks.scenarios import (
     run_optimize,
     scenario,
 )
+from optimizer.catalog.model import Catalog
 from optimizer.optimize.baseline import BaselineDesign, reference_design, rule_of_thumb
-from optimizer.optimize.formulation import stock_limits
+from optimizer.optimize.formulation import ordered_quantities, stock_limits
 from optimizer.optimize.request import Objective
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.check import check_bom
@@ -129,11 +130,11 @@ class Comparison:
         )
 
 
-def over_stock(base: BaselineDesign, stock: dict[str, int]) -> str:
-    """The SKUs ``base`` needs beyond the catalog's stock, as "SKU needs N, stock M"."""
-    need: dict[str, int] = {}
-    for line in base.bom.lines:
-        need[line.sku] = need.get(line.sku, 0) + line.quantity
+def over_stock(base: BaselineDesign, catalog: Catalog, stock: dict[str, int]) -> str:
+    """The SKUs ``base`` orders beyond the catalog's stock, as "SKU needs N, stock M" (a
+    server's built-in NICs come with it: ``formulation.ordered_quantities``)."""
+    server = next(s for s in catalog.servers if s.sku == base.design.server_sku)
+    need = ordered_quantities(base.bom, server)
     return "; ".join(
         f"{sku} needs {n:,}, stock {stock[sku]:,}"
         for sku, n in sorted(need.items())
@@ -192,7 +193,7 @@ def compare(sc: Scenario, topologies: tuple[str, ...] = ()) -> ScenarioResult:
                 base.note,
                 cheap,
                 fast,
-                over_stock(base, stock),
+                over_stock(base, catalog, stock),
                 "; ".join(sorted({v.code for v in findings})),
             )
         )
