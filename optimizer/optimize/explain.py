@@ -434,6 +434,32 @@ def sensitivity(
     return " ".join(lines)
 
 
+def _cut_or_why_not(
+    best: RankedDesign,
+    rival: RankedDesign,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    fabric: str,
+    guess_pct: int,
+    resolve: Resolver,
+    which: str,
+) -> tuple[Cut | None, str]:
+    """The smallest switch price cut of ``fabric`` that changes rank 1, or the clause saying
+    why none is stated (a re-solve proved nothing, or no cut up to ``MAX_CUT_PCT`` does);
+    ``which`` names the rival ("best", "fastest")."""
+    try:
+        cut = smallest_cut(best, catalog, spec, fabric, guess_pct, resolve)
+    except _Unknown:
+        return None, f"; the price cut that changes rank 1: {NOT_COMPUTED}."
+    if cut is not None:
+        return cut, ""
+    return None, (
+        f"; no cut of up to {MAX_CUT_PCT}% in the price of switches serving "
+        f"{fabric_label(fabric)} changes rank 1 (its {which} design's switches cost "
+        f"{usd(rival.cost.switches_cents)} at volume prices)."
+    )
+
+
 def _rival_line(
     best: RankedDesign,
     rival: RankedDesign,
@@ -457,17 +483,9 @@ def _rival_line(
     # The cut at which this rival alone would undercut rank 1, rounded up to a whole percent
     # (a switchless rival: start from free switches, where another design of its fabric may win).
     guess = gap * 100 // switch_cents + 1 if switch_cents else MAX_CUT_PCT
-    try:
-        cut = smallest_cut(best, catalog, spec, fabric, guess, resolve)
-    except _Unknown:
-        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
+    cut, no_cut = _cut_or_why_not(best, rival, catalog, spec, fabric, guess, resolve, "best")
     if cut is None:
-        return (
-            f"{head}; no cut of up to {MAX_CUT_PCT}% in the price of switches serving {name} "
-            f"changes rank 1 (its best design's switches cost {usd(switch_cents)} "
-            "at volume prices).",
-            None,
-        )
+        return f"{head}{no_cut}", None
     spend = f"its switches cost {usd(switch_cents)}" if switch_cents else "it has no switches"
     return (
         f"{head}. Switches serving {name} {cut.pct}% cheaper (at volume prices; {spend}) "
@@ -571,24 +589,17 @@ def _fastest_rival_line(
     if not alone.designs:
         return f"No {name} design meets the constraints with this catalog.", None
     rival = alone.designs[0]
-    switch_cents = rival.cost.switches_cents
     head = (
         f"{name}'s fastest design within the budget ({describe(rival)}) trains in "
         f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
     )
-    try:
-        # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
-        # often lies: switches shared with rank 1's fabric), then one less, then bisect.
-        cut = smallest_cut(best, catalog, spec, fabric, MAX_CUT_PCT, resolve)
-    except _Unknown:
-        return f"{head}; the price cut that changes rank 1: {NOT_COMPUTED}.", None
+    # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
+    # often lies: switches shared with rank 1's fabric), then one less, then bisect.
+    cut, no_cut = _cut_or_why_not(
+        best, rival, catalog, spec, fabric, MAX_CUT_PCT, resolve, "fastest"
+    )
     if cut is None:
-        return (
-            f"{head}; no cut of up to {MAX_CUT_PCT}% in the price of switches serving {name} "
-            f"changes rank 1 (its fastest design's switches cost {usd(switch_cents)} "
-            "at volume prices).",
-            None,
-        )
+        return f"{head}{no_cut}", None
     now = cut.rank_one
     mine = best.design.fabric
     shared = any(
