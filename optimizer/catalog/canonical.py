@@ -41,6 +41,8 @@ LATER_FIELDS = frozenset(
         "form_factor",
         "ports_per_module",
         "support_rate",
+        "scale_up_gpus",
+        "gpus_per_host",
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

@@ -69,6 +69,19 @@ class Server:
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
     # issue 17 (facility): air | liquid | either (SERVER_COOLING); older catalogs: air.
     cooling: str = "air"
+    # issue 16 (scale-up domain): None means gpus_per_node (one domain, one host per row).
+    scale_up_gpus: int | None = None
+    gpus_per_host: int | None = None
+
+    @property
+    def scale_up_domain_gpus(self) -> int:
+        """GPUs that share one scale-up fabric (the whole server unless the row says less)."""
+        return self.scale_up_gpus or self.gpus_per_node
+
+    @property
+    def host_gpus(self) -> int:
+        """GPUs per host: the estimator's ``gpus_per_node`` for this row."""
+        return self.gpus_per_host or self.gpus_per_node
 
 
 @dataclass(frozen=True)

@@ -238,7 +238,14 @@ COLUMNS: tuple[Column, ...] = (
         "NVLink (or PCIe) bandwidth per GPU, one direction.",
         1_000_000,
     ),
-    _positive("servers", "max_nics", "int", "NICs", "Scale-out NIC slots in one server.", 64),
+    _positive(
+        "servers",
+        "max_nics",
+        "int",
+        "NICs",
+        "Scale-out NIC slots in one server (a rack-scale system: in the whole rack).",
+        1_152,
+    ),
     _positive("servers", "power_kw", "decimal", "kW", "Maximum power draw of one server.", 1_000),
     _positive("servers", "rack_units", "int", "U", "Height in rack units.", 60),
     *_supply("servers", "USD per server"),
@@ -279,7 +286,7 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "How many builtin_nic_sku NICs the server ships with (at most max_nics).",
         minimum=0,
-        maximum=64,
+        maximum=1_152,
         default=0,
     ),
     _support_rate("servers"),
@@ -295,6 +302,31 @@ COLUMNS: tuple[Column, ...] = (
         "(--cooling air) excludes liquid-only servers.",
         allowed=SERVER_COOLING,
         default="air",
+    ),
+    # issue 16 (scale-up domain)
+    Column(
+        "servers",
+        "scale_up_gpus",
+        "int",
+        "GPUs",
+        False,
+        "GPUs that share one scale-up (NVLink / Infinity Fabric) domain: 8 for HGX and "
+        "MI300-class servers, 72 for a GB200/GB300 NVL72 rack. It divides gpus_per_node. "
+        "Empty: gpus_per_node (the whole server is one domain).",
+        minimum=1,
+        maximum=1_152,
+    ),
+    Column(
+        "servers",
+        "gpus_per_host",
+        "int",
+        "GPUs",
+        False,
+        "GPUs per host (one OS image, its CPUs and PCIe) when a row is a rack-scale system "
+        "bought whole: 4 for a GB200 NVL72 compute tray. It divides gpus_per_node. Empty: "
+        "gpus_per_node (the row is one host).",
+        minimum=1,
+        maximum=1_152,
     ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),

@@ -83,6 +83,8 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_price_breaks(rows, sku_rows, all_skus_known, problems)
     if "servers" in rows and "nics" in rows:
         _check_builtin_nics(rows["servers"], {str(v["sku"]) for _, v in rows["nics"]}, problems)
+    if "servers" in rows:
+        _check_scale_up(rows["servers"], problems)
     if "links" in rows:
         _check_link_modules(rows["links"], problems)
     if "cloud_offers" in rows:
@@ -420,6 +422,24 @@ def _check_builtin_nics(servers: Rows, nic_skus: set[str], problems: list[Findin
             problems.append(
                 error("servers", number, "builtin_nics", count, f"at most max_nics ({slots})")
             )
+
+
+def _check_scale_up(servers: Rows, problems: list[Finding]) -> None:
+    """A scale-up domain and a host are each a whole share of the row's GPUs."""
+    for number, v in servers:
+        gpus = _checked_int(v["gpus_per_node"])
+        for column in ("scale_up_gpus", "gpus_per_host"):
+            value = v.get(column)
+            if isinstance(value, int) and gpus and gpus % value:
+                problems.append(
+                    error(
+                        "servers",
+                        number,
+                        column,
+                        value,
+                        f"a divisor of gpus_per_node ({gpus}); empty means gpus_per_node",
+                    )
+                )
 
 
 # --- warnings -----------------------------------------------------------------------------------

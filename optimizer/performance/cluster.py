@@ -29,6 +29,9 @@ class ClusterSpec:
     topology: TopologyProfile
     gpu_model: str = ""
     gpu_peak_fp8_tflops: float | None = None
+    # issue 16 (scale-up domain): GPUs sharing one NVLink / Infinity Fabric domain; None means
+    # gpus_per_node (the host is the domain). 72 for an NVL72 rack of 4-GPU hosts.
+    scale_up_gpus: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("gpus", "gpus_per_node", "nics_per_node"):
@@ -51,11 +54,25 @@ class ClusterSpec:
                 f"must be > 0 when given, got {self.gpu_peak_fp8_tflops}",
                 field="cluster.gpu_peak_fp8_tflops",
             )
+        if self.scale_up_gpus is not None and (
+            self.scale_up_gpus < 1
+            or (self.scale_up_gpus % self.gpus_per_node and self.gpus_per_node % self.scale_up_gpus)
+        ):
+            raise InvalidInput(
+                f"got {self.scale_up_gpus}, expected a multiple or a divisor of "
+                f"gpus_per_node ({self.gpus_per_node})",
+                field="cluster.scale_up_gpus",
+            )
         if self.gpus > self.gpus_per_node and self.gpus % self.gpus_per_node:
             raise InvalidInput(
                 f"{self.gpus} GPUs do not fill whole nodes of {self.gpus_per_node}",
                 field="cluster.gpus",
             )
+
+    @cached_property
+    def scale_up_domain_gpus(self) -> int:
+        """GPUs that reach each other over the scale-up fabric rather than the network."""
+        return self.scale_up_gpus or self.gpus_per_node
 
     @cached_property
     def nodes(self) -> int:

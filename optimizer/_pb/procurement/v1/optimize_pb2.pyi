@@ -148,7 +148,7 @@ class CostBreakdown(_message.Message):
     def __init__(self, servers_usd: _Optional[float] = ..., nics_usd: _Optional[float] = ..., switches_usd: _Optional[float] = ..., cables_usd: _Optional[float] = ..., optics_usd: _Optional[float] = ..., network_share: _Optional[float] = ...) -> None: ...
 
 class Design(_message.Message):
-    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw", "workload_times", "worst_time_over_target", "year_share", "break_evens")
+    __slots__ = ("rank", "gpus", "nodes", "server_sku", "fabric", "topology", "oversubscription", "capex_usd", "power_kw", "training_time_hours", "training_time_hours_high", "estimate", "bom", "binding", "explanation", "cost", "racks", "nic_sku", "budget_slack_usd", "time_slack_hours", "training_time_hours_low", "fabric_kind", "topology_family", "scale_out_gbps_per_gpu", "network_time_share", "tco_usd", "tco", "floor_positions", "cooling", "rack_kw", "workload_times", "worst_time_over_target", "year_share", "break_evens", "scale_up_gpus")
     RANK_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +183,7 @@ class Design(_message.Message):
     WORST_TIME_OVER_TARGET_FIELD_NUMBER: _ClassVar[int]
     YEAR_SHARE_FIELD_NUMBER: _ClassVar[int]
     BREAK_EVENS_FIELD_NUMBER: _ClassVar[int]
+    SCALE_UP_GPUS_FIELD_NUMBER: _ClassVar[int]
     rank: int
     gpus: int
     nodes: int
@@ -217,7 +218,8 @@ class Design(_message.Message):
     worst_time_over_target: float
     year_share: float
     break_evens: _containers.RepeatedCompositeFieldContainer[BreakEven]
-    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ..., workload_times: _Optional[_Iterable[_Union[WorkloadTime, _Mapping]]] = ..., worst_time_over_target: _Optional[float] = ..., year_share: _Optional[float] = ..., break_evens: _Optional[_Iterable[_Union[BreakEven, _Mapping]]] = ...) -> None: ...
+    scale_up_gpus: int
+    def __init__(self, rank: _Optional[int] = ..., gpus: _Optional[int] = ..., nodes: _Optional[int] = ..., server_sku: _Optional[str] = ..., fabric: _Optional[str] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., capex_usd: _Optional[float] = ..., power_kw: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., estimate: _Optional[_Union[_estimate_pb2.EstimateResponse, _Mapping]] = ..., bom: _Optional[_Iterable[_Union[BomLine, _Mapping]]] = ..., binding: _Optional[_Iterable[str]] = ..., explanation: _Optional[str] = ..., cost: _Optional[_Union[CostBreakdown, _Mapping]] = ..., racks: _Optional[int] = ..., nic_sku: _Optional[str] = ..., budget_slack_usd: _Optional[float] = ..., time_slack_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., fabric_kind: _Optional[_Union[_estimate_pb2.Fabric, str]] = ..., topology_family: _Optional[_Union[_estimate_pb2.TopologyFamily, str]] = ..., scale_out_gbps_per_gpu: _Optional[float] = ..., network_time_share: _Optional[float] = ..., tco_usd: _Optional[float] = ..., tco: _Optional[_Union[TcoBreakdown, _Mapping]] = ..., floor_positions: _Optional[int] = ..., cooling: _Optional[str] = ..., rack_kw: _Optional[float] = ..., workload_times: _Optional[_Iterable[_Union[WorkloadTime, _Mapping]]] = ..., worst_time_over_target: _Optional[float] = ..., year_share: _Optional[float] = ..., break_evens: _Optional[_Iterable[_Union[BreakEven, _Mapping]]] = ..., scale_up_gpus: _Optional[int] = ...) -> None: ...
 
 class BreakEven(_message.Message):
     __slots__ = ("offer", "pricing", "usd_per_gpu_hour", "utilization", "own_fixed_usd", "own_energy_full_use_usd", "rent_full_use_usd")
