@@ -84,14 +84,22 @@ def _server_fields(msg: pb.Cluster, catalog: Catalog | None) -> dict[str, Any]:
             f"server {msg.server_sku!r} is not in catalog {catalog.meta.name!r}",
             field="cluster.server_sku",
         )
-    return {
-        "gpus_per_node": server.gpus_per_node,
+    fields: dict[str, Any] = {
+        # A rack-scale row (GB200 NVL72) is one scale-up domain of several hosts: the
+        # estimator's node is the host, the domain its own field.
+        "gpus_per_node": server.host_gpus,
         "gpu_peak_tflops": server.gpu_peak_bf16_tflops,
         "gpu_peak_fp8_tflops": server.gpu_peak_fp8_tflops,
         "gpu_memory_gb": server.gpu_memory_gb,
         "intra_node_gbytes_per_s": server.intra_node_gbytes_per_s,
         "gpu_model": server.gpu_model,
+        "scale_up_gpus": server.scale_up_domain_gpus,
     }
+    if server.builtin_nics:  # NICs built into the row, shared out per host
+        fields["nics_per_node"] = max(
+            1, server.builtin_nics * server.host_gpus // server.gpus_per_node
+        )
+    return fields
 
 
 def topology_profile(

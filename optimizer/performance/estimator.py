@@ -9,6 +9,7 @@ searches plans.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -58,6 +59,11 @@ class StepBreakdown:
     all_to_all_s: float
     exposed_communication_s: float
     host_cpu_overhead_s: float
+    # issue 16 (scale-up domain): the share of the communication terms above that runs on the
+    # scale-out network rather than the scale-up fabric (before overlap), in total and for
+    # the expert all-to-all alone; what the answer's text compares across domain sizes.
+    network_s: float = 0.0
+    all_to_all_network_s: float = 0.0
 
     @property
     def step_time_s(self) -> float:
@@ -88,6 +94,7 @@ class Estimate:
     tokens_per_s: float
     notes: tuple[str, ...] = ()
     gpus_used: int = 0  # GPUs the plan occupies (t x p x d); the rest of the cluster idles
+    scale_up_gpus: int = 0  # GPUs per scale-up (NVLink) domain of the cluster estimated
 
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
@@ -339,12 +346,14 @@ class _Part(NamedTuple):
 
 
 class _DataParallel(NamedTuple):
-    """One data-parallel reduction: its NVLink part and its network ring and tree forms."""
+    """One data-parallel reduction: its scale-up part and its network ring and tree forms
+    over ``nodes`` domains, which span ``span`` hosts."""
 
     nvlink: coll.Cost
     ring: coll.Cost
     tree: coll.Cost
     nodes: int
+    span: int
 
 
 class PlanTraffic(NamedTuple):
@@ -357,64 +366,76 @@ class PlanTraffic(NamedTuple):
 
 
 @lru_cache(maxsize=65536)
-def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTraffic:
+def plan_traffic(
+    w: Workload, plan: ParallelPlan, gpus_per_node: int, domain_gpus: int | None = None
+) -> PlanTraffic:
     """Every collective of ``plan`` with its placement (Megatron order: tensor innermost,
     then data with expert parallelism inside it, then pipeline). Cached: the optimizer times
-    the same plans on many candidate networks."""
+    the same plans on many candidate networks.
+
+    ``gpus_per_node`` is the host (its NICs are the node's); ``domain_gpus`` the GPUs sharing
+    the scale-up fabric (NVLink, Infinity Fabric; None: the host). A group that fits in the
+    domain stays on it; what crosses the domain goes on the scale-out network, whose spans are
+    counted in hosts (docs/performance-model.md, "Scale-up domain").
+    """
     t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
     gpn = gpus_per_node
+    dom = domain_gpus or gpn
     m = w.global_batch_size // (d * plan.micro_batch_size)
     tokens_mb = plan.micro_batch_size * w.sequence_length
-    tensor = _Part(tensor_parallel_cost(w, plan), 1.0 if t > gpn else 0.0, -(-t // gpn), "ring")
+    tensor = _Part(tensor_parallel_cost(w, plan), 1.0 if t > dom else 0.0, -(-t // gpn), "ring")
 
     # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
-    # tokens, k copies each. Ranks of the group on the same node use NVLink.
+    # tokens, k copies each. Ranks of the group in the same domain use the scale-up fabric.
     a2a = None
     if w.is_moe and e > 1:
-        ep_local = max(1, min(e, gpn // t))
+        ep_local = _ranks_in_domain(e, t, dom)
         cost = coll.all_to_all(
             tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
         )
         a2a = _Part(
             cost.times(_layer_collectives_per_step(w, plan)),
             1.0 - ep_local / e,
-            -(-e // ep_local),
+            -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
             "all_to_all",
         )
 
     # Pipeline: activations forward and gradients backward per micro-batch and chunk, split
-    # over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit on
-    # different nodes once one stage (t x d ranks) fills a node.
+    # over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit in
+    # different domains once one stage (t x d ranks) fills a domain.
     p2p = None
     if p > 1:
         cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
         p2p = _Part(
             cost.times(2 * m * plan.virtual_pipeline),
-            1.0 if t * d >= gpn else 0.0,
+            1.0 if t * d >= dom else 0.0,
             2,
             "ring",
             max(1, t * d // gpn),
         )
 
-    # Data parallel: per-rank gradient bytes, reduced hierarchically (NVLink inside the node,
-    # one rail per rank across nodes); experts over their own d/e replicas. ZeRO-3 (FSDP):
-    # all-gather weights for forward and backward and reduce-scatter gradients, every
-    # micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one all-reduce per step
-    # (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
+    # Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
+    # the domain, one rail per rank across domains); experts over their own d/e replicas.
+    # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients,
+    # every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one all-reduce per
+    # step (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
     dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
     expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
-    dp_local = max(1, min(d, gpn // t))
+    dp_local = max(1, min(d, dom // t))
     groups = [(dense_grad, d, dp_local)] if d > 1 else []
     if expert_grad and d // e > 1:
         groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
     data = []
     for size, ranks, local in groups:
         nodes = -(-ranks // local)
+        span = nodes * _hosts_per_block(local * t, gpn)
         shard = size / local
         if plan.zero_stage == 3:
             ring = coll.reduce_scatter(shard, nodes).times(3 * m)
             data.append(
-                _DataParallel(coll.reduce_scatter(size, local).times(3 * m), ring, ring, nodes)
+                _DataParallel(
+                    coll.reduce_scatter(size, local).times(3 * m), ring, ring, nodes, span
+                )
             )
         else:
             data.append(
@@ -423,9 +444,26 @@ def plan_traffic(w: Workload, plan: ParallelPlan, gpus_per_node: int) -> PlanTra
                     coll.ring_all_reduce(shard, nodes),
                     coll.tree_all_reduce(shard, nodes),
                     nodes,
+                    span,
                 )
             )
     return PlanTraffic(tensor, a2a, p2p, tuple(data))
+
+
+def _ranks_in_domain(ranks: int, tensor: int, domain_gpus: int) -> int:
+    """Ranks of a group (consecutive blocks of ``tensor`` GPUs) that share one scale-up
+    domain whatever the group's offset: gcd(ranks, domain / tensor). An expert group of 64
+    in a 72-GPU domain is not wholly inside it (groups tile 64, 128, ... across racks), but
+    8 of its ranks always are; an 8-GPU domain gives the former min(ranks, 8 / tensor)."""
+    if tensor > domain_gpus or domain_gpus % tensor:
+        return 1
+    return math.gcd(ranks, domain_gpus // tensor)
+
+
+def _hosts_per_block(block_gpus: int, gpus_per_node: int) -> int:
+    """Hosts one domain-local block of a group occupies (at least one): network spans are
+    counted in hosts, the unit the topology places under a leaf."""
+    return max(1, block_gpus // gpus_per_node)
 
 
 class StepModel:
@@ -460,7 +498,9 @@ class StepModel:
         self.shape = c.topology.shape if c.topology.direct else ()
         nv_bw = nvlink_bytes_per_s(c)
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
-        traffic = plan_traffic(w, plan, min(c.gpus, c.gpus_per_node))
+        traffic = plan_traffic(
+            w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
+        )
         self.tp_nv_s, self.tp_net = self._split(traffic.tensor, nv_bw)
         self.a2a_nv_s, self.a2a_net = self._split(traffic.all_to_all, nv_bw)
         self.p2p_nv_s, self.p2p_net = self._split(traffic.p2p, nv_bw)
@@ -470,8 +510,8 @@ class StepModel:
         for part in traffic.data:
             self.dp_nv_s += part.nvlink.seconds(nv_bw, NVLINK_ALPHA_S)
             if part.nodes > 1:
-                mult = _ring_multiplier(c, part.nodes)
-                hops = _hops(c, part.nodes, neighbour=True)
+                mult = _ring_multiplier(c, part.span)
+                hops = _hops(c, part.span, neighbour=True)
                 ring, tree = part.ring, part.tree
                 if self.shape:  # a torus: dimension-ordered rings; a tree would pay hops
                     ring = tree = _torus_collective(part.ring, part.nodes, self.shape)
@@ -529,7 +569,16 @@ class StepModel:
         return compute + bubble + exposed + host_cpu
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
-        return StepBreakdown(*self._terms(sc))
+        line, hop_s = self.line, self.hop_s
+        a2a_net = self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0
+        network = a2a_net + sum(
+            term.seconds(line, sc, hop_s) for term in (self.tp_net, self.p2p_net) if term
+        )
+        network += sum(
+            min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
+            for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
+        )
+        return StepBreakdown(*self._terms(sc), network_s=network, all_to_all_network_s=a2a_net)
 
     def _terms(
         self, sc: EstimateCase
@@ -632,4 +681,5 @@ def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
         tokens_per_s=w.tokens_per_step / step_s,
         notes=tuple(notes),
         gpus_used=step.plan.gpus,
+        scale_up_gpus=c.scale_up_domain_gpus,
     )

@@ -1,8 +1,10 @@
 """Choose the fastest parallel plan that fits in memory, then estimate it.
 
 The search is small on purpose (the optimizer calls it for thousands of candidate clusters):
-tensor degrees are divisors of the node size (tensor parallelism stays on NVLink, Narayanan et
-al. SC'21 sec. 3.3 takeaway #1), pipeline degrees are divisors of what remains, memory is
+tensor degrees are divisors of the scale-up domain (tensor parallelism stays on NVLink,
+Narayanan et al. SC'21 sec. 3.3 takeaway #1; beyond the host at most MAX_TENSOR_IN_DOMAIN),
+expert degrees any divisor of data and experts (the estimator keeps those that fit the domain on
+its fabric), pipeline degrees are divisors of what remains, memory is
 checked before any time is computed, only the smallest ZeRO stage that fits is kept, with the
 deepest interleaving the layer count allows. Candidates are then timed in order of a lower
 bound (compute plus pipeline bubble, which no communication can shorten) and the search stops
@@ -37,6 +39,12 @@ from optimizer.workload.model import Workload
 
 MICRO_BATCH_CHOICES = (1, 2, 4)
 MAX_VIRTUAL_PIPELINE = 4
+# Tensor degrees the search tries beyond the host inside a larger scale-up domain (NVL72):
+# every tensor rank's GEMMs shrink by 1/t and each layer adds 4-6 all-reduces whose latency
+# does not shrink; published Megatron/NeMo recipes stop at TP 8 on H100 and TP 16 is the
+# largest in NVIDIA's GB200 NVL72 guidance, so the search stops at 16 (a request may still fix
+# a larger degree). docs/performance-model.md, "Scale-up domain".
+MAX_TENSOR_IN_DOMAIN = 16
 
 
 @lru_cache(maxsize=4096)
@@ -51,18 +59,38 @@ def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tupl
 
 def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
     """Plans worth timing that fit in memory, each with the lightest ZeRO stage that fits."""
-    return list(_candidate_plans(w, c.gpus, c.gpus_per_node, usable_memory_gb(c), fixed))
+    return list(
+        _candidate_plans(
+            w, c.gpus, c.gpus_per_node, usable_memory_gb(c), fixed, c.scale_up_domain_gpus
+        )
+    )
+
+
+def tensor_degrees(w: Workload, gpus: int, gpus_per_node: int, domain_gpus: int) -> list[int]:
+    """Tensor degrees worth trying: divisors of the scale-up domain that divide the heads; past
+    the host only up to MAX_TENSOR_IN_DOMAIN (with domain = host: the divisors of the node)."""
+    gpn = min(gpus, gpus_per_node)
+    dom = min(gpus, domain_gpus)
+    return [
+        t
+        for t in _divisors(dom)
+        if w.attention_heads % t == 0 and (t <= gpn or t <= MAX_TENSOR_IN_DOMAIN)
+    ]
 
 
 @lru_cache(maxsize=8192)
 def _candidate_plans(
-    w: Workload, gpus: int, gpus_per_node: int, limit_gb: float, fixed: PartialPlan
+    w: Workload,
+    gpus: int,
+    gpus_per_node: int,
+    limit_gb: float,
+    fixed: PartialPlan,
+    domain_gpus: int | None = None,
 ) -> tuple[ParallelPlan, ...]:
     """The plans depend only on these, not on the network: cached across the optimizer's
     candidate clusters."""
-    gpn = min(gpus, gpus_per_node)
     plans: list[ParallelPlan] = []
-    tensors = [t for t in _divisors(gpn) if w.attention_heads % t == 0]
+    tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
     for t in _options(fixed.tensor, tensors):
         if gpus % t:
             continue
@@ -104,7 +132,7 @@ def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: 
         w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops
     )
     work = (tensor_core_s / kernel_eff + elementwise_s) * w.tokens_per_step / c.gpus
-    if 1 < plan.tensor <= c.gpus_per_node:
+    if 1 < plan.tensor <= min(c.gpus, c.scale_up_domain_gpus):
         work += tensor_parallel_cost(w, plan).seconds(nvlink_bytes_per_s(c), NVLINK_ALPHA_S)
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
     return work * (1 + (plan.pipeline - 1) / (plan.virtual_pipeline * m))
@@ -131,7 +159,11 @@ def plan_and_estimate(
         return estimate(w, c, complete, fabrics)
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected")
-    clusters = [c, *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed))]
+    clusters = [
+        c,
+        *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed)),
+        *_domain_tilings(c),
+    ]
     ranked = sorted(
         (_lower_bound_s(w, sub, plan, expected.kernel_efficiency), i, j, plan, sub)
         for j, sub in enumerate(clusters)
@@ -151,13 +183,34 @@ def plan_and_estimate(
             best, best_s = step, seconds
     assert best is not None
     result = estimate_from_step(best, fabric)
-    if best.c.gpus < c.gpus:
+    if best.c.scale_up_domain_gpus != c.scale_up_domain_gpus:
+        note = (
+            f"the plan uses {best.c.scale_up_domain_gpus} of the {c.scale_up_domain_gpus} GPUs "
+            f"of each scale-up domain ({best.c.gpus:,} of {c.gpus:,}): its groups tile "
+            f"{best.c.scale_up_domain_gpus} GPUs and none straddles two domains"
+        )
+        result = replace(result, notes=(*result.notes, note))
+    elif best.c.gpus < c.gpus:
         note = (
             f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no faster plan divides "
             f"the global batch over all of them"
         )
         result = replace(result, notes=(*result.notes, note))
-    return result
+    return replace(result, scale_up_gpus=c.scale_up_domain_gpus)
+
+
+def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
+    """The cluster with each scale-up domain cut to its largest power-of-two number of whole
+    hosts (64 of an NVL72's 72 GPUs), the rest idle: power-of-two expert and tensor groups then
+    tile the domain instead of straddling two (docs/performance-model.md, "Scale-up domain").
+    Nothing when the domain is the host or already a power of two."""
+    dom, gpn = c.scale_up_domain_gpus, c.gpus_per_node
+    if dom <= gpn or c.gpus < dom or dom & (dom - 1) == 0:
+        return []
+    tile = 1 << (dom.bit_length() - 1)
+    if tile % gpn or tile <= gpn:
+        return []
+    return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
 
 
 # Sub-cluster sizes tried besides the whole cluster: a job may leave GPUs idle when no plan
@@ -175,7 +228,9 @@ def _idle_gpu_counts(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[in
     if fixed.data is not None:
         return []
     gpn = min(c.gpus, c.gpus_per_node)
-    tensors = _options(fixed.tensor, [t for t in _divisors(gpn) if w.attention_heads % t == 0])
+    tensors = _options(
+        fixed.tensor, tensor_degrees(w, c.gpus, c.gpus_per_node, c.scale_up_domain_gpus)
+    )
     pipelines = _options(fixed.pipeline, _divisors(w.layers))
     datas = _divisors(w.global_batch_size)
     counts = set()
