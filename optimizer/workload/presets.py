@@ -182,6 +182,26 @@ PRESETS: dict[str, dict[str, Any]] = {
             "6144, hidden 16384, 48/8 heads, 8 experts, top-2); batch and tokens are "
             "modelling defaults",
         ),
+        dict(
+            name="deepseek-v3",
+            layers=61,
+            hidden_size=7168,
+            ffn_hidden_size=2048,
+            attention_heads=128,
+            kv_heads=128,
+            sequence_length=4096,
+            vocab_size=129280,
+            experts=256,
+            experts_per_token=8,
+            gated_ffn=True,
+            global_batch_size=15360,
+            training_tokens=14.8e12,
+            source="DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, sec. 4.2 "
+            "(61 layers, d 7168, 128 heads, 256 routed experts of width 2048, top-8, vocab "
+            "129K, 4K sequence, batch 15360, 14.8T tokens); approximated: MLA as multi-head "
+            "attention, the shared expert and the 3 dense layers folded into the routed "
+            "experts (702B total and 36B active here against 671B and 37B published)",
+        ),
     )
 }
 
