@@ -1,0 +1,183 @@
+"""The scale-up domain (issue 16): groups that fit the NVLink domain stay off the network."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from google.protobuf.json_format import ParseDict
+
+from client.cli import main
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2
+from optimizer.catalog import load_catalog
+from optimizer.errors import InvalidInput
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.convert import cluster_from_proto
+from optimizer.performance.estimator import StepModel, estimate, plan_traffic
+from optimizer.performance.fabrics import DEFAULT_FABRICS
+from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.planner import plan_and_estimate, tensor_degrees
+from optimizer.topology.sizing import size_network
+from optimizer.workload.presets import preset
+from tests.estimator_fixtures import cluster
+
+RACK_SCALE = Path(__file__).parent / "data" / "catalog_rack_scale"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def nvl72(racks: int = 2, *, domain: int | None = 72) -> ClusterSpec:
+    """GB200 NVL72 racks as the estimator sees them: 4-GPU hosts, one 400G NIC per GPU,
+    one 72-GPU NVLink domain per rack (``domain`` 4: the same hosts without the rack)."""
+    hosts = racks * 18
+    profile = size_network("fat_tree", hosts * 4, 64, rails=4).profile
+    return ClusterSpec(
+        gpus=racks * 72,
+        gpus_per_node=4,
+        gpu_peak_tflops=2500.0,
+        gpu_memory_gb=186.0,
+        intra_node_gbytes_per_s=900.0,
+        fabric="infiniband",
+        nic_gbps_per_node=1600.0,
+        nics_per_node=4,
+        topology=profile,
+        gpu_model="B200",
+        gpu_peak_fp8_tflops=5000.0,
+        scale_up_gpus=domain,
+    )
+
+
+MOE = preset("mixtral-8x7b", experts=64, experts_per_token=4)
+EP64 = ParallelPlan(tensor=1, pipeline=1, data=128, expert=64, zero_stage=1)
+
+
+def test_an_expert_group_inside_the_domain_has_no_network_all_to_all() -> None:
+    c = replace(nvl72(2, domain=64), gpus=128)
+    step = StepModel(MOE, c, EP64, DEFAULT_FABRICS["infiniband"])
+    assert step.a2a_net is None
+    assert step.a2a_nv_s > 0
+
+
+def test_the_same_expert_group_on_a_host_sized_domain_crosses_the_network() -> None:
+    c = replace(nvl72(2, domain=None), gpus=128)
+    step = StepModel(MOE, c, EP64, DEFAULT_FABRICS["infiniband"])
+    assert step.a2a_net is not None
+    assert plan_traffic(MOE, EP64, 4, 4).all_to_all.remote_share == pytest.approx(1 - 4 / 64)
+
+
+def test_an_expert_group_straddling_two_domains_counts_only_the_ranks_it_always_shares() -> None:
+    """Groups of 64 tile 72-GPU racks at offsets 0, 64, 128...: 8 ranks always share one."""
+    part = plan_traffic(MOE, EP64, 4, 72).all_to_all
+    assert part is not None and part.remote_share == pytest.approx(1 - 8 / 64)
+
+
+def test_tensor_group_larger_than_the_host_stays_on_nvlink_inside_the_domain() -> None:
+    w = preset("llama3-70b")
+    plan = ParallelPlan(tensor=8, pipeline=1, data=18, zero_stage=3)
+    assert plan_traffic(w, plan, 4, 72).tensor.remote_share == 0.0
+    assert plan_traffic(w, plan, 4, 4).tensor.remote_share == 1.0
+
+
+def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
+    w = preset("llama3-70b")
+    plan = ParallelPlan(tensor=4, pipeline=8, data=4, virtual_pipeline=2)
+    traffic = plan_traffic(w, plan, 4, 72)
+    assert traffic.p2p is not None and traffic.p2p.remote_share == 0.0
+    assert plan_traffic(w, plan, 4, 4).p2p.remote_share == 1.0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("name", "gpus", "network", "plan", "old_step_s"),
+    [
+        # Step times of the estimator before the scale-up domain existed (commit e7367af).
+        ("mixtral-8x7b", 64, {}, ParallelPlan(2, 1, 32, 8, 1, 1, 1), 15.68861358996379),
+        (
+            "mixtral-8x7b",
+            128,
+            {"nics_per_node": 4, "nic_gbps_per_node": 1600, "oversubscription": 2.0},
+            ParallelPlan(1, 4, 32, 8, 4, 1, 1),
+            7.580695092677118,
+        ),
+        ("llama3-70b", 128, {}, ParallelPlan(8, 4, 4, 1, 4, 1, 1), 43.15960871646308),
+        (
+            "mixtral-8x22b",
+            256,
+            {"topology": "dragonfly"},
+            ParallelPlan(4, 4, 16, 8, 2, 1, 1),
+            13.52137331640984,
+        ),
+    ],
+)
+def test_a_domain_equal_to_the_node_reproduces_the_old_estimates(
+    name: str, gpus: int, network: dict[str, object], plan: ParallelPlan, old_step_s: float
+) -> None:
+    c = cluster(gpus, **network)  # type: ignore[arg-type]
+    for domain in (None, 8):
+        step_s = estimate(preset(name), replace(c, scale_up_gpus=domain), plan).step_time_s
+        assert step_s == pytest.approx(old_step_s, rel=1e-12)
+
+
+def test_tensor_degrees_divide_the_domain_and_stop_at_16_beyond_the_host() -> None:
+    w128, w96 = preset("llama3-405b"), preset("gpt3-175b")  # 128 and 96 heads
+    assert tensor_degrees(w128, 144, 4, 72) == [1, 2, 4, 8]
+    assert tensor_degrees(w96, 144, 4, 72) == [1, 2, 3, 4, 6, 8, 12]
+    assert tensor_degrees(w128, 128, 4, 64) == [1, 2, 4, 8, 16]
+    assert tensor_degrees(w128, 64, 8, 8) == [1, 2, 4, 8]
+
+
+def test_the_planner_may_leave_8_gpus_of_each_nvl72_idle_so_expert_groups_tile_it() -> None:
+    w = preset("deepseek-v3")
+    est = plan_and_estimate(w, nvl72(8), PartialPlan(expert=64))
+    assert est.breakdown.all_to_all_network_s == 0.0
+    assert est.gpus_used == 8 * 64
+    assert est.scale_up_gpus == 72
+    assert any("64 of the 72 GPUs of each scale-up domain" in n for n in est.notes)
+
+
+def test_large_expert_parallelism_is_faster_in_an_nvl72_than_on_hosts_alone() -> None:
+    w, fixed = preset("deepseek-v3"), PartialPlan(expert=64)
+    rack = plan_and_estimate(w, nvl72(8), fixed)
+    hosts = plan_and_estimate(w, nvl72(8, domain=None), fixed)
+    assert rack.step_time_s < hosts.step_time_s
+    assert hosts.breakdown.all_to_all_network_s > 0.0
+
+
+def _estimate_request(**cluster_changes: object) -> estimate_pb2.EstimateRequest:
+    spec = json.loads((EXAMPLES / "estimate-llama3-70b.json").read_text())
+    spec["cluster"].update(cluster_changes)
+    return ParseDict(spec, estimate_pb2.EstimateRequest())
+
+
+def test_estimate_request_accepts_cluster_scale_up_gpus() -> None:
+    c = cluster_from_proto(_estimate_request(scale_up_gpus=16).cluster)
+    assert c.scale_up_domain_gpus == 16 and c.gpus_per_node == 8
+
+
+def test_a_bad_scale_up_gpus_is_invalid_argument_naming_the_field() -> None:
+    with pytest.raises(InvalidInput) as e:
+        api.estimate(_estimate_request(scale_up_gpus=12))
+    assert e.value.field == "cluster.scale_up_gpus"
+    assert e.value.grpc_code == "INVALID_ARGUMENT"
+
+
+def test_procure_estimate_refuses_a_bad_scale_up_gpus_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = json.loads((EXAMPLES / "estimate-llama3-70b.json").read_text())
+    spec["cluster"]["scale_up_gpus"] = 12
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", str(path), "--format", "json"])
+    assert done.value.code == 3
+    assert "cluster.scale_up_gpus" in capsys.readouterr().err
+
+
+def test_a_rack_scale_server_stands_in_as_hosts_of_one_domain() -> None:
+    msg = estimate_pb2.Cluster(
+        gpus=144, server_sku="RACK-GB200-NVL72", fabric="infiniband", nic_gbps_per_node=1600
+    )
+    c = cluster_from_proto(msg, load_catalog(RACK_SCALE))
+    assert (c.gpus_per_node, c.nics_per_node, c.scale_up_domain_gpus) == (4, 4, 72)
