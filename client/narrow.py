@@ -50,9 +50,12 @@ def design_label(d: optimize_pb2.Design | optimize_pb2.ParetoPoint) -> str:
     without a scale-out fabric (one node) names no fabric."""
     fabric = fabric_label(d.fabric, d.topology)
     topology = topology_label(d.topology, d.oversubscription)
+    # issue 16: a domain beyond an 8-GPU server (NVL72) is named; the wide table's column
+    domain = getattr(d, "scale_up_gpus", 0)
+    server = f"{d.server_sku} ({domain}-GPU NVLink)" if domain > 8 else d.server_sku
     if fabric == NO_FABRIC:
-        return f"{d.gpus:,} GPUs {d.server_sku} {topology} (no fabric)"
-    return f"{d.gpus:,} GPUs {d.server_sku} {fabric} {topology}"
+        return f"{d.gpus:,} GPUs {server} {topology} (no fabric)"
+    return f"{d.gpus:,} GPUs {server} {fabric} {topology}"
 
 
 def narrow_designs_table(

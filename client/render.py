@@ -61,6 +61,23 @@ def fabric_label(fabric: str, topology: str) -> str:
     return FABRIC.get(fabric, fabric)
 
 
+def shows_scale_up(resp: optimize_pb2.OptimizeResponse) -> bool:
+    """The "scale-up" column (GPUs per NVLink domain) is shown when the designs differ in it
+    or one reaches beyond an 8-GPU server (a rack-scale NVL72): the wide table has no room
+    for a column that says "8" on every row (its JSON always carries scaleUpGpus)."""
+    domains = {d.scale_up_gpus for d in resp.designs}
+    return len(domains) > 1 or any(n > SERVER_DOMAIN_GPUS for n in domains)
+
+
+SERVER_DOMAIN_GPUS = 8  # the NVLink domain of an HGX/DGX server
+
+
+def scale_up_label(gpus: int) -> str:
+    """A design's scale-up domain: "72" GPUs share NVLink in an NVL72, "8" in an HGX server;
+    "-" when the response predates the field."""
+    return f"{gpus:,}" if gpus else "-"
+
+
 def money(usd: float) -> str:
     return f"${usd:,.0f}"
 
@@ -132,10 +149,12 @@ def designs_table(
 ) -> Table:
     table = Table(title=title)
     facility = FACILITY_HEADERS if show_facility else ()
+    scale_up = shows_scale_up(resp)
     for name, justify in (
         ("rank", "right"),
         ("GPUs", "right"),
         ("server", "left"),
+        *((("scale-up", "right"),) if scale_up else ()),  # issue 16
         ("fabric", "left"),
         ("topology", "left"),
         ("capex", "right"),
@@ -160,6 +179,7 @@ def designs_table(
             str(d.rank),
             f"{d.gpus:,}",
             d.server_sku,
+            *((scale_up_label(d.scale_up_gpus),) if scale_up else ()),
             fabric_label(d.fabric, d.topology),
             topology_label(d.topology, d.oversubscription),
             money(d.capex_usd),

@@ -246,6 +246,7 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         training_time_hours_low=d.estimate.training_time_hours_low,
         training_time_hours_high=d.estimate.training_time_hours_high,
         scale_out_gbps_per_gpu=scale_out_gbps_per_gpu(d.design, catalog),
+        scale_up_gpus=d.estimate.scale_up_gpus,  # issue 16: GPUs per NVLink domain
         network_time_share=d.network_time_share,
         # issue 17 (tco)
         tco_usd=0.0 if d.tco is None else d.tco.tco_cents / 100,

@@ -387,6 +387,17 @@ class _Unknown(Exception):
 def sensitivity(
     ranked: list[RankedDesign], catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
 ) -> str:
+    """Why rank 1's scale-up domain wins (issue 16, when the catalog offers rack-scale rows),
+    then the price sensitivity of ``price_sensitivity``."""
+    scale = scale_up_line(ranked[0], catalog, spec, resolve)
+    return " ".join(
+        part for part in (scale, price_sensitivity(ranked, catalog, spec, resolve)) if part
+    )
+
+
+def price_sensitivity(
+    ranked: list[RankedDesign], catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> str:
     """For every other fabric the request allows, re-solved over the whole catalog: its best
     design, and the smallest cut in its switch prices (at the volume prices the BOM pays)
     that changes rank 1, checked by re-solving with the cut and with one percent less.
@@ -612,3 +623,83 @@ def _fastest_rival_line(
         f"{cut.pct - 1}% cheaper does not.",
         cut,
     )
+
+
+# issue 16 (scale-up domain)
+def _domain(d: RankedDesign) -> int:
+    return d.estimate.scale_up_gpus or d.gpus
+
+
+def _shares(d: RankedDesign) -> tuple[float, float]:
+    """(network, expert all-to-all on the network) seconds as shares of the expected step."""
+    b, step_s = d.estimate.breakdown, d.estimate.step_time_s
+    return b.network_s / step_s, b.all_to_all_network_s / step_s
+
+
+def scale_up_line(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> str:
+    """Why rank 1's scale-up domain beats the others, re-solved: the request over the servers
+    of the other domain sizes only gives the best rival, and both designs' own estimates give
+    the numbers (network share of the step, its expert all-to-all share, hours, capex).
+
+    Said only when the allowed servers differ in domain and one of them is rack-scale (a
+    domain of several hosts, e.g. GB200 NVL72); empty otherwise, or when the re-solve is cut
+    short."""
+    servers = [s for s in catalog.servers if s.sku != "" and _vendor_allowed(s.vendor, spec)]
+    domains = {s.scale_up_domain_gpus for s in servers}
+    if len(domains) < 2 or all(s.scale_up_domain_gpus <= s.host_gpus for s in servers):
+        return ""
+    mine = _domain(best)
+    others = tuple(s for s in catalog.servers if s.scale_up_domain_gpus != mine)
+    again = resolve(replace(catalog, servers=others), spec)
+    if again is None or again.status not in PROVEN:
+        return f"Other scale-up domains: {NOT_COMPUTED}."
+    if not again.designs:
+        return (
+            f"Scale-up domain: no design with a domain other than {mine} GPUs meets the "
+            "constraints (re-solved over those servers alone)."
+        )
+    rival = again.designs[0]
+    theirs = _domain(rival)
+    net, a2a = _shares(best)
+    rnet, ra2a = _shares(rival)
+    versus = f"the best {theirs}-GPU-domain design ({describe(rival)})"
+    plan = best.estimate.plan
+    if spec.objective.kind.primary is Measure.TIME:
+        if spec.workload.is_moe and plan.expert > 1 and a2a < ra2a:
+            why = (
+                f"the expert all-to-all (EP {plan.expert}) stays inside the {mine}-GPU NVLink "
+                f"domain: all-to-all on the network {a2a:.0%} of the step against {ra2a:.0%} "
+                f"on the {theirs}-GPU design"
+            )
+        else:
+            why = f"network {net:.0%} of the step against {rnet:.0%} on the {theirs}-GPU design"
+        return (
+            f"Scale-up domain: the {mine}-GPU domain wins on time over {versus}: {why}; "
+            f"{best.time_hours:,.0f} h against {rival.time_hours:,.0f} h within the same budget."
+        )
+    saved = rival.bom.capex_cents - best.bom.capex_cents
+    if mine < theirs and plan.tensor <= mine and a2a <= 0.0:
+        target = spec.constraints.target_training_hours
+        need = "" if target is None else f" to meet the {target:,.0f} h target"
+        why = (
+            f"the model fits TP{plan.tensor} inside the {mine}-GPU server (network "
+            f"{net:.0%} of the step), so the {theirs}-GPU domain's speed "
+            f"({rival.time_hours:,.0f} h against {best.time_hours:,.0f} h) is not needed{need}"
+        )
+    else:
+        why = (
+            f"network {net:.0%} of the step against {rnet:.0%}, {best.time_hours:,.0f} h "
+            f"against {rival.time_hours:,.0f} h"
+        )
+    return (
+        f"Scale-up domain: the {mine}-GPU domain wins on cost over {versus}: {why}; "
+        f"{usd(saved)} cheaper."
+    )
+
+
+def _vendor_allowed(vendor: str, spec: OptimizeSpec) -> bool:
+    if spec.allowed_vendors and vendor not in spec.allowed_vendors:
+        return False
+    return vendor not in spec.excluded_vendors
