@@ -646,7 +646,9 @@ def scale_up_line(
     Said only when the allowed servers differ in domain and one of them is rack-scale (a
     domain of several hosts, e.g. GB200 NVL72); empty otherwise, or when the re-solve is cut
     short."""
-    servers = [s for s in catalog.servers if s.sku != "" and _vendor_allowed(s.vendor, spec)]
+    if spec.objective.kind.primary not in (Measure.TIME, Measure.COST):
+        return ""  # min-tco has its own sentence (tco_comparison)
+    servers = [s for s in catalog.servers if _vendor_allowed(s.vendor, spec)]
     domains = {s.scale_up_domain_gpus for s in servers}
     if len(domains) < 2 or all(s.scale_up_domain_gpus <= s.host_gpus for s in servers):
         return ""
