@@ -220,7 +220,14 @@ def _support_rate(table: str) -> Column:
 COLUMNS: tuple[Column, ...] = (
     *_identity("servers", "server"),
     Column("servers", "gpu_model", "text", "", True, "GPU name, e.g. H100-SXM5-80GB."),
-    _positive("servers", "gpus_per_node", "int", "GPUs", "GPUs in one server.", 64),
+    _positive(
+        "servers",
+        "gpus_per_node",
+        "int",
+        "GPUs",
+        "GPUs in one server, or in one rack-scale unit bought whole (72 for a GB200 NVL72).",
+        1_152,
+    ),
     _positive(
         "servers",
         "gpu_peak_bf16_tflops",

@@ -55,7 +55,7 @@ def facility_layout(spec: OptimizeSpec) -> Layout:
         msg = f"got {c.cooling!r}, expected one of {', '.join(COOLING)}"
         raise InvalidInput(msg, field="constraints.cooling")
     rack_kw = rack_kw_limit(spec)
-    base = Layout() if rack_kw is None else Layout(rack_power_kw=rack_kw)
+    base = Layout() if rack_kw is None else Layout(rack_power_kw=rack_kw, rack_power_stated=True)
     return replace(base, max_floor_positions=c.max_floor_positions, facility_cooling=c.cooling)
 
 
