@@ -136,8 +136,9 @@ LIMITS = (
 
 
 def _liquid_default_rack_kw(spec: OptimizeSpec) -> float | None:
-    """A liquid-cooled hall that states no rack limit is held to the layout's default: the
-    diagnosis may say to raise it (a liquid rack-scale system draws ~120 kW)."""
+    """A liquid-cooled hall that states no rack limit packs ordinary servers to the layout's
+    default: the diagnosis may say to raise it (a rack-scale unit is placed at its own
+    power whatever the default, issue 16)."""
     return Layout().rack_power_kw if spec.constraints.cooling == "liquid" else None
 
 
