@@ -83,6 +83,12 @@ class Server:
         """GPUs per host: the estimator's ``gpus_per_node`` for this row."""
         return self.gpus_per_host or self.gpus_per_node
 
+    @property
+    def rack_scale(self) -> bool:
+        """Several hosts bought as one unit (GB200 NVL72: 18 trays of 4 GPUs): the row is a
+        whole rack, placed alone in a rack position of its own at its own power."""
+        return self.host_gpus < self.gpus_per_node
+
 
 @dataclass(frozen=True)
 class Nic:

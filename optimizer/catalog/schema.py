@@ -226,7 +226,7 @@ COLUMNS: tuple[Column, ...] = (
         "int",
         "GPUs",
         "GPUs in one server, or in one rack-scale unit bought whole (72 for a GB200 NVL72).",
-        576,
+        1_152,
     ),
     _positive(
         "servers",

@@ -55,7 +55,7 @@ def facility_layout(spec: OptimizeSpec) -> Layout:
         msg = f"got {c.cooling!r}, expected one of {', '.join(COOLING)}"
         raise InvalidInput(msg, field="constraints.cooling")
     rack_kw = rack_kw_limit(spec)
-    base = Layout() if rack_kw is None else Layout(rack_power_kw=rack_kw)
+    base = Layout() if rack_kw is None else Layout(rack_power_kw=rack_kw, rack_power_stated=True)
     return replace(base, max_floor_positions=c.max_floor_positions, facility_cooling=c.cooling)
 
 
@@ -136,8 +136,9 @@ LIMITS = (
 
 
 def _liquid_default_rack_kw(spec: OptimizeSpec) -> float | None:
-    """A liquid-cooled hall that states no rack limit is held to the layout's default: the
-    diagnosis may say to raise it (a liquid rack-scale system draws ~120 kW)."""
+    """A liquid-cooled hall that states no rack limit packs ordinary servers to the layout's
+    default: the diagnosis may say to raise it (a rack-scale unit is placed at its own
+    power whatever the default, issue 16)."""
     return Layout().rack_power_kw if spec.constraints.cooling == "liquid" else None
 
 
@@ -176,8 +177,9 @@ def facility_diagnosis(catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) 
                 "a facility with liquid cooling (--cooling liquid) admits "
                 f"{describe(liquid.designs[0])}"
             )
+    refused = rack_scale_refused(catalog, spec)  # issue 16 (rackscale)
     if parts:
-        return "the facility limits exclude every design: " + "; or ".join(parts)
+        return "the facility limits exclude every design: " + "; or ".join(parts) + refused
     best = free.designs[0]
     over = [
         f"{_said(limit, math.ceil(limit.needs(best) - 1e-9))} ({limit.flag} {_cap(limit, spec)})"
@@ -188,8 +190,25 @@ def facility_diagnosis(catalog: Catalog, spec: OptimizeSpec, resolve: Resolver) 
         over.append("liquid cooling (--cooling air)")
     return (
         "no single facility limit is the reason; together they exclude the cheapest design "
-        f"without them ({describe(best)}), which needs {' and '.join(over)}"
+        f"without them ({describe(best)}), which needs {' and '.join(over)}{refused}"
     )
+
+
+# issue 16 (rackscale)
+def rack_scale_refused(catalog: Catalog, spec: OptimizeSpec) -> str:
+    """Why the rack limit refuses each rack-scale row the hall could otherwise cool: the
+    unit is one whole rack at its own power, never split across racks; "" when none is."""
+    limit = rack_kw_limit(spec)
+    if limit is None:
+        return ""
+    over = [
+        f"{s.sku} is a rack-scale system placed as one whole rack of {s.power_kw:,g} kW"
+        for s in catalog.servers
+        if s.rack_scale and cooling_allows(s, spec) and s.power_kw > limit + 1e-9
+    ]
+    if not over:
+        return ""
+    return f" ({'; '.join(over)}, above the {limit:,g} kW per rack; it is not split across racks)"
 
 
 def _said(limit: _Limit, value: int) -> str:

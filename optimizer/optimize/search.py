@@ -488,7 +488,7 @@ def _most_nodes_under_caps(spec: OptimizeSpec, server: Server, layout: Layout) -
         most = min(most, math.floor(c.max_power_kw / server.power_kw + 1e-9))
     if c.max_racks is not None:
         try:
-            per_rack = layout.per_rack(server.power_kw, server.rack_units, f"server {server.sku}")
+            per_rack = layout.servers_per_rack(server, server.power_kw)  # issue 16 (rackscale)
         except InvalidInput:
             return 0  # not one server fits a rack
         most = min(most, c.max_racks * per_rack)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from optimizer.catalog.model import Catalog, Link
+from optimizer.catalog.model import Catalog, Link, Server
 from optimizer.catalog.union import catalog_of
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
@@ -201,6 +201,18 @@ def spare_ports_note(ports: int) -> str:
     )
 
 
+def rack_scale_note(server: Server) -> str:
+    """What a rack-scale line buys (issue 16): the whole rack, one line per rack, with the
+    parts inside it that the BOM must not order again."""
+    hosts = server.gpus_per_node // server.host_gpus
+    return (
+        f"rack-scale system bought whole, quantity = racks: {server.gpus_per_node} GPUs on "
+        f"{hosts} hosts of {server.host_gpus}, scale-up domain of "
+        f"{server.scale_up_domain_gpus} GPUs; its NVLink switch trays, power shelves and "
+        "coolant manifolds are inside the rack and its price, not bought separately"
+    )
+
+
 def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     """Servers, the NICs bought for them, and the NICs built into them (at $0)."""
     server = next(s for s in catalog.servers if s.sku == plan.servers.sku)
@@ -214,7 +226,9 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
             "node",
             plan.server_power_kw,
             plan.servers.quantity * server.rack_units,
-            server.availability.source,
+            f"{rack_scale_note(server)}; {server.availability.source}"
+            if server.rack_scale
+            else server.availability.source,
         )
     ]
     if plan.nics.quantity:
@@ -237,7 +251,12 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
         )
     if plan.builtin_nics is not None:
         builtin = next(n for n in catalog.nics if n.sku == plan.builtin_nics.sku)
-        why = f"built into {server.sku}, included in its price (servers.builtin_nics)"
+        why = (
+            f"built into {server.sku}, included in the rack's price (servers.builtin_nics; "
+            f"{server.builtin_nics} per rack, every one cabled to the fabric)"
+            if server.rack_scale  # issue 16 (rackscale)
+            else f"built into {server.sku}, included in its price (servers.builtin_nics)"
+        )
         if not TOPOLOGIES.get(plan.design.topology).scale_out:
             why += "; spare: a one-node cluster has no scale-out fabric to cable them to"
         items.append(

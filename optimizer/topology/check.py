@@ -14,7 +14,9 @@ switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-sid
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks, no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
-NICs are spare, and it may buy none).
+NICs are spare, and it may buy none), rack-power (a rack-scale unit drawing more than the
+facility's stated kW per rack), cooling (a liquid-only server in an air-cooled facility),
+builtin-nics (a server's built-in NICs listed in another count or SKU than its row ships).
 
 A server's built-in NICs (``servers.builtin_nics``) are listed at $0 and are neither ordered
 nor counted against stock or volume breaks; $0 is accepted for no other line.
@@ -103,6 +105,7 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     out += _check_stock(ordered, parts)
     out += _check_prices(bom, known, catalog, parts, server)
     out += _check_racks(design, bom, known, catalog)
+    out += _check_rack_scale(design, known, server)  # issue 16 (rackscale)
     return list(dict.fromkeys(out))  # one report per distinct finding
 
 
@@ -560,7 +563,9 @@ def _check_racks(
     bought = 0 if server.builtin_nics else design.nics_per_node  # built-in: in server power
     try:
         node_kw = server.power_kw + bought * (0.0 if nic is None else nic.power_w) / 1000
-        racks = math.ceil(design.nodes / layout.per_rack(node_kw, server.rack_units, "server"))
+        # issue 16 (rackscale): a rack-scale unit is one rack; its power is rack-power's check
+        per_rack = 1 if server.rack_scale else layout.per_rack(node_kw, server.rack_units, "server")
+        racks = math.ceil(design.nodes / per_rack)
         switches = {s.sku: s for s in catalog.switches}
         for ln in (ln for ln in lines if ln.category == "switch"):
             sw = switches[ln.sku]
@@ -572,3 +577,73 @@ def _check_racks(
     if bom.racks != racks:
         return [Violation("racks", f"{bom.racks} racks listed, the equipment needs {racks}")]
     return []
+
+
+# issue 16 (rackscale)
+def _check_rack_scale(
+    design: Design, lines: list[BomLine], server: Server | None
+) -> list[Violation]:
+    """A rack-scale unit within the facility's stated kW per rack, a liquid-only server only
+    in a hall with liquid cooling, and built-in NICs exactly as the row ships them."""
+    if server is None:
+        return []
+    layout = design.layout
+    out = []
+    if layout.facility_cooling == "air" and server.cooling == "liquid":
+        out.append(
+            Violation(
+                "cooling",
+                f"{server.sku} is liquid-cooled only (servers.cooling), placed in an air-cooled "
+                "facility (--cooling air)",
+            )
+        )
+    units = [ln for ln in lines if ln.category == "server" and ln.sku == server.sku]
+    if server.rack_scale and layout.rack_power_stated:
+        rack_kw = max(
+            [server.power_kw, *(ln.power_kw / ln.quantity for ln in units if ln.quantity)]
+        )
+        if rack_kw > layout.rack_power_kw + _POWER_TOLERANCE_KW:
+            out.append(
+                Violation(
+                    "rack-power",
+                    f"each {server.sku} rack draws {rack_kw:g} kW, above the facility's "
+                    f"{layout.rack_power_kw:g} kW per rack (--max-rack-kw)",
+                )
+            )
+    return out + _check_builtin_nics(design, lines, server)
+
+
+# issue 16 (rackscale)
+def _check_builtin_nics(design: Design, lines: list[BomLine], server: Server) -> list[Violation]:
+    """A server that ships with NICs (72 per GB200 NVL72 rack, 8 per DGX) is built with
+    exactly those: the design names them, the BOM lists them all at $0 and orders no other."""
+    if not server.builtin_nics:
+        return []
+    out = []
+    ships = f"{server.builtin_nics} x {server.builtin_nic_sku}"
+    if (design.nic_sku, design.nics_per_node) != (server.builtin_nic_sku, server.builtin_nics):
+        out.append(
+            Violation(
+                "builtin-nics",
+                f"the design uses {design.nics_per_node} x {design.nic_sku or 'no NIC'} per "
+                f"node, {server.sku} ships with {ships} (servers.builtin_nics)",
+            )
+        )
+    nics = [ln for ln in lines if ln.category == "nic"]
+    listed = sum(ln.quantity for ln in nics if _included(ln, server))
+    if listed != design.nodes * server.builtin_nics:
+        out.append(
+            Violation(
+                "builtin-nics",
+                f"{listed} x {server.builtin_nic_sku} listed as built in, {design.nodes} x "
+                f"{server.sku} ship {design.nodes * server.builtin_nics} ({ships} each)",
+            )
+        )
+    for sku in sorted({ln.sku for ln in nics if ln.sku != server.builtin_nic_sku}):
+        out.append(
+            Violation(
+                "builtin-nics",
+                f"{sku} ordered for {server.sku}, which ships with its own {ships}",
+            )
+        )
+    return out

@@ -27,6 +27,15 @@ Model (every default below can be set per request through ``Layout``)
   row of their racks, which occupies about one rack's footprint (Motivair by Schneider
   Electric, "In-rack CDU v. floor-mounted CDU", 2026-04-29). ``max_floor_positions`` refuses
   a placement that takes more (the facility's floor).
+- Rack-scale systems (issue 16; ``Server.rack_scale``: several hosts bought as one unit, e.g.
+  GB200 NVL72, ~120-132 kW, liquid-cooled, NVIDIA GB200 NVL72 product page and DGX GB200 user
+  guide): the unit is a whole rack with its NVLink switch trays, power shelves and manifolds
+  inside, so it takes one rack position of its own at its own power. ``rack_power_kw`` packs
+  ordinary servers; it binds a rack-scale unit only when the facility states it
+  (``rack_power_stated``: a request's max rack kW or an air hall's ceiling), since the 42 kW
+  default describes an air-cooled HGX rack, not a rack designed for its own power. Its NICs
+  reach leaves in a network rack of the same row (the rack has no room for a leaf): the
+  node-leaf span is at least the row's server racks.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass
 
-from optimizer.catalog.model import Catalog, Link
+from optimizer.catalog.model import Catalog, Link, Server
 from optimizer.errors import InvalidInput
 from optimizer.topology.compat import fits_end, link_fits, ports_per_end
 from optimizer.topology.fat_tree import uplink_lanes
@@ -66,6 +75,9 @@ class Layout:
     # issue 17 (facility): the hall's floor and cooling; None: not limited / not stated.
     max_floor_positions: int | None = None
     facility_cooling: str | None = None  # "air" | "liquid"
+    # issue 16 (rackscale): rack_power_kw is the facility's stated limit, binding rack-scale
+    # systems too; False: the default packing assumption, which they are designed beyond.
+    rack_power_stated: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -110,6 +122,20 @@ class Layout:
             raise InvalidInput(msg, field=f"layout.{binding}")
         return int(count)
 
+    def servers_per_rack(self, server: Server, node_power_kw: float) -> int:
+        """Servers one rack holds at ``node_power_kw`` each (server plus the NICs bought for
+        it); a rack-scale unit is one rack on its own, refused only by a stated rack limit."""
+        if not server.rack_scale:
+            return self.per_rack(node_power_kw, server.rack_units, f"server {server.sku}")
+        if self.rack_power_stated and node_power_kw > self.rack_power_kw + 1e-9:
+            msg = (
+                f"{server.sku} is a rack-scale system bought and placed as one rack drawing "
+                f"{node_power_kw:g} kW, above the facility's {self.rack_power_kw:g} kW per rack; "
+                f"expected --max-rack-kw of at least {node_power_kw:g}"
+            )
+            raise InvalidInput(msg, field="constraints.max_rack_kw")
+        return 1
+
     def span_length_m(self, racks: int) -> float:
         """Longest link from a switch at the centre of ``racks`` racks to one of them."""
         if racks <= 1:
@@ -153,11 +179,14 @@ def place(
     nodes_per_leaf: int,
     network_racks: int,
     liquid_cooled: bool = False,
+    leaf_in_row: bool = False,
 ) -> Placement:
     """Racks and link lengths of ``sizing`` for ``nodes`` servers, ``nodes_per_rack`` to a rack.
 
     ``nodes_per_leaf`` is how many nodes one first-tier switch serves (the node-leaf span).
-    ``liquid_cooled`` servers add their rows' CDUs to the floor positions.
+    ``liquid_cooled`` servers add their rows' CDUs to the floor positions. ``leaf_in_row``:
+    the leaves sit in a network rack of the row, not in the server racks (rack-scale units),
+    so a node-leaf link spans at least the row's server racks.
 
     Raises
     ------
@@ -177,6 +206,8 @@ def place(
         )
         raise InvalidInput(msg, field="constraints.max_floor_positions")
     leaf_span = min(server_racks, math.ceil(nodes_per_leaf / nodes_per_rack))
+    if leaf_in_row:  # issue 16 (rackscale)
+        leaf_span = max(leaf_span, min(server_racks, layout.racks_per_row))
     spans = {"leaf": leaf_span, "pod": math.ceil(racks / sizing.pods), "cluster": racks}
     lengths: list[tuple[str, float]] = []
     for group in sizing.link_groups:

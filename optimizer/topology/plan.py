@@ -121,7 +121,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
     bought = 0 if server.builtin_nics else design.nics_per_node  # built-in: inside the server
     nic_kw = 0.0 if nic is None else nic.power_w / 1000
     node_power_kw = server.power_kw + bought * nic_kw
-    nodes_per_rack = layout.per_rack(node_power_kw, server.rack_units, f"server {server.sku}")
+    nodes_per_rack = layout.servers_per_rack(server, node_power_kw)  # a rack-scale unit: 1
     by_sku = {s.sku: s for s in switches}
     network_racks = sum(
         math.ceil(
@@ -140,6 +140,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         nodes_per_leaf=_nodes_per_leaf(design, sizing),
         network_racks=network_racks,
         liquid_cooled=layout.liquid_installed(server.cooling),  # issue 17 (facility)
+        leaf_in_row=server.rack_scale,  # issue 16 (rackscale)
     )
     port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
     links = tuple(
