@@ -99,6 +99,14 @@ class Nic:
     availability: Availability = field(default_factory=Availability)
     forwarding: bool = False
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
+    # issue 16 (fabric800): independent fabric planes the ports feed, one port each (2: a
+    # ConnectX-8 in Ethernet mode, 2 x 400GbE); None: one plane, one port cabled per NIC.
+    planes: int | None = None
+
+    @property
+    def plane_count(self) -> int:
+        """Fabric planes, one cabled port in each (1 unless the row says more)."""
+        return self.planes or 1
 
 
 @dataclass(frozen=True)

@@ -347,6 +347,20 @@ COLUMNS: tuple[Column, ...] = (
         default=False,
     ),
     _support_rate("nics"),
+    # issue 16 (fabric800)
+    Column(
+        "nics",
+        "planes",
+        "int",
+        "planes",
+        False,
+        "Independent fabric planes the card's ports feed, one port in each at speed_gbps: 2 "
+        "for a ConnectX-8 in Ethernet mode (2 x 400GbE; single-port 800GbE is not supported "
+        "per its firmware notes), whose two ports run two separate leaf/spine networks. At "
+        "most ports. Empty: 1 (one port cabled per NIC, the others spare).",
+        minimum=1,
+        maximum=16,
+    ),
     *_identity("switches", "switch"),
     Column(
         "switches",

@@ -87,6 +87,8 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_scale_up(rows["servers"], problems)
     if "links" in rows:
         _check_link_modules(rows["links"], problems)
+    if "nics" in rows:  # issue 16 (fabric800)
+        _check_nic_planes(rows["nics"], problems)
     if "cloud_offers" in rows:
         gpu_models = (
             {str(v["gpu_model"]) for _, v in rows["servers"]} if "servers" in rows else None
@@ -275,6 +277,15 @@ def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
         elif ports is not None and speed % _checked_int(ports):
             expected = f"a divisor of speed_gbps {speed} (each port runs speed_gbps / ports)"
             problems.append(error("links", number, "ports_per_module", ports, expected))
+
+
+def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:
+    """issue 16 (fabric800): each plane takes one of the card's ports."""
+    for number, values in rows:
+        planes, ports = values.get("planes"), _checked_int(values["ports"])
+        if isinstance(planes, int) and ports and planes > ports:
+            expected = f"at most ports ({ports}): one port per plane; empty means 1"
+            problems.append(error("nics", number, "planes", planes, expected))
 
 
 def _checked_int(value: Value) -> int:

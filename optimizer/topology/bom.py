@@ -193,11 +193,12 @@ def _price(
     )
 
 
-def spare_ports_note(ports: int) -> str:
-    """Why a multi-port NIC has ports no link reaches (the BOM says it on the NIC line)."""
+def spare_ports_note(ports: int, cabled: int = 1) -> str:
+    """Why a multi-port NIC has ports no link reaches (the BOM says it on the NIC line);
+    ``cabled``: one per fabric plane (issue 16, fabric800)."""
     return (
-        f"1 of {ports} ports cabled per NIC, {ports - 1} spare: the design cables one port "
-        "per NIC at the NIC's speed_gbps"
+        f"{cabled} of {ports} ports cabled per NIC, {ports - cabled} spare: the design cables "
+        "one port per NIC and fabric plane at the NIC's speed_gbps"
     )
 
 
@@ -220,8 +221,10 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     if plan.nics.quantity:
         nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
         source = nic.availability.source
-        if nic.ports > 1:
-            source = f"{spare_ports_note(nic.ports)}; {source}"
+        if nic.ports > nic.plane_count:  # issue 16 (fabric800): one port per plane
+            source = f"{spare_ports_note(nic.ports, nic.plane_count)}; {source}"
+        elif nic.plane_count > 1:
+            source = f"{nic.ports} ports cabled per NIC, one per fabric plane; {source}"
         items.append(
             _Item(
                 "nic",

@@ -12,7 +12,8 @@ Violation codes
 design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
 switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-side, optic-ports,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
-racks, no-forwarding (a direct network of more than two nodes whose NIC and server do not
+racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
+no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none).
 
@@ -97,6 +98,7 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
+        out += _check_planes(design, known, nic)  # issue 16 (fabric800)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     ordered = [ln for ln in known if not _included(ln, server)]
@@ -205,10 +207,11 @@ def _check_buildable(design: Design, lines: list[BomLine], catalog: Catalog) -> 
                 code = "switch-count" if ln.category == "switch" else "link-count"
                 out.append(Violation(code, f"{ln.sku}: a {family.label} has no fabric"))
         return out
-    ports = sum(ln.quantity for ln in nics)  # one cabled port per NIC (Design.endpoints)
+    # issue 16 (fabric800): one cabled port per NIC and fabric plane (Design.endpoints per plane)
+    ports = sum(ln.quantity * _nic_planes(ln.sku, catalog) for ln in nics)
     for ln in nics:
         part = next(n for n in catalog.nics if n.sku == ln.sku)
-        if part.ports > 1 and "spare" not in ln.source:
+        if part.ports > part.plane_count and "spare" not in ln.source:
             out.append(
                 Violation(
                     "nic-uncabled",
@@ -255,7 +258,7 @@ def _check_network(
         if sku in switches
     ]
     try:
-        need = _required(design, min(design_radix, default=0))
+        need = _required(design, min(design_radix, default=0), nic.plane_count)
     except InvalidInput as e:
         return [*out, Violation("design", str(e))]
     for tier, switches_needed in need.switches.items():
@@ -285,11 +288,12 @@ def _check_network(
     return out
 
 
-def _required(design: Design, k: int) -> Requirement:
+def _required(design: Design, k: int, planes: int = 1) -> Requirement:
     """Minimum switches per tier and links per group, straight from each family's formulas
-    (its module's ``required``, which recomputes them without the builder's sizing)."""
+    (its module's ``required``, which recomputes them without the builder's sizing), times
+    the NIC's fabric planes (each plane is a whole copy of the network)."""
     family = TOPOLOGIES.get(design.topology, "design.topology")
-    return family.required(
+    one = family.required(
         SizingArgs(
             design.endpoints,
             k,
@@ -299,6 +303,47 @@ def _required(design: Design, k: int) -> Requirement:
             design.topology_params,
         )
     )
+    return _times_planes(one, planes)
+
+
+# issue 16 (fabric800)
+def _nic_planes(sku: str, catalog: Catalog) -> int:
+    """Fabric planes of the NIC ``sku`` (1 for an unknown SKU: reported elsewhere)."""
+    return next((n.plane_count for n in catalog.nics if n.sku == sku), 1)
+
+
+def _times_planes(one: Requirement, planes: int) -> Requirement:
+    """``planes`` independent copies of one plane's minimum (ports per link are unchanged)."""
+    if planes == 1:
+        return one
+    return Requirement(
+        {tier: n * planes for tier, n in one.switches.items()},
+        {group: n * planes for group, n in one.links.items()},
+        one.ports,
+    )
+
+
+def _check_planes(design: Design, lines: list[BomLine], nic: Nic) -> list[Violation]:
+    """Every plane is a copy of the same network: each tier's switches split evenly over the
+    planes (a tier of 3 switches cannot be two identical planes)."""
+    planes = nic.plane_count
+    if planes == 1:
+        return []
+    count: Counter[str] = Counter()
+    for ln in (ln for ln in lines if ln.category == "switch"):
+        count[ln.tier] += ln.quantity
+    return [
+        Violation(
+            "plane-split",
+            f"{n} {tier} switches do not split into {planes} identical planes of "
+            f"{design.nic_sku} (nics.planes)",
+        )
+        for tier, n in sorted(count.items())
+        if n % planes
+    ]
+
+
+# end issue 16 (fabric800)
 
 
 def _links_per_group(lines: list[BomLine], catalog: Catalog, speed_gbps: int) -> Counter[str]:
@@ -395,7 +440,7 @@ def _optical_links(
     switches = [s for s in catalog.switches if s.sku in design.switch_skus]
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
     try:
-        needed = max(planned, _required(design, radix).links.get(group, 0))
+        needed = max(planned, _required(design, radix, nic.plane_count).links.get(group, 0))
     except InvalidInput:
         needed = planned
     cables = _links_per_group(

@@ -115,6 +115,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         rails=design.nics_per_node,
         oversubscribed_tier=design.oversubscribed_tier,
         params=design.topology_params,
+        planes=1 if nic is None else nic.plane_count,  # issue 16 (fabric800)
     )
     demands = _switch_demands(sizing, switches, speed_gbps)
     layout = design.layout
