@@ -239,8 +239,10 @@ def _check_network(
     switches = {s.sku: s for s in catalog.switches}
     radix: dict[str, int] = {}
     count: Counter[str] = Counter()
+    tier_sku: dict[str, Switch] = {}  # issue 16 (fabric800): for the port wording
     for ln in (ln for ln in lines if ln.category == "switch"):
         sw = switches[ln.sku]
+        tier_sku[ln.tier] = sw
         if sw.sku not in design.switch_skus:
             out.append(Violation("switch-sku", f"switch {sw.sku} is not one the design names"))
         if not switch_fits_fabric(sw, design.fabric):
@@ -282,10 +284,30 @@ def _check_network(
             out.append(
                 Violation(
                     "switch-ports",
-                    f"{tier} tier uses {used} ports, its {count[tier]} switches have {have}",
+                    _ports_wording(tier, used, count[tier], have, tier_sku, nic.speed_gbps),
                 )
             )
     return out
+
+
+# issue 16 (fabric800)
+def _ports_wording(
+    tier: str, used: int, switches: int, have: int, tier_sku: dict[str, Switch], speed_gbps: int
+) -> str:
+    """A tier's port overflow in the NIC-speed ports it is counted in, saying how a faster
+    switch port breaks out (so 1,024 "ports" on 64-port switches reads right)."""
+    sw = tier_sku.get(tier)
+    if sw is None or sw.port_speed_gbps == speed_gbps:
+        return f"{tier} tier uses {used} ports, its {switches} switches have {have}"
+    lanes = sw.port_speed_gbps // speed_gbps
+    return (
+        f"{tier} tier uses {used} ports at {speed_gbps}G (an {sw.port_speed_gbps}G link takes "
+        f"{lanes}), its {switches} {sw.sku} switches have {have} ({sw.ports} x "
+        f"{sw.port_speed_gbps}G ports each, broken out {lanes} x {speed_gbps}G)"
+    )
+
+
+# end issue 16 (fabric800)
 
 
 def _required(design: Design, k: int, planes: int = 1) -> Requirement:
