@@ -15,10 +15,14 @@ from pathlib import Path
 
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog
+from optimizer.optimize.backends import Limits, get_backend
+from optimizer.optimize.problem import RowBuilder
+from optimizer.optimize.request import OptimizeSpec
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
 from optimizer.topology.plan import physical_plan
+from optimizer.workload.presets import preset
 
 DATA = Path(__file__).parent / "data" / "fabric_800g"
 CATALOG = load_catalog(DATA)
@@ -140,3 +144,12 @@ def test_a_nic_cannot_feed_more_planes_than_it_has_ports(tmp_path: Path) -> None
 def test_a_catalog_without_the_planes_column_loads_with_one_plane() -> None:
     ndr = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "infiniband-ndr")
     assert all(n.planes is None and n.plane_count == 1 for n in ndr.nics)
+
+
+def test_the_mip_prices_both_planes_as_the_bom_does() -> None:
+    design = _spectrum_x(5, topology="fat_tree")  # 40 ports per plane: one leaf each
+    plan = physical_plan(design, CATALOG)
+    builder = RowBuilder(CATALOG, OptimizeSpec(workload=preset("llama3-8b")))
+    cents = builder.exact_cost(plan, get_backend("cpsat"), Limits(time_limit_s=10.0))
+    assert {d.tier: d.quantity for d in plan.switches} == {"leaf": 2}
+    assert cents == build_bom(design, CATALOG).capex_cents
