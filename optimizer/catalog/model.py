@@ -124,6 +124,9 @@ class Switch:
     price_cents: int
     availability: Availability = field(default_factory=Availability)
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
+    # issue 16 (fabric800): ports one cage (and so one switch-side module) holds: 2 for a
+    # Q3400's twin-port OSFP, 1 for an SN5600's 800G OSFP; None: not stated, any module fits.
+    ports_per_cage: int | None = None
 
 
 @dataclass(frozen=True)

@@ -384,6 +384,21 @@ COLUMNS: tuple[Column, ...] = (
         "port_speed_gbps / breakout.",
         16,
     ),
+    # issue 16 (fabric800)
+    Column(
+        "switches",
+        "ports_per_cage",
+        "int",
+        "ports",
+        False,
+        "Ports one transceiver cage holds: 2 for a Quantum-X800 Q3400 (144 x 800G from 72 "
+        "twin-port OSFP cages), 1 for an SN5600 (64 x 800G OSFP). A switch-side module must "
+        "fill a cage: its speed_gbps = port_speed_gbps x ports_per_cage (a 1.6T 2 x 800G "
+        "module fits the Q3400, not the SN5600). It divides ports. Empty: not stated, any "
+        "switch-side module fits.",
+        minimum=1,
+        maximum=16,
+    ),
     Column(
         "switches",
         "lossless",

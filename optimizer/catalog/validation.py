@@ -89,6 +89,8 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_link_modules(rows["links"], problems)
     if "nics" in rows:  # issue 16 (fabric800)
         _check_nic_planes(rows["nics"], problems)
+    if "switches" in rows:  # issue 16 (fabric800)
+        _check_switch_cages(rows["switches"], problems)
     if "cloud_offers" in rows:
         gpu_models = (
             {str(v["gpu_model"]) for _, v in rows["servers"]} if "servers" in rows else None
@@ -286,6 +288,15 @@ def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:
         if isinstance(planes, int) and ports and planes > ports:
             expected = f"at most ports ({ports}): one port per plane; empty means 1"
             problems.append(error("nics", number, "planes", planes, expected))
+
+
+def _check_switch_cages(rows: Rows, problems: list[Finding]) -> None:
+    """issue 16 (fabric800): a switch's ports fill whole cages."""
+    for number, values in rows:
+        per_cage, ports = values.get("ports_per_cage"), _checked_int(values["ports"])
+        if isinstance(per_cage, int) and ports % per_cage:
+            expected = f"a divisor of ports ({ports}): every cage holds as many; empty: not stated"
+            problems.append(error("switches", number, "ports_per_cage", per_cage, expected))
 
 
 def _checked_int(value: Value) -> int:

@@ -15,7 +15,7 @@ from optimizer.catalog.union import catalog_of
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
-from optimizer.topology.layout import LinkOption, group_ends, link_options, modules_for
+from optimizer.topology.layout import LinkOption, link_options, modules_for
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
@@ -123,7 +123,7 @@ def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple
     choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for demand in (d for d in plan.links if d.count):
         options = link_options(
-            demand.length_m, demand.speed_gbps, demand.fabric, catalog, group_ends(demand.group)
+            demand.length_m, demand.speed_gbps, demand.fabric, catalog, demand.link_ends
         )
         if not options:
             msg = (

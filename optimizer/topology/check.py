@@ -13,6 +13,7 @@ design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slo
 switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-side, optic-ports,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
+optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
 no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none).
@@ -33,14 +34,21 @@ from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
     fabric_family,
+    fits_end,
     link_fits,
     nic_fits_fabric,
     ports_at_speed,
+    switch_end,
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
 from optimizer.topology.layout import fiber_metres, group_ends
-from optimizer.topology.network import NIC_ENDS_PER_LINK, Requirement, SizingArgs
+from optimizer.topology.network import (
+    GROUP_END_TIERS,
+    NIC_ENDS_PER_LINK,
+    Requirement,
+    SizingArgs,
+)
 from optimizer.topology.plan import physical_plan
 
 _TABLE_CATEGORIES = {
@@ -99,6 +107,7 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
         out += _check_planes(design, known, nic)  # issue 16 (fabric800)
+        out += _check_cages(known, catalog)  # issue 16 (fabric800)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     ordered = [ln for ln in known if not _included(ln, server)]
@@ -363,6 +372,37 @@ def _check_planes(design: Design, lines: list[BomLine], nic: Nic) -> list[Violat
         for tier, n in sorted(count.items())
         if n % planes
     ]
+
+
+def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    """A switch-side module fills one cage of a switch at its group's ends where that switch
+    states ``ports_per_cage`` (a 1.6T twin-port module fits a Q3400 cage, not an SN5600's)."""
+    switches = {s.sku: s for s in catalog.switches}
+    parts = {lk.sku: lk for lk in catalog.links}
+    at_tier = {ln.tier: switches[ln.sku] for ln in lines if ln.category == "switch"}
+    first = "leaf" if "leaf" in at_tier else "router"  # the tier hosts plug into
+    out = []
+    for ln in (ln for ln in lines if ln.category == "transceiver"):
+        part = parts[ln.sku]
+        tiers = GROUP_END_TIERS.get(ln.tier, ())
+        ends = [at_tier.get(first if t == "first" else t) for t in tiers if t != "host"]
+        caged = [sw for sw in ends if sw is not None and sw.ports_per_cage is not None]
+        if part.fits_side != "switch" or not caged:
+            continue
+        if not any(fits_end(part, switch_end(sw)) for sw in caged):
+            cages = ", ".join(
+                sorted(
+                    {f"{sw.sku} {sw.port_speed_gbps * (sw.ports_per_cage or 1)}G" for sw in caged}
+                )
+            )
+            out.append(
+                Violation(
+                    "optic-cage",
+                    f"{part.sku} ({part.speed_gbps}G module) on {ln.tier} fills no cage of "
+                    f"the switches there ({cages} per cage, switches.ports_per_cage)",
+                )
+            )
+    return out
 
 
 # end issue 16 (fabric800)

@@ -31,6 +31,18 @@ GROUP_SPANS = {
 }
 
 
+# issue 16 (fabric800): the switch tier each end of a known group plugs into ("host": a NIC,
+# "first": the family's first switch tier, a leaf or a dragonfly router).
+GROUP_END_TIERS = {
+    "node-leaf": ("host", "first"),
+    "leaf-spine": ("leaf", "spine"),
+    "spine-core": ("spine", "core"),
+    "intra-group": ("router", "router"),
+    "global": ("router", "router"),
+    "torus": ("host", "host"),
+}
+
+
 @dataclass(frozen=True)
 class TierSizing:
     """One switch tier. Port counts are totals over the tier's switches.
@@ -157,6 +169,25 @@ def in_planes(one_plane: NetworkSizing, planes: int) -> NetworkSizing:
         bisection_links=one_plane.bisection_links * planes,
         planes=planes,
     )
+
+
+def tier_ends(
+    sizing: NetworkSizing, group: str, switch_ends: dict[str, str]
+) -> tuple[str, str] | None:
+    """issue 16 (fabric800): the two ends of ``group``'s links as ``fits_end`` reads them,
+    each switch end as its tier's SKU offers it (``switch_ends``: tier -> ``switch`` or
+    ``switch:C`` with its cage bandwidth); None for a group of unknown ends."""
+    tiers = GROUP_END_TIERS.get(group)
+    if tiers is None:
+        return None
+    first = sizing.tiers[0].name if sizing.tiers else ""
+
+    def end(tier: str) -> str:
+        if tier == "host":
+            return "host"
+        return switch_ends.get(first if tier == "first" else tier, "switch")
+
+    return end(tiers[0]), end(tiers[1])
 
 
 def bisection_ratio(bisection_links: int, endpoints: int) -> float:
