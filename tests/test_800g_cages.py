@@ -98,7 +98,7 @@ def test_check_bom_rejects_a_module_that_does_not_fit_the_switch_cage() -> None:
 def test_ports_per_cage_must_divide_the_ports(tmp_path: Path) -> None:
     shutil.copytree(DATA, tmp_path / "cat")
     path = tmp_path / "cat" / "switches.csv"
-    path.write_text(path.read_text().replace("placeholders\",2\n", "placeholders\",5\n"))
+    path.write_text(path.read_text().replace('placeholders",2\n', 'placeholders",5\n'))
     report = load_catalog_report(tmp_path / "cat")
     assert [(p.table, p.column) for p in report.errors] == [("switches", "ports_per_cage")]
 
