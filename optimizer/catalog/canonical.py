@@ -43,6 +43,8 @@ LATER_FIELDS = frozenset(
         "support_rate",
         "scale_up_gpus",
         "gpus_per_host",
+        "planes",  # issue 16 (fabric800)
+        "ports_per_cage",  # issue 16 (fabric800)
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

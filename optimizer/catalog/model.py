@@ -105,6 +105,14 @@ class Nic:
     availability: Availability = field(default_factory=Availability)
     forwarding: bool = False
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
+    # issue 16 (fabric800): independent fabric planes the ports feed, one port each (2: a
+    # ConnectX-8 in Ethernet mode, 2 x 400GbE); None: one plane, one port cabled per NIC.
+    planes: int | None = None
+
+    @property
+    def plane_count(self) -> int:
+        """Fabric planes, one cabled port in each (1 unless the row says more)."""
+        return self.planes or 1
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,9 @@ class Switch:
     price_cents: int
     availability: Availability = field(default_factory=Availability)
     support_rate: float | None = None  # per year, fraction of the price (None: request's)
+    # issue 16 (fabric800): ports one cage (and so one switch-side module) holds: 2 for a
+    # Q3400's twin-port OSFP, 1 for an SN5600's 800G OSFP; None: not stated, any module fits.
+    ports_per_cage: int | None = None
 
 
 @dataclass(frozen=True)

@@ -354,6 +354,20 @@ COLUMNS: tuple[Column, ...] = (
         default=False,
     ),
     _support_rate("nics"),
+    # issue 16 (fabric800)
+    Column(
+        "nics",
+        "planes",
+        "int",
+        "planes",
+        False,
+        "Independent fabric planes the card's ports feed, one port in each at speed_gbps: 2 "
+        "for a ConnectX-8 in Ethernet mode (2 x 400GbE; single-port 800GbE is not supported "
+        "per its firmware notes), whose two ports run two separate leaf/spine networks. At "
+        "most ports. Empty: 1 (one port cabled per NIC, the others spare).",
+        minimum=1,
+        maximum=16,
+    ),
     *_identity("switches", "switch"),
     Column(
         "switches",
@@ -376,6 +390,21 @@ COLUMNS: tuple[Column, ...] = (
         "Lower-speed ports one port splits into (1: no breakout); each runs at "
         "port_speed_gbps / breakout.",
         16,
+    ),
+    # issue 16 (fabric800)
+    Column(
+        "switches",
+        "ports_per_cage",
+        "int",
+        "ports",
+        False,
+        "Ports one transceiver cage holds: 2 for a Quantum-X800 Q3400 (144 x 800G from 72 "
+        "twin-port OSFP cages), 1 for an SN5600 (64 x 800G OSFP). A switch-side module must "
+        "fill a cage: its speed_gbps = port_speed_gbps x ports_per_cage (a 1.6T 2 x 800G "
+        "module fits the Q3400, not the SN5600). It divides ports. Empty: not stated, any "
+        "switch-side module fits.",
+        minimum=1,
+        maximum=16,
     ),
     Column(
         "switches",

@@ -87,6 +87,10 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_scale_up(rows["servers"], problems)
     if "links" in rows:
         _check_link_modules(rows["links"], problems)
+    if "nics" in rows:  # issue 16 (fabric800)
+        _check_nic_planes(rows["nics"], problems)
+    if "switches" in rows:  # issue 16 (fabric800)
+        _check_switch_cages(rows["switches"], problems)
     if "cloud_offers" in rows:
         gpu_models = (
             {str(v["gpu_model"]) for _, v in rows["servers"]} if "servers" in rows else None
@@ -275,6 +279,24 @@ def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
         elif ports is not None and speed % _checked_int(ports):
             expected = f"a divisor of speed_gbps {speed} (each port runs speed_gbps / ports)"
             problems.append(error("links", number, "ports_per_module", ports, expected))
+
+
+def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:
+    """issue 16 (fabric800): each plane takes one of the card's ports."""
+    for number, values in rows:
+        planes, ports = values.get("planes"), _checked_int(values["ports"])
+        if isinstance(planes, int) and ports and planes > ports:
+            expected = f"at most ports ({ports}): one port per plane; empty means 1"
+            problems.append(error("nics", number, "planes", planes, expected))
+
+
+def _check_switch_cages(rows: Rows, problems: list[Finding]) -> None:
+    """issue 16 (fabric800): a switch's ports fill whole cages."""
+    for number, values in rows:
+        per_cage, ports = values.get("ports_per_cage"), _checked_int(values["ports"])
+        if isinstance(per_cage, int) and ports % per_cage:
+            expected = f"a divisor of ports ({ports}): every cage holds as many; empty: not stated"
+            problems.append(error("switches", number, "ports_per_cage", per_cage, expected))
 
 
 def _checked_int(value: Value) -> int:

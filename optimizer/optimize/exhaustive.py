@@ -39,7 +39,7 @@ from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, group_ends, link_options, modules_for
+from optimizer.topology.layout import Layout, LinkOption, link_options, modules_for
 from optimizer.topology.plan import physical_plan
 
 
@@ -125,8 +125,9 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
         k = (need.length_m, need.speed_gbps, need.fabric, need.group)
         classes[k] = classes.get(k, 0) + need.count
     opts: list[list[LinkOption]] = []
+    ends = {need.group: need.link_ends for need in plan.links}  # issue 16 (fabric800): cages
     for length, speed, fabric, group in classes:
-        found = link_options(length, speed, fabric, catalog, group_ends(group))
+        found = link_options(length, speed, fabric, catalog, ends[group])
         found = [o for o in found if all(_allowed_link(catalog, spec, s) for s, _ in o.parts)]
         if not found:
             return None

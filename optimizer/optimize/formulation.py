@@ -35,10 +35,19 @@ class LinkClass:
     # The link group: it fixes the ends (host-switch, switch-switch), hence the options, and
     # twin-port modules are rounded up to whole modules per group, as the BOM buys them.
     group: str = ""
+    # issue 16 (fabric800): the ends with their switches' cages (a 1.6T module fits one
+    # switch's cage and not another's); "" where no cage is stated, so names stay as before.
+    ends: str = ""
 
     @classmethod
     def of(cls, need: LinkDemand) -> LinkClass:
-        return cls(need.length_m, need.speed_gbps, need.fabric, need.group)
+        ends = "" if need.ends is None else "-".join(need.ends)
+        return cls(need.length_m, need.speed_gbps, need.fabric, need.group, ends)
+
+    @property
+    def label(self) -> str:
+        """The group, and the cage ends where stated: unique in variable names."""
+        return self.group if ":" not in self.ends else f"{self.group}@{self.ends}"
 
 
 @dataclass(frozen=True)
@@ -189,7 +198,7 @@ def build_model(
     module_power_w = {lk.sku: lk.power_w for lk in catalog.links}
     for cls in sorted(
         {c for r in rows for c in r.link_demand},
-        key=lambda c: (c.fabric, c.speed_gbps, c.length_m, c.group),
+        key=lambda c: (c.fabric, c.speed_gbps, c.length_m, c.group, c.ends),
     ):
         demand_ub = max(r.link_demand.get(cls, 0) for r in rows)
         balance: dict[int, int] = {
@@ -199,7 +208,7 @@ def build_model(
         per_module: dict[str, int] = {}
         for j, opt in enumerate(options[cls]):
             y = m.var(
-                f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.group},{opt.name}]",
+                f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.label},{opt.name}]",
                 0,
                 demand_ub,
             )
@@ -217,7 +226,7 @@ def build_model(
                 sku_ub[sku] += per_link * demand_ub
             power_terms[y] = round(power)
         m.add(
-            f"links_built[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.group}]",
+            f"links_built[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.label}]",
             balance,
             lo=0,
             hi=0,
@@ -226,9 +235,9 @@ def build_model(
         for sku, terms in sorted(ports.items()):
             k = per_module[sku]
             ub = -(-max(terms.values()) * demand_ub // k)
-            z = m.var(f"modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.group},{sku}]", 0, ub)
+            z = m.var(f"modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]", 0, ub)
             m.add(
-                f"whole_modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.group},{sku}]",
+                f"whole_modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
                 {z: k, **{v: -q for v, q in terms.items()}},
                 lo=0,
             )

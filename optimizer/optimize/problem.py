@@ -22,7 +22,7 @@ from optimizer.optimize.mip import MipModel
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure
-from optimizer.topology.layout import LinkOption, group_ends, link_options
+from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan
 
 
@@ -131,7 +131,7 @@ class RowBuilder:
                     need.speed_gbps,
                     need.fabric,
                     self.catalog,
-                    group_ends(need.group),
+                    need.link_ends,  # issue 16 (fabric800): the switches' cages
                 )
                 self.options[cls] = [
                     o for o in found if all(sku in self._allowed for sku, _ in o.parts)

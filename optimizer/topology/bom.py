@@ -15,7 +15,7 @@ from optimizer.catalog.union import catalog_of
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
-from optimizer.topology.layout import LinkOption, group_ends, link_options, modules_for
+from optimizer.topology.layout import LinkOption, link_options, modules_for
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
@@ -123,7 +123,7 @@ def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple
     choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for demand in (d for d in plan.links if d.count):
         options = link_options(
-            demand.length_m, demand.speed_gbps, demand.fabric, catalog, group_ends(demand.group)
+            demand.length_m, demand.speed_gbps, demand.fabric, catalog, demand.link_ends
         )
         if not options:
             msg = (
@@ -193,11 +193,12 @@ def _price(
     )
 
 
-def spare_ports_note(ports: int) -> str:
-    """Why a multi-port NIC has ports no link reaches (the BOM says it on the NIC line)."""
+def spare_ports_note(ports: int, cabled: int = 1) -> str:
+    """Why a multi-port NIC has ports no link reaches (the BOM says it on the NIC line);
+    ``cabled``: one per fabric plane (issue 16, fabric800)."""
     return (
-        f"1 of {ports} ports cabled per NIC, {ports - 1} spare: the design cables one port "
-        "per NIC at the NIC's speed_gbps"
+        f"{cabled} of {ports} ports cabled per NIC, {ports - cabled} spare: the design cables "
+        "one port per NIC and fabric plane at the NIC's speed_gbps"
     )
 
 
@@ -234,8 +235,10 @@ def _node_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
     if plan.nics.quantity:
         nic = next(n for n in catalog.nics if n.sku == plan.nics.sku)
         source = nic.availability.source
-        if nic.ports > 1:
-            source = f"{spare_ports_note(nic.ports)}; {source}"
+        if nic.ports > nic.plane_count:  # issue 16 (fabric800): one port per plane
+            source = f"{spare_ports_note(nic.ports, nic.plane_count)}; {source}"
+        elif nic.plane_count > 1:
+            source = f"{nic.ports} ports cabled per NIC, one per fabric plane; {source}"
         items.append(
             _Item(
                 "nic",

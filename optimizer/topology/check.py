@@ -12,7 +12,9 @@ Violation codes
 design, unknown-sku, category, protocol, speed, server-count, nic-count, nic-slots,
 switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-side, optic-ports,
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
-racks, no-forwarding (a direct network of more than two nodes whose NIC and server do not
+racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
+optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
+no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none), rack-power (a rack-scale unit drawing more than the
 facility's stated kW per rack), cooling (a liquid-only server in an air-cooled facility),
@@ -34,14 +36,21 @@ from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
     fabric_family,
+    fits_end,
     link_fits,
     nic_fits_fabric,
     ports_at_speed,
+    switch_end,
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
 from optimizer.topology.layout import fiber_metres, group_ends
-from optimizer.topology.network import NIC_ENDS_PER_LINK, Requirement, SizingArgs
+from optimizer.topology.network import (
+    GROUP_END_TIERS,
+    NIC_ENDS_PER_LINK,
+    Requirement,
+    SizingArgs,
+)
 from optimizer.topology.plan import physical_plan
 
 _TABLE_CATEGORIES = {
@@ -99,6 +108,8 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
     if nic is not None:
         out += _check_network(design, known, catalog, nic)
+        out += _check_planes(design, known, nic)  # issue 16 (fabric800)
+        out += _check_cages(known, catalog)  # issue 16 (fabric800)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     ordered = [ln for ln in known if not _included(ln, server)]
@@ -208,10 +219,11 @@ def _check_buildable(design: Design, lines: list[BomLine], catalog: Catalog) -> 
                 code = "switch-count" if ln.category == "switch" else "link-count"
                 out.append(Violation(code, f"{ln.sku}: a {family.label} has no fabric"))
         return out
-    ports = sum(ln.quantity for ln in nics)  # one cabled port per NIC (Design.endpoints)
+    # issue 16 (fabric800): one cabled port per NIC and fabric plane (Design.endpoints per plane)
+    ports = sum(ln.quantity * _nic_planes(ln.sku, catalog) for ln in nics)
     for ln in nics:
         part = next(n for n in catalog.nics if n.sku == ln.sku)
-        if part.ports > 1 and "spare" not in ln.source:
+        if part.ports > part.plane_count and "spare" not in ln.source:
             out.append(
                 Violation(
                     "nic-uncabled",
@@ -239,8 +251,10 @@ def _check_network(
     switches = {s.sku: s for s in catalog.switches}
     radix: dict[str, int] = {}
     count: Counter[str] = Counter()
+    tier_sku: dict[str, Switch] = {}  # issue 16 (fabric800): for the port wording
     for ln in (ln for ln in lines if ln.category == "switch"):
         sw = switches[ln.sku]
+        tier_sku[ln.tier] = sw
         if sw.sku not in design.switch_skus:
             out.append(Violation("switch-sku", f"switch {sw.sku} is not one the design names"))
         if not switch_fits_fabric(sw, design.fabric):
@@ -258,7 +272,7 @@ def _check_network(
         if sku in switches
     ]
     try:
-        need = _required(design, min(design_radix, default=0))
+        need = _required(design, min(design_radix, default=0), nic.plane_count)
     except InvalidInput as e:
         return [*out, Violation("design", str(e))]
     for tier, switches_needed in need.switches.items():
@@ -282,17 +296,38 @@ def _check_network(
             out.append(
                 Violation(
                     "switch-ports",
-                    f"{tier} tier uses {used} ports, its {count[tier]} switches have {have}",
+                    _ports_wording(tier, used, count[tier], have, tier_sku, nic.speed_gbps),
                 )
             )
     return out
 
 
-def _required(design: Design, k: int) -> Requirement:
+# issue 16 (fabric800)
+def _ports_wording(
+    tier: str, used: int, switches: int, have: int, tier_sku: dict[str, Switch], speed_gbps: int
+) -> str:
+    """A tier's port overflow in the NIC-speed ports it is counted in, saying how a faster
+    switch port breaks out (so 1,024 "ports" on 64-port switches reads right)."""
+    sw = tier_sku.get(tier)
+    if sw is None or sw.port_speed_gbps == speed_gbps:
+        return f"{tier} tier uses {used} ports, its {switches} switches have {have}"
+    lanes = sw.port_speed_gbps // speed_gbps
+    return (
+        f"{tier} tier uses {used} ports at {speed_gbps}G (an {sw.port_speed_gbps}G link takes "
+        f"{lanes}), its {switches} {sw.sku} switches have {have} ({sw.ports} x "
+        f"{sw.port_speed_gbps}G ports each, broken out {lanes} x {speed_gbps}G)"
+    )
+
+
+# end issue 16 (fabric800)
+
+
+def _required(design: Design, k: int, planes: int = 1) -> Requirement:
     """Minimum switches per tier and links per group, straight from each family's formulas
-    (its module's ``required``, which recomputes them without the builder's sizing)."""
+    (its module's ``required``, which recomputes them without the builder's sizing), times
+    the NIC's fabric planes (each plane is a whole copy of the network)."""
     family = TOPOLOGIES.get(design.topology, "design.topology")
-    return family.required(
+    one = family.required(
         SizingArgs(
             design.endpoints,
             k,
@@ -302,6 +337,78 @@ def _required(design: Design, k: int) -> Requirement:
             design.topology_params,
         )
     )
+    return _times_planes(one, planes)
+
+
+# issue 16 (fabric800)
+def _nic_planes(sku: str, catalog: Catalog) -> int:
+    """Fabric planes of the NIC ``sku`` (1 for an unknown SKU: reported elsewhere)."""
+    return next((n.plane_count for n in catalog.nics if n.sku == sku), 1)
+
+
+def _times_planes(one: Requirement, planes: int) -> Requirement:
+    """``planes`` independent copies of one plane's minimum (ports per link are unchanged)."""
+    if planes == 1:
+        return one
+    return Requirement(
+        {tier: n * planes for tier, n in one.switches.items()},
+        {group: n * planes for group, n in one.links.items()},
+        one.ports,
+    )
+
+
+def _check_planes(design: Design, lines: list[BomLine], nic: Nic) -> list[Violation]:
+    """Every plane is a copy of the same network: each tier's switches split evenly over the
+    planes (a tier of 3 switches cannot be two identical planes)."""
+    planes = nic.plane_count
+    if planes == 1:
+        return []
+    count: Counter[str] = Counter()
+    for ln in (ln for ln in lines if ln.category == "switch"):
+        count[ln.tier] += ln.quantity
+    return [
+        Violation(
+            "plane-split",
+            f"{n} {tier} switches do not split into {planes} identical planes of "
+            f"{design.nic_sku} (nics.planes)",
+        )
+        for tier, n in sorted(count.items())
+        if n % planes
+    ]
+
+
+def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    """A switch-side module fills one cage of a switch at its group's ends where that switch
+    states ``ports_per_cage`` (a 1.6T twin-port module fits a Q3400 cage, not an SN5600's)."""
+    switches = {s.sku: s for s in catalog.switches}
+    parts = {lk.sku: lk for lk in catalog.links}
+    at_tier = {ln.tier: switches[ln.sku] for ln in lines if ln.category == "switch"}
+    first = "leaf" if "leaf" in at_tier else "router"  # the tier hosts plug into
+    out = []
+    for ln in (ln for ln in lines if ln.category == "transceiver"):
+        part = parts[ln.sku]
+        tiers = GROUP_END_TIERS.get(ln.tier, ())
+        ends = [at_tier.get(first if t == "first" else t) for t in tiers if t != "host"]
+        caged = [sw for sw in ends if sw is not None and sw.ports_per_cage is not None]
+        if part.fits_side != "switch" or not caged:
+            continue
+        if not any(fits_end(part, switch_end(sw)) for sw in caged):
+            cages = ", ".join(
+                sorted(
+                    {f"{sw.sku} {sw.port_speed_gbps * (sw.ports_per_cage or 1)}G" for sw in caged}
+                )
+            )
+            out.append(
+                Violation(
+                    "optic-cage",
+                    f"{part.sku} ({part.speed_gbps}G module) on {ln.tier} fills no cage of "
+                    f"the switches there ({cages} per cage, switches.ports_per_cage)",
+                )
+            )
+    return out
+
+
+# end issue 16 (fabric800)
 
 
 def _links_per_group(lines: list[BomLine], catalog: Catalog, speed_gbps: int) -> Counter[str]:
@@ -398,7 +505,7 @@ def _optical_links(
     switches = [s for s in catalog.switches if s.sku in design.switch_skus]
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
     try:
-        needed = max(planned, _required(design, radix).links.get(group, 0))
+        needed = max(planned, _required(design, radix, nic.plane_count).links.get(group, 0))
     except InvalidInput:
         needed = planned
     cables = _links_per_group(

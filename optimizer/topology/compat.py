@@ -13,7 +13,9 @@ Modelling rules
   to its rating. A multi-port transceiver (``ports_per_module`` > 1, e.g. a twin-port 2 x 400G
   OSFP rated 800G) also serves links at its per-port speed, one port per link end.
 - A transceiver plugs into the end its ``side`` names (host: a NIC cage, switch: a switch
-  cage, any: either); cables and fiber fit any end.
+  cage, any: either); cables and fiber fit any end. Where the switch states
+  ``ports_per_cage``, a module at its end fills one cage: speed_gbps = port speed x ports per
+  cage (a 1.6T twin-port module in a Q3400, an 800G module in an SN5600).
 """
 
 from __future__ import annotations
@@ -58,8 +60,24 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
 
 
 def fits_end(link: Link, end: str) -> bool:
-    """The part may sit at a link end of this kind (``host`` or ``switch``)."""
-    return link.kind != "transceiver" or link.fits_side in ("any", end)
+    """The part may sit at a link end of this kind (``host`` or ``switch``; ``switch:C``: a
+    switch whose cage holds C Gb/s, where a module must fill the cage, see ``switch_end``)."""
+    kind, _, cage_gbps = end.partition(":")
+    if link.kind != "transceiver":
+        return True
+    if link.fits_side not in ("any", kind):
+        return False
+    return not cage_gbps or link.speed_gbps == int(cage_gbps)
+
+
+# issue 16 (fabric800)
+def switch_end(switch: Switch) -> str:
+    """The link end ``switch`` offers: ``switch``, or ``switch:C`` with C its cage bandwidth
+    (port speed x ``ports_per_cage``: 1600 for a Q3400 twin-port cage, 800 for an SN5600)
+    when the catalog states it, so a module that does not fill the cage is not offered."""
+    if switch.ports_per_cage is None:
+        return "switch"
+    return f"switch:{switch.port_speed_gbps * switch.ports_per_cage}"
 
 
 def ports_per_end(link: Link, speed_gbps: int) -> int:

@@ -314,7 +314,8 @@ def uplink_lanes(
     if lower is None or upper is None:
         return 1
     lanes, rest = divmod(min(port_speed_gbps[t] for t in tiers), speed_gbps)
-    mesh = lower.switches * upper.switches
-    if rest or lanes < 2 or sizing.links(group) % (mesh * lanes):
+    planes = sizing.planes  # issue 16 (fabric800): the mesh is within one plane
+    mesh = (lower.switches // planes) * (upper.switches // planes)
+    if rest or lanes < 2 or (sizing.links(group) // planes) % (mesh * lanes):
         return 1
     return lanes

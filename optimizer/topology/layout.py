@@ -348,12 +348,13 @@ def buildable_lanes(
     length_m: float,
     fabric: str,
     catalog: Catalog,
+    ends: tuple[str, str] | None = None,  # issue 16 (fabric800): with the switches' cages
 ) -> int:
     """``fat_tree.uplink_lanes`` where the catalog has a cable or optics pair reaching
     ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise."""
     lanes = uplink_lanes(sizing, group, port_speed_gbps, speed_gbps)
     if lanes > 1 and not link_options(
-        length_m, speed_gbps * lanes, fabric, catalog, group_ends(group)
+        length_m, speed_gbps * lanes, fabric, catalog, ends or group_ends(group)
     ):
         return 1
     return lanes

@@ -7,7 +7,7 @@ family modules can build these records without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
@@ -28,6 +28,18 @@ GROUP_SPANS = {
     "intra-group": "pod",
     "global": "cluster",
     "torus": "neighbours",
+}
+
+
+# issue 16 (fabric800): the switch tier each end of a known group plugs into ("host": a NIC,
+# "first": the family's first switch tier, a leaf or a dragonfly router).
+GROUP_END_TIERS = {
+    "node-leaf": ("host", "first"),
+    "leaf-spine": ("leaf", "spine"),
+    "spine-core": ("spine", "core"),
+    "intra-group": ("router", "router"),
+    "global": ("router", "router"),
+    "torus": ("host", "host"),
 }
 
 
@@ -83,6 +95,9 @@ class NetworkSizing:
     bisection_links: int
     profile: TopologyProfile
     pods: int = 1  # pods of a three-tier fat-tree, groups of a dragonfly; 1 otherwise
+    # issue 16 (fabric800): identical independent planes; tier and link counts are totals
+    # over all planes, ``profile``, ``pods`` and ``busiest_switch_ports_used`` one plane's.
+    planes: int = 1
 
     @property
     def switches(self) -> int:
@@ -127,6 +142,52 @@ class Requirement:
     switches: dict[str, int] = field(default_factory=dict)
     links: dict[str, int] = field(default_factory=dict)
     ports: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+
+
+def in_planes(one_plane: NetworkSizing, planes: int) -> NetworkSizing:
+    """issue 16 (fabric800): ``planes`` copies of ``one_plane``, each NIC feeding one port
+    into each (a multi-plane fabric). Switches, port totals, links and bisection add up over
+    the planes; the profile stays one plane's, whose size sets the hops (every NIC reaches
+    every other through each plane; the estimator adds the planes' bandwidth itself)."""
+    require_positive(planes, "nics.planes")
+    if planes == 1:
+        return one_plane
+    tiers = tuple(
+        replace(
+            t,
+            switches=t.switches * planes,
+            down_ports_used=t.down_ports_used * planes,
+            up_ports_used=t.up_ports_used * planes,
+        )
+        for t in one_plane.tiers
+    )
+    groups = tuple(replace(g, count=g.count * planes) for g in one_plane.link_groups)
+    return replace(
+        one_plane,
+        tiers=tiers,
+        link_groups=groups,
+        bisection_links=one_plane.bisection_links * planes,
+        planes=planes,
+    )
+
+
+def tier_ends(
+    sizing: NetworkSizing, group: str, switch_ends: dict[str, str]
+) -> tuple[str, str] | None:
+    """issue 16 (fabric800): the two ends of ``group``'s links as ``fits_end`` reads them,
+    each switch end as its tier's SKU offers it (``switch_ends``: tier -> ``switch`` or
+    ``switch:C`` with its cage bandwidth); None for a group of unknown ends."""
+    tiers = GROUP_END_TIERS.get(group)
+    if tiers is None:
+        return None
+    first = sizing.tiers[0].name if sizing.tiers else ""
+
+    def end(tier: str) -> str:
+        if tier == "host":
+            return "host"
+        return switch_ends.get(first if tier == "first" else tier, "switch")
+
+    return end(tiers[0]), end(tiers[1])
 
 
 def bisection_ratio(bisection_links: int, endpoints: int) -> float:

@@ -17,11 +17,12 @@ from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES, Topolo
 from optimizer.topology.compat import (
     nic_fits_fabric,
     ports_at_speed,
+    switch_end,
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Placement, buildable_lanes, place
-from optimizer.topology.network import NetworkSizing, require_positive
+from optimizer.topology.layout import Placement, buildable_lanes, group_ends, place
+from optimizer.topology.network import NetworkSizing, require_positive, tier_ends
 from optimizer.topology.parts import find
 from optimizer.topology.sizing import size_network
 
@@ -56,6 +57,12 @@ class LinkDemand:
     length_m: float
     speed_gbps: int
     fabric: str
+    ends: tuple[str, str] | None = None  # issue 16 (fabric800): with the switches' cages
+
+    @property
+    def link_ends(self) -> tuple[str, str]:
+        """The ends ``link_options`` fits parts to (the group's kinds when not qualified)."""
+        return self.ends or group_ends(self.group)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         rails=design.nics_per_node,
         oversubscribed_tier=design.oversubscribed_tier,
         params=design.topology_params,
+        planes=1 if nic is None else nic.plane_count,  # issue 16 (fabric800)
     )
     demands = _switch_demands(sizing, switches, speed_gbps)
     layout = design.layout
@@ -143,9 +151,13 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         leaf_in_row=server.rack_scale,  # issue 16 (rackscale)
     )
     port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
+    cages = {d.tier: switch_end(by_sku[d.sku]) for d in demands}  # issue 16 (fabric800)
     links = tuple(
-        LinkDemand(g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric)
+        LinkDemand(
+            g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric, ends
+        )
         for g in sizing.link_groups
+        for ends in (tier_ends(sizing, g.name, cages),)
         for f in (
             buildable_lanes(
                 sizing,
@@ -155,6 +167,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
                 placement.length_m(g.name),
                 design.fabric,
                 catalog,
+                ends,
             ),
         )
     )

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES, TopologyFamily
-from optimizer.topology.network import LinkGroupSizing, NetworkSizing, SizingArgs, TierSizing
+from optimizer.topology.network import (
+    LinkGroupSizing,
+    NetworkSizing,
+    SizingArgs,
+    TierSizing,
+    in_planes,
+)
 
 __all__ = [
     "LinkGroupSizing",
@@ -31,6 +37,7 @@ def size_network(
     rails: int = 1,
     oversubscribed_tier: str = "leaf",
     params: tuple[tuple[str, int], ...] = (),
+    planes: int = 1,
 ) -> NetworkSizing:
     """Switches, links and profile of ``family`` for ``endpoints`` ports.
 
@@ -50,6 +57,9 @@ def size_network(
         NIC ports per node: the planes of a rail-optimized fabric, the ports a torus node has.
     params:
         Family parameters by name (torus ``dims``; dragonfly ``p``, ``a``, ``h``).
+    planes:
+        Independent copies of the network, each NIC cabling one port into each (issue 16,
+        ``nics.planes``); ``endpoints`` counts one plane's ports.
 
     Raises
     ------
@@ -57,7 +67,7 @@ def size_network(
         When the family cannot attach ``endpoints`` with these switches, naming the field.
     """
     args = SizingArgs(endpoints, radix, oversubscription, rails, oversubscribed_tier, params)
-    return _family(family, args).size(args)
+    return in_planes(_family(family, args).size(args), planes)
 
 
 def max_endpoints(
