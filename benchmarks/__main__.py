@@ -10,12 +10,29 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import backends, cli_startup, latency, optimality, profile_largest, quality, scale
+from benchmarks import (
+    backends,
+    batch_scaling,
+    catalog_ratio,
+    cli_startup,
+    estimator_speed,
+    latency,
+    optimality,
+    profile_largest,
+    quality,
+    scale,
+    versus_enumerator,
+)
 from benchmarks.report import DEFAULT_OUT, Table, machine
 
+# The fair comparison (the independent enumerator) first, the exponential oracle beside it.
 SUITE: dict[str, Callable[[str, Path], list[Table]]] = {
+    "versus_enumerator": versus_enumerator.run,
     "optimality": optimality.run,
     "scale": scale.run,
+    "catalog_ratio": catalog_ratio.run,
+    "batch_scaling": batch_scaling.run,
+    "estimator_speed": estimator_speed.run,
     "backends": backends.run,
     "quality": quality.run,
     "latency": latency.run,
@@ -43,7 +60,8 @@ def main() -> None:
     info = machine()
     print(
         f"# Benchmarks ({level}) on {info['nproc']} x {info['cpu_model']}, Python "
-        f"{info['python']}, commit {info['commit']}\n",
+        f"{info['python']}, commit {info['commit']}, load average "
+        f"{info['load_average_1min']:.2f} (1 min) at the start\n",
         flush=True,
     )
     start = time.perf_counter()
