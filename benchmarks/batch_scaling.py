@@ -1,6 +1,6 @@
 """Batch throughput per worker and scaling efficiency at a size that fits the run level:
-8 scenarios (smallest: CI smoke case within 60 s), 300 (quick) or 10,000 (full) over the three bundled catalogs, on
-one local worker and on two.
+8 scenarios (smallest: CI's smoke case must finish within 60 s), 300 (quick) or 10,000
+(full) over the three bundled catalogs, on one local worker and on two.
 
 Scaling efficiency = (scenarios/s on W workers) / (W x scenarios/s on one worker); 1.0 is
 perfect. The one-worker pass runs an evenly spread sample when the batch is large (so the
