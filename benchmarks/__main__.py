@@ -6,6 +6,8 @@ figure in docs/benchmarks.md). Each benchmark prints its tables and writes JSON 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -64,13 +66,29 @@ def main() -> None:
         f"{info['load_average_1min']:.2f} (1 min) at the start\n",
         flush=True,
     )
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu_s()
     for name in args.only or SUITE:
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), _cpu_s()
         print(f"## {name}\n", flush=True)
         SUITE[name](level, args.out)
-        print(f"({name}: {time.perf_counter() - began:,.0f} s)\n", flush=True)
-    print(f"Suite finished in {time.perf_counter() - start:,.0f} s; JSON in {args.out}")
+        print(
+            f"({name}: {time.perf_counter() - began:,.0f} s wall, "
+            f"{_cpu_s() - began_cpu:,.1f} s CPU)\n",
+            flush=True,
+        )
+    print(
+        f"Suite finished in {time.perf_counter() - start:,.0f} s wall, "
+        f"{_cpu_s() - start_cpu:,.1f} s CPU (load average {os.getloadavg()[0]:.2f}); "
+        f"JSON in {args.out}"
+    )
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and its finished children (every benchmark forks or spawns
+    its measurements): on a shared machine the wall time says more about the load."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 if __name__ == "__main__":
