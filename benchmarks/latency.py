@@ -1,15 +1,13 @@
-"""Estimator throughput and end-to-end latency of the README's main jobs, as a user runs them.
+"""End-to-end latency of the README's main jobs, as a user runs them (the estimator's and
+planner's rates are benchmarks.estimator_speed's own suite entry).
 
-Throughput comes from helper benchmark benchmarks.estimator_speed (run as its own process, its
-figures read from its output), so there is one definition of "estimates per second". Latency
-is the `procure` CLI from process start to exit, interpreter start-up and catalog loading
+Latency is the `procure` CLI from process start to exit, interpreter start-up and catalog loading
 included: `procure catalog show` (the README's main job) and `procure optimize` on a bundled
 catalog (4,096 GPUs' worth of Llama 3 70B, top 3). Run: python -m benchmarks.latency
 """
 
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -18,11 +16,9 @@ from benchmarks.measure import Ran, run_command
 from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import scenario
 
-PAIRS = {"smallest": 200, "quick": 2_000, "full": 10_000}
 REPEATS = {"smallest": 1, "quick": 3, "full": 5}
 OPTIMIZE_GPUS = 4096
 CATALOG = "infiniband-ndr"
-RATE = re.compile(r"^(with planner|without planner):\s+([\d,]+) estimates/s", re.MULTILINE)
 
 
 def jobs(level: str) -> dict[str, list[str]]:
@@ -46,26 +42,6 @@ def jobs(level: str) -> dict[str, list[str]]:
     return out
 
 
-def throughput(level: str) -> Table:
-    ran = run_command(
-        [sys.executable, "-m", "benchmarks.estimator_speed", "--pairs", str(PAIRS[level])]
-    )
-    table = Table(
-        "Estimator throughput (one core; benchmarks.estimator_speed)",
-        ("mode", "estimates per second", "pairs"),
-    )
-    for mode, rate in RATE.findall(ran.stdout):
-        table.add(mode, int(rate.replace(",", "")), PAIRS[level])
-    if ran.returncode != 0:
-        last = ran.stdout.strip().splitlines()[-1] if ran.stdout.strip() else "no output"
-        table.add("FAILED", None, PAIRS[level])
-        table.notes.append(f"benchmarks.estimator_speed exited {ran.returncode}: {last}")
-    table.notes.append(
-        "Targets (docs/performance-model.md): >= 500/s with the planner, >= 20,000/s without."
-    )
-    return table
-
-
 def latency(level: str) -> Table:
     table = Table(
         "End-to-end CLI latency (process start to exit)",
@@ -85,10 +61,8 @@ def latency(level: str) -> Table:
 
 
 def run(level: str, out: Path) -> list[Table]:
-    tables = [throughput(level), latency(level)]
-    publish(
-        "latency", tables, out, {"level": level, "pairs": PAIRS[level], "repeats": REPEATS[level]}
-    )
+    tables = [latency(level)]
+    publish("latency", tables, out, {"level": level, "repeats": REPEATS[level]})
     return tables
 
 

@@ -88,6 +88,18 @@ def machine() -> dict[str, Any]:
     }
 
 
+LOAD_NOTE = "Machine load when published:"
+
+
+def load_note() -> str:
+    """The load average (1, 5, 15 min) next to the number of cores, for a table's notes."""
+    one, five, fifteen = os.getloadavg()
+    return (
+        f"{LOAD_NOTE} load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min) "
+        f"on {os.cpu_count()} cores."
+    )
+
+
 def _commit() -> str:
     """The checked-out commit, marked "+changes" when the working tree differs from it."""
 
@@ -106,8 +118,14 @@ def _commit() -> str:
 
 
 def publish(name: str, tables: list[Table], out: Path, params: dict[str, Any]) -> Path:
-    """Print ``tables`` and write them, with the machine and the run's parameters, as JSON."""
+    """Print ``tables`` and write them, with the machine and the run's parameters, as JSON.
+
+    Each table gains a note with the machine's load average when it is published: timings
+    taken on a shared machine mean little without it.
+    """
     for t in tables:
+        if not any(n.startswith(LOAD_NOTE) for n in t.notes):
+            t.notes.append(load_note())
         print(t.render(), flush=True)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"

@@ -13,11 +13,10 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
 
-from enumerator import Found, enumerate_optimum
-from realism_scenarios import SCENARIOS, catalog, describe, enumerated, solved
-
+from benchmarks.enumerator import Found, enumerate_optimum
+from benchmarks.realism_scenarios import SCENARIOS, catalog, describe, enumerated, solved
 from optimizer.optimize.request import Objective
 
 

@@ -15,8 +15,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = (
+    "versus_enumerator",
     "optimality",
     "scale",
+    "catalog_ratio",
+    "batch_scaling",
+    "estimator_speed",
     "backends",
     "quality",
     "latency",
@@ -24,13 +28,16 @@ BENCHMARKS = (
     "cli_startup",
 )
 HEADERS = (
-    "### MIP vs brute force",
+    "### Optimizer vs the independent enumerator",
+    "### MIP vs brute force: the exponential link-split oracle",
     "### Cluster size sweep",
     "### Catalog size sweep",
+    "### Large-catalog CPU as a ratio to the bundled",
+    "### Batch throughput per worker and scaling efficiency",
     "### Backends on the same instances",
     "### Optimizer vs the rule of thumb",
     "### Median savings",
-    "### Estimator throughput",
+    "### Estimator throughput and planner rate",
     "### End-to-end CLI latency",
     "### Where the time goes",
     "### CLI start-up",
@@ -71,6 +78,21 @@ def test_smallest_suite_writes_each_benchmark_as_json(smoke, name: str) -> None:
     assert doc["benchmark"] == name
     assert doc["machine"]["nproc"] >= 1
     assert all(table["rows"] for table in doc["tables"])
+
+
+def test_every_table_states_the_machine_load(smoke) -> None:
+    """Timings from a shared machine mean little without the load they were taken under."""
+    done, _ = smoke
+    tables = done.stdout.split("\n### ")[1:]
+    assert tables
+    for table in tables:
+        assert "load average" in table, table.splitlines()[0]
+
+
+def test_smallest_suite_finds_the_optimizer_and_the_enumerator_agree(smoke) -> None:
+    _, out = smoke
+    doc = json.loads((out / "versus_enumerator.json").read_text())
+    assert {row["same rank-1 objective"] for row in doc["tables"][0]["rows"]} == {"yes"}
 
 
 def test_smallest_suite_finds_the_mip_and_brute_force_agree(smoke) -> None:

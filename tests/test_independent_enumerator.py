@@ -1,6 +1,6 @@
 """Rank 1 of the optimizer equals the independent enumerator's optimum (issue 13).
 
-The enumerator (tests/enumerator.py) prices every buildable design of each scenario one by
+The enumerator (benchmarks/enumerator.py) prices every buildable design of each scenario one by
 one, without the optimizer's search, bounds, dominance or MIP. Several designs may tie on
 the objective, so the objective values are compared (capex to the cent, then whole seconds
 for min-cost; seconds, then capex for min-time; TCO to the cent, then seconds for min-tco),
@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from enumerator import Enumerator
-from realism_scenarios import (
+from test_min_time_tier_mix import CATALOG as TIER_MIX_CATALOG
+from test_min_time_tier_mix import MANAGED, UNMANAGED, WORKLOAD, _design
+
+from benchmarks.enumerator import Enumerator
+from benchmarks.realism_scenarios import (
     FACILITY_SCENARIOS,
+    REPRESENTATIVE,
     SCENARIOS,
     Scenario,
     catalog,
@@ -22,9 +26,6 @@ from realism_scenarios import (
     enumerated,
     solved,
 )
-from test_min_time_tier_mix import CATALOG as TIER_MIX_CATALOG
-from test_min_time_tier_mix import MANAGED, UNMANAGED, WORKLOAD, _design
-
 from optimizer.optimize.backends import Limits, get_backend
 from optimizer.optimize.formulation import Bounds
 from optimizer.optimize.problem import RowBuilder
@@ -95,7 +96,42 @@ def test_host_to_switch_links_are_priced_with_host_side_parts() -> None:
     assert _enumerated_cents(design, spec, ndr) == want
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def _restrictions(s: Scenario) -> set[str]:
+    """The kinds of constraint a scenario states (what the default subset must cover)."""
+    stated = {
+        "target": s.target_hours is not None,
+        "budget": s.budget_usd is not None,
+        "power": s.max_power_kw is not None,
+        "fabric": bool(s.fabrics),
+        "nic bandwidth": s.min_nic_gbps_per_gpu is not None,
+        "cost model": s.cost_model != Scenario(s.catalog).cost_model,
+        "floor": s.max_floor_positions is not None,
+        "rack power": s.rack_kw is not None,
+        "cooling": s.cooling is not None,
+    }
+    return {kind for kind, on in stated.items() if on} | {f"topology {t}" for t in s.topologies}
+
+
+def test_the_default_subset_covers_every_catalog_objective_and_constraint_kind() -> None:
+    """CI runs REPRESENTATIVE; the rest run under ``pytest -m soak``. Nothing may be covered
+    only by the soak runs."""
+    for name, key in (
+        ("catalog", lambda s: {s.catalog}),
+        ("objective", lambda s: {s.objective}),
+        ("workload", lambda s: {s.workload}),
+        ("constraint kind", _restrictions),
+    ):
+        everywhere = set().union(*(key(s) for s in SCENARIOS))
+        by_default = set().union(*(key(s) for s in REPRESENTATIVE))
+        assert by_default == everywhere, f"{name} only under soak: {everywhere - by_default}"
+    assert set(REPRESENTATIVE) <= set(SCENARIOS)
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [pytest.param(s, marks=() if s in REPRESENTATIVE else pytest.mark.soak) for s in SCENARIOS],
+    ids=lambda s: s.name,
+)
 def test_rank_one_is_the_enumerators_optimum(scenario: Scenario) -> None:
     want = enumerated(scenario)
     got = solved(scenario)
