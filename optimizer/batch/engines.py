@@ -5,10 +5,11 @@ scenarios and yield one ``TaskResult`` per scenario as results complete, in comp
 order. They dispatch chunks of scenarios that share a (catalog, workload) key
 (``chunks.chunked``) to long-lived workers, which keep their decoded catalogs and planner
 and estimator caches warm across chunks. They keep a bounded number of chunks in flight,
-so memory stays flat however long the batch. A scenario whose worker died (killed, out of memory) is retried up to
-``max_attempts`` times, then becomes an error row; the local engine reruns such suspects
-one at a time, so a scenario that kills its worker fails no other scenario. Every scenario
-yields exactly once: it is resubmitted only after its previous attempt has failed.
+so memory stays flat however long the batch. A scenario whose worker died (killed, out of
+memory) is retried up to ``max_attempts`` times, then becomes an error row; the local
+engine reruns such suspects one at a time, so a scenario that kills its worker fails no
+other scenario. Every scenario yields exactly once: it is resubmitted only after its
+previous attempt has failed.
 
 Processes are started with ``spawn``: a forked child of a process that already runs gRPC or
 solver threads can deadlock (shared/reliability.md B1).
