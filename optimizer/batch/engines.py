@@ -2,11 +2,14 @@
 
 Both engines take the catalogs (canonical bytes by content id) and an iterable of
 scenarios and yield one ``TaskResult`` per scenario as results complete, in completion
-order. They keep a bounded number of tasks in flight, so memory stays flat however long the
-batch. A scenario whose worker died (killed, out of memory) is retried up to
-``max_attempts`` times, then becomes an error row; the local engine reruns such suspects
-one at a time, so a scenario that kills its worker fails no other scenario. Every scenario
-yields exactly once: it is resubmitted only after its previous attempt has failed.
+order. They dispatch chunks of scenarios that share a (catalog, workload) key
+(``chunks.chunked``) to long-lived workers, which keep their decoded catalogs and planner
+and estimator caches warm across chunks. They keep a bounded number of chunks in flight,
+so memory stays flat however long the batch. A scenario whose worker died (killed, out of
+memory) is retried up to ``max_attempts`` times, then becomes an error row; the local
+engine reruns such suspects one at a time, so a scenario that kills its worker fails no
+other scenario. Every scenario yields exactly once: it is resubmitted only after its
+previous attempt has failed.
 
 Processes are started with ``spawn``: a forked child of a process that already runs gRPC or
 solver threads can deadlock (shared/reliability.md B1).
@@ -26,8 +29,9 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from optimizer.batch.chunks import DEFAULT_MAX_CHUNK, chunked
 from optimizer.batch.spec import Scenario
-from optimizer.batch.tasks import TaskResult, failed_result, install_catalogs, run_scenario
+from optimizer.batch.tasks import TaskResult, failed_result, install_catalogs, run_chunk
 from optimizer.errors import InvalidInput, ProcurementError
 
 if TYPE_CHECKING:
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
 # Dask's own default for ``distributed.scheduler.allowed-failures`` + 1, used for both
 # engines so that a scenario that kills its worker every time cannot stall a batch.
 DEFAULT_MAX_ATTEMPTS = 4
-# A fresh worker process after this many tasks bounds any slow leak in the solver stack.
+# A fresh worker process after about this many scenarios bounds any slow leak in the solver
+# stack (workers run chunks of scenarios; see LocalEngine._pool).
 DEFAULT_TASKS_PER_CHILD = 250
 # How often a local worker checks that its driver is alive; an orphan exits within this.
 WATCHDOG_INTERVAL_S = 0.5
@@ -139,12 +144,16 @@ class LocalEngine(Engine):
         *,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         tasks_per_child: int = DEFAULT_TASKS_PER_CHILD,
+        chunk_size: int = DEFAULT_MAX_CHUNK,
     ) -> None:
         if workers is not None and workers < 1:
             raise InvalidInput(f"got {workers}, expected at least 1", field="workers")
+        if chunk_size < 1:
+            raise InvalidInput(f"got {chunk_size}, expected at least 1", field="chunk_size")
         self.workers = workers or local_cpu_count()
         self.max_attempts = max_attempts
         self.tasks_per_child = tasks_per_child
+        self.chunk_size = chunk_size
 
     def run(
         self,
@@ -153,10 +162,10 @@ class LocalEngine(Engine):
         *,
         timeout_s: float | None = None,
     ) -> Generator[TaskResult, None, None]:
-        todo: Iterator[Scenario] = iter(scenarios)
+        todo = chunked(scenarios, max_chunk=self.chunk_size, spread=2 * self.workers)
         retry: deque[Scenario] = deque()
         attempts: dict[str, int] = {}
-        inflight: dict[Future[TaskResult], Scenario] = {}
+        inflight: dict[Future[list[TaskResult]], tuple[Scenario, ...]] = {}
         pool: ProcessPoolExecutor | None = None
         finished = False
         try:
@@ -168,40 +177,37 @@ class LocalEngine(Engine):
                         # A suspect runs alone, so that another death names its culprit and
                         # a scenario that kills its worker cannot use up the others' attempts.
                         if not inflight:
-                            s = retry.popleft()
-                            inflight[pool.submit(run_scenario, s, None, timeout_s)] = s
+                            one = (retry.popleft(),)
+                            inflight[pool.submit(run_chunk, one, None, timeout_s)] = one
                         break
-                    fresh = next(todo, None)
-                    if fresh is None:
+                    chunk = next(todo, None)
+                    if chunk is None:
                         break
-                    inflight[pool.submit(run_scenario, fresh, None, timeout_s)] = fresh
+                    inflight[pool.submit(run_chunk, chunk, None, timeout_s)] = chunk
                 if not inflight:
                     finished = True
                     return
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 broken = False
                 for fut in done:
-                    s = inflight.pop(fut)
+                    chunk = inflight.pop(fut)
                     try:
-                        result = fut.result()
+                        results = fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        gave_up = self._failed_attempt(s, attempts, retry, catalogs)
-                        if gave_up is not None:
-                            yield gave_up
+                        yield from self._failed_attempts(chunk, attempts, retry, catalogs)
                         continue
-                    attempts.pop(s.scenario_id, None)
-                    yield result
+                    for s in chunk:
+                        attempts.pop(s.scenario_id, None)
+                    yield from results
                 if broken:
                     # A dead worker fails every unfinished task of the pool: retry them.
-                    for fut, s in list(inflight.items()):
+                    for fut, chunk in list(inflight.items()):
                         inflight.pop(fut)
                         if fut.done() and not fut.cancelled() and fut.exception() is None:
-                            yield fut.result()
+                            yield from fut.result()
                             continue
-                        gave_up = self._failed_attempt(s, attempts, retry, catalogs)
-                        if gave_up is not None:
-                            yield gave_up
+                        yield from self._failed_attempts(chunk, attempts, retry, catalogs)
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None
         finally:
@@ -214,23 +220,27 @@ class LocalEngine(Engine):
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
             initargs=(dict(catalogs), os.getpid()),
-            max_tasks_per_child=self.tasks_per_child,
+            # A task is a chunk: recycle after about ``tasks_per_child`` scenarios.
+            max_tasks_per_child=max(1, self.tasks_per_child // self.chunk_size),
         )
 
-    def _failed_attempt(
+    def _failed_attempts(
         self,
-        s: Scenario,
+        chunk: tuple[Scenario, ...],
         attempts: dict[str, int],
         retry: deque[Scenario],
         catalogs: Mapping[str, bytes],
-    ) -> TaskResult | None:
-        n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
-        if n < self.max_attempts:
-            retry.append(s)
-            return None
-        attempts.pop(s.scenario_id)
-        died = WorkerDied(f"a worker process died {n} times while this scenario ran")
-        return failed_result(s, died, catalogs[s.catalog_id])
+    ) -> Iterator[TaskResult]:
+        """The error rows of the chunk's scenarios out of attempts; the others are queued to
+        run again, one at a time (any of them may be the one that killed the worker)."""
+        for s in chunk:
+            n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
+            if n < self.max_attempts:
+                retry.append(s)
+                continue
+            attempts.pop(s.scenario_id)
+            died = WorkerDied(f"a worker process died {n} times while this scenario ran")
+            yield failed_result(s, died, catalogs[s.catalog_id])
 
 
 class DaskEngine(Engine):
@@ -244,10 +254,16 @@ class DaskEngine(Engine):
     """
 
     def __init__(
-        self, scheduler: str | Client, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+        self,
+        scheduler: str | Client,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        chunk_size: int = DEFAULT_MAX_CHUNK,
     ) -> None:
         from distributed import Client
 
+        if chunk_size < 1:
+            raise InvalidInput(f"got {chunk_size}, expected at least 1", field="chunk_size")
         # distributed is untyped: the client is Any here, its calls checked by the tests.
         self.client: Any
         if isinstance(scheduler, str):
@@ -269,6 +285,7 @@ class DaskEngine(Engine):
             self.client, self._owns_client = scheduler, False
             self.address = str(self.client.scheduler.address)
         self.max_attempts = max_attempts
+        self.chunk_size = chunk_size
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def run(
@@ -288,31 +305,36 @@ class DaskEngine(Engine):
             )
             return shipped[catalog_id]
 
-        todo: Iterator[Scenario] = iter(scenarios)
+        # Twice the workers' threads in chunks: each thread has one chunk queued behind its
+        # current one, and the end of the batch is cut small enough to reach every thread.
+        spread = 2 * self.workers
+        todo = chunked(scenarios, max_chunk=self.chunk_size, spread=spread)
         attempts: dict[str, int] = {}
-        inflight: dict[Any, Scenario] = {}
+        inflight: dict[Any, tuple[Scenario, ...]] = {}
         completed: Any = as_completed
         queue = completed()
-        window = max(16, 4 * self.workers)
+        window = max(8, spread)
 
-        def submit(s: Scenario) -> None:
-            data = shipped[s.catalog_id] if s.catalog_id in shipped else ship(s.catalog_id)
-            fut = self.client.submit(run_scenario, s, data, timeout_s, pure=False)
-            inflight[fut] = s
+        def submit(chunk: tuple[Scenario, ...]) -> None:
+            cid = chunk[0].catalog_id  # one key per chunk, so one catalog
+            data = shipped[cid] if cid in shipped else ship(cid)
+            fut = self.client.submit(run_chunk, chunk, data, timeout_s, pure=False)
+            inflight[fut] = chunk
             queue.add(fut)
 
         try:
-            for s in itertools.islice(todo, window):
-                submit(s)
+            for chunk in itertools.islice(todo, window):
+                submit(chunk)
             for fut in self._until_lost(queue):
-                s = inflight.pop(fut)
-                result = self._outcome(fut, s, attempts, catalogs)
+                chunk = inflight.pop(fut)
+                results, again = self._outcome(fut, chunk, attempts, catalogs)
                 fut.release()
-                if result is None:  # lost with its worker: ship the catalog again, retry
-                    ship(s.catalog_id)
-                    submit(s)
+                yield from results
+                if again:  # lost with its worker: ship the catalog again, retry
+                    ship(chunk[0].catalog_id)
+                    for part in again:
+                        submit(part)
                     continue
-                yield result
                 nxt = next(todo, None)
                 if nxt is not None:
                     submit(nxt)
@@ -342,26 +364,40 @@ class DaskEngine(Engine):
         )
 
     def _outcome(
-        self, fut: Any, s: Scenario, attempts: dict[str, int], catalogs: Mapping[str, bytes]
-    ) -> TaskResult | None:
-        """The scenario's result, its error row once retries are spent, or None to retry."""
+        self,
+        fut: Any,
+        chunk: tuple[Scenario, ...],
+        attempts: dict[str, int],
+        catalogs: Mapping[str, bytes],
+    ) -> tuple[list[TaskResult], list[tuple[Scenario, ...]]]:
+        """The chunk's results (error rows for scenarios out of retries) and the chunks to
+        submit again. A chunk that killed its workers is split into single scenarios, so
+        that the scheduler's verdict (KilledWorker) falls on the culprit alone."""
         from distributed.scheduler import KilledWorker
 
         try:
-            result: TaskResult = fut.result()
+            results: list[TaskResult] = fut.result()
         except KilledWorker as e:  # the scheduler already retried on other workers
-            return failed_result(s, WorkerDied(str(e)), catalogs[s.catalog_id])
+            if len(chunk) > 1:
+                return [], [(s,) for s in chunk]
+            return [failed_result(chunk[0], WorkerDied(str(e)), catalogs[chunk[0].catalog_id])], []
         except Exception as e:
             if self.client.status in _DASK_GONE:  # cancelled because the scheduler is gone
                 raise self._lost(e) from None
-            n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
-            if n < self.max_attempts:
-                return None
-            return failed_result(
-                s, WorkerDied(f"gave up after {n} attempts: {e}"), catalogs[s.catalog_id]
-            )
-        attempts.pop(s.scenario_id, None)
-        return result
+            failed: list[TaskResult] = []
+            again: list[Scenario] = []
+            for s in chunk:
+                n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
+                if n < self.max_attempts:
+                    again.append(s)
+                    continue
+                attempts.pop(s.scenario_id)
+                died = WorkerDied(f"gave up after {n} attempts: {e}")
+                failed.append(failed_result(s, died, catalogs[s.catalog_id]))
+            return failed, [tuple(again)] if again else []
+        for s in chunk:
+            attempts.pop(s.scenario_id, None)
+        return results, []
 
     def close(self) -> None:
         if self._owns_client:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,9 @@ MAX_DECODED_CATALOGS = 32
 _shipped: dict[str, bytes] = {}
 _decoded: OrderedDict[str, Catalog] = OrderedDict()
 _decoded_lock = threading.Lock()
+# How many times this process decoded each catalog (by content id): a warm worker decodes a
+# catalog once however many tasks use it (tests count it; ``catalog_loads``).
+_loads: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -71,10 +74,26 @@ def catalog_for(catalog_id: str, data: bytes | None = None) -> Catalog:
         )
     catalog = decode_catalog(raw)  # canonical JSON, or a union's parts
     with _decoded_lock:
+        _loads[catalog_id] = _loads.get(catalog_id, 0) + 1
         _decoded[catalog_id] = catalog
         while len(_decoded) > MAX_DECODED_CATALOGS:
             _decoded.popitem(last=False)
     return catalog
+
+
+def catalog_loads() -> dict[str, int]:
+    """Decodes of each catalog (by content id) in this process so far."""
+    with _decoded_lock:
+        return dict(_loads)
+
+
+def run_chunk(
+    scenarios: Sequence[Scenario], catalog_data: bytes | None = None, timeout_s: float | None = None
+) -> list[TaskResult]:
+    """``run_scenario`` for each of ``scenarios`` (one chunk, ``chunks.chunked``), in order, in
+    this process: they share its warm catalog, planner and estimator caches. ``timeout_s``
+    applies to each scenario, as if it ran alone."""
+    return [run_scenario(s, catalog_data, timeout_s) for s in scenarios]
 
 
 def run_scenario(
