@@ -48,6 +48,7 @@ BY_HAND = {
             "tco_usd",  # issue 17 (tco)
             "tco",  # issue 17 (tco)
             "workload_times",  # issue 17 (portfolio)
+            "scale_up_gpus",  # issue 16 (scale-up): from the design's estimate
             "break_evens",  # issue 17 (rent)
         },
     ),
