@@ -104,7 +104,9 @@ def optimize(
         return builder.exact_cost(plan, backend, remaining, bounds)
 
     outcome = search(space, timer, layout, stock, exact_cost, clock)
-    problem = build_problem(outcome.candidates, builder)
+    evaluated = build_problem(outcome.candidates, builder)  # the Pareto front's points
+    rankable = outcome.rankable(catalog)
+    problem = evaluated if rankable is outcome.candidates else build_problem(rankable, builder)
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
@@ -208,7 +210,7 @@ def optimize(
     return OptimizeResult(
         status=str(status),
         designs=tuple(ranked),
-        pareto=pareto_with_tco(pareto_front(problem.costed), problem.costed),
+        pareto=pareto_with_tco(pareto_front(evaluated.costed), evaluated.costed),
         diagnosis=text,
         solve_time_s=time.perf_counter() - start,
         gap=gap,
