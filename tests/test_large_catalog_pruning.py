@@ -104,6 +104,16 @@ def test_every_transceiver_pairs_with_the_same_fiber_after_pruning(prices: list[
         assert matching_fiber(tx, kept) == matching_fiber(tx, list(fibers))
 
 
+def test_a_cheaper_longer_reach_optic_does_not_remove_one_that_pairs_with_another_fiber() -> None:
+    """A 500 m DR optic pairs with single-mode fiber, a 50 m SR optic with multimode: the DR's
+    lower price says nothing about the SR link's cost (fiber differs), so both stay."""
+    sr = next(lk for lk in BASE.links if lk.kind == "transceiver" and lk.reach_m == 50)
+    dr = replace(sr, sku="TX-DR", reach_m=500.0, price_cents=sr.price_cents // 2)
+    fibers = tuple(lk for lk in BASE.links if lk.kind == "fiber")
+    kept = {lk.sku for lk in prune_dominated(_catalog(links=(sr, dr, *fibers))).links}
+    assert {sr.sku, "TX-DR"} <= kept
+
+
 def test_a_part_of_an_excluded_vendor_does_not_remove_the_part_the_request_may_buy() -> None:
     nic = BASE.nics[0]
     cheap = replace(nic, sku="NIC-CHEAP", vendor="Acme", price_cents=nic.price_cents // 2)

@@ -256,6 +256,8 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
             lk.side,
             lk.form_factor,
             lk.ports_per_module,
+            # an optic's reach picks its fiber (matching_fiber): another reach, another medium
+            lk.reach_m if lk.kind == "transceiver" else None,
         ),
         lambda a, b: a.power_w <= b.power_w and a.reach_m >= b.reach_m,
         links_usable,  # links are filtered by lead time only (optimizer.optimize.problem)
