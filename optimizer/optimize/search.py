@@ -6,6 +6,7 @@ import functools
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,9 +42,27 @@ Bounded = tuple[tuple[int, ...], TimeKey, Parts, int, int]
 MAX_GPUS = 131_072
 
 
+# Each SKU's deepest break per catalog object (catalogs are immutable), dropped with the
+# catalog: the key bounds read it once per key, thousands of keys on a large catalog, and
+# Catalog.breaks_for scans every break.
+_DEEPEST: dict[int, tuple[weakref.ref[Catalog], dict[str, int]]] = {}
+
+
+def _deepest_breaks(catalog: Catalog) -> dict[str, int]:
+    entry = _DEEPEST.get(id(catalog))
+    if entry is None or entry[0]() is not catalog:
+        key_id = id(catalog)
+        deepest: dict[str, int] = {}
+        for pb in catalog.price_breaks:
+            deepest[pb.sku] = min(deepest.get(pb.sku, pb.unit_price_cents), pb.unit_price_cents)
+        entry = (weakref.ref(catalog, lambda _: _DEEPEST.pop(key_id, None)), deepest)
+        _DEEPEST[key_id] = entry
+    return entry[1]
+
+
 def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
     """The lowest unit price any quantity of ``sku`` can reach."""
-    return min([list_cents, *(pb.unit_price_cents for pb in catalog.breaks_for(sku))])
+    return min(list_cents, _deepest_breaks(catalog).get(sku, list_cents))
 
 
 def node_cost_bound(
