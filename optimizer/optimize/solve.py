@@ -80,11 +80,12 @@ def optimize(
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
     spec = with_catalog_vendors(catalog, spec)
     given = catalog  # the explanations re-solve from the catalog as given
+    filtered = any(_filters_key(spec))  # else every part may dominate (shared with the rule)
     catalog = prune_dominated(
         catalog,
         top_k=spec.top_k,
-        usable=SearchSpace.allowed_by(spec),
-        links_usable=_link_lead_filter(spec),
+        usable=SearchSpace.allowed_by(spec) if filtered else None,
+        links_usable=_link_lead_filter(spec) if filtered else None,
         usable_key=_filters_key(spec),
     )
     layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
@@ -342,7 +343,7 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
 
 
 def _filters_key(spec: OptimizeSpec) -> tuple[object, ...]:
-    """What the request's part filters read (equal keys, equal filters)."""
+    """What the request's part filters read (equal keys, equal filters; all empty: none)."""
     c = spec.constraints
     return (spec.allowed_vendors, spec.excluded_vendors, c.max_lead_time_days, c.cooling)
 
