@@ -12,13 +12,22 @@ since data parallelism is bounded by the batch). Every point runs in a fresh pro
 
 from __future__ import annotations
 
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
-from benchmarks.measure import ChildFailed, Measured, fit_exponent, isolated
+from benchmarks.measure import ChildFailed, Measured, fit_exponent, isolated, run_command
 from benchmarks.report import Table, module_main, publish
 from benchmarks.scenarios import Outcome, Scenario, bundled, run_optimize
-from benchmarks.synthetic import synthetic_catalog
+from benchmarks.synthetic import synthetic_catalog, synthetic_records
+from optimizer.catalog import load_catalog
+from optimizer.catalog.io import write_catalog
 from optimizer.catalog.model import Catalog
+from optimizer.catalog.resolve import bundled_catalogs
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
@@ -155,8 +164,145 @@ def targets(level: str) -> Table:
     return table
 
 
+# Issue 19: large catalogs against a bundled one, each request in a fresh Python process.
+LARGE_SKUS = {"smallest": (1000,), "quick": (1000, 5000), "full": (1000, 5000)}
+LARGE_SEEDS = {"smallest": (0,), "quick": (0, 7), "full": (0, 7)}
+LARGE_TOP_K = {"smallest": (1,), "quick": (1, 10), "full": (1, 10)}
+LARGE_TIMEOUT_S = {"smallest": 120.0, "quick": 300.0, "full": 600.0}
+# Acceptance (issue 19): process CPU as a ratio to the bundled catalog's, by top K; peak RSS.
+LARGE_RATIO_LIMIT = {1: 2.5, 10: 4.0}
+LARGE_RSS_LIMIT_MIB = 300.0
+SCALE_TOP10_GPUS, SCALE_TOP10_SOLVER_CPU_S = 16384, 0.5
+
+
+def cold_request(folder: str, gpus: int, top_k: int) -> dict[str, object]:
+    """One request from a cold process (run as ``python -m benchmarks.scale --cold ...``):
+    load the catalog at ``folder``, optimise ``gpus``' worth of the sweep workload, and report
+    the load and solver CPU seconds and the process's peak RSS."""
+    start = time.process_time()
+    catalog = load_catalog(Path(folder), today=None)
+    loaded = time.process_time()
+    sc = Scenario(Path(folder).name, gpus, sweep_workload())
+    spec = sc.spec(target_hours=sc.target_hours, top_k=top_k, time_limit_s=SOLVER_LIMIT_S)
+    found = run_optimize(catalog, spec)
+    return {
+        "load_cpu_s": loaded - start,
+        "solver_cpu_s": time.process_time() - loaded,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "status": found.status,
+        "design": found.design,
+        "capex_usd": found.capex_usd,
+    }
+
+
+def _cold(folder: Path, gpus: int, top_k: int, timeout_s: float) -> dict[str, object] | str:
+    """``cold_request`` in a new interpreter: its figures plus the whole process's CPU."""
+    argv = [sys.executable, "-m", "benchmarks.scale", "--cold", str(folder), str(gpus), str(top_k)]
+    try:
+        ran = run_command(argv, timeout_s=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"stopped at {timeout_s:g} s"
+    lines = [ln for ln in ran.stdout.splitlines() if ln.startswith("{")]
+    if ran.returncode != 0 or not lines:
+        return f"failed: {(ran.stdout.strip().splitlines() or ['no output'])[-1]}"
+    figures: dict[str, object] = json.loads(lines[-1])
+    figures["process_cpu_s"] = ran.cpu_s
+    return figures
+
+
+def _catalog_folder(name: str) -> Path:
+    return next(p for p in bundled_catalogs() if p.name == name)
+
+
+def large_catalog_ratio(level: str) -> Table:
+    """Issue 19: the catalog sweep's request (1,024 GPUs' worth, top 1 and top 10) on the
+    bundled catalog and on synthetic 1,000- and 5,000-SKU catalogs of two seeds, each in a
+    cold process (imports, catalog load, solve), with process CPU as a ratio to the bundled
+    catalog's; and the 16,384-GPU top-10's solver CPU."""
+    timeout = LARGE_TIMEOUT_S[level]
+    table = Table(
+        "Large catalog vs bundled (issue 19)",
+        (
+            "catalog",
+            "SKUs",
+            "top K",
+            "status",
+            "process CPU s",
+            "load CPU s",
+            "solver CPU s",
+            "peak RSS MiB",
+            "CPU ratio to bundled",
+            "limit",
+            "met",
+        ),
+    )
+    with tempfile.TemporaryDirectory(prefix="procure-largecat-") as tmp:
+        folders: list[tuple[str, Path, int]] = []
+        ndr = bundled()[SWEEP_CATALOG]
+        bundled_skus = len(ndr.servers) + len(ndr.nics) + len(ndr.switches) + len(ndr.links)
+        folders.append((SWEEP_CATALOG, _catalog_folder(SWEEP_CATALOG), bundled_skus))
+        for skus in LARGE_SKUS[level]:
+            for seed in LARGE_SEEDS[level]:
+                folder = write_catalog(synthetic_records(skus, seed), Path(tmp) / f"s{skus}-{seed}")
+                folders.append((f"synthetic-{skus} seed {seed}", folder, skus))
+        for top_k in LARGE_TOP_K[level]:
+            base: float | None = None
+            for name, folder, skus in folders:
+                m = _cold(folder, CATALOG_SWEEP_GPUS, top_k, timeout)
+                if isinstance(m, str):
+                    table.add(name, skus, top_k, m, *([None] * 5), "", "NO")
+                    continue
+                cpu = float(m["process_cpu_s"])  # type: ignore[arg-type]
+                rss = float(m["peak_rss_mib"])  # type: ignore[arg-type]
+                base = cpu if base is None else base
+                ratio = cpu / base
+                limit = LARGE_RATIO_LIMIT[top_k]
+                met = ratio <= limit and rss <= LARGE_RSS_LIMIT_MIB and m["status"] == "OPTIMAL"
+                table.add(
+                    name,
+                    skus,
+                    top_k,
+                    m["status"],
+                    cpu,
+                    m["load_cpu_s"],
+                    m["solver_cpu_s"],
+                    rss,
+                    ratio,
+                    f"<= {limit:g}x, <= {LARGE_RSS_LIMIT_MIB:g} MiB",
+                    "yes" if met else "NO",
+                )
+        if level != "smallest":
+            m = _cold(_catalog_folder(SWEEP_CATALOG), SCALE_TOP10_GPUS, 10, timeout)
+            if isinstance(m, str):
+                table.add(SWEEP_CATALOG, bundled_skus, 10, m, *([None] * 5), "", "NO")
+            else:
+                solver = float(m["solver_cpu_s"])  # type: ignore[arg-type]
+                table.add(
+                    f"{SWEEP_CATALOG}, {SCALE_TOP10_GPUS:,} GPUs' worth",
+                    bundled_skus,
+                    10,
+                    m["status"],
+                    m["process_cpu_s"],
+                    m["load_cpu_s"],
+                    solver,
+                    m["peak_rss_mib"],
+                    None,
+                    f"solver <= {SCALE_TOP10_SOLVER_CPU_S:g} s",
+                    "yes" if solver <= SCALE_TOP10_SOLVER_CPU_S else "NO",
+                )
+    table.notes.append(
+        f"{CATALOG_SWEEP_GPUS:,} GPUs' worth of Llama 3 70B (global batch 16,384) unless said. "
+        "Process CPU is the whole cold process (interpreter, imports, catalog load, solve, "
+        "explanations); the ratio divides it by the bundled catalog's at the same top K. "
+        "Solver CPU is the optimize call alone. Peak RSS is the process's high-water mark."
+    )
+    return table
+
+
 def run(level: str, out: Path) -> list[Table]:
     tables = [cluster_sweep(level), catalog_sweep(level)]
+    if level != "smallest":  # cold interpreters: too slow for CI's smoke run
+        tables.append(large_catalog_ratio(level))
     if TARGET_CATALOGS[level]:
         tables.append(targets(level))
     publish(
@@ -174,4 +320,8 @@ def run(level: str, out: Path) -> list[Table]:
 
 
 if __name__ == "__main__":
-    module_main(run, __doc__)
+    if sys.argv[1:2] == ["--cold"]:
+        folder, gpus, top_k = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(cold_request(folder, gpus, top_k)))
+    else:
+        module_main(run, __doc__)

@@ -8,7 +8,6 @@ lets ``write_catalog`` output re-load to an identical catalog.
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date
 from decimal import Decimal
 
@@ -86,6 +85,11 @@ def format_cell(column: Column, value: Value) -> str:
     return str(value)
 
 
+# Unicode's control characters (category Cc) are exactly C0, DEL and C1: one regex scans a
+# cell in C instead of a category look-up per character (a 5,000-row catalog has ~1 M).
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _check_plain(column: Column, text: str) -> None:
     """Refuse formulas, padding and control characters before any type is considered."""
     numeric = column.kind in ("int", "decimal", "money")
@@ -96,7 +100,7 @@ def _check_plain(column: Column, text: str) -> None:
         )
     if text != text.strip():
         raise CellError(f"{column.constraint}, without leading or trailing spaces")
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
+    if CONTROL_CHARACTERS.search(text):
         raise CellError(f"{column.constraint}, without control characters or line breaks")
     if len(text) > MAX_TEXT_CHARS:
         raise CellError(

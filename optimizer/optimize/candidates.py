@@ -16,13 +16,14 @@ them and tests/test_optimizer_bounds.py checks that no real design beats them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from optimizer.catalog.model import Catalog, Nic, Server, Switch
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.errors import InvalidInput
 from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
@@ -125,6 +126,21 @@ def meets_nic_policy(
     return floor is None or scale_out_gbps_per_gpu(server, nic_speed_gbps, nics_per_node) >= floor
 
 
+def part_allowed(spec: OptimizeSpec, part: Server | Nic | Switch | Link) -> bool:
+    """The request's vendor filters, lead-time cap and (servers) facility cooling allow it."""
+    avail = part.availability
+    if spec.allowed_vendors and part.vendor not in spec.allowed_vendors:
+        return False
+    if part.vendor in spec.excluded_vendors:
+        return False
+    if isinstance(part, Server) and not cooling_allows(part, spec):  # issue 17 (facility)
+        return False
+    lead = spec.constraints.max_lead_time_days
+    return not (
+        lead is not None and avail.lead_time_days is not None and avail.lead_time_days > lead
+    )
+
+
 @dataclass
 class SearchSpace:
     """Catalog parts a request may use, and the time keys they make."""
@@ -141,17 +157,13 @@ class SearchSpace:
         self.switches = [w for w in self.catalog.switches if self._allowed(w)]
 
     def _allowed(self, part: Server | Nic | Switch) -> bool:
-        spec, avail = self.spec, part.availability
-        if spec.allowed_vendors and part.vendor not in spec.allowed_vendors:
-            return False
-        if part.vendor in spec.excluded_vendors:
-            return False
-        if isinstance(part, Server) and not cooling_allows(part, spec):  # issue 17 (facility)
-            return False
-        lead = spec.constraints.max_lead_time_days
-        return not (
-            lead is not None and avail.lead_time_days is not None and avail.lead_time_days > lead
-        )
+        return part_allowed(self.spec, part)
+
+    @staticmethod
+    def allowed_by(spec: OptimizeSpec) -> Callable[[Server | Nic | Switch | Link], bool]:
+        """The request's part filter as a predicate (optimizer.optimize.dominance: only the
+        parts a request may buy dominate others)."""
+        return functools.partial(part_allowed, spec)
 
     @property
     def fabrics(self) -> tuple[str, ...]:

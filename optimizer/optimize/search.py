@@ -6,6 +6,7 @@ import functools
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -41,9 +42,27 @@ Bounded = tuple[tuple[int, ...], TimeKey, Parts, int, int]
 MAX_GPUS = 131_072
 
 
+# Each SKU's deepest break per catalog object (catalogs are immutable), dropped with the
+# catalog: the key bounds read it once per key, thousands of keys on a large catalog, and
+# Catalog.breaks_for scans every break.
+_DEEPEST: dict[int, tuple[weakref.ref[Catalog], dict[str, int]]] = {}
+
+
+def _deepest_breaks(catalog: Catalog) -> dict[str, int]:
+    entry = _DEEPEST.get(id(catalog))
+    if entry is None or entry[0]() is not catalog:
+        key_id = id(catalog)
+        deepest: dict[str, int] = {}
+        for pb in catalog.price_breaks:
+            deepest[pb.sku] = min(deepest.get(pb.sku, pb.unit_price_cents), pb.unit_price_cents)
+        entry = (weakref.ref(catalog, lambda _: _DEEPEST.pop(key_id, None)), deepest)
+        _DEEPEST[key_id] = entry
+    return entry[1]
+
+
 def deepest_unit_cents(catalog: Catalog, sku: str, list_cents: int) -> int:
     """The lowest unit price any quantity of ``sku`` can reach."""
-    return min([list_cents, *(pb.unit_price_cents for pb in catalog.breaks_for(sku))])
+    return min(list_cents, _deepest_breaks(catalog).get(sku, list_cents))
 
 
 def node_cost_bound(
@@ -162,6 +181,37 @@ class SearchOutcome:
     keys_evaluated: int
     # Best bound among keys left unexplored when the clock ran out (None: search complete).
     open_bound: float | None = None
+    # min-cost: the K-th best distinct group's (capex, seconds) by greedy BOMs (None: fewer
+    # than K found, or another objective). No candidate whose capex floor exceeds it ranks.
+    threshold: tuple[int, ...] | None = None
+
+    def rankable(self, catalog: Catalog) -> list[Costed]:
+        """The candidates that may enter the top K: those whose capex floor (servers, NICs
+        and switches at their quantities' prices; links only add) does not exceed the K-th best
+        greedy cost. At least K distinct groups cost no more than that threshold (the MIP's
+        exact cost never exceeds the greedy one), so a candidate above it can never rank;
+        keeping it only grows the MIP. The same test as the search's key pruning."""
+        if self.threshold is None:
+            return self.candidates
+        threshold = self.threshold
+        return [
+            c for c in self.candidates if not (capex_floor(catalog, c.candidate.plan),) > threshold
+        ]
+
+
+def capex_floor(catalog: Catalog, plan: PhysicalPlan) -> int:
+    """A lower bound on the capex of any purchase of ``plan``: its servers, bought NICs and
+    switches, whose quantities the plan fixes, each SKU at the unit price of its total
+    quantity (as the BOM and the MIP's price tiers charge it); cables and optics only add."""
+    parts: tuple[Server | Nic | Switch, ...] = (*catalog.servers, *catalog.nics, *catalog.switches)
+    prices = {p.sku: p.price_cents for p in parts}
+    totals: dict[str, int] = {}
+    demands = [(plan.servers.sku, plan.servers.quantity), (plan.nics.sku, plan.nics.quantity)]
+    demands += [(d.sku, d.quantity) for d in plan.switches]
+    for sku, qty in demands:
+        if qty and sku in prices:
+            totals[sku] = totals.get(sku, 0) + qty
+    return sum(q * catalog.unit_price_cents(s, q, prices[s]) for s, q in totals.items())
 
 
 @dataclass
@@ -200,11 +250,15 @@ def search(
     clock: Clock,
 ) -> SearchOutcome:
     keyed = list(space.keys())
+    threshold: tuple[int, ...] | None = None
     if space.spec.objective.kind.primary in (Measure.COST, Measure.TCO):
-        found = _search_cost_first(space, keyed, timer, layout, stock, clock)
+        kbest = KBest(space.spec.top_k)
+        found = _search_cost_first(space, keyed, timer, layout, stock, clock, kbest)
+        if space.spec.objective.kind.primary is Measure.COST:
+            threshold = kbest.threshold
     else:
         found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
-    return SearchOutcome(found[0], len(keyed), found[1], found[2])
+    return SearchOutcome(found[0], len(keyed), found[1], found[2], threshold)
 
 
 def _report(clock: Clock, timer: EstimateCache, kbest: KBest, kind: ObjectiveKind) -> None:
@@ -285,6 +339,7 @@ def _search_cost_first(
     layout: Layout,
     stock: dict[str, int],
     clock: Clock,
+    kbest: KBest,
 ) -> tuple[list[Costed], int, float | None]:
     spec, catalog = space.spec, space.catalog
     servers = {s.sku: s for s in space.servers}
@@ -308,7 +363,7 @@ def _search_cost_first(
             value = lo * node_tco_bound(catalog, server, key, parts, prices) if by_tco else cents
             ordered.append(((value,), key, parts, lo, hi))
     ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
-    kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
+    out, evaluated = list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
     for bound, key, parts, lo, hi in ordered:
         if kbest.beats(bound):

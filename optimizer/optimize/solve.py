@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 
-from optimizer.catalog.model import Catalog
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.cost.tco import breakdown_of
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
@@ -80,7 +80,14 @@ def optimize(
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
     spec = with_catalog_vendors(catalog, spec)
     given = catalog  # the explanations re-solve from the catalog as given
-    catalog = prune_dominated(catalog)
+    filtered = any(_filters_key(spec))  # else every part may dominate (shared with the rule)
+    catalog = prune_dominated(
+        catalog,
+        top_k=spec.top_k,
+        usable=SearchSpace.allowed_by(spec) if filtered else None,
+        links_usable=_link_lead_filter(spec) if filtered else None,
+        usable_key=_filters_key(spec),
+    )
     layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
     space = SearchSpace(catalog, spec)
     timer = make_timer(spec, {s.sku: s for s in space.servers}, fixed)  # issue 17 (portfolio)
@@ -98,7 +105,9 @@ def optimize(
         return builder.exact_cost(plan, backend, remaining, bounds)
 
     outcome = search(space, timer, layout, stock, exact_cost, clock)
-    problem = build_problem(outcome.candidates, builder)
+    evaluated = build_problem(outcome.candidates, builder)  # the Pareto front's points
+    rankable = outcome.rankable(catalog)
+    problem = evaluated if rankable is outcome.candidates else build_problem(rankable, builder)
 
     ranked: list[RankedDesign] = []
     status, gap, bound = SolveStatus.INFEASIBLE, 0.0, None
@@ -182,7 +191,7 @@ def optimize(
         sens = "not computed: time limit"
     else:
         sens = sensitivity(ranked, given, spec, resolve)
-    rule = baseline_line(ranked[0], given, spec) if ranked and explain else ""
+    rule = baseline_line(ranked[0], _for_baseline(given), spec) if ranked and explain else ""
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None
@@ -202,7 +211,7 @@ def optimize(
     return OptimizeResult(
         status=str(status),
         designs=tuple(ranked),
-        pareto=pareto_with_tco(pareto_front(problem.costed), problem.costed),
+        pareto=pareto_with_tco(pareto_front(evaluated.costed), evaluated.costed),
         diagnosis=text,
         solve_time_s=time.perf_counter() - start,
         gap=gap,
@@ -331,3 +340,30 @@ def split_cost(bom: BillOfMaterials) -> CostSplit:
     return CostSplit(
         by["server"], by["nic"], by["switch"], by["cable"], by["transceiver"] + by["fiber"]
     )
+
+
+def _filters_key(spec: OptimizeSpec) -> tuple[object, ...]:
+    """What the request's part filters read (equal keys, equal filters; all empty: none)."""
+    c = spec.constraints
+    return (spec.allowed_vendors, spec.excluded_vendors, c.max_lead_time_days, c.cooling)
+
+
+def _link_lead_filter(spec: OptimizeSpec) -> Callable[[Server | Nic | Switch | Link], bool]:
+    """The links the request's lead-time cap lets it buy (optimizer.optimize.problem)."""
+    lead = spec.constraints.max_lead_time_days
+
+    def usable(part: Server | Nic | Switch | Link) -> bool:
+        days = part.availability.lead_time_days
+        return lead is None or days is None or days <= lead
+
+    return usable
+
+
+def _for_baseline(catalog: Catalog) -> Catalog:
+    """The catalog the rule of thumb is applied to: without parts another beats on every count
+    (optimizer.optimize.dominance). The rule buys the cheapest server's design and, in its
+    order, the cheapest NIC and switch that serve; a dominated part is never cheaper, so it
+    never changes the rule's pick, and the rule's walk over part choices no longer grows with
+    every reseller's copy of a part. The rule knows no vendor or lead-time filter, so every
+    part may dominate."""
+    return prune_dominated(catalog, top_k=1)
