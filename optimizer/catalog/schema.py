@@ -220,7 +220,14 @@ def _support_rate(table: str) -> Column:
 COLUMNS: tuple[Column, ...] = (
     *_identity("servers", "server"),
     Column("servers", "gpu_model", "text", "", True, "GPU name, e.g. H100-SXM5-80GB."),
-    _positive("servers", "gpus_per_node", "int", "GPUs", "GPUs in one server.", 64),
+    _positive(
+        "servers",
+        "gpus_per_node",
+        "int",
+        "GPUs",
+        "GPUs in one server (a rack-scale system bought whole: in the whole rack, 72 for NVL72).",
+        1_152,
+    ),
     _positive(
         "servers",
         "gpu_peak_bf16_tflops",
