@@ -59,6 +59,13 @@ def test_a_price_without_a_quoted_figure_says_estimate(table: str) -> None:
             assert "estimate" in src and "UNVERIFIED" in src, row["sku"]
 
 
+def test_no_nic_or_server_forwards() -> None:
+    """ConnectX, Thor and Pollara NICs are endpoints, and so is every server or rack: no
+    switchless topology beyond two nodes back to back."""
+    assert not any(n.forwarding for n in CATALOG.nics)
+    assert not any(s.forwarding for s in CATALOG.servers)
+
+
 def test_nvl72_racks_are_single_rows_bought_whole() -> None:
     """The issue-16 contract: 72 GPUs in one NVLink domain, 18 hosts of 4, one NIC per GPU
     built in, 120-140 kW of liquid cooling, priced per rack."""
@@ -198,8 +205,10 @@ def test_the_acceptance_request_returns_designs_that_meet_the_target(
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 16: the optimizer does not yet buy an NVL72 row as a rack (rack-scale support "
-    "is being built in optimizer/optimize and optimizer/performance); HGX B300 wins all ranks",
+    reason="issue 16: the optimizer cannot plan on an NVL72 row yet (a catalog holding only "
+    "GB200-NVL72 answers 'no parallel plan fits its memory' for llama3-70b and -405b); rack-"
+    "scale support is being built in optimizer/optimize and optimizer/performance. Today HGX "
+    "B300 takes every rank",
 )
 def test_the_acceptance_request_weighs_more_than_one_server_kind(
     acceptance: dict[str, object],
