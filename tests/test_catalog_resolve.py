@@ -21,6 +21,7 @@ def test_in_a_checkout_the_bundled_catalogs_are_the_top_level_folder(
     assert bundled_catalogs_dir() == (ROOT / "catalogs").resolve()
     assert [p.name for p in bundled_catalogs()] == [
         "ethernet-budget",
+        "gen-2026",
         "infiniband-ndr",
         "roce-spectrum",
     ]

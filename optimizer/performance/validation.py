@@ -23,6 +23,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.plan import PartialPlan
 from optimizer.topology.sizing import size_network
@@ -202,3 +203,65 @@ def calibration_cases(path: Path | Traversable = PUBLISHED_RUNS_JSON) -> list[Pu
     """Every case the kernel efficiencies are fitted on and reported against."""
     records = load_records(path)
     return megatron_cases(records) + mosaic_h100_cases(records)
+
+
+@dataclass(frozen=True)
+class TimeToTrainPoint:
+    """One MLPerf Training time-to-train at a stated system size (issue 16's new hardware).
+
+    MLPerf trains to a quality target, not a token count, and the stored sources state no
+    token count, so these are never converted to TFLOP/s (and never calibration cases). Two
+    points of the same benchmark at the same GPU count still compare GPUs: their time ratio
+    is their speed ratio, which the model predicts without a token count.
+    """
+
+    id: str
+    source: str
+    hardware: str
+    gpu_model: str
+    gpu_count: int
+    benchmark: str
+    precision: str
+    time_to_train_minutes: float
+    peak_fp8_tflops_per_gpu: float | None
+    approximate: bool
+
+
+def time_to_train_points(records: list[dict[str, Any]]) -> list[TimeToTrainPoint]:
+    """The ``mlperf-time-to-train`` records (B200, Blackwell NVL72, MI300X, MI355X)."""
+    return [
+        TimeToTrainPoint(
+            id=r["id"],
+            source=_source(r),
+            hardware=r["hardware"],
+            gpu_model=r["gpu_model"],
+            gpu_count=int(r["gpu_count"]),
+            benchmark=r["benchmark"],
+            precision=r["precision"],
+            time_to_train_minutes=float(r["metrics"]["time_to_train_minutes"]),
+            peak_fp8_tflops_per_gpu=r.get("peak_fp8_tflops_per_gpu"),
+            approximate=bool(r["metrics"].get("approximate", False)),
+        )
+        for r in records
+        if r["category"] == "mlperf-time-to-train"
+    ]
+
+
+def predicted_time_ratio(a: TimeToTrainPoint, b: TimeToTrainPoint) -> float:
+    """The model's time-to-train of ``a`` over ``b`` for the same FP8 benchmark at the same
+    GPU count: inverse ratio of calibrated kernel efficiency x FP8 peak (a compute-bound
+    single-node job, where the network does not enter)."""
+    if (a.benchmark, a.gpu_count) != (b.benchmark, b.gpu_count):
+        raise ValueError(f"{a.id} and {b.id} are not the same benchmark at the same size")
+    if a.peak_fp8_tflops_per_gpu is None or b.peak_fp8_tflops_per_gpu is None:
+        raise ValueError(f"{a.id} or {b.id} states no FP8 peak")
+    rate_a = generation(a.gpu_model).kernel_efficiency * a.peak_fp8_tflops_per_gpu
+    rate_b = generation(b.gpu_model).kernel_efficiency * b.peak_fp8_tflops_per_gpu
+    return rate_b / rate_a
+
+
+def time_ratio_error(a: TimeToTrainPoint, b: TimeToTrainPoint) -> float:
+    """Predicted over measured time ratio of ``a`` to ``b``, minus 1 (+: the model thinks
+    ``a`` slower relative to ``b`` than it measured)."""
+    measured = a.time_to_train_minutes / b.time_to_train_minutes
+    return predicted_time_ratio(a, b) / measured - 1
