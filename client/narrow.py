@@ -14,7 +14,16 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 
-from client.render import NO_FABRIC, fabric_label, gbps_per_gpu, hours, money, topology_label
+from client.render import (
+    NO_FABRIC,
+    SERVER_DOMAIN_GPUS,
+    fabric_label,
+    gbps_per_gpu,
+    hours,
+    money,
+    shows_scale_up,
+    topology_label,
+)
 from optimizer._pb.procurement.v1 import optimize_pb2
 
 # Measuring in a console this wide gives a table's natural width (rich clamps to the console).
@@ -45,14 +54,18 @@ def _numbers(table: Table, *names: str) -> None:
         table.add_column(name, justify="right", no_wrap=True)
 
 
-def design_label(d: optimize_pb2.Design | optimize_pb2.ParetoPoint) -> str:
+def design_label(
+    d: optimize_pb2.Design | optimize_pb2.ParetoPoint, *, name_domain: bool = False
+) -> str:
     """Size, server, fabric and topology in one cell that can wrap between words; a design
-    without a scale-out fabric (one node) names no fabric."""
+    without a scale-out fabric (one node) names no fabric. ``name_domain``: the cell names its
+    scale-up domain (the narrow table's stand-in for the wide table's "scale-up" column, so a
+    table that weighs an NVL72 against HGX servers shows the domain of every row)."""
     fabric = fabric_label(d.fabric, d.topology)
     topology = topology_label(d.topology, d.oversubscription)
-    # issue 16: a domain beyond an 8-GPU server (NVL72) is named; the wide table's column
-    domain = getattr(d, "scale_up_gpus", 0)
-    server = f"{d.server_sku} ({domain}-GPU NVLink)" if domain > 8 else d.server_sku
+    domain = getattr(d, "scale_up_gpus", 0)  # issue 16; a ParetoPoint has no domain
+    named = domain > SERVER_DOMAIN_GPUS or (name_domain and domain > 0)
+    server = f"{d.server_sku} ({domain}-GPU NVLink)" if named else d.server_sku
     if fabric == NO_FABRIC:
         return f"{d.gpus:,} GPUs {server} {topology} (no fabric)"
     return f"{d.gpus:,} GPUs {server} {fabric} {topology}"
@@ -72,11 +85,12 @@ def narrow_designs_table(
     _numbers(table, capex, "network\ncapex/time", "Gb/s/GPU", "time (h)")
     # issue 17 (facility): racks / floor positions and fullest rack / cooling under the kW
     table.add_column("kW\nracks/floor\nrack kW" if show_facility else "kW", justify="right")
+    name_domain = shows_scale_up(resp)  # issue 16
     for d in resp.designs:
         at_limit = f" (at limit: {', '.join(d.binding)})" if d.binding else ""
         table.add_row(
             str(d.rank),
-            design_label(d) + at_limit,
+            design_label(d, name_domain=name_domain) + at_limit,
             money(d.capex_usd) + (f"\n{money(d.tco_usd)}" if show_tco else ""),
             f"{d.cost.network_share:.1%}\n{d.network_time_share:.1%}",
             gbps_per_gpu(d.scale_out_gbps_per_gpu),
