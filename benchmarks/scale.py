@@ -300,9 +300,8 @@ def large_catalog_ratio(level: str) -> Table:
 
 
 def run(level: str, out: Path) -> list[Table]:
+    # The large-catalog ratio is its own suite entry (benchmarks.catalog_ratio).
     tables = [cluster_sweep(level), catalog_sweep(level)]
-    if level != "smallest":  # cold interpreters: too slow for CI's smoke run
-        tables.append(large_catalog_ratio(level))
     if TARGET_CATALOGS[level]:
         tables.append(targets(level))
     publish(

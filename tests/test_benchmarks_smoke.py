@@ -32,7 +32,7 @@ HEADERS = (
     "### MIP vs brute force: the exponential link-split oracle",
     "### Cluster size sweep",
     "### Catalog size sweep",
-    "### Large-catalog CPU as a ratio to the bundled",
+    "### Large catalog vs bundled (issue 19)",
     "### Batch throughput per worker and scaling efficiency",
     "### Backends on the same instances",
     "### Optimizer vs the rule of thumb",

@@ -203,19 +203,31 @@ def test_the_acceptance_request_returns_designs_that_meet_the_target(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: the optimizer cannot plan on an NVL72 row yet (a catalog holding only "
-    "GB200-NVL72 answers 'no parallel plan fits its memory' for llama3-70b and -405b); rack-"
-    "scale support is being built in optimizer/optimize and optimizer/performance. Today HGX "
-    "B300 takes every rank",
-)
-def test_the_acceptance_request_weighs_more_than_one_server_kind(
+def test_the_acceptance_request_weighs_nvl72_racks_against_hgx_servers(
     acceptance: dict[str, object],
 ) -> None:
+    """Every design names its scale-up domain, and the answer states the best design of the
+    other domain (a re-solve restricted to it), so the buyer sees the rack against the server."""
     designs = acceptance["designs"]
     assert isinstance(designs, list)
-    assert len({d["server_sku"] for d in designs}) > 1
+    assert {d["scale_up_gpus"] for d in designs} <= {8, 72}
+    other = 8 if designs[0]["scale_up_gpus"] == 72 else 72
+    assert f"best {other}-GPU-domain design" in str(acceptance["sensitivity"])
+
+
+@pytest.mark.slow
+def test_the_acceptance_request_weighs_800g_against_400g_nics(
+    acceptance: dict[str, object],
+) -> None:
+    """Rank 1 and the other domain's best design use NICs of different speeds (400G built into
+    the GB200 rack, 800G ConnectX-8 in the B300 server): both speeds were priced and timed."""
+    speed = {nic.sku: nic.speed_gbps for nic in CATALOG.nics}
+    designs = acceptance["designs"]
+    assert isinstance(designs, list)
+    rank1 = speed[designs[0]["nic_sku"]]
+    rival = re.search(r"design \(.*? x (\S+) per node\)", str(acceptance["sensitivity"]))
+    assert rival is not None
+    assert {rank1, speed[rival.group(1)]} == {400, 800}
 
 
 def test_the_wheel_ships_the_catalog() -> None:
