@@ -45,7 +45,7 @@ from optimizer.cost.tco import (
 )
 from optimizer.errors import InvalidInput
 from optimizer.optimize.request import Confidence, Objective, OptimizeSpec
-from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.cluster import server_cluster
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.registry.fabrics import FABRICS
@@ -223,6 +223,8 @@ def estimate_of(
         workload,
         server.gpu_model,
         server.gpus_per_node,
+        server.host_gpus,
+        server.scale_up_domain_gpus,
         server.gpu_peak_bf16_tflops,
         server.gpu_peak_fp8_tflops,
         server.gpu_memory_gb,
@@ -234,20 +236,13 @@ def estimate_of(
         profile,
     )
     if key not in _ESTIMATES:
-        hosts = server.gpus_per_node // server.host_gpus
-        cluster = ClusterSpec(
-            gpus=nodes * server.gpus_per_node,
-            gpus_per_node=server.host_gpus,
-            gpu_peak_tflops=server.gpu_peak_bf16_tflops,
-            gpu_memory_gb=server.gpu_memory_gb,
-            intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
+        cluster = server_cluster(
+            server,
+            nodes=nodes,
             fabric=fabric,
-            nic_gbps_per_node=nic_speed_gbps * nics_per_node / hosts,
-            nics_per_node=max(1, nics_per_node // hosts),
+            nic_speed_gbps=nic_speed_gbps,
+            nics_per_node=nics_per_node,
             topology=profile,
-            gpu_model=server.gpu_model,
-            gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
-            scale_up_gpus=server.scale_up_domain_gpus,
         )
         try:
             _ESTIMATES[key] = plan_and_estimate(workload, cluster)

@@ -28,7 +28,7 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
-from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.cluster import server_cluster
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
@@ -387,20 +387,13 @@ class EstimateCache:
             # One node: no traffic leaves the server, so the scale-out network the estimator
             # requires is nominal and changes no time (tests/test_buildability.py checks it).
             nic_speed_gbps, nics_per_node = NOMINAL_NIC_GBPS, 1
-        hosts = server.gpus_per_node // server.host_gpus  # a rack-scale row holds several
-        cluster = ClusterSpec(
-            gpus=nodes * server.gpus_per_node,
-            gpus_per_node=server.host_gpus,
-            gpu_peak_tflops=server.gpu_peak_bf16_tflops,
-            gpu_memory_gb=server.gpu_memory_gb,
-            intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
+        cluster = server_cluster(
+            server,
+            nodes=nodes,
             fabric=fabric,
-            nic_gbps_per_node=nic_speed_gbps * nics_per_node / hosts,
-            nics_per_node=max(1, nics_per_node // hosts),
+            nic_speed_gbps=nic_speed_gbps,
+            nics_per_node=nics_per_node,
             topology=profile,
-            gpu_model=server.gpu_model,
-            gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
-            scale_up_gpus=server.scale_up_domain_gpus,
         )
         self.evaluations += 1
         return plan_and_estimate(self.workload, cluster, self.fixed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from optimizer.catalog.model import Server
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
 
@@ -96,3 +97,32 @@ class ClusterSpec:
         if topo.rail_optimized:
             return max(1, topo.endpoints_per_leaf)
         return max(1, topo.endpoints_per_leaf // self.nics_per_node)
+
+
+def server_cluster(
+    server: Server,
+    *,
+    nodes: int,
+    fabric: str,
+    nic_speed_gbps: float,
+    nics_per_node: int,
+    topology: TopologyProfile,
+) -> ClusterSpec:
+    """``nodes`` units of a catalog server row with ``nics_per_node`` NICs each, as the
+    estimator sees them: a rack-scale row (issue 16) becomes its hosts, its NICs shared out per
+    host, with the row's scale-up domain; an ordinary server is one host and one domain."""
+    hosts = server.gpus_per_node // server.host_gpus
+    return ClusterSpec(
+        gpus=nodes * server.gpus_per_node,
+        gpus_per_node=server.host_gpus,
+        gpu_peak_tflops=server.gpu_peak_bf16_tflops,
+        gpu_memory_gb=server.gpu_memory_gb,
+        intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
+        fabric=fabric,
+        nic_gbps_per_node=nic_speed_gbps * nics_per_node / hosts,
+        nics_per_node=max(1, nics_per_node // hosts),
+        topology=topology,
+        gpu_model=server.gpu_model,
+        gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
+        scale_up_gpus=server.scale_up_domain_gpus,
+    )
