@@ -447,7 +447,14 @@ class EstimateCache:
             est = self._run(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, profile)
         except InvalidInput:
             return math.inf
-        return confident_hours(est, self.confidence)
+        # A torus's all-reduce runs one ring per dimension, fewer latency steps than the
+        # switch's flat ring (estimator.torus_ring_steps): the one term a topology can beat
+        # the ideal switch on, so the bound is the faster of the two (hypothesis found a
+        # 141-node torus 0.009% faster than the switch, tests/test_optimizer_bounds.py).
+        torus = TimeKey(
+            server_sku, fabric, nic_speed_gbps, nics_per_node, "torus", 1.0, 0, forwarding=True
+        )
+        return min(confident_hours(est, self.confidence), self.hours(torus, nodes))
 
     def share(self, earlier: EstimateCache) -> None:
         """Reuse ``earlier``'s estimates (the explanations' re-solves of one request): they
