@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Availability, Catalog
 from optimizer.optimize.backends import SolveStatus
+from optimizer.optimize.candidates import part_allowed
 from optimizer.optimize.facility import facility_at_limit, facility_relaxations
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
@@ -648,7 +649,7 @@ def scale_up_line(
     short."""
     if spec.objective.kind.primary not in (Measure.TIME, Measure.COST):
         return ""  # min-tco has its own sentence (tco_comparison)
-    servers = [s for s in catalog.servers if _vendor_allowed(s.vendor, spec)]
+    servers = [s for s in catalog.servers if part_allowed(spec, s)]
     domains = {s.scale_up_domain_gpus for s in servers}
     if len(domains) < 2 or all(s.scale_up_domain_gpus <= s.host_gpus for s in servers):
         return ""
@@ -699,9 +700,3 @@ def scale_up_line(
         f"Scale-up domain: the {mine}-GPU domain wins on cost over {versus}: {why}; "
         f"{usd(saved)} cheaper."
     )
-
-
-def _vendor_allowed(vendor: str, spec: OptimizeSpec) -> bool:
-    if spec.allowed_vendors and vendor not in spec.allowed_vendors:
-        return False
-    return vendor not in spec.excluded_vendors
