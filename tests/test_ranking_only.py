@@ -92,7 +92,7 @@ def test_an_infeasible_request_keeps_its_status_and_has_no_diagnosis() -> None:
 
 def test_the_cli_flag_sets_the_request_field() -> None:
     assert request_from_flags(ranking_only=True).ranking_only is True
-    assert request_from_flags().HasField("ranking_only") is False
+    assert request_from_flags().ranking_only is False
 
 
 def test_procure_optimize_ranking_only_answers_without_explanations(
