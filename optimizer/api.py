@@ -65,8 +65,10 @@ def optimize(
     content to workers); otherwise ``request.catalog`` and each of ``request.catalogs`` is
     resolved as a path, a bundled catalog name, or a stored catalog of ``tenant``, and the
     optimizer works on their union (optimizer.catalog.union). ``stop`` cancels; ``progress``
-    receives the optimizer's progress events (optimizer.optimize.solve.optimize). Infeasible is
-    a status in the response, not an error; bad input raises ``InvalidInput`` naming the field.
+    receives the optimizer's progress events (optimizer.optimize.solve.optimize).
+    ``request.ranking_only`` skips the explanation re-solves (the proto field says what is left
+    out). Infeasible is a status in the response, not an error; bad input raises
+    ``InvalidInput`` naming the field.
     """
     check_optimize(request)
     spec = spec_from_proto(request)
@@ -76,7 +78,12 @@ def optimize(
             [(f, ref, resolve_catalog(ref, data_dir=data_dir, tenant=tenant)) for f, ref in refs]
         )
     result = run_optimizer(
-        catalog, spec, fixed=fixed_plan_from_proto(request), stop=stop, progress=progress
+        catalog,
+        spec,
+        fixed=fixed_plan_from_proto(request),
+        stop=stop,
+        progress=progress,
+        explain=not spec.ranking_only,  # issue 19 (batch): screening reads only the ranks
     )
     result = with_measure(result, spec)  # issue 17 (portfolio)
     if not result.designs:

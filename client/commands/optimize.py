@@ -59,6 +59,7 @@ def request_from_flags(
     max_gpus: int | None = None,
     min_nic_gbps_per_gpu: float | None = None,
     require_fabric: bool = False,
+    ranking_only: bool = False,  # issue 19 (batch)
     objective: str | None = None,
     top_k: int | None = None,
     fabric: tuple[str, ...] = (),
@@ -101,6 +102,8 @@ def request_from_flags(
         req.catalogs.extend(refs[1:])
     if require_fabric:
         req.require_fabric = True
+    if ranking_only:  # issue 19 (batch): skip the explanation re-solves
+        req.ranking_only = True
     # issue 17 (portfolio): repeated --workload NAME[:TARGET_HOURS][@RUNS/yr]
     names = (workload,) if isinstance(workload, str) else workload or ()
     if names and is_bare(names[0]):
@@ -203,6 +206,14 @@ def catalogs_label(req: optimize_pb2.OptimizeRequest) -> str:
     default=False,
     help="One-node clusters too get a scale-out fabric (default: the switchless one-node "
     "design is offered as well).",
+)
+@click.option(
+    "--ranking-only",
+    is_flag=True,
+    default=False,
+    help="Rank only: skip the explanation re-solves (rank 1's binding constraints, "
+    "sensitivity, an infeasible request's diagnosis, the rule-of-thumb baseline, the TCO "
+    "comparison). Designs, BOMs and times are the same; for screening many scenarios.",
 )
 @click.option(
     "--fail-on-infeasible",

@@ -158,6 +158,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         require_fabric=req.require_fabric,
         cost_model=cost_model,  # issue 17 (tco)
         portfolio=portfolio,  # issue 17 (portfolio)
+        ranking_only=req.ranking_only,  # issue 19 (batch)
     )
 
 

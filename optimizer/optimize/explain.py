@@ -37,6 +37,7 @@ Resolver = Callable[[Catalog, OptimizeSpec], "OptimizeResult | None"]
 # Statuses whose rank 1 (or its absence) is proven.
 PROVEN = (str(SolveStatus.OPTIMAL), str(SolveStatus.INFEASIBLE))
 NOT_COMPUTED = "not computed: time limit"
+NOT_ASKED = "not computed: ranking only"  # issue 19 (batch): the request skipped re-solves
 # min_time needs a budget: "without the budget" re-solves with the largest a request may state
 # (optimizer.optimize.convert.MAX_BUDGET_CENTS).
 UNLIMITED_BUDGET_CENTS = 10**14
@@ -205,8 +206,9 @@ def explain_ranked(
         budget, target = c.budget_cents, c.target_training_hours
         if d.rank == 1:
             names = () if binding is None else binding.names
+            not_computed = NOT_ASKED if spec.ranking_only else NOT_COMPUTED
             tail = (
-                f"Binding constraints: {NOT_COMPUTED}." if binding is None else binding.sentence()
+                f"Binding constraints: {not_computed}." if binding is None else binding.sentence()
             )
         else:
             used = at_limit(d, spec, stock)

@@ -68,6 +68,9 @@ class OptimizeSpec:
     # issue 17 (portfolio): every workload the cluster must serve (the first is ``workload``);
     # empty for one workload with one target, which is today's request exactly.
     portfolio: tuple[WorkloadTarget, ...] = ()
+    # issue 19 (batch): rank only, skipping the explanation re-solves (binding, sensitivity,
+    # diagnosis, baseline, TCO comparison); the designs, BOMs and times are the same.
+    ranking_only: bool = False
 
 
 # issue 17 (portfolio)
