@@ -33,7 +33,7 @@ HEADERS = (
     "### Cluster size sweep",
     "### Catalog size sweep",
     "### Large catalog vs bundled (issue 19)",
-    "### Batch throughput per worker and scaling efficiency",
+    "### Batch throughput (issue 19)",
     "### Backends on the same instances",
     "### Optimizer vs the rule of thumb",
     "### Median savings",
