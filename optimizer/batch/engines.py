@@ -234,13 +234,22 @@ class LocalEngine(Engine):
         """The error rows of the chunk's scenarios out of attempts; the others are queued to
         run again, one at a time (any of them may be the one that killed the worker)."""
         for s in chunk:
-            n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
-            if n < self.max_attempts:
+            n = spend_attempt(attempts, s, self.max_attempts)
+            if n is None:
                 retry.append(s)
                 continue
-            attempts.pop(s.scenario_id)
             died = WorkerDied(f"a worker process died {n} times while this scenario ran")
             yield failed_result(s, died, catalogs[s.catalog_id])
+
+
+def spend_attempt(attempts: dict[str, int], s: Scenario, max_attempts: int) -> int | None:
+    """Count one failed attempt of ``s``: None while it may run again, else the attempts it
+    used (and its count is dropped: the scenario is done, as an error row)."""
+    n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
+    if n < max_attempts:
+        return None
+    attempts.pop(s.scenario_id)
+    return n
 
 
 class DaskEngine(Engine):
@@ -387,11 +396,10 @@ class DaskEngine(Engine):
             failed: list[TaskResult] = []
             again: list[Scenario] = []
             for s in chunk:
-                n = attempts[s.scenario_id] = attempts.get(s.scenario_id, 0) + 1
-                if n < self.max_attempts:
+                n = spend_attempt(attempts, s, self.max_attempts)
+                if n is None:
                     again.append(s)
                     continue
-                attempts.pop(s.scenario_id)
                 died = WorkerDied(f"gave up after {n} attempts: {e}")
                 failed.append(failed_result(s, died, catalogs[s.catalog_id]))
             return failed, [tuple(again)] if again else []
