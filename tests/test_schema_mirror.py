@@ -91,6 +91,8 @@ def test_request_records_mirror_their_messages() -> None:
         "virtual_pipeline",
         "zero_stage",
         "micro_batch_size",
+        "context",  # issue 14
+        "reshard_after_forward",  # issue 14
     }
     workload = {m.record_field for m in mirrored(Workload, estimate_pb2.Workload)}
     assert {"layers", "hidden_size", "precision", "flash_attention"} <= workload

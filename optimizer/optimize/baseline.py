@@ -249,7 +249,12 @@ def _search_for(catalog: Catalog, spec: OptimizeSpec) -> _Search:
     if target is None:
         msg = "a baseline design needs a target; expected target_training_hours"
         raise InvalidInput(msg, field="constraints.target_training_hours")
-    timer = EstimateCache(spec.workload, {s.sku: s for s in catalog.servers}, spec.confidence)
+    timer = EstimateCache(
+        spec.workload,
+        {s.sku: s for s in catalog.servers},
+        spec.confidence,
+        options=spec.model_options,
+    )
     return _Search(catalog, spec, target, timer, Layout(), stock_limits(catalog))
 
 

@@ -30,6 +30,7 @@ from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import server_cluster
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.registry.fabrics import FABRICS
@@ -298,11 +299,13 @@ class EstimateCache:
         servers: dict[str, Server],
         confidence: Confidence,
         fixed: PartialPlan | None = None,
+        options: ModelOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.workload = workload
         self.servers = servers
         self.confidence = confidence
         self.fixed = fixed
+        self.options = options  # issue 14: the request's calibration and reliability
         self.evaluations = 0
         # Servers with the same GPU and node figures time the same: cache by those figures.
         self._perf = {
@@ -396,7 +399,7 @@ class EstimateCache:
             topology=profile,
         )
         self.evaluations += 1
-        return plan_and_estimate(self.workload, cluster, self.fixed)
+        return plan_and_estimate(self.workload, cluster, self.fixed, options=self.options)
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
         """The fastest (key, nodes, hours) estimated so far, for diagnosing an unmet target."""
@@ -459,8 +462,10 @@ class EstimateCache:
     def share(self, earlier: EstimateCache) -> None:
         """Reuse ``earlier``'s estimates (the explanations' re-solves of one request): they
         depend only on the workload, confidence, fixed plan and the key's figures."""
-        same = (earlier.workload, earlier.confidence, earlier.fixed)
-        assert same == (self.workload, self.confidence, self.fixed), "different requests"
+        same = (earlier.workload, earlier.confidence, earlier.fixed, earlier.options)
+        assert same == (self.workload, self.confidence, self.fixed, self.options), (
+            "different requests"
+        )
         self._cache, self._ideal = earlier._cache, earlier._ideal
 
     def hours(self, key: TimeKey, nodes: int) -> float:

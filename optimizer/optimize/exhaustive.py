@@ -195,7 +195,12 @@ def exhaustive(catalog: Catalog, spec: OptimizeSpec, *, max_nodes: int) -> list[
     """The best design of every distinct group, ranked as the optimizer ranks them: a group
     whose best design orders the same SKUs and quantities as a ranked one is skipped."""
     space = SearchSpace(catalog, spec)
-    timer = EstimateCache(spec.workload, {s.sku: s for s in space.servers}, spec.confidence)
+    timer = EstimateCache(
+        spec.workload,
+        {s.sku: s for s in space.servers},
+        spec.confidence,
+        options=spec.model_options,
+    )
     c = spec.constraints
     layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
     best: dict[tuple[object, ...], tuple[BruteDesign, Order]] = {}

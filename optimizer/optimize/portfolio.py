@@ -31,6 +31,7 @@ from optimizer.optimize.request import Confidence, OptimizeSpec, WorkloadTarget
 from optimizer.optimize.result import OptimizeResult, RankedDesign, WorkloadTime
 from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import Estimate
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
 from optimizer.topology.design import Design
 from optimizer.topology.plan import PhysicalPlan
@@ -89,14 +90,15 @@ class PortfolioCache(EstimateCache):
         confidence: Confidence,
         fixed: PartialPlan | None = None,
         year_hours: float = YEAR_HOURS,
+        options: ModelOptions = DEFAULT_OPTIONS,
     ) -> None:
-        super().__init__(portfolio[0].workload, servers, confidence, fixed)
+        super().__init__(portfolio[0].workload, servers, confidence, fixed, options)
         self.portfolio = portfolio
         self.year_hours = year_hours
         self.reference_hours = reference_hours(portfolio, year_hours)
         # A fixed parallel plan is the first workload's (the request's `parallelism`).
         self.parts = [
-            EstimateCache(w.workload, servers, confidence, fixed if i == 0 else None)
+            EstimateCache(w.workload, servers, confidence, fixed if i == 0 else None, options)
             for i, w in enumerate(portfolio)
         ]
 
@@ -194,8 +196,9 @@ def make_timer(
             spec.confidence,
             fixed,
             usable_hours_per_year(spec.cost_model),
+            spec.model_options,
         )
-    return EstimateCache(spec.workload, servers, spec.confidence, fixed)
+    return EstimateCache(spec.workload, servers, spec.confidence, fixed, spec.model_options)
 
 
 def with_workload_times(

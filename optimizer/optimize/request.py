@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from optimizer.cost.tco import CostModel
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.registry.objectives import OBJECTIVES, ObjectiveKind
 from optimizer.workload.model import Workload
 
@@ -71,6 +72,8 @@ class OptimizeSpec:
     # issue 19 (batch): rank only, skipping the explanation re-solves (binding, sensitivity,
     # diagnosis, baseline, TCO comparison); the designs, BOMs and times are the same.
     ranking_only: bool = False
+    # issue 14: the request's calibration profile and reliability figures (time model)
+    model_options: ModelOptions = DEFAULT_OPTIONS
 
 
 # issue 17 (portfolio)

@@ -33,6 +33,8 @@ class ClusterSpec:
     # issue 16 (scale-up domain): GPUs sharing one NVLink / Infinity Fabric domain; None means
     # gpus_per_node (the host is the domain). 72 for an NVL72 rack of 4-GPU hosts.
     scale_up_gpus: int | None = None
+    # issue 14: the switches reduce in the network (InfiniBand SHARP, NVLink SHARP / NVLS).
+    in_network_reduction: bool = False
 
     def __post_init__(self) -> None:
         for name in ("gpus", "gpus_per_node", "nics_per_node"):

@@ -31,7 +31,9 @@ from optimizer.performance.fabrics import (
     FabricTable,
     fabric_profile,
 )
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan
+from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import (
     forward_flops_per_token,
     gemm_intensity_flops_per_byte,
@@ -95,6 +97,9 @@ class Estimate:
     notes: tuple[str, ...] = ()
     gpus_used: int = 0  # GPUs the plan occupies (t x p x d); the rest of the cluster idles
     scale_up_gpus: int = 0  # GPUs per scale-up (NVLink) domain of the cluster estimated
+    # issue 14 (goodput): productive share of wall-clock time, and the time without failures
+    goodput: float = 1.0
+    productive_training_time_hours: float = 0.0
 
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
@@ -253,10 +258,16 @@ def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
 
 @dataclass(frozen=True)
 class EstimateCase:
+    """One scenario's parameters (expected, optimistic, pessimistic), after calibration."""
+
     kernel_efficiency: float
     fabric_efficiency: float
     base_latency_s: float
     host_cpu_s_per_byte: float
+    # issue 14: fixed seconds per optimizer step (data loading, synchronisation), and the
+    # framework's achieved share of the fabric's collective bandwidth.
+    step_overhead_s: float = 0.0
+    collective_efficiency: float = 1.0
 
 
 @lru_cache(maxsize=8192)
@@ -614,12 +625,19 @@ class StepModel:
         return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
 
 
-def scenario(c: ClusterSpec, fabric: FabricProfile, name: str) -> EstimateCase:
-    return scenario_for(generation(c.gpu_model), fabric, name)
+def scenario(
+    c: ClusterSpec, fabric: FabricProfile, name: str, options: ModelOptions = DEFAULT_OPTIONS
+) -> EstimateCase:
+    return scenario_for(generation(c.gpu_model), fabric, name, options.calibration)
 
 
 @lru_cache(maxsize=1024)
-def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> EstimateCase:
+def scenario_for(
+    gen: GpuGeneration,
+    fabric: FabricProfile,
+    name: str,
+    calibration: CalibrationProfile | None = None,
+) -> EstimateCase:
     return EstimateCase(
         kernel_efficiency=gen.efficiency(name),
         fabric_efficiency=fabric.efficiency(name),
@@ -629,7 +647,11 @@ def scenario_for(gen: GpuGeneration, fabric: FabricProfile, name: str) -> Estima
 
 
 def estimate(
-    w: Workload, c: ClusterSpec, plan: ParallelPlan, fabrics: FabricTable = DEFAULT_FABRICS
+    w: Workload,
+    c: ClusterSpec,
+    plan: ParallelPlan,
+    fabrics: FabricTable = DEFAULT_FABRICS,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> Estimate:
     """Training time of ``w`` on ``c`` under ``plan``, with a low/expected/high range.
 
@@ -649,14 +671,16 @@ def estimate(
             f"usable of {c.gpu_memory_gb:g} GB",
             field="parallelism",
         )
-    return estimate_from_step(step, fabric)
+    return estimate_from_step(step, fabric, options)
 
 
-def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
+def estimate_from_step(
+    step: StepModel, fabric: FabricProfile, options: ModelOptions = DEFAULT_OPTIONS
+) -> Estimate:
     w, c = step.w, step.c
-    expected = step.breakdown(scenario(c, fabric, "expected"))
-    low = step.step_time_s(scenario(c, fabric, "optimistic"))
-    high = step.step_time_s(scenario(c, fabric, "pessimistic"))
+    expected = step.breakdown(scenario(c, fabric, "expected", options))
+    low = step.step_time_s(scenario(c, fabric, "optimistic", options))
+    high = step.step_time_s(scenario(c, fabric, "pessimistic", options))
     step_s = expected.step_time_s
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
@@ -668,6 +692,7 @@ def estimate_from_step(step: StepModel, fabric: FabricProfile) -> Estimate:
     return Estimate(
         step_time_s=step_s,
         training_time_hours=steps * step_s / SECONDS_PER_HOUR,
+        productive_training_time_hours=steps * step_s / SECONDS_PER_HOUR,
         training_time_hours_low=steps * low / SECONDS_PER_HOUR,
         training_time_hours_high=steps * high / SECONDS_PER_HOUR,
         model_tflops_per_gpu=model_tflops,

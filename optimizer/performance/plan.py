@@ -10,7 +10,12 @@ class ParallelPlan:
     """A complete plan. ``tensor * pipeline * data`` is the GPU count; expert parallel ranks
     are taken from the data-parallel ranks (Megatron-LM / DeepSpeed-MoE convention), so
     ``expert`` divides ``data``. ``zero_stage`` 0 replicates the optimizer, 1 shards its states
-    (distributed optimizer), 2 also gradients, 3 also weights (FSDP FULL_SHARD)."""
+    (distributed optimizer), 2 also gradients, 3 also weights (FSDP FULL_SHARD).
+
+    issue 14: ``context`` splits each sequence over that many ranks (context parallelism,
+    Megatron-LM ``--context-parallel-size``), so ``tensor * pipeline * context * data`` is the
+    GPU count; ``reshard_after_forward`` False under ZeRO 3 is FSDP without re-sharding
+    (SHARD_GRAD_OP: one all-gather and one reduce-scatter per step)."""
 
     tensor: int
     pipeline: int
@@ -19,10 +24,12 @@ class ParallelPlan:
     virtual_pipeline: int = 1
     zero_stage: int = 1
     micro_batch_size: int = 1
+    context: int = 1
+    reshard_after_forward: bool = True
 
     @property
     def gpus(self) -> int:
-        return self.tensor * self.pipeline * self.data
+        return self.tensor * self.pipeline * self.context * self.data
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,8 @@ class PartialPlan:
     virtual_pipeline: int | None = None
     zero_stage: int | None = None
     micro_batch_size: int | None = None
+    context: int | None = None
+    reshard_after_forward: bool | None = None
 
     def complete(self) -> ParallelPlan | None:
         """The plan, when the request fixes every degree (nothing left to choose)."""
@@ -50,4 +59,10 @@ class PartialPlan:
         )
         if any(v is None for v in values):
             return None
-        return ParallelPlan(*values)  # type: ignore[arg-type]
+        return ParallelPlan(
+            *values,  # type: ignore[arg-type]
+            context=1 if self.context is None else self.context,
+            reshard_after_forward=(
+                True if self.reshard_after_forward is None else self.reshard_after_forward
+            ),
+        )

@@ -33,6 +33,7 @@ from optimizer.performance.estimator import (
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
@@ -143,6 +144,7 @@ def plan_and_estimate(
     c: ClusterSpec,
     fixed: PartialPlan | None = None,
     fabrics: FabricTable = DEFAULT_FABRICS,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> Estimate:
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
@@ -156,9 +158,9 @@ def plan_and_estimate(
     fixed = fixed or PartialPlan()
     complete = fixed.complete()
     if complete is not None:
-        return estimate(w, c, complete, fabrics)
+        return estimate(w, c, complete, fabrics, options)
     fabric = fabric_profile(fabrics, c.fabric)
-    expected = scenario(c, fabric, "expected")
+    expected = scenario(c, fabric, "expected", options)
     clusters = [
         c,
         *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed)),
@@ -182,7 +184,7 @@ def plan_and_estimate(
         if seconds < best_s:
             best, best_s = step, seconds
     assert best is not None
-    result = estimate_from_step(best, fabric)
+    result = estimate_from_step(best, fabric, options)
     if best.c.scale_up_domain_gpus != c.scale_up_domain_gpus:
         note = (
             f"the plan uses {best.c.scale_up_domain_gpus} of the {c.scale_up_domain_gpus} GPUs "

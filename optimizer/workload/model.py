@@ -42,6 +42,8 @@ class Workload:
     gated_ffn: bool = False
     tied_embeddings: bool = False
     flash_attention: bool = True
+    # issue 14: dropout layers (their masks take activation memory); Llama and MPT have none.
+    dropout: bool = True
 
     def __post_init__(self) -> None:
         for name in (

@@ -36,7 +36,7 @@ TOPOLOGY_FAMILY_TORUS: TopologyFamily
 TOPOLOGY_FAMILY_SINGLE_NODE: TopologyFamily
 
 class Workload(_message.Message):
-    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention")
+    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention", "dropout")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +56,7 @@ class Workload(_message.Message):
     GATED_FFN_FIELD_NUMBER: _ClassVar[int]
     TIED_EMBEDDINGS_FIELD_NUMBER: _ClassVar[int]
     FLASH_ATTENTION_FIELD_NUMBER: _ClassVar[int]
+    DROPOUT_FIELD_NUMBER: _ClassVar[int]
     model: str
     parameters: float
     layers: int
@@ -75,10 +76,11 @@ class Workload(_message.Message):
     gated_ffn: bool
     tied_embeddings: bool
     flash_attention: bool
-    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ...) -> None: ...
+    dropout: bool
+    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ..., dropout: _Optional[bool] = ...) -> None: ...
 
 class Parallelism(_message.Message):
-    __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size")
+    __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size", "context", "reshard_after_forward")
     TENSOR_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -86,6 +88,8 @@ class Parallelism(_message.Message):
     VIRTUAL_PIPELINE_FIELD_NUMBER: _ClassVar[int]
     ZERO_STAGE_FIELD_NUMBER: _ClassVar[int]
     MICRO_BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_FIELD_NUMBER: _ClassVar[int]
+    RESHARD_AFTER_FORWARD_FIELD_NUMBER: _ClassVar[int]
     tensor: int
     pipeline: int
     data: int
@@ -93,10 +97,12 @@ class Parallelism(_message.Message):
     virtual_pipeline: int
     zero_stage: int
     micro_batch_size: int
-    def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ...) -> None: ...
+    context: int
+    reshard_after_forward: bool
+    def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., context: _Optional[int] = ..., reshard_after_forward: _Optional[bool] = ...) -> None: ...
 
 class Cluster(_message.Message):
-    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family", "scale_up_gpus")
+    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family", "scale_up_gpus", "in_network_reduction")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     GPU_PEAK_TFLOPS_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +121,7 @@ class Cluster(_message.Message):
     FABRIC_KIND_FIELD_NUMBER: _ClassVar[int]
     TOPOLOGY_FAMILY_FIELD_NUMBER: _ClassVar[int]
     SCALE_UP_GPUS_FIELD_NUMBER: _ClassVar[int]
+    IN_NETWORK_REDUCTION_FIELD_NUMBER: _ClassVar[int]
     gpus: int
     gpus_per_node: int
     gpu_peak_tflops: float
@@ -133,7 +140,8 @@ class Cluster(_message.Message):
     fabric_kind: Fabric
     topology_family: TopologyFamily
     scale_up_gpus: int
-    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ..., topology_family: _Optional[_Union[TopologyFamily, str]] = ..., scale_up_gpus: _Optional[int] = ...) -> None: ...
+    in_network_reduction: bool
+    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ..., topology_family: _Optional[_Union[TopologyFamily, str]] = ..., scale_up_gpus: _Optional[int] = ..., in_network_reduction: _Optional[bool] = ...) -> None: ...
 
 class FabricProfile(_message.Message):
     __slots__ = ("fabric", "efficiency_low", "efficiency_expected", "efficiency_high", "base_latency_us_low", "base_latency_us_expected", "base_latency_us_high", "per_hop_latency_ns", "host_cpu_cycles_per_byte_low", "host_cpu_cycles_per_byte_expected", "host_cpu_cycles_per_byte_high", "host_network_cpu_ghz_per_node", "fabric_kind")
@@ -165,19 +173,33 @@ class FabricProfile(_message.Message):
     fabric_kind: Fabric
     def __init__(self, fabric: _Optional[str] = ..., efficiency_low: _Optional[float] = ..., efficiency_expected: _Optional[float] = ..., efficiency_high: _Optional[float] = ..., base_latency_us_low: _Optional[float] = ..., base_latency_us_expected: _Optional[float] = ..., base_latency_us_high: _Optional[float] = ..., per_hop_latency_ns: _Optional[float] = ..., host_cpu_cycles_per_byte_low: _Optional[float] = ..., host_cpu_cycles_per_byte_expected: _Optional[float] = ..., host_cpu_cycles_per_byte_high: _Optional[float] = ..., host_network_cpu_ghz_per_node: _Optional[float] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ...) -> None: ...
 
+class Reliability(_message.Message):
+    __slots__ = ("failures_per_gpu_hour",)
+    FAILURES_PER_GPU_HOUR_FIELD_NUMBER: _ClassVar[int]
+    failures_per_gpu_hour: float
+    def __init__(self, failures_per_gpu_hour: _Optional[float] = ...) -> None: ...
+
+class CalibrationProfile(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class EstimateRequest(_message.Message):
-    __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles")
+    __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles", "reliability", "calibration")
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     PARALLELISM_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     FABRIC_PROFILES_FIELD_NUMBER: _ClassVar[int]
+    RELIABILITY_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_FIELD_NUMBER: _ClassVar[int]
     workload: Workload
     parallelism: Parallelism
     cluster: Cluster
     catalog: str
     fabric_profiles: _containers.RepeatedCompositeFieldContainer[FabricProfile]
-    def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ..., fabric_profiles: _Optional[_Iterable[_Union[FabricProfile, _Mapping]]] = ...) -> None: ...
+    reliability: Reliability
+    calibration: CalibrationProfile
+    def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ..., fabric_profiles: _Optional[_Iterable[_Union[FabricProfile, _Mapping]]] = ..., reliability: _Optional[_Union[Reliability, _Mapping]] = ..., calibration: _Optional[_Union[CalibrationProfile, _Mapping]] = ...) -> None: ...
 
 class StepBreakdown(_message.Message):
     __slots__ = ("compute_s", "pipeline_bubble_s", "tensor_parallel_s", "data_parallel_s", "pipeline_p2p_s", "all_to_all_s", "exposed_communication_s", "host_cpu_overhead_s")
@@ -200,7 +222,7 @@ class StepBreakdown(_message.Message):
     def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ...) -> None: ...
 
 class EstimateResponse(_message.Message):
-    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used")
+    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours")
     STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
@@ -216,6 +238,8 @@ class EstimateResponse(_message.Message):
     TOKENS_PER_S_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     GPUS_USED_FIELD_NUMBER: _ClassVar[int]
+    GOODPUT_FIELD_NUMBER: _ClassVar[int]
+    PRODUCTIVE_TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     step_time_s: float
     training_time_hours: float
     training_time_hours_low: float
@@ -231,4 +255,6 @@ class EstimateResponse(_message.Message):
     tokens_per_s: float
     notes: _containers.RepeatedScalarFieldContainer[str]
     gpus_used: int
-    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ...) -> None: ...
+    goodput: float
+    productive_training_time_hours: float
+    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ..., goodput: _Optional[float] = ..., productive_training_time_hours: _Optional[float] = ...) -> None: ...

@@ -60,7 +60,7 @@ class SolverOptions(_message.Message):
     def __init__(self, backend: _Optional[str] = ..., time_limit_s: _Optional[float] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class OptimizeRequest(_message.Message):
-    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric", "cost_model", "workloads", "ranking_only")
+    __slots__ = ("catalog", "workload", "constraints", "objective", "top_k", "allowed_fabrics", "allowed_topologies", "allowed_vendors", "excluded_vendors", "solver", "confidence", "parallelism", "request_id", "objective_kind", "allowed_fabric_kinds", "allowed_topology_families", "catalogs", "require_fabric", "cost_model", "workloads", "ranking_only", "calibration", "reliability")
     CATALOG_FIELD_NUMBER: _ClassVar[int]
     WORKLOAD_FIELD_NUMBER: _ClassVar[int]
     CONSTRAINTS_FIELD_NUMBER: _ClassVar[int]
@@ -82,6 +82,8 @@ class OptimizeRequest(_message.Message):
     COST_MODEL_FIELD_NUMBER: _ClassVar[int]
     WORKLOADS_FIELD_NUMBER: _ClassVar[int]
     RANKING_ONLY_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_FIELD_NUMBER: _ClassVar[int]
+    RELIABILITY_FIELD_NUMBER: _ClassVar[int]
     catalog: str
     workload: _estimate_pb2.Workload
     constraints: Constraints
@@ -103,7 +105,9 @@ class OptimizeRequest(_message.Message):
     cost_model: CostModel
     workloads: _containers.RepeatedCompositeFieldContainer[WorkloadTarget]
     ranking_only: bool
-    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., workloads: _Optional[_Iterable[_Union[WorkloadTarget, _Mapping]]] = ..., ranking_only: _Optional[bool] = ...) -> None: ...
+    calibration: _estimate_pb2.CalibrationProfile
+    reliability: _estimate_pb2.Reliability
+    def __init__(self, catalog: _Optional[str] = ..., workload: _Optional[_Union[_estimate_pb2.Workload, _Mapping]] = ..., constraints: _Optional[_Union[Constraints, _Mapping]] = ..., objective: _Optional[str] = ..., top_k: _Optional[int] = ..., allowed_fabrics: _Optional[_Iterable[str]] = ..., allowed_topologies: _Optional[_Iterable[str]] = ..., allowed_vendors: _Optional[_Iterable[str]] = ..., excluded_vendors: _Optional[_Iterable[str]] = ..., solver: _Optional[_Union[SolverOptions, _Mapping]] = ..., confidence: _Optional[str] = ..., parallelism: _Optional[_Union[_estimate_pb2.Parallelism, _Mapping]] = ..., request_id: _Optional[str] = ..., objective_kind: _Optional[_Union[Objective, str]] = ..., allowed_fabric_kinds: _Optional[_Iterable[_Union[_estimate_pb2.Fabric, str]]] = ..., allowed_topology_families: _Optional[_Iterable[_Union[_estimate_pb2.TopologyFamily, str]]] = ..., catalogs: _Optional[_Iterable[str]] = ..., require_fabric: _Optional[bool] = ..., cost_model: _Optional[_Union[CostModel, _Mapping]] = ..., workloads: _Optional[_Iterable[_Union[WorkloadTarget, _Mapping]]] = ..., ranking_only: _Optional[bool] = ..., calibration: _Optional[_Union[_estimate_pb2.CalibrationProfile, _Mapping]] = ..., reliability: _Optional[_Union[_estimate_pb2.Reliability, _Mapping]] = ...) -> None: ...
 
 class BomLine(_message.Message):
     __slots__ = ("category", "sku", "vendor", "quantity", "unit_price_usd", "extended_price_usd", "tier", "power_kw", "rack_units", "source", "length_m", "catalog")
