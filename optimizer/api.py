@@ -23,7 +23,11 @@ from optimizer.optimize.convert import fixed_plan_from_proto, response_from_resu
 from optimizer.optimize.portfolio import with_measure  # issue 17 (portfolio)
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.solve import optimize as run_optimizer
-from optimizer.performance.convert import request_from_proto, response_to_proto
+from optimizer.performance.convert import (
+    options_from_proto,
+    request_from_proto,
+    response_to_proto,
+)
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.request_limits import check_estimate, check_optimize
 from optimizer.topology.compat import nic_fits_fabric
@@ -47,7 +51,8 @@ def estimate(
     if catalog is None and request.cluster.server_sku and request.catalog:
         catalog = resolve_catalog(request.catalog, data_dir=data_dir, tenant=tenant)
     workload, cluster, fixed, fabrics = request_from_proto(request, catalog)
-    return response_to_proto(plan_and_estimate(workload, cluster, fixed, fabrics))
+    options = options_from_proto(request)
+    return response_to_proto(plan_and_estimate(workload, cluster, fixed, fabrics, options))
 
 
 def optimize(

@@ -17,7 +17,7 @@ from optimizer.optimize.portfolio import (  # issue 17 (portfolio)
 )
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
-from optimizer.performance.convert import plan_from_proto, response_to_proto
+from optimizer.performance.convert import options_from_proto, plan_from_proto, response_to_proto
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import MIN_COST, OBJECTIVES
@@ -158,6 +158,7 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
         require_fabric=req.require_fabric,
         cost_model=cost_model,  # issue 17 (tco)
         portfolio=portfolio,  # issue 17 (portfolio)
+        model_options=options_from_proto(req),  # issue 14
         ranking_only=req.ranking_only,  # issue 19 (batch)
     )
 

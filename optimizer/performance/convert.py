@@ -17,7 +17,10 @@ from optimizer.errors import InvalidInput
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_from_mapping
+from optimizer.performance.goodput import Reliability
+from optimizer.performance.options import ModelOptions
 from optimizer.performance.plan import PartialPlan
+from optimizer.performance.profile import CalibrationProfile
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.schema import message_values, record_values
 from optimizer.registry.topologies import FAT_TREE, TOPOLOGIES
@@ -199,6 +202,27 @@ def fabrics_from_proto(rows: Any) -> FabricTable:
         profile = profile_from_mapping(values, f"fabric_profiles[{i}]", "fabric_profiles")
         table[profile.fabric] = profile
     return table
+
+
+# issue 14 (goodput) -- owned by the goodput work
+def reliability_from_proto(msg: pb.Reliability) -> Reliability:
+    """The request's failure and checkpoint figures over the sourced defaults."""
+    return Reliability(**record_values(msg, Reliability))
+
+
+# issue 14 (calibrate) -- owned by the calibration work
+def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | None:
+    """The request's calibration profile; None when the request carries none."""
+    return None
+
+
+def options_from_proto(req: pb.EstimateRequest | Any) -> ModelOptions:
+    """The time model's request-level settings (EstimateRequest and OptimizeRequest both
+    carry ``calibration`` and ``reliability``)."""
+    return ModelOptions(
+        calibration=calibration_from_proto(req.calibration),
+        reliability=reliability_from_proto(req.reliability),
+    )
 
 
 def request_from_proto(

@@ -66,6 +66,11 @@ class StepBreakdown:
     # the expert all-to-all alone; what the answer's text compares across domain sizes.
     network_s: float = 0.0
     all_to_all_network_s: float = 0.0
+    # issue 14: the optimizer's update, fixed per-step costs (data loading, synchronisation)
+    # and per-micro-batch costs (launches, schedule synchronisation), each added to the step.
+    optimizer_step_s: float = 0.0
+    step_overhead_s: float = 0.0
+    micro_batch_overhead_s: float = 0.0
 
     @property
     def step_time_s(self) -> float:
@@ -74,6 +79,9 @@ class StepBreakdown:
             + self.pipeline_bubble_s
             + self.exposed_communication_s
             + self.host_cpu_overhead_s
+            + self.optimizer_step_s
+            + self.step_overhead_s
+            + self.micro_batch_overhead_s
         )
 
 
