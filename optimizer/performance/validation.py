@@ -12,6 +12,12 @@ Comparison convention: FLOP counts differ between sources (published-runs.md), s
 throughput is converted to *our* hardware FLOPs: measured tokens/s x our hardware FLOPs per
 token / GPUs. For Megatron-LM the paper's eq. (3) equals our count exactly, so its TFLOP/s are
 used as printed.
+
+Issue 14 adds ``data/paper-configs.json`` (guide: ``data/paper-configs.md``): every other
+configuration a paper or log states precisely enough to estimate (Llama 3 405B, BLOOM-176B,
+MT-NLG 530B, DeepSpeed on Azure), each with its source, system, fixed plan and measured value
+in the source's own FLOP convention; :func:`paper_config_cases` loads them and
+:func:`visible_cases` is the whole visible published set.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
+from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.plan import PartialPlan
@@ -32,6 +39,7 @@ from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
 PUBLISHED_RUNS_JSON: Traversable = files("optimizer.performance") / "data" / "published-runs.json"
+PAPER_CONFIGS_JSON: Traversable = files("optimizer.performance") / "data" / "paper-configs.json"
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,9 @@ class GpuSystem:
     nics_per_node: int
     fabric: str
     switch_radix: int
+    gpus_per_node: int = 8
+    oversubscription: float = 1.0  # down:up at ``oversubscribed_tier`` of its fat-tree
+    oversubscribed_tier: str = "leaf"
 
 
 # Selene (Megatron-LM SC'21 sec. 5): DGX A100 80GB, NVLink3 600 GB/s bidirectional, 8 x HDR
@@ -55,6 +66,39 @@ SELENE = GpuSystem("A100", 312.0, None, 80.0, 300.0, 1600.0, 8, "infiniband", 40
 # MosaicML H100 rows: HGX H100 (NVLink4 900 GB/s bidirectional); the network is not stated,
 # so the usual 8 x 400 Gb/s NDR InfiniBand of an HGX H100 is assumed (an assumption).
 HGX_H100 = GpuSystem("H100", 989.4, 1978.9, 80.0, 450.0, 3200.0, 8, "infiniband", 64)
+# Meta's Llama 3 405B cluster (Dubey et al. 2024, sec. 3.3.1): Grand Teton, 8 x H100 SXM 80GB
+# HBM3 at 700 W per server over NVLink, one 400 Gb/s RoCE NIC per GPU, a three-layer Clos of
+# 3,072-GPU pods at full bisection joined with 1:7 oversubscription at the aggregation layer.
+# Radix 64 = a Minipack2 ToR's 64 x 400G ports (25.6 Tb/s); our fat-tree's pods are then 1,024
+# endpoints, not 3,072 (an approximation: more data-parallel rings cross the 1:7 tier).
+META_LLAMA3_ROCE = GpuSystem(
+    "H100",
+    989.4,
+    1978.9,
+    80.0,
+    450.0,
+    3200.0,
+    8,
+    "roce",
+    64,
+    oversubscription=7.0,
+    oversubscribed_tier="aggregation",
+)
+# Jean Zay A100 partition (BigScience tr11 README): 8 x A100 80GB per node over NVLink, "4
+# OmniPath links" per node; Omni-Path is modelled as an RDMA fabric of InfiniBand class at
+# 100 Gb/s a link (link speed not stated: UNVERIFIED), 48-port edge switches (UNVERIFIED).
+JEAN_ZAY_A100 = GpuSystem("A100", 312.0, None, 80.0, 300.0, 400.0, 4, "infiniband", 48)
+# Azure NDm A100 v4 (DeepSpeed blog 2022): 8 x A100 80GB per VM, each GPU with its own 200 Gb/s
+# HDR InfiniBand link (8 x 200 Gb/s per VM), 40-port HDR switches.
+AZURE_NDM_A100_V4 = GpuSystem("A100", 312.0, None, 80.0, 300.0, 1600.0, 8, "infiniband", 40)
+
+SYSTEMS: dict[str, GpuSystem] = {
+    "SELENE": SELENE,
+    "HGX_H100": HGX_H100,
+    "META_LLAMA3_ROCE": META_LLAMA3_ROCE,
+    "JEAN_ZAY_A100": JEAN_ZAY_A100,
+    "AZURE_NDM_A100_V4": AZURE_NDM_A100_V4,
+}
 
 
 @dataclass(frozen=True)
@@ -75,21 +119,24 @@ def cluster_for(
     gpus: int,
     topology: str = "fat_tree",
     fabric: str | None = None,
-    oversubscription: float = 1.0,
+    oversubscription: float | None = None,
 ) -> ClusterSpec:
-    """``gpus`` GPUs of ``system`` (8 per node) on its network, or on ``fabric`` and
-    ``topology`` at ``oversubscription`` instead."""
-    nodes = max(1, gpus // 8)
+    """``gpus`` GPUs of ``system`` on its network, or on ``fabric`` and ``topology`` at
+    ``oversubscription`` (at the system's oversubscribed tier) instead."""
+    nodes = max(1, gpus // system.gpus_per_node)
     profile = size_network(
         topology,
         nodes * system.nics_per_node,
         system.switch_radix,
-        oversubscription=oversubscription,
+        oversubscription=(
+            system.oversubscription if oversubscription is None else oversubscription
+        ),
         rails=system.nics_per_node,
+        oversubscribed_tier=system.oversubscribed_tier,
     ).profile
     return ClusterSpec(
         gpus=gpus,
-        gpus_per_node=8,
+        gpus_per_node=system.gpus_per_node,
         gpu_peak_tflops=system.peak_tflops,
         gpu_memory_gb=system.memory_gb,
         intra_node_gbytes_per_s=system.nvlink_gbytes_per_s,
@@ -203,6 +250,156 @@ def calibration_cases(path: Path | Traversable = PUBLISHED_RUNS_JSON) -> list[Pu
     """Every case the kernel efficiencies are fitted on and reported against."""
     records = load_records(path)
     return megatron_cases(records) + mosaic_h100_cases(records)
+
+
+# Paper configurations (issue 14): data/paper-configs.json, guide data/paper-configs.md.
+
+FLOP_CONVENTIONS = ("6N+12lsh", "megatron-eq3")
+MEASURED_KEYS = ("tflops_per_gpu", "step_time_s", "samples_per_s")
+_MODEL_KEYS = {
+    "name": str,
+    "layers": int,
+    "hidden_size": int,
+    "ffn_hidden_size": int,
+    "attention_heads": int,
+    "kv_heads": int,
+    "vocab_size": int,
+    "sequence_length": int,
+    "gated_ffn": bool,
+    "tied_embeddings": bool,
+    "dropout": bool,
+    "flash_attention": bool,
+    "activation_recompute": str,
+    "precision": str,
+}
+_PLAN_KEYS = {
+    "tensor": int,
+    "context": int,
+    "pipeline": int,
+    "data": int,
+    "virtual_pipeline": int,
+    "zero_stage": int,
+    "micro_batch_size": int,
+    "reshard_after_forward": bool,
+}
+
+
+def _bad(record_id: str, where: str, expected: str) -> InvalidInput:
+    return InvalidInput(
+        f"record {record_id!r}: expected {expected}", field=f"paper-configs.{where}"
+    )
+
+
+def _typed(record_id: str, where: str, value: Any, kind: type) -> Any:
+    """``value`` if it is of ``kind`` (an int where a float is asked is fine; a bool never
+    stands for a number)."""
+    ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        raise _bad(record_id, where, f"a {kind.__name__}, got {value!r}")
+    return value
+
+
+def _section(r: dict[str, Any], rid: str, key: str, schema: dict[str, type]) -> dict[str, Any]:
+    section = r.get(key)
+    if not isinstance(section, dict):
+        raise _bad(rid, key, "an object")
+    unknown = sorted(set(section) - set(schema))
+    if unknown:
+        raise _bad(rid, f"{key}.{unknown[0]}", f"one of the keys {', '.join(schema)}")
+    return {k: _typed(rid, f"{key}.{k}", v, schema[k]) for k, v in section.items()}
+
+
+def convention_flops_per_token(w: Workload, convention: str, parameters: float) -> float:
+    """Training FLOPs per token the way a source counts them (forward + backward).
+
+    ``6N+12lsh``: 6 x parameters plus the full s x s attention square, 12 l s h (Kaplan et al.
+    2020 with attention, the torchtitan / Megatron model-FLOP convention); ``megatron-eq3``:
+    Narayanan et al. eq. (3) per token, 96 l h^2 (1 + s/6h + V/16lh), which counts the
+    recompute forward pass.
+    """
+    s, layers, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
+    if convention == "6N+12lsh":
+        return 6.0 * parameters + 12.0 * layers * s * h
+    if convention == "megatron-eq3":
+        return 96.0 * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
+    raise ValueError(f"unknown FLOP convention {convention!r}")
+
+
+def _measured_tokens_per_s(r: dict[str, Any], rid: str, w: Workload, gpus: int) -> float:
+    """The source's measured throughput as tokens per second, from whichever it states."""
+    m = r.get("measured")
+    if not isinstance(m, dict) or not any(k in m for k in MEASURED_KEYS):
+        raise _bad(rid, "measured", f"an object with one of {', '.join(MEASURED_KEYS)}")
+    if "tflops_per_gpu" in m:
+        convention = m.get("flop_convention")
+        if convention not in FLOP_CONVENTIONS:
+            raise _bad(rid, "measured.flop_convention", f"one of {', '.join(FLOP_CONVENTIONS)}")
+        parameters = float(_typed(rid, "parameters", r.get("parameters", 0.0), float))
+        if convention == "6N+12lsh" and not parameters > 0:
+            raise _bad(rid, "parameters", "the parameter count N the 6N convention uses")
+        tflops = float(_typed(rid, "measured.tflops_per_gpu", m["tflops_per_gpu"], float))
+        return tflops * 1e12 * gpus / convention_flops_per_token(w, convention, parameters)
+    if "samples_per_s" in m:
+        samples = float(_typed(rid, "measured.samples_per_s", m["samples_per_s"], float))
+        return samples * w.sequence_length
+    step = float(_typed(rid, "measured.step_time_s", m["step_time_s"], float))
+    return w.tokens_per_step / step
+
+
+def paper_config_case(r: dict[str, Any]) -> PublishedCase:
+    """One record of paper-configs.json as a case; a malformed record raises InvalidInput
+    naming the record and the field."""
+    rid = r.get("id")
+    if not isinstance(rid, str) or not rid:
+        raise InvalidInput("expected a non-empty id string", field="paper-configs.id")
+    src = r.get("source")
+    if not isinstance(src, dict) or not src.get("title") or not src.get("locator"):
+        raise _bad(rid, "source", "an object with a title and a locator")
+    system_name = r.get("system")
+    if system_name not in SYSTEMS:
+        raise _bad(rid, "system", f"one of {', '.join(SYSTEMS)}, got {system_name!r}")
+    gpus = int(_typed(rid, "gpus", r.get("gpus"), int))
+    model = _section(r, rid, "model", _MODEL_KEYS)
+    missing = sorted(set(_MODEL_KEYS) - set(model))
+    if missing:
+        raise _bad(rid, f"model.{missing[0]}", "a value (every model key is required)")
+    w = Workload(
+        **model,
+        training_tokens=float(_typed(rid, "training_tokens", r.get("training_tokens"), float)),
+        global_batch_size=int(
+            _typed(rid, "global_batch_sequences", r.get("global_batch_sequences"), int)
+        ),
+    )
+    plan = _section(r, rid, "plan", _PLAN_KEYS)
+    tokens_per_s = _measured_tokens_per_s(r, rid, w, gpus)
+    measured = tokens_per_s / w.tokens_per_step * hardware_flops_per_step(w) / gpus / 1e12
+    return PublishedCase(
+        id=rid,
+        source=f"{src['title']}, {src['locator']} [{rid}]",
+        workload=w,
+        cluster=cluster_for(SYSTEMS[system_name], gpus),
+        fixed=PartialPlan(**plan),
+        measured_hardware_tflops_per_gpu=measured,
+    )
+
+
+def load_paper_configs(path: Path | Traversable = PAPER_CONFIGS_JSON) -> list[dict[str, Any]]:
+    """Every paper-configuration record (the bundled file unless ``path`` names another)."""
+    records: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return records
+
+
+def paper_config_cases(path: Path | Traversable = PAPER_CONFIGS_JSON) -> list[PublishedCase]:
+    """Every paper-configs.json record as a case (built even where today's estimator refuses
+    the plan: context parallelism, uneven pipelines)."""
+    return [paper_config_case(r) for r in load_paper_configs(path)]
+
+
+def visible_cases() -> list[PublishedCase]:
+    """The visible published set: the calibration cases plus every paper configuration."""
+    return calibration_cases() + paper_config_cases()
 
 
 @dataclass(frozen=True)
