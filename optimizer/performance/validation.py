@@ -355,8 +355,8 @@ def paper_config_case(r: dict[str, Any]) -> PublishedCase:
     if not isinstance(rid, str) or not rid:
         raise InvalidInput("expected a non-empty id string", field="paper-configs.id")
     src = r.get("source")
-    if not isinstance(src, dict) or not src.get("title") or not src.get("locator"):
-        raise _bad(rid, "source", "an object with a title and a locator")
+    if not isinstance(src, dict) or not all(src.get(k) for k in ("short", "title", "locator")):
+        raise _bad(rid, "source", "an object with a short citation, a title and a locator")
     system_name = r.get("system")
     if system_name not in SYSTEMS:
         raise _bad(rid, "system", f"one of {', '.join(SYSTEMS)}, got {system_name!r}")
@@ -377,7 +377,7 @@ def paper_config_case(r: dict[str, Any]) -> PublishedCase:
     measured = tokens_per_s / w.tokens_per_step * hardware_flops_per_step(w) / gpus / 1e12
     return PublishedCase(
         id=rid,
-        source=f"{src['title']}, {src['locator']} [{rid}]",
+        source=f"{src['short']}, {src['title']}, {src['locator']} [{rid}]",
         workload=w,
         cluster=cluster_for(SYSTEMS[system_name], gpus),
         fixed=PartialPlan(**plan),
