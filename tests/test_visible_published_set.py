@@ -1,0 +1,210 @@
+"""The visible published set (issue 14): published runs plus every configuration a paper states.
+
+The data lives in the package (optimizer/performance/data/paper-configs.json, guide
+paper-configs.md, beside published-runs.json), so these tests need nothing outside the
+repository. Acceptance of the issue: on the visible set median |error| <= 5 % and worst <= 12 %
+(hardware TFLOP/s per GPU); on the runs of >= 2,048 GPUs held out of the fit median <= 8 % and
+worst <= 20 %.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.estimator_accuracy import (
+    HELD_OUT_MIN_GPUS,
+    estimate_or_refusal,
+    fit_generation,
+    generations,
+    kernel_efficiency,
+    relative_error,
+)
+from optimizer.errors import InvalidInput
+from optimizer.performance import calibration
+from optimizer.performance.validation import (
+    PublishedCase,
+    calibration_cases,
+    convention_flops_per_token,
+    load_paper_configs,
+    load_records,
+    paper_config_case,
+    paper_config_cases,
+    visible_cases,
+)
+from optimizer.workload.flops import hardware_flops_per_step, megatron_eq3_flops
+
+RECORDS = load_paper_configs()
+RECORD_IDS = [r["id"] for r in RECORDS]
+
+
+def _record(record_id: str) -> dict[str, Any]:
+    return copy.deepcopy(next(r for r in RECORDS if r["id"] == record_id))
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=RECORD_IDS)
+def test_every_paper_configuration_states_its_source(record: dict[str, Any]) -> None:
+    source = record["source"]
+    assert source["short"].strip() and source["title"].strip() and source["locator"].strip()
+    assert record["verification"].strip()
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=RECORD_IDS)
+def test_every_paper_configuration_loads_into_a_case(record: dict[str, Any]) -> None:
+    case = paper_config_case(record)
+    assert case.id == record["id"] and case.cluster.gpus == record["gpus"]
+    assert case.measured_hardware_tflops_per_gpu > 0
+    assert case.source.startswith(record["source"]["short"])
+
+
+def test_record_ids_are_unique_and_distinct_from_the_published_runs() -> None:
+    published = {r["id"] for r in load_records()}
+    assert len(set(RECORD_IDS)) == len(RECORD_IDS)
+    assert not set(RECORD_IDS) & published
+
+
+def test_a_record_drawn_from_published_runs_names_an_existing_record() -> None:
+    published = {r["id"] for r in load_records()}
+    named = {r["published_run_id"] for r in RECORDS if "published_run_id" in r}
+    assert named and named <= published
+
+
+def test_llama3_405b_table4_rows_are_all_there_with_their_plans() -> None:
+    """Dubey et al. 2024 Table 4: (GPUs, TP, CP, PP, DP) = (8192, 8, 1, 16, 64),
+    (16384, 8, 1, 16, 128), (16384, 8, 16, 16, 8)."""
+    llama = [c for c in paper_config_cases() if c.id.startswith("llama3-405b-")]
+    plans = {
+        (c.cluster.gpus, c.fixed.tensor, c.fixed.context, c.fixed.pipeline, c.fixed.data)
+        for c in llama
+    }
+    assert plans == {(8192, 8, 1, 16, 64), (16384, 8, 1, 16, 128), (16384, 8, 16, 16, 8)}
+
+
+def test_the_long_context_row_loads_even_where_the_estimator_cannot_run_it_yet() -> None:
+    case = next(c for c in paper_config_cases() if c.fixed.context == 16)
+    assert case.workload.sequence_length == 131072
+    assert case.workload.tokens_per_step == 128 * 131072
+
+
+def test_visible_set_is_the_published_runs_plus_the_paper_configurations() -> None:
+    visible = [c.id for c in visible_cases()]
+    assert visible == [c.id for c in calibration_cases()] + RECORD_IDS
+
+
+def test_a_measured_step_time_becomes_our_hardware_tflops_per_gpu() -> None:
+    record = _record("bloom-176b-384gpu-tp4-pp12-dp8")
+    record["measured"] = {"step_time_s": 100.0}
+    case = paper_config_case(record)
+    expected = hardware_flops_per_step(case.workload) / 384 / 100.0 / 1e12
+    assert case.measured_hardware_tflops_per_gpu == pytest.approx(expected)
+
+
+def test_megatron_eq3_tflops_are_kept_as_printed_for_the_shape_eq3_was_derived_for() -> None:
+    """GPT shape, f = 4h, full recompute: our hardware FLOPs equal eq. (3), so converting
+    through tokens/s must give back the printed figure."""
+    case = next(c for c in paper_config_cases() if c.id == "ds-azure-175b-256gpu-zero3")
+    w = case.workload
+    assert convention_flops_per_token(w, "megatron-eq3", 0.0) * w.tokens_per_step == (
+        pytest.approx(megatron_eq3_flops(w, w.global_batch_size))
+    )
+    assert case.measured_hardware_tflops_per_gpu == pytest.approx(204.49, rel=1e-3)
+
+
+def test_model_flop_tflops_convert_to_more_hardware_tflops_under_recomputation() -> None:
+    """Llama 3 reports model FLOPs (6N + 12lsh); the GPUs also recompute the attention
+    scores, so our hardware figure must exceed the printed 430 TFLOP/s."""
+    case = next(c for c in paper_config_cases() if c.id == "llama3-405b-8192gpu-tp8-pp16-dp64")
+    assert case.measured_hardware_tflops_per_gpu > 430.0
+
+
+def test_a_record_missing_a_model_key_is_refused_naming_it() -> None:
+    record = _record("bloom-176b-384gpu-tp4-pp12-dp8")
+    del record["model"]["kv_heads"]
+    with pytest.raises(InvalidInput, match="bloom-176b-384gpu-tp4-pp12-dp8") as info:
+        paper_config_case(record)
+    assert info.value.field == "paper-configs.model.kv_heads"
+
+
+def test_an_unknown_system_is_refused_naming_the_known_ones() -> None:
+    record = _record("bloom-176b-384gpu-tp4-pp12-dp8")
+    record["system"] = "MYSTERY"
+    with pytest.raises(InvalidInput, match="JEAN_ZAY_A100") as info:
+        paper_config_case(record)
+    assert info.value.field == "paper-configs.system"
+
+
+def test_tflops_without_a_flop_convention_are_refused() -> None:
+    record = _record("ds-azure-175b-256gpu-zero3")
+    del record["measured"]["flop_convention"]
+    with pytest.raises(InvalidInput) as info:
+        paper_config_case(record)
+    assert info.value.field == "paper-configs.measured.flop_convention"
+
+
+def test_a_file_of_records_loads_from_any_path(tmp_path: Path) -> None:
+    path = tmp_path / "configs.json"
+    path.write_text(json.dumps([_record("bloom-176b-384gpu-tp4-pp12-dp8")]), encoding="utf-8")
+    assert [c.id for c in paper_config_cases(path)] == ["bloom-176b-384gpu-tp4-pp12-dp8"]
+
+
+def test_a_plan_the_estimator_refuses_is_reported_not_raised() -> None:
+    case = paper_config_case(_record("bloom-176b-384gpu-tp4-pp12-dp8"))
+    impossible = PublishedCase(
+        id="impossible",
+        source="test",
+        workload=case.workload,
+        cluster=case.cluster,
+        fixed=type(case.fixed)(tensor=3),  # 112 heads do not split 3 ways
+        measured_hardware_tflops_per_gpu=1.0,
+    )
+    refusal = estimate_or_refusal(impossible)
+    assert isinstance(refusal, str) and refusal.startswith("not modelled yet: ")
+    assert "tensor" in refusal
+
+
+def _abs_error(case: PublishedCase) -> float:
+    """|error| of hardware TFLOP/s; a refused case counts as an infinite error."""
+    est = estimate_or_refusal(case)
+    if isinstance(est, str):
+        return float("inf")
+    return abs(est.hardware_tflops_per_gpu / case.measured_hardware_tflops_per_gpu - 1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 14 acceptance, not met on this branch alone: Llama 3 405B is 58-63 % low "
+    "(ZeRO-3 forced by the memory model and gathered per micro-batch) and the CP16 row is "
+    "refused; the pipeline/inputs/compute parts of issue 14 address these",
+)
+def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
+    errors = [_abs_error(c) for c in visible_cases()]
+    assert statistics.median(errors) <= 0.05
+    assert max(errors) <= 0.12
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 14 acceptance, not met on this branch alone: the held-out Llama 3 405B "
+    "runs are 58-63 % low and the CP16 row is refused",
+)
+def test_large_runs_held_out_of_the_fit_median_at_most_8_percent_worst_at_most_20() -> None:
+    """Fit each generation without the runs of >= 2,048 GPUs, predict those runs with it."""
+    cases = visible_cases()
+    seen = [c for c in cases if c.cluster.gpus < HELD_OUT_MIN_GPUS and _abs_error(c) < 1e9]
+    held = [c for c in cases if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
+    errors: list[float] = []
+    for name in generations(held):
+        mine = [c for c in seen if calibration.generation(c.cluster.gpu_model).name == name]
+        efficiency = fit_generation(name, mine)[0]
+        with kernel_efficiency(name, efficiency):
+            for c in held:
+                if calibration.generation(c.cluster.gpu_model).name == name:
+                    refused = isinstance(estimate_or_refusal(c), str)
+                    errors.append(float("inf") if refused else abs(relative_error(c)))
+    assert statistics.median(errors) <= 0.08
+    assert max(errors) <= 0.20
