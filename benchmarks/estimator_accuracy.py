@@ -64,11 +64,14 @@ def fit_generation(name: str, cases: list[PublishedCase]) -> tuple[float, float,
 
 
 def estimate_or_refusal(case: PublishedCase) -> Estimate | str:
-    """The estimate of ``case`` under its fixed plan, or why today's estimator refuses it."""
+    """The estimate of ``case`` under its fixed plan, or why today's estimator refuses it (a
+    refusal, or an arithmetic failure of a feature it does not model, never ends the report)."""
     try:
         return plan_and_estimate(case.workload, case.cluster, case.fixed)
     except InvalidInput as exc:
         return f"not modelled yet: {exc}"
+    except (ValueError, ArithmeticError, NotImplementedError) as exc:
+        return f"not modelled yet: {type(exc).__name__}: {exc}"
 
 
 def generations(cases: list[PublishedCase]) -> list[str]:
@@ -156,16 +159,17 @@ def print_visible_table(cases: list[PublishedCase]) -> list[float]:
     return errors
 
 
-def print_held_out(modelled: list[PublishedCase]) -> None:
-    """Fit without the runs of >= HELD_OUT_MIN_GPUS GPUs; print those runs' errors under it."""
-    seen = [c for c in modelled if c.cluster.gpus < HELD_OUT_MIN_GPUS]
-    held = [c for c in modelled if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
+def print_held_out(cases: list[PublishedCase], refused: dict[str, str]) -> None:
+    """Fit on the modelled runs of fewer than HELD_OUT_MIN_GPUS GPUs; print the larger runs'
+    errors under that fit (a refused one as not modelled yet)."""
+    seen = [c for c in cases if c.cluster.gpus < HELD_OUT_MIN_GPUS and c.id not in refused]
+    held = [c for c in cases if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
     print(
         f"\nHeld-out check: the same fit on the {len(seen)} visible runs of fewer than "
         f"{HELD_OUT_MIN_GPUS:,} GPUs, then the {len(held)} larger runs predicted with it"
     )
     fitted: dict[str, float] = {}
-    for name in generations(held):
+    for name in generations([c for c in held if c.id not in refused]):
         mine = [c for c in seen if calibration.generation(c.cluster.gpu_model).name == name]
         if not mine:
             print(f"fit {name}: no smaller run to fit on; the committed constant is used")
@@ -180,6 +184,12 @@ def print_held_out(modelled: list[PublishedCase]) -> None:
     print("|---|---|---|---|---|")
     errors: list[float] = []
     for c in held:
+        if c.id in refused:
+            print(
+                f"| {c.id} | {c.cluster.gpus} | {c.measured_hardware_tflops_per_gpu:.1f} | "
+                f"{refused[c.id]} | |"
+            )
+            continue
         name = calibration.generation(c.cluster.gpu_model).name
         original = calibration.GENERATIONS[name].kernel_efficiency
         with kernel_efficiency(name, fitted.get(name, original)):
@@ -191,6 +201,9 @@ def print_held_out(modelled: list[PublishedCase]) -> None:
             f"{estimated:.1f} | {err:+.1%} |"
         )
     print(f"\nHeld-out runs: {_summary(errors, HELD_OUT_TARGET)}")
+    not_modelled = [c.id for c in held if c.id in refused]
+    if not_modelled:
+        print(f"{len(not_modelled)} not modelled yet: {', '.join(not_modelled)}")
 
 
 def main() -> None:
@@ -208,7 +221,7 @@ def main() -> None:
     print(f"\nVisible set: {_summary(errors, VISIBLE_TARGET)}")
     if refused:
         print(f"{len(refused)} not modelled yet: {', '.join(refused)}")
-    print_held_out(modelled)
+    print_held_out(cases, refused)
 
 
 if __name__ == "__main__":

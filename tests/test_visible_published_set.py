@@ -23,6 +23,7 @@ from benchmarks.estimator_accuracy import (
     fit_generation,
     generations,
     kernel_efficiency,
+    main,
     relative_error,
 )
 from optimizer.errors import InvalidInput
@@ -208,3 +209,16 @@ def test_large_runs_held_out_of_the_fit_median_at_most_8_percent_worst_at_most_2
                     errors.append(float("inf") if refused else abs(relative_error(c)))
     assert statistics.median(errors) <= 0.08
     assert max(errors) <= 0.20
+
+
+def test_the_accuracy_report_lists_every_visible_case_and_the_held_out_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.argv", ["estimator_accuracy"])
+    main()
+    out = capsys.readouterr().out
+    for case in visible_cases():
+        assert f"| {case.id} |" in out
+    assert "Visible set: " in out and "Held-out runs: " in out
+    held = [c for c in visible_cases() if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
+    assert f"the {len(held)} larger runs predicted with it" in out
