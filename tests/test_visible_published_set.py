@@ -220,5 +220,6 @@ def test_the_accuracy_report_lists_every_visible_case_and_the_held_out_runs(
     for case in visible_cases():
         assert f"| {case.id} |" in out
     assert "Visible set: " in out and "Held-out runs: " in out
+    assert "fit A100: kernel_efficiency=" in out  # the fit on visible data, without --fit
     held = [c for c in visible_cases() if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
     assert f"the {len(held)} larger runs predicted with it" in out
