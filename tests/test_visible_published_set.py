@@ -223,3 +223,11 @@ def test_the_accuracy_report_lists_every_visible_case_and_the_held_out_runs(
     assert "fit A100: kernel_efficiency=" in out  # the fit on visible data, without --fit
     held = [c for c in visible_cases() if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
     assert f"the {len(held)} larger runs predicted with it" in out
+
+
+def test_a_shape_the_workload_refuses_is_reported_against_the_record() -> None:
+    record = _record("bloom-176b-384gpu-tp4-pp12-dp8")
+    record["model"]["precision"] = "fp16"
+    with pytest.raises(InvalidInput, match="bloom-176b-384gpu-tp4-pp12-dp8") as info:
+        paper_config_case(record)
+    assert info.value.field == "paper-configs.model.precision"

@@ -92,12 +92,18 @@ JEAN_ZAY_A100 = GpuSystem("A100", 312.0, None, 80.0, 300.0, 400.0, 4, "infiniban
 # HDR InfiniBand link (8 x 200 Gb/s per VM), 40-port HDR switches.
 AZURE_NDM_A100_V4 = GpuSystem("A100", 312.0, None, 80.0, 300.0, 1600.0, 8, "infiniband", 40)
 
+# GPT-NeoX-20B's cluster (Black et al. 2022): 12 Supermicro AS-4124GO-NART servers of 8 x
+# A100-SXM4-40GB over NVLink, four ConnectX-6 HCAs per server (200 Gb/s HDR assumed), two
+# MQM8700 (40-port HDR) spine switches.
+NEOX_A100_40GB = GpuSystem("A100", 312.0, None, 40.0, 300.0, 800.0, 4, "infiniband", 40)
+
 SYSTEMS: dict[str, GpuSystem] = {
     "SELENE": SELENE,
     "HGX_H100": HGX_H100,
     "META_LLAMA3_ROCE": META_LLAMA3_ROCE,
     "JEAN_ZAY_A100": JEAN_ZAY_A100,
     "AZURE_NDM_A100_V4": AZURE_NDM_A100_V4,
+    "NEOX_A100_40GB": NEOX_A100_40GB,
 }
 
 
@@ -365,13 +371,18 @@ def paper_config_case(r: dict[str, Any]) -> PublishedCase:
     missing = sorted(set(_MODEL_KEYS) - set(model))
     if missing:
         raise _bad(rid, f"model.{missing[0]}", "a value (every model key is required)")
-    w = Workload(
-        **model,
-        training_tokens=float(_typed(rid, "training_tokens", r.get("training_tokens"), float)),
-        global_batch_size=int(
-            _typed(rid, "global_batch_sequences", r.get("global_batch_sequences"), int)
-        ),
-    )
+    tokens = float(_typed(rid, "training_tokens", r.get("training_tokens"), float))
+    batch = int(_typed(rid, "global_batch_sequences", r.get("global_batch_sequences"), int))
+    try:
+        w = Workload(**model, training_tokens=tokens, global_batch_size=batch)
+    except InvalidInput as exc:  # name the record and its key, not the Workload field
+        key = (exc.field or "model").removeprefix("workload.")
+        where = {"global_batch_size": "global_batch_sequences"}.get(key, key)
+        if where in _MODEL_KEYS:
+            where = f"model.{where}"
+        raise InvalidInput(
+            f"record {rid!r}: {exc.problem}", field=f"paper-configs.{where}"
+        ) from exc
     plan = _section(r, rid, "plan", _PLAN_KEYS)
     tokens_per_s = _measured_tokens_per_s(r, rid, w, gpus)
     measured = tokens_per_s / w.tokens_per_step * hardware_flops_per_step(w) / gpus / 1e12
