@@ -231,3 +231,17 @@ def test_a_shape_the_workload_refuses_is_reported_against_the_record() -> None:
     with pytest.raises(InvalidInput, match="bloom-176b-384gpu-tp4-pp12-dp8") as info:
         paper_config_case(record)
     assert info.value.field == "paper-configs.model.precision"
+
+
+@pytest.mark.parametrize(
+    "record", [r for r in RECORDS if "published_run_id" in r], ids=lambda r: r["id"]
+)
+def test_a_record_drawn_from_a_published_run_has_its_model_shape(record: dict[str, Any]) -> None:
+    published = next(r for r in load_records() if r["id"] == record["published_run_id"])
+    shape = published["model"]
+    mine = record["model"]
+    assert (mine["layers"], mine["hidden_size"], mine["attention_heads"]) == (
+        shape["layers"],
+        shape["hidden"],
+        shape["heads"],
+    )
