@@ -245,3 +245,12 @@ def test_a_record_drawn_from_a_published_run_has_its_model_shape(record: dict[st
         shape["hidden"],
         shape["heads"],
     )
+
+
+@pytest.mark.parametrize("bad", ["8", 8.0, True])
+def test_a_plan_degree_that_is_not_an_integer_is_refused_naming_it(bad: object) -> None:
+    record = _record("bloom-176b-384gpu-tp4-pp12-dp8")
+    record["plan"]["tensor"] = bad
+    with pytest.raises(InvalidInput, match="expected an integer") as info:
+        paper_config_case(record)
+    assert info.value.field == "paper-configs.plan.tensor"

@@ -290,6 +290,9 @@ _PLAN_KEYS = {
 }
 
 
+_KIND_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
 def _bad(record_id: str, where: str, expected: str) -> InvalidInput:
     return InvalidInput(
         f"record {record_id!r}: expected {expected}", field=f"paper-configs.{where}"
@@ -303,7 +306,7 @@ def _typed(record_id: str, where: str, value: Any, kind: type) -> Any:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         ok = True
     if not ok:
-        raise _bad(record_id, where, f"a {kind.__name__}, got {value!r}")
+        raise _bad(record_id, where, f"{_KIND_NAMES[kind]}, got {value!r}")
     return value
 
 
