@@ -5,8 +5,9 @@ Reads ``data/published-runs.json`` (package data: a verbatim copy of the project
 and turns the records the estimator models into (workload, cluster, fixed plan, measured value)
 cases. It ships inside the package, so the tests and the benchmarks need nothing beside the
 repository and work from an installed wheel.
-Used by tests/test_published_runs.py and benchmarks/estimator_accuracy.py, so the tests and
-the documented error table are computed from the same cases.
+Used by tests/test_published_runs.py, tests/test_visible_published_set.py and
+benchmarks/estimator_accuracy.py, so the tests and the documented error table are computed
+from the same cases.
 
 Comparison convention: FLOP counts differ between sources (published-runs.md), so measured
 throughput is converted to *our* hardware FLOPs: measured tokens/s x our hardware FLOPs per
