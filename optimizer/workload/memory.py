@@ -42,7 +42,8 @@ def activation_bytes_per_layer(w: Workload, micro_batch: int, tensor: int) -> fl
     mask) = (7 + 4r)h; FFN 2h input + (2 or 3) x 2f intermediates + h mask, times k experts;
     2 layer norms 4h; without recomputation the softmax and its dropout add 5 a s bytes per
     token. Selective recomputation drops exactly that 5as term (and so does flash attention);
-    full recomputation keeps only the layer input (2h).
+    full recomputation keeps only the layer input (2h). Without dropout (``w.dropout`` False:
+    Llama, MPT, Mixtral) the two h masks and the softmax dropout's 3as are absent.
     """
     tokens_per_rank = micro_batch * w.sequence_length / tensor
     if w.activation_recompute == "full":
@@ -57,9 +58,17 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     what the forward writes to GPU memory, whether or not it is kept for the backward."""
     h = w.hidden_size
     intermediates = (3 if w.gated_ffn else 2) * 2.0 * w.ffn_hidden_size
-    per_token = (7 + 4 * w.kv_ratio) * h + w.experts_per_token * (3 * h + intermediates) + 4 * h
+    # issue 14 (dropout): the 1-byte masks of the attention-output and FFN-output dropouts
+    # (h each) and, with the score matrix kept, the softmax dropout's mask and output (3 of
+    # the 5 a s bytes: softmax output 2, mask 1, dropout output 2) exist only with dropout.
+    mask = 1.0 if w.dropout else 0.0
+    per_token = (
+        (6 + mask + 4 * w.kv_ratio) * h
+        + w.experts_per_token * ((2 + mask) * h + intermediates)
+        + 4 * h
+    )
     if attention_matrix:
-        per_token += 5.0 * w.attention_heads * w.sequence_length
+        per_token += (2.0 + 3.0 * mask) * w.attention_heads * w.sequence_length
     return per_token
 
 
