@@ -692,7 +692,7 @@ def estimate_from_step(
     step_s = expected.step_time_s
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
-    notes: list[str] = []
+    notes: list[str] = list(w.inferred)  # issue 14 (inputs): what the request left implicit
     if generation(c.gpu_model).name == "default":
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
