@@ -17,6 +17,7 @@ from typing import NamedTuple
 from optimizer.errors import InvalidInput
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
+    CAUSAL_FLASH_ATTENTION_EFFICIENCY,
     ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
@@ -307,8 +308,11 @@ def compute_s_per_token(
     gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
     head_dim = w.hidden_size / w.attention_heads
     attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
+    # issue 14 (inputs): causal flash attention computes half the scores (flops.py) at about
+    # half the GEMM rate (calibration.CAUSAL_FLASH_ATTENTION_EFFICIENCY).
+    attn_rate = CAUSAL_FLASH_ATTENTION_EFFICIENCY if w.causal and w.flash_attention else 1.0
     tensor_core = gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm)) + attn_flops / (
-        peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
+        attn_rate * peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
     )
     passes = ELEMENTWISE_PASSES + (1 if full else 0)
     per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
