@@ -35,7 +35,9 @@ class MemoryBreakdown:
         return self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb
 
 
-def activation_bytes_per_layer(w: Workload, micro_batch: int, tensor: int) -> float:
+def activation_bytes_per_layer(
+    w: Workload, micro_batch: int, tensor: int, context: int = 1
+) -> float:
     """Bytes one layer stores for one micro-batch (Korthikanti et al. 2022, eq. 1-2).
 
     Per token: attention 2h (QKV input) + 2h (Q) + 4h*r (K, V) + 2h (AV output) + h (dropout
@@ -45,7 +47,8 @@ def activation_bytes_per_layer(w: Workload, micro_batch: int, tensor: int) -> fl
     full recomputation keeps only the layer input (2h). Without dropout (``w.dropout`` False:
     Llama, MPT, Mixtral) the two h masks and the softmax dropout's 3as are absent.
     """
-    tokens_per_rank = micro_batch * w.sequence_length / tensor
+    # issue 14 (context): context parallelism splits each sequence over ``context`` ranks.
+    tokens_per_rank = micro_batch * w.sequence_length / (tensor * context)
     if w.activation_recompute == "full":
         return 2.0 * w.hidden_size * tokens_per_rank
     keeps_scores = w.activation_recompute == "none" and not w.flash_attention
@@ -78,9 +81,12 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
 
     Cached: the optimizer asks for the same (workload, plan) on many candidate clusters."""
     t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+    cp = plan.context  # issue 14 (context)
     dense_params = (w.parameters - w.expert_parameters) / (t * p)
     expert_params = w.expert_parameters / (t * p * e)
-    dense_shard, expert_shard = d, d // e
+    # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x context
+    # (Megatron's distributed optimizer over the dp-cp group).
+    dense_shard, expert_shard = d * cp, d * cp // e
 
     def sharded(bytes_per_param: float, stage: int) -> float:
         if plan.zero_stage >= stage:
@@ -91,10 +97,9 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     in_flight = min(p, micro_batches) * w.layers / p
     if plan.virtual_pipeline > 1:  # interleaving holds extra stages (Korthikanti sec. 4.2.3)
         in_flight *= 1 + (p - 1) / (p * plan.virtual_pipeline)
-    activations = (
-        in_flight * activation_bytes_per_layer(w, plan.micro_batch_size, t)
-        + LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / t
-    )
+    activations = in_flight * activation_bytes_per_layer(
+        w, plan.micro_batch_size, t, cp
+    ) + LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / (t * cp)
     return MemoryBreakdown(
         weights_gb=sharded(WEIGHT_BYTES, 3) / 1e9,
         gradients_gb=sharded(GRADIENT_BYTES, 2) / 1e9,
