@@ -735,8 +735,9 @@ class StepModel:
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
         wire_s = self.net_bytes / (line * sc.fabric_efficiency)
         host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
-        cp_exposed = self._context_exposed_s(sc)  # issue 14 (context)
-        exposed = tp + a2a + p2p + dp_exposed + cp_exposed
+        exposed = tp + a2a + p2p + dp_exposed
+        if self.plan.context > 1:  # issue 14 (context)
+            exposed += self._context_exposed_s(sc)
         return compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu
 
 
