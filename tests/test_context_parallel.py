@@ -182,3 +182,23 @@ def test_a_fixed_context_degree_is_kept_by_the_planner() -> None:
 
     assert est.plan.context == 4
     assert est.plan.gpus == 2048
+
+
+def test_planned_context_ranks_split_their_tokens_over_the_tensor_group() -> None:
+    # 40,000 / 32 = 1,250 tokens per rank at context 32 do not split over tensor 8
+    w = preset("llama3-70b", sequence_length=40_000, global_batch_size=16)
+    c = cluster_for(HGX_H100, 1024)
+
+    est = plan_and_estimate(w, c, PartialPlan(tensor=8))
+
+    check_plan(w, c, est.plan)  # no InvalidInput
+    assert (w.sequence_length // est.plan.context) % est.plan.tensor == 0
+
+
+def test_a_fixed_context_that_breaks_the_split_names_the_field() -> None:
+    w = preset("llama3-8b", sequence_length=40_000, global_batch_size=64)
+
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(w, cluster_for(HGX_H100, 256), PartialPlan(context=32, tensor=8))
+
+    assert err.value.field == "parallelism.context"

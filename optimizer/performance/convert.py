@@ -102,7 +102,7 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
     free = [n for n in _PARAMETER_FLAGS if n not in explicit]
     variants = [w]
     for name in free:
-        variants += [replace(v, **{name: not getattr(v, name)}) for v in variants]
+        variants += [_flipped(v, name) for v in variants]
     best = min(variants, key=error)
     if error(best) > PARAMETER_TOLERANCE:
         tried = "; ".join(
@@ -122,6 +122,11 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
         f"{best.parameters / 1e9:.1f}B with it, {w.parameters / 1e9:.1f}B without"
     )
     return replace(best, inferred=(*w.inferred, note))
+
+
+def _flipped(w: Workload, flag: str) -> Workload:
+    changes: dict[str, Any] = {flag: not getattr(w, flag)}
+    return replace(w, **changes)
 
 
 def _flags(w: Workload) -> str:

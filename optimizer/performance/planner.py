@@ -115,6 +115,8 @@ def _candidate_plans(
         for plan in _candidate_plans_at(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
+        # sequence parallelism (check_context); a fixed degree is left to check_plan's error
+        if fixed.context is not None or (w.sequence_length // cp) % plan.tensor == 0
     )
 
 
