@@ -136,3 +136,55 @@ def generation(gpu_model: str) -> GpuGeneration:
     names = [name for name in GENERATIONS if name != "default" and name in upper]
     # The longest name wins: "GB200 NVL72" holds both "GB200" and "B200".
     return GENERATIONS[max(names, key=len)] if names else GENERATIONS["default"]
+
+
+# --- issue 14 (inputs): the generation from the BF16 peak when gpu_model is missing --------
+# Dense BF16 peaks per GPU (TFLOP/s) as the bundled catalogs (catalogs/*/servers.csv) and
+# shared/reference/hardware/gpus.csv list them. A request that states gpu_peak_tflops but no
+# gpu_model gets the generation whose peak this is, instead of the "default" one.
+PEAK_BF16_TFLOPS: dict[str, float] = {
+    "A100": 312.0,
+    "H100": 989.4,
+    "H200": 989.4,  # the H100 compute die with more HBM
+    "B200": 2250.0,
+    "B300": 2250.0,
+    "GB200": 2500.0,  # GB200 NVL72 runs its B200s at a higher clock
+    "GB300": 2500.0,
+    "MI300X": 1307.4,
+    "MI325X": 1307.4,  # the MI300X compute die
+    "MI355X": 2500.0,
+}
+# Vendors round their peaks differently (989 vs 989.4; 1307 vs 1307.4): 3 % separates every
+# pair of distinct peaks above (the closest, 2250 and 2500, are 11 % apart).
+PEAK_TOLERANCE = 0.03
+
+
+def generations_at_peak(peak_tflops: float) -> tuple[str, ...]:
+    """Generations whose dense BF16 peak is within PEAK_TOLERANCE of ``peak_tflops``."""
+    return tuple(
+        name
+        for name, peak in PEAK_BF16_TFLOPS.items()
+        if abs(peak_tflops / peak - 1.0) <= PEAK_TOLERANCE
+    )
+
+
+def generation_from_peak(peak_tflops: float) -> str | None:
+    """The generation a bare peak identifies: the first listed when all its matches share
+    the calibrated kernel efficiency (H100 for H100/H200, whose compute is the same); None
+    when the peak matches none, or generations calibrated differently (GB200 and MI355X)."""
+    names = generations_at_peak(peak_tflops)
+    if not names:
+        return None
+    efficiencies = {GENERATIONS[n].kernel_efficiency for n in names}
+    return names[0] if len(efficiencies) == 1 else None
+
+
+# Rate of a causal flash-attention kernel relative to the layer GEMMs. FlashAttention-2
+# reaches about 35 % of H100 peak (Shah et al. 2024, FlashAttention-3, sec. 1) where dense
+# GEMMs reach about 70 %, and on A100 its causal forward+backward runs at roughly 0.6-0.7 of
+# the GEMM rate (Dao 2023, FlashAttention-2, fig. 5 against cuBLAS): 0.5 is the H100 figure
+# of the fitted MosaicML runs. It keeps their timing where it was when the scores were
+# counted in full at the GEMM rate; a shape-aware kernel model should fit it.
+CAUSAL_FLASH_ATTENTION_EFFICIENCY = 0.5
+
+# --- end issue 14 (inputs) ------------------------------------------------------------------

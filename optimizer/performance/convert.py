@@ -7,6 +7,7 @@ with the message's field path (``workload.layers``, ``cluster.fabric``...).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -14,6 +15,11 @@ from google.protobuf.json_format import MessageToDict
 from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
+from optimizer.performance.calibration import (
+    PEAK_BF16_TFLOPS,
+    generation_from_peak,
+    generations_at_peak,
+)
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_from_mapping
@@ -45,22 +51,114 @@ _REQUIRED_WITHOUT_PRESET = (
 
 
 def workload_from_proto(msg: pb.Workload) -> Workload:
-    """A preset with the request's fields on top, or a model given field by field."""
+    """A preset with the request's fields on top, or a model given field by field; a stated
+    ``parameters`` count is checked against the architecture (never ignored)."""
     fields = record_values(msg, Workload)
     for name in ("activation_recompute", "precision"):  # choices: any case
         if name in fields:
             fields[name] = fields[name].strip().lower()
     if msg.model:
-        return preset(msg.model, **fields)
-    missing = [n for n in _REQUIRED_WITHOUT_PRESET if n not in fields]
-    if missing:
-        raise InvalidInput(
-            f"required when no preset model is named (missing: {', '.join(missing)})",
-            field=f"workload.{missing[0]}",
+        w = preset(msg.model, **fields)
+    else:
+        missing = [n for n in _REQUIRED_WITHOUT_PRESET if n not in fields]
+        if missing:
+            raise InvalidInput(
+                f"required when no preset model is named (missing: {', '.join(missing)})",
+                field=f"workload.{missing[0]}",
+            )
+        fields.setdefault("ffn_hidden_size", 4 * fields["hidden_size"])
+        fields.setdefault("kv_heads", fields["attention_heads"])
+        w = Workload(name="custom", **fields)
+    if msg.HasField("parameters"):
+        explicit = tuple(n for n in _PARAMETER_FLAGS if msg.HasField(n))
+        w = match_parameters(w, msg.parameters, explicit)
+    return w
+
+
+# --- issue 14 (inputs): workload.parameters against the architecture ------------------------
+PARAMETER_TOLERANCE = 0.02  # published counts are rounded ("405B"); 2 % allows for that
+_PARAMETER_FLAGS = ("gated_ffn", "tied_embeddings")
+
+
+def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ()) -> Workload:
+    """``w`` when its parameter count is within PARAMETER_TOLERANCE of ``stated``; otherwise
+    the closest variant, within tolerance, over the flags of _PARAMETER_FLAGS the request did
+    not set (``explicit``), with what was inferred in ``w.inferred`` (the estimate's notes).
+
+    Raises
+    ------
+    InvalidInput
+        ``workload.parameters`` is not positive, or no variant comes within tolerance (the
+        message states both counts and the variants tried).
+    """
+    if not stated > 0:
+        raise InvalidInput(f"must be > 0, got {stated:g}", field="workload.parameters")
+
+    def error(x: Workload) -> float:
+        return abs(x.parameters / stated - 1.0)
+
+    if error(w) <= PARAMETER_TOLERANCE:
+        return w
+    free = [n for n in _PARAMETER_FLAGS if n not in explicit]
+    variants = [w]
+    for name in free:
+        variants += [_flipped(v, name) for v in variants]
+    best = min(variants, key=error)
+    if error(best) > PARAMETER_TOLERANCE:
+        tried = "; ".join(
+            f"{_flags(v)}: {v.parameters / 1e9:.1f}B" for v in sorted(variants, key=error)
         )
-    fields.setdefault("ffn_hidden_size", 4 * fields["hidden_size"])
-    fields.setdefault("kv_heads", fields["attention_heads"])
-    return Workload(name="custom", **fields)
+        fixed = f" ({', '.join(explicit)} set by the request, not varied)" if explicit else ""
+        raise InvalidInput(
+            f"states {stated / 1e9:.1f}B parameters but the architecture has "
+            f"{w.parameters / 1e9:.1f}B, more than {PARAMETER_TOLERANCE:.0%} apart; tried "
+            f"{tried}{fixed}. Check layers, hidden_size, ffn_hidden_size, heads and vocab_size",
+            field="workload.parameters",
+        )
+    changed = [n for n in free if getattr(best, n) != getattr(w, n)]
+    note = (
+        f"inferred {', '.join(f'{n}={str(getattr(best, n)).lower()}' for n in changed)} from "
+        f"workload.parameters {stated / 1e9:.1f}B: the architecture has "
+        f"{best.parameters / 1e9:.1f}B with it, {w.parameters / 1e9:.1f}B without"
+    )
+    return replace(best, inferred=(*w.inferred, note))
+
+
+def _flipped(w: Workload, flag: str) -> Workload:
+    changes: dict[str, Any] = {flag: not getattr(w, flag)}
+    return replace(w, **changes)
+
+
+def _flags(w: Workload) -> str:
+    return ", ".join(f"{n}={str(getattr(w, n)).lower()}" for n in _PARAMETER_FLAGS)
+
+
+def gpu_model_note(msg: pb.Cluster, c: ClusterSpec) -> str | None:
+    """What the estimate should say about a GPU generation the request did not name."""
+    if msg.gpu_model or msg.server_sku:
+        return None
+    peak = c.gpu_peak_tflops
+    if c.gpu_model:
+        return (
+            f"cluster.gpu_model not given: GPU generation {c.gpu_model} inferred from "
+            f"gpu_peak_tflops {peak:g} (its dense BF16 peak is "
+            f"{PEAK_BF16_TFLOPS[c.gpu_model]:g} TFLOP/s)"
+        )
+    candidates = generations_at_peak(peak)
+    why = (
+        f"matches {' and '.join(candidates)}, calibrated differently"
+        if candidates
+        else "matches no calibrated generation ("
+        + ", ".join(f"{n} {p:g}" for n, p in PEAK_BF16_TFLOPS.items())
+        + ")"
+    )
+    return (
+        f"cluster.gpu_model not given and gpu_peak_tflops {peak:g} {why}: used the 'default' "
+        "generation's kernel efficiency (set cluster.gpu_model to choose one)"
+    )
+
+
+# --- end issue 14 (inputs) ------------------------------------------------------------------
 
 
 def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPlan:
@@ -156,6 +254,10 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
             raise InvalidInput(
                 "required (or give cluster.server_sku and a catalog)", field=f"cluster.{name}"
             )
+    if not fields.get("gpu_model"):  # issue 14 (inputs): the generation the peak identifies
+        inferred = generation_from_peak(fields["gpu_peak_tflops"])
+        if inferred is not None:
+            fields["gpu_model"] = inferred
     if "nic_gbps_per_node" not in fields:
         raise InvalidInput(
             "required: scale-out line rate of a node's NICs in Gb/s",
@@ -232,9 +334,14 @@ def request_from_proto(
         raise InvalidInput("required", field="workload")
     if not req.HasField("cluster"):
         raise InvalidInput("required", field="cluster")
+    workload = workload_from_proto(req.workload)
+    cluster = cluster_from_proto(req.cluster, catalog)
+    note = gpu_model_note(req.cluster, cluster)  # issue 14 (inputs): said in the notes
+    if note is not None:
+        workload = replace(workload, inferred=(*workload.inferred, note))
     return (
-        workload_from_proto(req.workload),
-        cluster_from_proto(req.cluster, catalog),
+        workload,
+        cluster,
         plan_from_proto(req.parallelism, req.workload),
         fabrics_from_proto(req.fabric_profiles),
     )

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from optimizer.errors import InvalidInput
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
+    CAUSAL_FLASH_ATTENTION_EFFICIENCY,
     ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
@@ -71,6 +72,9 @@ class StepBreakdown:
     optimizer_step_s: float = 0.0
     step_overhead_s: float = 0.0
     micro_batch_overhead_s: float = 0.0
+    # issue 14 (context): ring-attention K/V passes over the context group (before overlap;
+    # what the attention compute does not hide is in exposed_communication_s).
+    context_parallel_s: float = 0.0
 
     @property
     def step_time_s(self) -> float:
@@ -112,15 +116,24 @@ class Estimate:
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     """Refuse a plan that cannot run, naming the parallelism field at fault."""
-    for name in ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "micro_batch_size"):
+    for name in (
+        "tensor",
+        "pipeline",
+        "data",
+        "expert",
+        "virtual_pipeline",
+        "micro_batch_size",
+        "context",
+    ):
         if getattr(plan, name) < 1:
             raise InvalidInput(
                 f"must be >= 1, got {getattr(plan, name)}", field=f"parallelism.{name}"
             )
     if plan.gpus != c.gpus:
         raise InvalidInput(
-            f"tensor x pipeline x data = {plan.tensor} x {plan.pipeline} x "
-            f"{plan.data} = {plan.gpus} does not match the cluster's {c.gpus} GPUs",
+            f"tensor x pipeline x context x data = {plan.tensor} x {plan.pipeline} x "
+            f"{plan.context} x {plan.data} = {plan.gpus} does not match the cluster's "
+            f"{c.gpus} GPUs",
             field="parallelism",
         )
     if w.attention_heads % plan.tensor:
@@ -151,6 +164,7 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"micro_batch_size = {plan.data * plan.micro_batch_size}",
             field="parallelism.micro_batch_size",
         )
+    check_context(w, plan)
     if plan.zero_stage not in (0, 1, 2, 3):
         raise InvalidInput(
             f"expected 0, 1, 2 or 3, got {plan.zero_stage}", field="parallelism.zero_stage"
@@ -161,6 +175,32 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             "has no gpu_peak_fp8_tflops",
             field="workload.precision",
         )
+
+
+# --- issue 14 (context): context-parallel rules ------------------------------------------------
+def check_context(w: Workload, plan: ParallelPlan) -> None:
+    """Megatron-LM's context-parallel rules: a causal sequence is cut into 2 x context chunks
+    (each rank takes one early and one late chunk, so the masked work balances), and with
+    sequence parallelism each rank's tokens split again over the tensor group."""
+    cp = plan.context
+    if cp == 1:
+        return
+    chunks = 2 * cp if w.causal else cp
+    if w.sequence_length % chunks:
+        raise InvalidInput(
+            f"sequence_length {w.sequence_length} does not split into {chunks} equal chunks "
+            f"({'2 x ' if w.causal else ''}context {cp})",
+            field="parallelism.context",
+        )
+    if (w.sequence_length // cp) % plan.tensor:
+        raise InvalidInput(
+            f"the {w.sequence_length // cp} tokens of a context rank do not split over tensor "
+            f"{plan.tensor} (sequence parallelism)",
+            field="parallelism.context",
+        )
+
+
+# --- end issue 14 (context) ---------------------------------------------------------------------
 
 
 def usable_memory_gb(c: ClusterSpec) -> float:
@@ -307,8 +347,11 @@ def compute_s_per_token(
     gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
     head_dim = w.hidden_size / w.attention_heads
     attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
+    # issue 14 (inputs): causal flash attention computes half the scores (flops.py) at about
+    # half the GEMM rate (calibration.CAUSAL_FLASH_ATTENTION_EFFICIENCY).
+    attn_rate = CAUSAL_FLASH_ATTENTION_EFFICIENCY if w.causal and w.flash_attention else 1.0
     tensor_core = gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm)) + attn_flops / (
-        peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
+        attn_rate * peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
     )
     passes = ELEMENTWISE_PASSES + (1 if full else 0)
     per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
@@ -329,7 +372,8 @@ def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
 
 def tensor_parallel_cost(w: Workload, plan: ParallelPlan) -> coll.Cost:
     """Ring all-reduces of the micro-batch activations over the tensor group, per step."""
-    size = plan.micro_batch_size * w.sequence_length * w.hidden_size * ACTIVATION_BYTES
+    tokens = plan.micro_batch_size * w.sequence_length / plan.context  # issue 14: per CP rank
+    size = tokens * w.hidden_size * ACTIVATION_BYTES
     return coll.ring_all_reduce(size, plan.tensor).times(_layer_collectives_per_step(w, plan))
 
 
@@ -382,6 +426,7 @@ class PlanTraffic(NamedTuple):
     all_to_all: _Part | None
     p2p: _Part | None
     data: tuple[_DataParallel, ...]
+    context: _Part | None = None  # issue 14: ring attention over the context group
 
 
 @lru_cache(maxsize=65536)
@@ -398,10 +443,11 @@ def plan_traffic(
     counted in hosts (docs/performance-model.md, "Scale-up domain").
     """
     t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+    cp = plan.context  # issue 14: Megatron order tensor, context, data, pipeline
     gpn = gpus_per_node
     dom = domain_gpus or gpn
     m = w.global_batch_size // (d * plan.micro_batch_size)
-    tokens_mb = plan.micro_batch_size * w.sequence_length
+    tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
     tensor = _Part(tensor_parallel_cost(w, plan), 1.0 if t > dom else 0.0, -(-t // gpn), "ring")
 
     # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
@@ -427,10 +473,10 @@ def plan_traffic(
         cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
         p2p = _Part(
             cost.times(2 * m * plan.virtual_pipeline),
-            1.0 if t * d >= dom else 0.0,
+            1.0 if t * cp * d >= dom else 0.0,
             2,
             "ring",
-            max(1, t * d // gpn),
+            max(1, t * cp * d // gpn),
         )
 
     # Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
@@ -440,8 +486,9 @@ def plan_traffic(
     # step (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
     dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
     expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
-    dp_local = max(1, min(d, dom // t))
-    groups = [(dense_grad, d, dp_local)] if d > 1 else []
+    # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
+    dp_local = max(1, min(d * cp, dom // t))
+    groups = [(dense_grad, d * cp, dp_local)] if d * cp > 1 else []
     if expert_grad and d // e > 1:
         groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
     data = []
@@ -466,7 +513,41 @@ def plan_traffic(
                     span,
                 )
             )
-    return PlanTraffic(tensor, a2a, p2p, tuple(data))
+    return PlanTraffic(tensor, a2a, p2p, tuple(data), _context_part(w, plan, gpn, dom))
+
+
+# --- issue 14 (context): ring attention ---------------------------------------------------------
+def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> _Part | None:
+    """Ring attention over the context group (Liu et al., "Ring Attention", 2023; Megatron-LM
+    context parallelism): per layer and micro-batch the forward passes each rank's K and V
+    chunk (2 x kv_ratio x h x local tokens, bf16, split over the tensor group's heads) to its
+    neighbour context - 1 times; the backward passes K, V and their gradients (2x); a full
+    recomputation repeats the forward. The group is ``context`` blocks of ``tensor`` GPUs:
+    once it leaves the scale-up domain, its ring's slowest link is the network."""
+    cp, t = plan.context, plan.tensor
+    if cp == 1:
+        return None
+    local_tokens = plan.micro_batch_size * w.sequence_length / cp
+    chunk = 2 * w.kv_ratio * w.hidden_size * local_tokens / t * ACTIVATION_BYTES
+    passes = 3 + (1 if w.activation_recompute == "full" else 0)
+    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    sends = m * w.layers / plan.pipeline * passes * (cp - 1)
+    span = t * cp
+    return _Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
+
+
+def attention_time_share(w: Workload) -> float:
+    """Share of the tensor-core time spent in attention scores (what hides ring attention's
+    sends: each of the context - 1 blocks is computed while the next one arrives)."""
+    f = forward_flops_per_token(w)
+    full = w.activation_recompute == "full"
+    gemm = 3 * (f.layer_matmul + f.logits) + (f.layer_matmul if full else 0)
+    attn = hardware_flops_per_step(w) / w.tokens_per_step - gemm
+    rate = CAUSAL_FLASH_ATTENTION_EFFICIENCY if w.causal and w.flash_attention else 1.0
+    return (attn / rate) / (gemm + attn / rate)
+
+
+# --- end issue 14 (context) ---------------------------------------------------------------------
 
 
 def _ranks_in_domain(ranks: int, tensor: int, domain_gpus: int) -> int:
@@ -523,6 +604,9 @@ class StepModel:
         self.tp_nv_s, self.tp_net = self._split(traffic.tensor, nv_bw)
         self.a2a_nv_s, self.a2a_net = self._split(traffic.all_to_all, nv_bw)
         self.p2p_nv_s, self.p2p_net = self._split(traffic.p2p, nv_bw)
+        # issue 14 (context): ring attention, hidden behind the attention of each block
+        self.cp_nv_s, self.cp_net = self._split(traffic.context, nv_bw)
+        self.cp_hidden = (plan.context - 1) / plan.context * attention_time_share(w)
         self.dp_nv_s = 0.0
         self.dp_ring: list[_NetTerm] = []
         self.dp_tree: list[_NetTerm] = []
@@ -597,7 +681,28 @@ class StepModel:
             min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
             for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
         )
-        return StepBreakdown(*self._terms(sc), network_s=network, all_to_all_network_s=a2a_net)
+        network += self.cp_net.seconds(line, sc, hop_s) if self.cp_net else 0.0
+        return StepBreakdown(
+            *self._terms(sc),
+            network_s=network,
+            all_to_all_network_s=a2a_net,
+            context_parallel_s=self._context_s(sc),
+        )
+
+    # --- issue 14 (context) ---------------------------------------------------------------------
+    def _context_s(self, sc: EstimateCase) -> float:
+        """Ring-attention seconds per step before overlap."""
+        net = self.cp_net.seconds(self.line, sc, self.hop_s) if self.cp_net else 0.0
+        return self.cp_nv_s + net
+
+    def _context_exposed_s(self, sc: EstimateCase) -> float:
+        """What the attention compute of the blocks does not hide."""
+        if self.plan.context == 1:
+            return 0.0
+        hidden = self.tensor_core_s / sc.kernel_efficiency * self.cp_hidden
+        return max(0.0, self._context_s(sc) - hidden)
+
+    # --- end issue 14 (context) -----------------------------------------------------------------
 
     def _terms(
         self, sc: EstimateCase
@@ -630,7 +735,10 @@ class StepModel:
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
         wire_s = self.net_bytes / (line * sc.fabric_efficiency)
         host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
-        return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
+        exposed = tp + a2a + p2p + dp_exposed
+        if self.plan.context > 1:  # issue 14 (context)
+            exposed += self._context_exposed_s(sc)
+        return compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu
 
 
 def scenario(
@@ -692,7 +800,7 @@ def estimate_from_step(
     step_s = expected.step_time_s
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
-    notes: list[str] = []
+    notes: list[str] = list(w.inferred)  # issue 14 (inputs): what the request left implicit
     if generation(c.gpu_model).name == "default":
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"

@@ -79,6 +79,25 @@ def tensor_degrees(w: Workload, gpus: int, gpus_per_node: int, domain_gpus: int)
     ]
 
 
+# --- issue 14 (context): context degrees ------------------------------------------------------
+# Sequences from this length on are long enough for context parallelism to pay (Llama 3 trains
+# its 131,072-token stage with context 16; Megatron-LM recommends it from 32K tokens on).
+CONTEXT_FROM_SEQUENCE = 32_768
+CONTEXT_CHOICES = (1, 2, 4, 8, 16, 32)
+
+
+def context_degrees(w: Workload, gpus: int, fixed: PartialPlan) -> tuple[int, ...]:
+    """The request's context degree, else 1 and, for long sequences, each power of two that
+    divides the GPUs and cuts the sequence into 2 x context equal chunks."""
+    if fixed.context is not None:
+        return (fixed.context,)
+    if w.sequence_length < CONTEXT_FROM_SEQUENCE:
+        return (1,)
+    return tuple(
+        cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and w.sequence_length % (2 * cp) == 0
+    )
+
+
 @lru_cache(maxsize=8192)
 def _candidate_plans(
     w: Workload,
@@ -89,7 +108,31 @@ def _candidate_plans(
     domain_gpus: int | None = None,
 ) -> tuple[ParallelPlan, ...]:
     """The plans depend only on these, not on the network: cached across the optimizer's
-    candidate clusters."""
+    candidate clusters. Each context degree leaves gpus / context for the other degrees."""
+    return tuple(
+        plan
+        for cp in context_degrees(w, gpus, fixed)
+        for plan in _candidate_plans_at(
+            w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
+        )
+        # sequence parallelism (check_context); a fixed degree is left to check_plan's error
+        if fixed.context is not None or (w.sequence_length // cp) % plan.tensor == 0
+    )
+
+
+# --- end issue 14 (context) ---------------------------------------------------------------------
+
+
+def _candidate_plans_at(
+    w: Workload,
+    gpus: int,
+    gpus_per_node: int,
+    limit_gb: float,
+    fixed: PartialPlan,
+    domain_gpus: int | None,
+    context: int,
+) -> list[ParallelPlan]:
+    """Plans over ``gpus`` (the GPUs per context rank) with the given context degree."""
     plans: list[ParallelPlan] = []
     tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
     for t in _options(fixed.tensor, tensors):
@@ -119,11 +162,11 @@ def _candidate_plans(
                     if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
                         continue
                     for z in _options(fixed.zero_stage, zeros):
-                        plan = ParallelPlan(t, p, d, e, vp, z, mb)
+                        plan = ParallelPlan(t, p, d, e, vp, z, mb, context=context)
                         if memory_per_gpu(w, plan).total_gb <= limit_gb:
                             plans.append(plan)
                             break  # a higher ZeRO stage only adds traffic
-    return tuple(plans)
+    return plans
 
 
 def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: float) -> float:
@@ -254,11 +297,12 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
         plan = ParallelPlan(
             t,
             p,
-            fixed.data or max(1, c.gpus // (t * p)),
+            fixed.data or max(1, c.gpus // (t * p * (fixed.context or 1))),
             fixed.expert or 1,
             fixed.virtual_pipeline or 1,
             1 if fixed.zero_stage is None else fixed.zero_stage,
             fixed.micro_batch_size or 1,
+            context=fixed.context or 1,  # issue 14 (context)
         )
         check_plan(w, c, plan)
     raise PlanInfeasible(

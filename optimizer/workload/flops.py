@@ -7,6 +7,14 @@ SC'21, sec. 5.1 / appendix, who count the full s x s product). Backward costs 2x
 l layers of 12h^2 weights and f = 4h this gives Narayanan et al. eq. (3):
 96 B s l h^2 (1 + s/6h + V/16lh) with full recomputation, and 72 B s l h^2 (1 + s/6h) + 6 B s h V
 without; to first order both are the 6 N D rule of Kaplan et al. (2020).
+
+Causal attention (issue 14): a decoder's token attends only to the tokens before it, so half
+of the s x s product is masked. Flash attention skips the masked blocks (FlashAttention-2,
+Dao 2023, sec. 3.1.1), so a causal model with flash attention computes 2 s h per token and
+layer, not 4 s h; without flash attention the full product is computed and then masked, which
+is what eq. (3) counts (SC'21 predates flash attention). Model FLOPs (MFU) follow the same
+rule: the masked half is work the math does not need (the FlashAttention-2 convention; Megatron
+SC'21 and PaLM count the full product, which gives a higher MFU at long sequences).
 """
 
 from __future__ import annotations
@@ -47,9 +55,17 @@ def forward_flops_per_token(w: Workload) -> TokenFlops:
     )
     return TokenFlops(
         layer_matmul=2.0 * per_layer_weights * w.layers,
-        attention_scores=4.0 * w.sequence_length * w.hidden_size * w.layers,
+        attention_scores=attention_score_flops_per_token_layer(w) * w.layers,
         logits=2.0 * w.hidden_size * w.vocab_size,
     )
+
+
+def attention_score_flops_per_token_layer(w: Workload) -> float:
+    """Forward FLOPs of QK^T and AV for one token in one layer: 2 x 2 x s x h for the full
+    product (Narayanan et al. SC'21), half of it for a causal model whose flash attention
+    skips the masked blocks (Dao 2023, FlashAttention-2)."""
+    full = 4.0 * w.sequence_length * w.hidden_size
+    return full / 2 if w.causal and w.flash_attention else full
 
 
 @lru_cache(maxsize=1024)
@@ -89,7 +105,8 @@ def megatron_eq3_flops(w: Workload, batch: int) -> float:
     """Narayanan et al. SC'21 eq. (3), verbatim: 96 B s l h^2 (1 + s/6h + V/16lh).
 
     Valid for the GPT shape it was derived for (f = 4h, multi-head attention, full
-    recomputation); used to check the general formula above.
+    recomputation, the full s x s product: no flash attention); used to check the general
+    formula above.
     """
     s, n, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
     return 96.0 * batch * s * n * h * h * (1 + s / (6 * h) + v / (16 * n * h))

@@ -44,6 +44,12 @@ class Workload:
     flash_attention: bool = True
     # issue 14: dropout layers (their masks take activation memory); Llama and MPT have none.
     dropout: bool = True
+    # issue 14 (inputs): a causal (decoder) mask; with flash attention only the unmasked half
+    # of the s x s scores is computed (flops.py). False for encoders (BERT).
+    causal: bool = True
+    # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
+    # from workload.parameters), said in the estimate's notes; never silent.
+    inferred: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in (

@@ -14,7 +14,7 @@ from optimizer.workload.model import Workload
 _MEGATRON = "Narayanan et al., SC'21, arXiv:2104.04473, Table 1 (weak scaling)"
 _MEGATRON_SHAPE: dict[str, Any] = dict(
     sequence_length=2048, vocab_size=51200, activation_recompute="full", training_tokens=300e9
-)
+)  # dropout kept: Megatron-LM's defaults are hidden_dropout 0.1 and attention_dropout 0.1
 _MPT = (
     "mosaicml/llm-foundry scripts/train/benchmarking yamls (d_model, n_heads, n_layers; "
     "expansion_ratio 4, vocab 50368, tied embeddings)"
@@ -26,10 +26,19 @@ _MPT_SHAPE: dict[str, Any] = dict(
     training_tokens=300e9,
     global_batch_size=512,
     activation_recompute="none",
+    # llm-foundry config_defaults.py: attn_pdrop 0.0; MPTConfig resid_pdrop / emb_pdrop 0.0.
+    dropout=False,
 )
 _LLAMA3 = "Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783, Table 3"
 _LLAMA3_SHAPE: dict[str, Any] = dict(
-    sequence_length=8192, vocab_size=128256, kv_heads=8, gated_ffn=True, training_tokens=15e12
+    sequence_length=8192,
+    vocab_size=128256,
+    kv_heads=8,
+    gated_ffn=True,
+    training_tokens=15e12,
+    # No dropout: the Llama architecture has no hidden dropout and the released config.json
+    # (meta-llama/Llama-3.1-*) sets attention_dropout 0.0.
+    dropout=False,
 )
 
 
@@ -78,6 +87,9 @@ PRESETS: dict[str, dict[str, Any]] = {
             training_tokens=256 * 512 * 1e6,
             tied_embeddings=True,
             activation_recompute="none",
+            # An encoder: bidirectional attention (no causal mask); dropout 0.1 on every layer
+            # (Devlin et al. sec. A.2; hidden_dropout_prob / attention_probs_dropout_prob 0.1).
+            causal=False,
             source="Devlin et al., NAACL 2019 (BERT-Large: L=24, H=1024, A=16; batch 256 x 512 "
             "tokens; 1M steps, taken here all at length 512)",
         ),
@@ -92,7 +104,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             vocab_size=51200,
             global_batch_size=1536,
             training_tokens=300e9,
-            activation_recompute="full",
+            activation_recompute="full",  # dropout kept (GPT-3 follows GPT-2: dropout 0.1)
             source="Brown et al. 2020 Table 2.1 (96 layers, d=12288, 96 heads, 300B tokens); batch "
             "1536 and vocabulary 51200 as in Narayanan et al. SC'21 sec. 5.1",
         ),
@@ -158,6 +170,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             experts=8,
             experts_per_token=2,
             gated_ffn=True,
+            dropout=False,  # HF config.json of Mixtral-8x7B-v0.1: attention_dropout 0.0
             global_batch_size=1024,
             training_tokens=1e12,
             source="Jiang et al., 'Mixtral of Experts', arXiv:2401.04088, Table 1 (32 layers, "
@@ -176,6 +189,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             experts=8,
             experts_per_token=2,
             gated_ffn=True,
+            dropout=False,  # HF config.json of Mixtral-8x22B-v0.1: attention_dropout 0.0
             global_batch_size=1024,
             training_tokens=2e12,
             source="Mistral AI model card (params.json of Mixtral-8x22B-v0.1: 56 layers, dim "
@@ -194,6 +208,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             experts=256,
             experts_per_token=8,
             gated_ffn=True,
+            dropout=False,  # HF config.json of DeepSeek-V3: attention_dropout 0.0
             global_batch_size=15360,
             training_tokens=14.8e12,
             source="DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, sec. 4.2 "
