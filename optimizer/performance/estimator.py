@@ -712,7 +712,7 @@ def estimate_from_step(
         options.reliability,
         step_s=step_s,
     )
-    notes.append(describe_goodput(good))
+    notes.append(describe_goodput(good, w.parameters, step.plan.gpus, options.reliability))
     wall = 1.0 / good.goodput
     return Estimate(
         step_time_s=step_s,

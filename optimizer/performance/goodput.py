@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from functools import lru_cache
+from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
 
@@ -94,9 +96,9 @@ def check_reliability(r: Reliability) -> None:
             raise InvalidInput(f"must be >= 0, got {value:g}", field=field)
 
 
-@dataclass(frozen=True)
-class Goodput:
-    """How a run's productive time stretches into wall-clock time."""
+class Goodput(NamedTuple):
+    """How a run's productive time stretches into wall-clock time (a NamedTuple: the
+    optimizer builds one per estimate, tens of thousands a second)."""
 
     goodput: float  # productive / wall, in (0, 1]
     checkpoint_interval_s: float  # productive seconds between two checkpoints
@@ -105,6 +107,16 @@ class Goodput:
     failures_per_hour: float  # λ of the whole job
     expected_interruptions: float  # failures expected over the wall-clock run
     optimal_interval: bool  # True: Young's interval; False: the request fixed it
+
+
+class _Job(NamedTuple):
+    """What depends on the job alone (model size, GPUs, reliability), not on its step time."""
+
+    failures_per_s: float
+    write_s: float
+    restart_s: float
+    interval_s: float  # Young's (or the request's), before the step and run bounds
+    note_tail: str
 
 
 def checkpoint_bytes(parameters: float) -> float:
@@ -138,6 +150,24 @@ def goodput_fraction(
     return 1.0 / (1.0 + lost)
 
 
+@lru_cache(maxsize=4096)
+def _job(parameters: float, gpus: int, r: Reliability) -> _Job:
+    rate_per_s = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
+    write = checkpoint_write_s(parameters, gpus, r)
+    restart = restart_s(parameters, gpus, r)
+    fixed = r.checkpoint_interval_minutes
+    if fixed is not None:
+        interval, how = fixed * SECONDS_PER_MINUTE, "the request's"
+    else:
+        interval, how = optimal_interval_s(write, rate_per_s), "Young's sqrt(2 x write x MTBF)"
+    tail = (
+        f"({how}) taking {write:,.1f} s to write; {restart / SECONDS_PER_MINUTE:,.1f} min per "
+        f"restart (detect, reschedule, reload); {rate_per_s * SECONDS_PER_HOUR:.3g} failures/h "
+        f"for the job"
+    )
+    return _Job(rate_per_s, write, restart, interval, tail)
+
+
 def run_goodput(
     parameters: float,
     gpus: int,
@@ -150,37 +180,26 @@ def run_goodput(
     The interval is Young's optimum (or the request's), never shorter than one step (a
     checkpoint is taken between steps) and never longer than the run (the final checkpoint
     is taken anyway), so without failures goodput is 1 / (1 + δ/run)."""
-    rate_per_s = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
-    write = checkpoint_write_s(parameters, gpus, r)
-    restart = restart_s(parameters, gpus, r)
-    fixed = r.checkpoint_interval_minutes
-    if fixed is not None:
-        interval = fixed * SECONDS_PER_MINUTE
-    else:
-        interval = optimal_interval_s(write, rate_per_s)
-    interval = max(interval, step_s, 1e-9)
+    job = _job(parameters, gpus, r)
+    interval = max(job.interval_s, step_s, 1e-9)
     if productive_s > 0:
         interval = min(interval, max(productive_s, step_s))
-    fraction = goodput_fraction(write, interval, rate_per_s, restart)
-    wall_hours = productive_s / fraction / SECONDS_PER_HOUR
+    fraction = goodput_fraction(job.write_s, interval, job.failures_per_s, job.restart_s)
     return Goodput(
         goodput=fraction,
         checkpoint_interval_s=interval,
-        checkpoint_write_s=write,
-        restart_s=restart,
-        failures_per_hour=rate_per_s * SECONDS_PER_HOUR,
-        expected_interruptions=rate_per_s * SECONDS_PER_HOUR * wall_hours,
-        optimal_interval=fixed is None,
+        checkpoint_write_s=job.write_s,
+        restart_s=job.restart_s,
+        failures_per_hour=job.failures_per_s * SECONDS_PER_HOUR,
+        expected_interruptions=job.failures_per_s * productive_s / fraction,
+        optimal_interval=r.checkpoint_interval_minutes is None,
     )
 
 
-def describe(g: Goodput) -> str:
-    """The note an estimate carries: what goodput was made of."""
-    how = "Young's optimum sqrt(2 x write x MTBF)" if g.optimal_interval else "the request's"
+def describe(g: Goodput, parameters: float, gpus: int, r: Reliability) -> str:
+    """The note an estimate carries: what goodput was made of (the job's part is cached)."""
     return (
-        f"goodput {g.goodput:.1%}: {g.expected_interruptions:,.1f} interruptions expected "
-        f"({g.failures_per_hour:.3g}/h for the job), a checkpoint every "
-        f"{g.checkpoint_interval_s / SECONDS_PER_MINUTE:,.1f} min ({how}) taking "
-        f"{g.checkpoint_write_s:,.1f} s to write, {g.restart_s / SECONDS_PER_MINUTE:,.1f} min "
-        f"per restart (detect, reschedule, reload)"
+        f"goodput {g.goodput:.1%}: {g.expected_interruptions:,.1f} interruptions expected, a "
+        f"checkpoint every {g.checkpoint_interval_s / SECONDS_PER_MINUTE:,.1f} min "
+        + _job(parameters, gpus, r).note_tail
     )
