@@ -196,6 +196,13 @@ def run_goodput(
     )
 
 
+def wall_step_s(parameters: float, gpus: int, steps: float, step_s: float, r: Reliability) -> float:
+    """Wall-clock seconds per step once failures, checkpoints and restarts are paid: what the
+    planner ranks plans on, so a plan on more GPUs (a higher failure rate) wins only when it
+    is faster in wall-clock time. Never below ``step_s`` (goodput <= 1)."""
+    return step_s / run_goodput(parameters, gpus, steps * step_s, r, step_s).goodput
+
+
 def describe(g: Goodput, parameters: float, gpus: int, r: Reliability) -> str:
     """The note an estimate carries: what goodput was made of (the job's part is cached)."""
     return (
