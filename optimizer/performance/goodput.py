@@ -44,7 +44,7 @@ STORAGE_GBYTES_PER_S_PER_GPU = LLAMA3_STORAGE_SUSTAINED_GBYTES_PER_S / LLAMA3_CL
 
 # Detection, rescheduling and process start-up after a failure, before the checkpoint reload.
 # A modelling default bounded by Llama 3 (sec. 3.3.4): >90% effective training time at
-# λ = 0.32/h on 16,384 GPUs leaves at most ~17 minutes per interruption once checkpoints are
+# λ = 0.32/h on 16,384 GPUs leaves at most ~16 minutes per interruption once checkpoints are
 # paid for; 10 minutes is an automated restart (manual ones, as in OPT-175B's logbook, take
 # hours: give restart_minutes).
 RESTART_MINUTES = 10.0
