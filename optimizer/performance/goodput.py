@@ -185,14 +185,15 @@ def run_goodput(
     if productive_s > 0:
         interval = min(interval, max(productive_s, step_s))
     fraction = goodput_fraction(job.write_s, interval, job.failures_per_s, job.restart_s)
+    # positional: the optimizer builds one per estimate
     return Goodput(
-        goodput=fraction,
-        checkpoint_interval_s=interval,
-        checkpoint_write_s=job.write_s,
-        restart_s=job.restart_s,
-        failures_per_hour=job.failures_per_s * SECONDS_PER_HOUR,
-        expected_interruptions=job.failures_per_s * productive_s / fraction,
-        optimal_interval=r.checkpoint_interval_minutes is None,
+        fraction,
+        interval,
+        job.write_s,
+        job.restart_s,
+        job.failures_per_s * SECONDS_PER_HOUR,
+        job.failures_per_s * productive_s / fraction,
+        r.checkpoint_interval_minutes is None,
     )
 
 
@@ -204,9 +205,10 @@ def wall_step_s(parameters: float, gpus: int, steps: float, step_s: float, r: Re
 
 
 def describe(g: Goodput, parameters: float, gpus: int, r: Reliability) -> str:
-    """The note an estimate carries: what goodput was made of (the job's part is cached)."""
+    """The note an estimate carries: what goodput was made of (the job's part is cached, and
+    no ``%`` or ``,`` format: this runs once per estimate)."""
     return (
-        f"goodput {g.goodput:.1%}: {g.expected_interruptions:,.1f} interruptions expected, a "
-        f"checkpoint every {g.checkpoint_interval_s / SECONDS_PER_MINUTE:,.1f} min "
+        f"goodput {g.goodput * 100:.1f}%: {g.expected_interruptions:.1f} interruptions "
+        f"expected, a checkpoint every {g.checkpoint_interval_s / SECONDS_PER_MINUTE:.1f} min "
         + _job(parameters, gpus, r).note_tail
     )
