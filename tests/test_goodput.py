@@ -22,6 +22,7 @@ from optimizer.performance.goodput import (
     goodput_fraction,
     optimal_interval_s,
     run_goodput,
+    wall_step_s,
 )
 
 LLAMA3_405B_PARAMETERS = 405e9
@@ -169,3 +170,13 @@ def test_impossible_figures_are_refused_by_name(field: str, value: float, expect
         Reliability(**{field: value})  # type: ignore[arg-type]
     assert e.value.field == f"reliability.{field}"
     assert expected in str(e.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parameters, gpus, rates, st.floats(0.01, 100.0), st.floats(1.0, 1e7))
+def test_the_planners_wall_step_time_is_the_step_over_goodput(
+    p: float, n: int, rate: float, step_s: float, steps: float
+) -> None:
+    r = Reliability(failures_per_gpu_hour=rate)
+    g = run_goodput(p, n, steps * step_s, r, step_s)
+    assert wall_step_s(p, n, steps, step_s, r) == pytest.approx(step_s / g.goodput, rel=1e-12)

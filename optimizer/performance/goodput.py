@@ -201,7 +201,12 @@ def wall_step_s(parameters: float, gpus: int, steps: float, step_s: float, r: Re
     """Wall-clock seconds per step once failures, checkpoints and restarts are paid: what the
     planner ranks plans on, so a plan on more GPUs (a higher failure rate) wins only when it
     is faster in wall-clock time. Never below ``step_s`` (goodput <= 1)."""
-    return step_s / run_goodput(parameters, gpus, steps * step_s, r, step_s).goodput
+    job = _job(parameters, gpus, r)
+    productive_s = steps * step_s
+    interval = max(job.interval_s, step_s, 1e-9)  # as run_goodput, without building a Goodput
+    if productive_s > 0:
+        interval = min(interval, max(productive_s, step_s))
+    return step_s / goodput_fraction(job.write_s, interval, job.failures_per_s, job.restart_s)
 
 
 def describe(g: Goodput, parameters: float, gpus: int, r: Reliability) -> str:
