@@ -152,7 +152,7 @@ def print_visible_table(cases: list[PublishedCase]) -> list[float]:
         errors.append(abs(err))
         print(row + f"{est.hardware_tflops_per_gpu:.1f} | {err:+.1%} |")
         if c.measured_training_days is not None:
-            days = est.training_time_hours / 24
+            days = est.productive_training_time_hours / 24  # the paper's days are failure-free
             print(
                 f"| {c.id} (training time) | | | | {c.measured_training_days:g} days | "
                 f"{days:.1f} days | {days / c.measured_training_days - 1:+.1%} |"

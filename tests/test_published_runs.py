@@ -55,7 +55,9 @@ def test_megatron_training_time_estimates_within_20_percent(case: PublishedCase)
     """Narayanan et al. SC'21 sec. 5.1: GPT-3 175B, 300B tokens on 1024 A100: 34 days;
     1T, 450B tokens on 3072 A100: 84 days."""
     est = plan_and_estimate(case.workload, case.cluster, case.fixed)
-    days = est.training_time_hours / 24
+    # issue 14: the paper's days are 8TP/(nX), failure-free: compare the productive time
+    # (training_time_hours now also counts failures, checkpoints and restarts).
+    days = est.productive_training_time_hours / 24
     assert case.measured_training_days is not None
     assert days == pytest.approx(case.measured_training_days, rel=0.20), case.source
 

@@ -41,6 +41,15 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
             f"{resp.training_time_hours_high:,.1f}]",
         ),
         ("training time (days)", f"{resp.training_time_hours / 24:,.1f}"),
+        (
+            "productive training time, no failures (hours)",
+            f"{resp.productive_training_time_hours:,.1f}",
+        ),
+        ("goodput (failures, checkpoints, restarts)", f"{resp.goodput:.1%}"),
+        (
+            "checkpoint interval (min) / interruptions expected",
+            f"{resp.checkpoint_interval_minutes:,.1f} / {resp.expected_interruptions:,.1f}",
+        ),
         ("step time (s)", f"{resp.step_time_s:.3f}"),
         ("steps", f"{resp.steps:,.0f}"),
         ("parameters (B)", f"{resp.parameters / 1e9:,.2f}"),

@@ -308,7 +308,8 @@ def fabrics_from_proto(rows: Any) -> FabricTable:
 
 # issue 14 (goodput) -- owned by the goodput work
 def reliability_from_proto(msg: pb.Reliability) -> Reliability:
-    """The request's failure and checkpoint figures over the sourced defaults."""
+    """The request's failure and checkpoint figures over the sourced defaults; an impossible
+    figure raises ``InvalidInput`` naming ``reliability.<field>`` (``Reliability`` checks)."""
     return Reliability(**record_values(msg, Reliability))
 
 

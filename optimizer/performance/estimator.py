@@ -32,6 +32,8 @@ from optimizer.performance.fabrics import (
     FabricTable,
     fabric_profile,
 )
+from optimizer.performance.goodput import describe as describe_goodput
+from optimizer.performance.goodput import run_goodput
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.profile import CalibrationProfile
@@ -112,6 +114,8 @@ class Estimate:
     # issue 14 (goodput): productive share of wall-clock time, and the time without failures
     goodput: float = 1.0
     productive_training_time_hours: float = 0.0
+    checkpoint_interval_minutes: float = 0.0  # productive minutes between checkpoints
+    expected_interruptions: float = 0.0  # failures expected over the wall-clock run
 
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
@@ -805,12 +809,28 @@ def estimate_from_step(
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
         )
+    # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
+    # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
+    # The failure rate counts the GPUs the plan uses; the same factor applies to the range.
+    productive_hours = steps * step_s / SECONDS_PER_HOUR
+    good = run_goodput(
+        w.parameters,
+        step.plan.gpus,
+        productive_hours * SECONDS_PER_HOUR,
+        options.reliability,
+        step_s=step_s,
+    )
+    notes.append(describe_goodput(good, w.parameters, step.plan.gpus, options.reliability))
+    wall = 1.0 / good.goodput
     return Estimate(
         step_time_s=step_s,
-        training_time_hours=steps * step_s / SECONDS_PER_HOUR,
-        productive_training_time_hours=steps * step_s / SECONDS_PER_HOUR,
-        training_time_hours_low=steps * low / SECONDS_PER_HOUR,
-        training_time_hours_high=steps * high / SECONDS_PER_HOUR,
+        training_time_hours=productive_hours * wall,
+        productive_training_time_hours=productive_hours,
+        goodput=good.goodput,
+        checkpoint_interval_minutes=good.checkpoint_interval_s / 60.0,
+        expected_interruptions=good.expected_interruptions,
+        training_time_hours_low=steps * low / SECONDS_PER_HOUR * wall,
+        training_time_hours_high=steps * high / SECONDS_PER_HOUR * wall,
         model_tflops_per_gpu=model_tflops,
         hardware_tflops_per_gpu=step.hardware_flops / step_s / c.gpus / 1e12,
         mfu=model_tflops / c.gpu_peak_tflops,

@@ -33,6 +33,7 @@ from optimizer.performance.estimator import (
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
+from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.workload.memory import memory_per_gpu
@@ -223,7 +224,11 @@ def plan_and_estimate(
         if bound >= best_s:
             break
         step = StepModel(w, sub, plan, fabric)
-        seconds = step.step_time_s(expected)
+        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often); goodput
+        # <= 1, so the step-time bound above still bounds it from below.
+        seconds = wall_step_s(
+            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), options.reliability
+        )
         if seconds < best_s:
             best, best_s = step, seconds
     assert best is not None

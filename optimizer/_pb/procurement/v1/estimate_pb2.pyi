@@ -176,10 +176,18 @@ class FabricProfile(_message.Message):
     def __init__(self, fabric: _Optional[str] = ..., efficiency_low: _Optional[float] = ..., efficiency_expected: _Optional[float] = ..., efficiency_high: _Optional[float] = ..., base_latency_us_low: _Optional[float] = ..., base_latency_us_expected: _Optional[float] = ..., base_latency_us_high: _Optional[float] = ..., per_hop_latency_ns: _Optional[float] = ..., host_cpu_cycles_per_byte_low: _Optional[float] = ..., host_cpu_cycles_per_byte_expected: _Optional[float] = ..., host_cpu_cycles_per_byte_high: _Optional[float] = ..., host_network_cpu_ghz_per_node: _Optional[float] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ...) -> None: ...
 
 class Reliability(_message.Message):
-    __slots__ = ("failures_per_gpu_hour",)
+    __slots__ = ("failures_per_gpu_hour", "storage_write_gbytes_per_s_per_gpu", "storage_read_gbytes_per_s_per_gpu", "restart_minutes", "checkpoint_interval_minutes")
     FAILURES_PER_GPU_HOUR_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_WRITE_GBYTES_PER_S_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    STORAGE_READ_GBYTES_PER_S_PER_GPU_FIELD_NUMBER: _ClassVar[int]
+    RESTART_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_INTERVAL_MINUTES_FIELD_NUMBER: _ClassVar[int]
     failures_per_gpu_hour: float
-    def __init__(self, failures_per_gpu_hour: _Optional[float] = ...) -> None: ...
+    storage_write_gbytes_per_s_per_gpu: float
+    storage_read_gbytes_per_s_per_gpu: float
+    restart_minutes: float
+    checkpoint_interval_minutes: float
+    def __init__(self, failures_per_gpu_hour: _Optional[float] = ..., storage_write_gbytes_per_s_per_gpu: _Optional[float] = ..., storage_read_gbytes_per_s_per_gpu: _Optional[float] = ..., restart_minutes: _Optional[float] = ..., checkpoint_interval_minutes: _Optional[float] = ...) -> None: ...
 
 class CalibrationProfile(_message.Message):
     __slots__ = ()
@@ -230,7 +238,7 @@ class StepBreakdown(_message.Message):
     def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ..., optimizer_step_s: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., micro_batch_overhead_s: _Optional[float] = ...) -> None: ...
 
 class EstimateResponse(_message.Message):
-    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours")
+    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours", "checkpoint_interval_minutes", "expected_interruptions")
     STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
@@ -248,6 +256,8 @@ class EstimateResponse(_message.Message):
     GPUS_USED_FIELD_NUMBER: _ClassVar[int]
     GOODPUT_FIELD_NUMBER: _ClassVar[int]
     PRODUCTIVE_TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_INTERVAL_MINUTES_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_INTERRUPTIONS_FIELD_NUMBER: _ClassVar[int]
     step_time_s: float
     training_time_hours: float
     training_time_hours_low: float
@@ -265,4 +275,6 @@ class EstimateResponse(_message.Message):
     gpus_used: int
     goodput: float
     productive_training_time_hours: float
-    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ..., goodput: _Optional[float] = ..., productive_training_time_hours: _Optional[float] = ...) -> None: ...
+    checkpoint_interval_minutes: float
+    expected_interruptions: float
+    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ..., goodput: _Optional[float] = ..., productive_training_time_hours: _Optional[float] = ..., checkpoint_interval_minutes: _Optional[float] = ..., expected_interruptions: _Optional[float] = ...) -> None: ...
