@@ -13,17 +13,23 @@ physical bounds.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+from google.protobuf import json_format
 
 import optimizer
+from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.convert import request_from_proto
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable
 from optimizer.performance.options import ModelOptions
@@ -303,14 +309,17 @@ def _start(name: str, base: CalibrationProfile) -> float:
 
 
 def fit_profile(
-    points: Sequence[Measurement], nccl: Sequence[NcclMeasurement] = ()
+    points: Sequence[Measurement],
+    nccl: Sequence[NcclMeasurement] = (),
+    notes_in: Sequence[str] = (),
 ) -> CalibrationProfile:
-    """The profile the measurements support, with every point's residual (module doc)."""
+    """The profile the measurements support, with every point's residual (module doc);
+    ``notes_in`` (e.g. from reading the file) come first in the profile's notes."""
     if not points and not nccl:
         raise InvalidInput(
             "no measurements: give at least one run or nccl-tests output", field="measurements"
         )
-    notes: list[str] = []
+    notes: list[str] = list(notes_in)
     fitted: list[str] = []
     by_fabric: dict[str, list[float]] = {}
     for m in nccl:
@@ -413,3 +422,105 @@ def _why(names: list[str], scales: int, count: int) -> list[str]:
                     "indistinguishable from the kernel efficiency's (or nil)"
                 )
     return out
+
+
+@dataclass(frozen=True)
+class MeasurementSet:
+    """What a measurements file holds: step measurements, nccl-tests runs, reading notes."""
+
+    points: tuple[Measurement, ...]
+    nccl: tuple[NcclMeasurement, ...]
+    notes: tuple[str, ...]
+
+
+def _request(entry: dict[str, Any], where: str) -> estimate_pb2.EstimateRequest:
+    raw = entry.get("request")
+    if not isinstance(raw, dict):
+        raise InvalidInput("required: an EstimateRequest object", field=f"{where}.request")
+    try:
+        return json_format.ParseDict(raw, estimate_pb2.EstimateRequest())
+    except json_format.ParseError as e:
+        raise InvalidInput(" ".join(str(e).split()), field=f"{where}.request") from None
+
+
+def _decoded(req: estimate_pb2.EstimateRequest, where: str) -> tuple[Any, ...]:
+    """``request_from_proto`` with the failing field's path prefixed by the entry's."""
+    try:
+        return request_from_proto(req)
+    except InvalidInput as e:
+        field_path = f"{where}.request" + (f".{e.field}" if e.field else "")
+        raise InvalidInput(e.problem, field=field_path) from None
+
+
+def _measured(entry: dict[str, Any], where: str) -> tuple[str, float]:
+    measured = entry.get("measured")
+    if not isinstance(measured, dict) or len(measured) != 1:
+        raise InvalidInput(
+            f"expected an object with one of {', '.join(METRICS)}", field=f"{where}.measured"
+        )
+    ((metric, value),) = measured.items()
+    if metric not in METRICS:
+        raise InvalidInput(
+            f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}",
+            field=f"{where}.measured",
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidInput(
+            f"expected a number > 0, got {value!r}", field=f"{where}.measured.{metric}"
+        )
+    if not math.isfinite(value):
+        raise InvalidInput(
+            f"expected a finite number, got {value!r}", field=f"{where}.measured.{metric}"
+        )
+    return metric, float(value)
+
+
+def load_measurements(path: Path) -> MeasurementSet:
+    """Read a measurements file (a JSON list; docs/performance-model.md, "Calibration from
+    your measurements"); nccl-tests paths are relative to the file. Errors name the entry
+    (``measurements[i]``) and its field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InvalidInput(f"{path.name}: not JSON ({e})", field="measurements") from None
+    if not isinstance(data, list):
+        raise InvalidInput(f"{path.name}: expected a JSON list of entries", field="measurements")
+    points: list[Measurement] = []
+    nccl: list[NcclMeasurement] = []
+    notes: list[str] = []
+    for i, entry in enumerate(data):
+        where = f"measurements[{i}]"
+        if not isinstance(entry, dict):
+            raise InvalidInput("expected an object", field=where)
+        unknown = sorted(set(entry) - {"request", "measured", "nccl_tests", "label"})
+        if unknown:
+            raise InvalidInput(
+                f"unknown key {unknown[0]!r}; expected request, measured, nccl_tests, label",
+                field=where,
+            )
+        if ("measured" in entry) == ("nccl_tests" in entry):
+            raise InvalidInput("expected exactly one of 'measured' or 'nccl_tests'", field=where)
+        label = str(entry.get("label") or where)
+        req = _request(entry, where)
+        w, c, fixed, fabrics = _decoded(req, where)
+        if "nccl_tests" in entry:
+            name = entry["nccl_tests"]
+            if not isinstance(name, str) or not name:
+                raise InvalidInput("expected a file path", field=f"{where}.nccl_tests")
+            file = path.parent / name
+            try:
+                text = file.read_text(encoding="utf-8", errors="replace")
+            except OSError as e:
+                raise InvalidInput(
+                    f"cannot read {file}: {e.strerror or e}", field=f"{where}.nccl_tests"
+                ) from None
+            nccl.append(NcclMeasurement(label, parse_nccl_tests(text, f"{where}.nccl_tests"), c))
+            continue
+        metric, value = _measured(entry, where)
+        if fixed.complete() is None:
+            notes.append(
+                f"{label}: the request leaves part of the plan open; the planner's "
+                "choice is assumed to be what ran"
+            )
+        points.append(Measurement(label, w, c, fixed, metric, value, fabrics))
+    return MeasurementSet(tuple(points), tuple(nccl), tuple(notes))
