@@ -194,3 +194,16 @@ def test_a_bad_request_field_is_named_inside_its_entry(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as e:
         load_measurements(path)
     assert e.value.field == "measurements[1].request.cluster.fabric"
+
+
+def test_a_run_on_a_catalog_server_is_read_from_the_catalog(tmp_path: Path) -> None:
+    entry = json.loads((DATA / "measurements.json").read_text())[0]
+    cluster = entry["request"]["cluster"]
+    for name in ("gpu_model", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s"):
+        del cluster[name]
+    cluster["server_sku"] = "SRV-A100"
+    entry["request"]["catalog"] = str(DATA.parent / "catalog_small")
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps([entry]))
+    (point,) = load_measurements(path).points
+    assert (point.cluster.gpu_model, point.cluster.gpu_peak_tflops) == ("A100", 312)

@@ -149,3 +149,16 @@ def test_a_step_overhead_adds_to_every_step() -> None:
     )
     assert calibrated.step_time_s == pytest.approx(base.step_time_s + 1.5)
     assert calibrated.breakdown.step_overhead_s == 1.5
+
+
+def test_an_estimate_on_another_generation_says_the_kernel_scale_was_not_used() -> None:
+    case = next(c for c in calibration_cases() if c.cluster.gpu_model == "A100")
+    est = plan_and_estimate(case.workload, case.cluster, case.fixed, options=ModelOptions(PROFILE))
+    assert any("fitted on H100" in note for note in est.notes)
+
+
+def test_an_estimate_on_another_fabric_says_the_fabric_efficiency_was_not_used() -> None:
+    case = next(c for c in calibration_cases() if c.cluster.gpu_model == "H100")
+    roce = dataclasses.replace(case.cluster, fabric="roce")
+    est = plan_and_estimate(case.workload, roce, case.fixed, options=ModelOptions(PROFILE))
+    assert any("not roce" in note for note in est.notes)

@@ -11,6 +11,7 @@ from google.protobuf import json_format
 
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
+from optimizer.performance.profile import MIN_RESIDUAL_SPREAD
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,7 +69,11 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
     if profile.step_overhead_s is not None:
         params.add_row("step overhead (s)", f"{profile.step_overhead_s:.3f}")
     params.add_row("fitted", ", ".join(profile.fitted) or "nothing")
-    params.add_row("range half-width (residual spread)", f"{profile.residual_spread:.1%}")
+    params.add_row(
+        "low/high range half-width",
+        f"{profile.range_spread:.1%}  (largest residual {profile.residual_spread:.1%}, "
+        f"at least {MIN_RESIDUAL_SPREAD:.0%})",
+    )
     console.print(params)
     if profile.points:
         points = Table(title="points (residual = predicted / measured - 1)")
@@ -99,7 +104,8 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
     help="Write the profile (protobuf JSON) to FILE, for --calibration FILE.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON, not tables.")
-def calibrate(measurements: str, output: str | None, as_json: bool) -> None:
+@click.pass_context
+def calibrate(ctx: click.Context, measurements: str, output: str | None, as_json: bool) -> None:
     """Fit the time model's kernel efficiency, fabric and collective efficiency and per-step
     overhead to MEASUREMENTS (a JSON list of {"request": EstimateRequest, "measured":
     {"step_time_s" | "model_tflops_per_gpu" | "hardware_tflops_per_gpu": value}} and
@@ -108,7 +114,10 @@ def calibrate(measurements: str, output: str | None, as_json: bool) -> None:
     profile travels in later requests."""
     from optimizer.performance.fit import fit_profile, load_measurements
 
-    data = load_measurements(Path(measurements))
+    obj = ctx.obj or {}
+    data = load_measurements(
+        Path(measurements), data_dir=obj.get("data_dir"), tenant=obj.get("tenant") or "default"
+    )
     profile = fit_profile(data.points, data.nccl, data.notes)
     text = profile_json(profile)
     if output:

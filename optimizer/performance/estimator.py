@@ -708,6 +708,8 @@ def estimate_from_step(
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
         )
+    if options.calibration is not None:  # issue 14 (calibrate): what of the profile is unused
+        notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric))
     return Estimate(
         step_time_s=step_s,
         training_time_hours=steps * step_s / SECONDS_PER_HOUR,

@@ -26,7 +26,8 @@ from google.protobuf import json_format
 
 import optimizer
 from optimizer._pb.procurement.v1 import estimate_pb2
-from optimizer.errors import InvalidInput
+from optimizer.catalog.resolve import resolve_catalog
+from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.convert import request_from_proto
@@ -443,10 +444,19 @@ def _request(entry: dict[str, Any], where: str) -> estimate_pb2.EstimateRequest:
         raise InvalidInput(" ".join(str(e).split()), field=f"{where}.request") from None
 
 
-def _decoded(req: estimate_pb2.EstimateRequest, where: str) -> tuple[Any, ...]:
-    """``request_from_proto`` with the failing field's path prefixed by the entry's."""
+def _decoded(
+    req: estimate_pb2.EstimateRequest, where: str, data_dir: str | None, tenant: str
+) -> tuple[Any, ...]:
+    """``request_from_proto`` (``cluster.server_sku`` looked up in the request's catalog, as
+    ``procure estimate`` does) with the failing field's path prefixed by the entry's."""
+    catalog = None
+    if req.cluster.server_sku and req.catalog:
+        try:
+            catalog = resolve_catalog(req.catalog, data_dir=data_dir, tenant=tenant)
+        except ProcurementError as e:
+            raise InvalidInput(str(e), field=f"{where}.request.catalog") from None
     try:
-        return request_from_proto(req)
+        return request_from_proto(req, catalog)
     except InvalidInput as e:
         field_path = f"{where}.request" + (f".{e.field}" if e.field else "")
         raise InvalidInput(e.problem, field=field_path) from None
@@ -475,9 +485,12 @@ def _measured(entry: dict[str, Any], where: str) -> tuple[str, float]:
     return metric, float(value)
 
 
-def load_measurements(path: Path) -> MeasurementSet:
+def load_measurements(
+    path: Path, data_dir: str | None = None, tenant: str = "default"
+) -> MeasurementSet:
     """Read a measurements file (a JSON list; docs/performance-model.md, "Calibration from
-    your measurements"); nccl-tests paths are relative to the file. Errors name the entry
+    your measurements"); nccl-tests paths are relative to the file, catalogs named by the
+    requests are resolved in ``data_dir`` for ``tenant``. Errors name the entry
     (``measurements[i]``) and its field."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -502,7 +515,7 @@ def load_measurements(path: Path) -> MeasurementSet:
             raise InvalidInput("expected exactly one of 'measured' or 'nccl_tests'", field=where)
         label = str(entry.get("label") or where)
         req = _request(entry, where)
-        w, c, fixed, fabrics = _decoded(req, where)
+        w, c, fixed, fabrics = _decoded(req, where, data_dir, tenant)
         if "nccl_tests" in entry:
             name = entry["nccl_tests"]
             if not isinstance(name, str) or not name:

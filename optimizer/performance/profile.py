@@ -82,6 +82,28 @@ class CalibrationProfile:
     tool_version: str = ""
     notes: tuple[str, ...] = ()
 
+    @property
+    def range_spread(self) -> float:
+        """Relative half-width the low/high scenarios use: the largest residual, at least
+        MIN_RESIDUAL_SPREAD (the extrapolation error), at most MAX_RESIDUAL_SPREAD."""
+        return max(MIN_RESIDUAL_SPREAD, min(self.residual_spread, MAX_RESIDUAL_SPREAD))
+
+    def notes_for(self, gen: GpuGeneration, fabric: str) -> list[str]:
+        """What of this profile an estimate of ``gen`` on ``fabric`` does not use, and why."""
+        notes = []
+        if self.kernel_efficiency_scale is not None and gen.name != self.gpu_generation:
+            notes.append(
+                f"calibration profile fitted on {self.gpu_generation}: the {gen.name} kernel "
+                "efficiency is the built-in one"
+            )
+        if self.fabrics and self.fabric_efficiency(fabric) is None:
+            measured = ", ".join(f.fabric for f in self.fabrics)
+            notes.append(
+                f"calibration profile measured {measured}, not {fabric}: its fabric "
+                "efficiency is the built-in one"
+            )
+        return notes
+
     def fabric_efficiency(self, fabric: str) -> float | None:
         """The measured efficiency of ``fabric``; None when nccl-tests did not measure it."""
         return next((f.efficiency for f in self.fabrics if f.fabric == fabric), None)
@@ -91,7 +113,7 @@ class CalibrationProfile:
         parameters. The expected scenario takes the fitted values; the optimistic and
         pessimistic ones widen each fitted efficiency by the residual spread s (x 1/(1 - s)
         and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit."""
-        spread = max(MIN_RESIDUAL_SPREAD, min(self.residual_spread, MAX_RESIDUAL_SPREAD))
+        spread = self.range_spread
         widen = {"expected": 1.0, "optimistic": 1 / (1 - spread), "pessimistic": 1 / (1 + spread)}[
             scenario
         ]
