@@ -106,8 +106,10 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON, not tables.")
 @click.pass_context
 def calibrate(ctx: click.Context, measurements: str, output: str | None, as_json: bool) -> None:
-    """Fit the time model's kernel efficiency, fabric and collective efficiency and per-step
-    overhead to MEASUREMENTS (a JSON list of {"request": EstimateRequest, "measured":
+    """Fit the time model to your own measured runs (a profile for --calibration).
+
+    Fits kernel efficiency, fabric and collective efficiency and per-step overhead to
+    MEASUREMENTS (a JSON list of {"request": EstimateRequest, "measured":
     {"step_time_s" | "model_tflops_per_gpu" | "hardware_tflops_per_gpu": value}} and
     {"request": ..., "nccl_tests": "PATH"} entries). Only what the data can identify is
     fitted; every point's residual is shown. The fit runs here (also with --server): the
