@@ -13,6 +13,7 @@ physical bounds.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -200,7 +201,7 @@ class _Problem:
 
 def _bounds(name: str, kernel_builtin: float, step_s: float) -> tuple[float, float, float]:
     """(lower, upper, finite-difference step) of a parameter."""
-    if name == KERNEL:  # calibrated efficiency in (0, 1]
+    if name == KERNEL:  # a scale: the calibrated efficiency stays in [0.05 x built-in, 1]
         return 0.05, 1.0 / kernel_builtin, 1e-3
     if name == OVERHEAD:
         return 0.0, 10 * step_s, 1e-3 * step_s
@@ -283,7 +284,7 @@ def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float
     max_extra = min(len(candidates), scales - 1, len(problem.points) - 1)
     for extra in range(1, max_extra + 1):
         options = []
-        for combo in _combinations(candidates, extra):
+        for combo in itertools.combinations(candidates, extra):
             cols = [0, *(all_names.index(n) for n in combo)]
             options.append((_condition(jac[:, cols]), [KERNEL, *combo]))
         good = [o for o in options if o[0] >= MIN_CONDITION]
@@ -291,14 +292,6 @@ def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float
             break
         best = max(good, key=lambda o: o[0])[1]
     return best
-
-
-def _combinations(names: list[str], k: int) -> list[list[str]]:
-    if k == 0:
-        return [[]]
-    return [
-        [n, *rest] for i, n in enumerate(names) for rest in _combinations(names[i + 1 :], k - 1)
-    ]
 
 
 def _start(name: str, base: CalibrationProfile) -> float:
