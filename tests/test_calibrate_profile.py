@@ -147,7 +147,10 @@ def test_a_step_overhead_adds_to_every_step() -> None:
     calibrated = plan_and_estimate(
         case.workload, case.cluster, case.fixed, options=ModelOptions(overhead)
     )
-    assert calibrated.step_time_s == pytest.approx(base.step_time_s + 1.5)
+    # the profile's overhead replaces the built-in one (if the model has one)
+    assert calibrated.step_time_s == pytest.approx(
+        base.step_time_s - base.breakdown.step_overhead_s + 1.5
+    )
     assert calibrated.breakdown.step_overhead_s == 1.5
 
 
