@@ -138,6 +138,9 @@ def _register() -> None:
     from client.commands import workloads
 
     cli.add_command(workloads.workloads)
+    from client.commands import calibrate
+
+    cli.add_command(calibrate.calibrate)
 
 
 _register()

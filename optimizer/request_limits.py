@@ -106,6 +106,8 @@ RANGES: dict[str, tuple[float, float]] = {
     # issue 17 (portfolio): 0 means "not given"
     "procurement.v1.WorkloadTarget.target_training_hours": (0.0, 1e7),
     "procurement.v1.WorkloadTarget.runs_per_year": (0.0, 1e6),
+    # issue 14 (calibrate): a profile's residuals are predicted / measured - 1 (may be < 0)
+    "procurement.v1.CalibrationPoint.residual": (-1.0, 1e6),
 }
 _NUMERIC = {
     FieldDescriptor.TYPE_DOUBLE,

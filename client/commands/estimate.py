@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 from google.protobuf import json_format
 
+from client.commands.calibrate import calibration_option, read_profile
 from client.options import output_file, output_format
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
@@ -84,13 +85,19 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
 @output_format("table", "json")
 @output_file
+@calibration_option
 @click.pass_context
-def estimate(ctx: click.Context, spec: str, fmt: str, output: str | None) -> None:
+def estimate(
+    ctx: click.Context, spec: str, fmt: str, output: str | None, calibration: str | None
+) -> None:
     """Estimate the training time of the workload in SPEC (an EstimateRequest as JSON) on its
     cluster; the parallel plan is chosen when SPEC does not fix it."""
     from client.transport import transport_from
 
-    response = transport_from(ctx).estimate(read_request(spec))
+    request = read_request(spec)
+    if calibration:  # issue 14: a profile from `procure calibrate`
+        request.calibration.CopyFrom(read_profile(calibration))
+    response = transport_from(ctx).estimate(request)
     if fmt == "json":
         text = json_format.MessageToJson(
             response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True

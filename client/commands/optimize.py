@@ -9,6 +9,7 @@ from typing import Any
 import click
 from google.protobuf import json_format
 
+from client.commands.calibrate import calibration_option, read_profile
 from client.exits import EXIT_INFEASIBLE
 from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
 from client.transport import transport_from
@@ -223,6 +224,7 @@ def catalogs_label(req: optimize_pb2.OptimizeRequest) -> str:
 @plot_file("the ranked designs' cost breakdown")
 @output_format(*REPORT_FORMATS)
 @output_file
+@calibration_option
 @click.pass_context
 def optimize(
     ctx: click.Context,
@@ -232,6 +234,7 @@ def optimize(
     output: str | None,
     fail_on_infeasible: bool,
     plot: str | None,
+    calibration: str | None,
     **flags: Any,
 ) -> None:
     """Choose fabric, topology, size and SKUs: ranked, verified bills of materials.
@@ -248,6 +251,8 @@ def optimize(
         if not flagged.HasField("workload"):
             req.ClearField("workload")
     req.MergeFrom(flagged)
+    if calibration:  # issue 14: a profile from `procure calibrate`
+        req.calibration.CopyFrom(read_profile(calibration))
     from client import render
     from optimizer.reporting.frontier import Front, frontier, points_of, workload_label
 

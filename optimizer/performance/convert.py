@@ -7,6 +7,7 @@ with the message's field path (``workload.layers``, ``cluster.fabric``...).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import (
+    GENERATIONS,
     PEAK_BF16_TFLOPS,
     generation_from_peak,
     generations_at_peak,
@@ -26,7 +28,14 @@ from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_
 from optimizer.performance.goodput import Reliability
 from optimizer.performance.options import ModelOptions
 from optimizer.performance.plan import PartialPlan
-from optimizer.performance.profile import CalibrationProfile
+from optimizer.performance.profile import (
+    MAX_RESIDUAL_SPREAD,
+    CalibratedFabric,
+    CalibrationPoint,
+    CalibrationProfile,
+)
+from optimizer.performance.profile import METRICS as CALIBRATION_METRICS
+from optimizer.performance.profile import PARAMETERS as CALIBRATION_PARAMETERS
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.schema import message_values, record_values
 from optimizer.registry.topologies import FAT_TREE, TOPOLOGIES
@@ -314,9 +323,119 @@ def reliability_from_proto(msg: pb.Reliability) -> Reliability:
 
 
 # issue 14 (calibrate) -- owned by the calibration work
+def _bounded(value: float, field: str, low: float, high: float, low_open: bool = False) -> float:
+    """``value`` if it lies in [low, high] ((low, high] when ``low_open``), else InvalidInput."""
+    ok = math.isfinite(value) and (value > low if low_open else value >= low) and value <= high
+    if not ok:
+        bracket = "(" if low_open else "["
+        raise InvalidInput(
+            f"expected a number in {bracket}{low:g}, {high:g}], got {value!r}",
+            field=field,
+        )
+    return value
+
+
 def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | None:
-    """The request's calibration profile; None when the request carries none."""
-    return None
+    """The request's calibration profile; None when the request carries none. A malformed
+    profile is refused naming ``calibration.<field>`` (the file may have been hand-edited)."""
+    if msg.ByteSize() == 0:
+        return None
+    generations = sorted(n for n in GENERATIONS if n != "default")
+    gen = msg.gpu_generation.strip()
+    if gen and gen not in generations:
+        raise InvalidInput(
+            f"unknown GPU generation {gen!r}; expected one of {', '.join(generations)}",
+            field="calibration.gpu_generation",
+        )
+    scale = None
+    if msg.HasField("kernel_efficiency_scale"):
+        if not gen:
+            raise InvalidInput(
+                "required with kernel_efficiency_scale (the generation it scales)",
+                field="calibration.gpu_generation",
+            )
+        scale = _bounded(
+            msg.kernel_efficiency_scale, "calibration.kernel_efficiency_scale", 0, 10, True
+        )
+    fabrics = []
+    for i, row in enumerate(msg.fabrics):
+        if not row.fabric.strip():
+            raise InvalidInput(
+                "required: the fabric's name", field=f"calibration.fabrics[{i}].fabric"
+            )
+        eff = _bounded(row.efficiency, f"calibration.fabrics[{i}].efficiency", 0, 1, True)
+        fabrics.append(CalibratedFabric(row.fabric.strip().lower(), eff))
+    for i, name in enumerate(msg.fitted):
+        if name not in CALIBRATION_PARAMETERS:
+            raise InvalidInput(
+                f"unknown parameter {name!r}; expected one of {', '.join(CALIBRATION_PARAMETERS)}",
+                field=f"calibration.fitted[{i}]",
+            )
+    points = []
+    for i, pt in enumerate(msg.points):
+        if pt.metric not in CALIBRATION_METRICS:
+            raise InvalidInput(
+                f"expected one of {', '.join(CALIBRATION_METRICS)}, got {pt.metric!r}",
+                field=f"calibration.points[{i}].metric",
+            )
+        _bounded(pt.measured, f"calibration.points[{i}].measured", 0, math.inf, True)
+        points.append(
+            CalibrationPoint(pt.label, pt.metric, pt.measured, pt.predicted, pt.residual, pt.gpus)
+        )
+    return CalibrationProfile(
+        gpu_generation=gen,
+        kernel_efficiency_scale=scale,
+        kernel_efficiency=msg.kernel_efficiency,
+        fabrics=tuple(fabrics),
+        collective_efficiency=_bounded(
+            msg.collective_efficiency, "calibration.collective_efficiency", 0, 1, True
+        )
+        if msg.HasField("collective_efficiency")
+        else None,
+        step_overhead_s=_bounded(msg.step_overhead_s, "calibration.step_overhead_s", 0, 3600)
+        if msg.HasField("step_overhead_s")
+        else None,
+        fitted=tuple(msg.fitted),
+        points=tuple(points),
+        residual_spread=_bounded(
+            msg.residual_spread, "calibration.residual_spread", 0, MAX_RESIDUAL_SPREAD
+        ),
+        tool_version=msg.tool_version,
+        notes=tuple(msg.notes),
+    )
+
+
+def calibration_to_proto(profile: CalibrationProfile) -> pb.CalibrationProfile:
+    """The profile as its message (the file ``procure calibrate -o`` writes is its JSON)."""
+    msg = pb.CalibrationProfile(
+        gpu_generation=profile.gpu_generation,
+        kernel_efficiency=profile.kernel_efficiency,
+        fabrics=[
+            pb.CalibratedFabric(fabric=f.fabric, efficiency=f.efficiency) for f in profile.fabrics
+        ],
+        fitted=list(profile.fitted),
+        points=[
+            pb.CalibrationPoint(
+                label=p.label,
+                metric=p.metric,
+                measured=p.measured,
+                predicted=p.predicted,
+                residual=p.residual,
+                gpus=p.gpus,
+            )
+            for p in profile.points
+        ],
+        residual_spread=profile.residual_spread,
+        tool_version=profile.tool_version,
+        notes=list(profile.notes),
+    )
+    if profile.kernel_efficiency_scale is not None:
+        msg.kernel_efficiency_scale = profile.kernel_efficiency_scale
+    if profile.collective_efficiency is not None:
+        msg.collective_efficiency = profile.collective_efficiency
+    if profile.step_overhead_s is not None:
+        msg.step_overhead_s = profile.step_overhead_s
+    return msg
 
 
 def options_from_proto(req: pb.EstimateRequest | Any) -> ModelOptions:

@@ -394,8 +394,8 @@ class _NetTerm:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
     def seconds(self, line_bytes_per_s: float, sc: EstimateCase, hop_s: float) -> float:
-        return self.cost.seconds(
-            line_bytes_per_s * sc.fabric_efficiency / self.multiplier,
+        return self.cost.seconds(  # issue 14 contract: collective_efficiency (calibrate wiring)
+            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / self.multiplier,
             sc.base_latency_s + self.hops * hop_s,
         )
 
@@ -673,7 +673,7 @@ class StepModel:
 
     def step_time_s(self, sc: EstimateCase) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
-        return compute + bubble + exposed + host_cpu
+        return compute + bubble + exposed + host_cpu + sc.step_overhead_s  # issue 14 contract
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         line, hop_s = self.line, self.hop_s
@@ -691,6 +691,7 @@ class StepModel:
             network_s=network,
             all_to_all_network_s=a2a_net,
             context_parallel_s=self._context_s(sc),
+            step_overhead_s=sc.step_overhead_s,  # issue 14 contract (calibrate wiring)
         )
 
     # --- issue 14 (context) ---------------------------------------------------------------------
@@ -715,10 +716,13 @@ class StepModel:
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
         compute = self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s
-        tp = self.tp_nv_s + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
-        a2a = max(self.a2a_nv_s, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0)
-        p2p = self.p2p_nv_s + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
-        dp = self.dp_nv_s + sum(
+        ce = sc.collective_efficiency  # issue 14 contract (calibrate wiring): scale-up too
+        tp = self.tp_nv_s / ce + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
+        a2a = max(
+            self.a2a_nv_s / ce, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0
+        )
+        p2p = self.p2p_nv_s / ce + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
+        dp = self.dp_nv_s / ce + sum(
             min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
             for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
         )
@@ -758,12 +762,15 @@ def scenario_for(
     name: str,
     calibration: CalibrationProfile | None = None,
 ) -> EstimateCase:
-    return EstimateCase(
+    case = EstimateCase(
         kernel_efficiency=gen.efficiency(name),
         fabric_efficiency=fabric.efficiency(name),
         base_latency_s=fabric.base_latency_s(name),
         host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name),
     )
+    if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
+        case = calibration.apply(case, gen, fabric.fabric, name)
+    return case
 
 
 def estimate(
@@ -822,6 +829,8 @@ def estimate_from_step(
     )
     notes.append(describe_goodput(good, w.parameters, step.plan.gpus, options.reliability))
     wall = 1.0 / good.goodput
+    if options.calibration is not None:  # issue 14 (calibrate): what of the profile is unused
+        notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric))
     return Estimate(
         step_time_s=step_s,
         training_time_hours=productive_hours * wall,

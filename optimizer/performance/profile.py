@@ -1,11 +1,131 @@
 """A calibration profile: the model's few free parameters fitted to a user's measurements
-(issue 14, ``procure calibrate``)."""
+(issue 14, ``procure calibrate``).
+
+A profile scales the built-in kernel efficiency of one GPU generation, replaces the delivered
+/ line-rate efficiency of the fabrics nccl-tests measured, and sets the framework's collective
+efficiency and per-step overhead. It is a frozen record of tuples so that it can key the
+estimator's scenario cache (``estimator.scenario_for``).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from optimizer.performance.calibration import GpuGeneration
+
+METRICS = ("step_time_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
+PARAMETERS = ("kernel_efficiency", "fabric_efficiency", "collective_efficiency", "step_overhead_s")
+MAX_RESIDUAL_SPREAD = 0.5
+# The low/high range of a calibrated model is never narrower than this: a profile fitted on
+# two small runs misses the large runs of the published series by up to this much
+# (tests/test_calibrate_extrapolation.py checks it against the measured worst error).
+MIN_RESIDUAL_SPREAD = 0.10
+
+
+@dataclass(frozen=True)
+class CalibratedFabric:
+    """A fabric's delivered / line-rate bandwidth as nccl-tests measured it."""
+
+    fabric: str
+    efficiency: float
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """One measurement the profile was fitted on and the calibrated model's prediction."""
+
+    label: str
+    metric: str
+    measured: float
+    predicted: float
+    residual: float  # predicted / measured - 1
+    gpus: int = 0
+
+
+class _Case(Protocol):
+    """The scenario constants a profile overrides (``estimator.EstimateCase``)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    @property
+    def kernel_efficiency(self) -> float: ...
+    @property
+    def fabric_efficiency(self) -> float: ...
+    @property
+    def collective_efficiency(self) -> float: ...
+    @property
+    def step_overhead_s(self) -> float: ...
+
+
+CaseT = TypeVar("CaseT", bound=_Case)
 
 
 @dataclass(frozen=True)
 class CalibrationProfile:
-    """Fitted parameters; hashable (it keys the estimator's scenario cache)."""
+    """Fitted parameters; hashable (it keys the estimator's scenario cache).
+
+    ``None`` (or an empty tuple) leaves the built-in value of a parameter; ``fitted`` names the
+    parameters the data determined, ``points`` the measurements with their residuals.
+    """
+
+    gpu_generation: str = ""
+    kernel_efficiency_scale: float | None = None
+    kernel_efficiency: float = 0.0  # the fitted expected value, for the reader
+    fabrics: tuple[CalibratedFabric, ...] = ()
+    collective_efficiency: float | None = None
+    step_overhead_s: float | None = None
+    fitted: tuple[str, ...] = ()
+    points: tuple[CalibrationPoint, ...] = ()
+    residual_spread: float = MIN_RESIDUAL_SPREAD
+    tool_version: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def range_spread(self) -> float:
+        """Relative half-width the low/high scenarios use: the largest residual, at least
+        MIN_RESIDUAL_SPREAD (the extrapolation error), at most MAX_RESIDUAL_SPREAD."""
+        return max(MIN_RESIDUAL_SPREAD, min(self.residual_spread, MAX_RESIDUAL_SPREAD))
+
+    def notes_for(self, gen: GpuGeneration, fabric: str) -> list[str]:
+        """What of this profile an estimate of ``gen`` on ``fabric`` does not use, and why."""
+        notes = []
+        if self.kernel_efficiency_scale is not None and gen.name != self.gpu_generation:
+            notes.append(
+                f"calibration profile fitted on {self.gpu_generation}: the {gen.name} kernel "
+                "efficiency is the built-in one"
+            )
+        if self.fabrics and self.fabric_efficiency(fabric) is None:
+            measured = ", ".join(f.fabric for f in self.fabrics)
+            notes.append(
+                f"calibration profile measured {measured}, not {fabric}: its fabric "
+                "efficiency is the built-in one"
+            )
+        return notes
+
+    def fabric_efficiency(self, fabric: str) -> float | None:
+        """The measured efficiency of ``fabric``; None when nccl-tests did not measure it."""
+        return next((f.efficiency for f in self.fabrics if f.fabric == fabric), None)
+
+    def apply(self, case: CaseT, gen: GpuGeneration, fabric: str, scenario: str) -> CaseT:
+        """``case`` (one scenario's constants for ``gen`` on ``fabric``) with this profile's
+        parameters. The expected scenario takes the fitted values; the optimistic and
+        pessimistic ones widen each fitted efficiency by the residual spread s (x 1/(1 - s)
+        and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit."""
+        spread = self.range_spread
+        widen = {"expected": 1.0, "optimistic": 1 / (1 - spread), "pessimistic": 1 / (1 + spread)}[
+            scenario
+        ]
+        changes: dict[str, float] = {}
+        if self.kernel_efficiency_scale is not None and gen.name == self.gpu_generation:
+            kernel = gen.efficiency("expected") * self.kernel_efficiency_scale * widen
+            changes["kernel_efficiency"] = min(1.0, kernel)
+        measured = self.fabric_efficiency(fabric)
+        if measured is not None:
+            changes["fabric_efficiency"] = min(1.0, measured * widen)
+        if self.collective_efficiency is not None:
+            changes["collective_efficiency"] = self.collective_efficiency
+        if self.step_overhead_s is not None:
+            changes["step_overhead_s"] = self.step_overhead_s
+        return dataclasses.replace(case, **changes)

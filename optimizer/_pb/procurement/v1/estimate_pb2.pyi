@@ -189,9 +189,55 @@ class Reliability(_message.Message):
     checkpoint_interval_minutes: float
     def __init__(self, failures_per_gpu_hour: _Optional[float] = ..., storage_write_gbytes_per_s_per_gpu: _Optional[float] = ..., storage_read_gbytes_per_s_per_gpu: _Optional[float] = ..., restart_minutes: _Optional[float] = ..., checkpoint_interval_minutes: _Optional[float] = ...) -> None: ...
 
+class CalibratedFabric(_message.Message):
+    __slots__ = ("fabric", "efficiency")
+    FABRIC_FIELD_NUMBER: _ClassVar[int]
+    EFFICIENCY_FIELD_NUMBER: _ClassVar[int]
+    fabric: str
+    efficiency: float
+    def __init__(self, fabric: _Optional[str] = ..., efficiency: _Optional[float] = ...) -> None: ...
+
+class CalibrationPoint(_message.Message):
+    __slots__ = ("label", "metric", "measured", "predicted", "residual", "gpus")
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    MEASURED_FIELD_NUMBER: _ClassVar[int]
+    PREDICTED_FIELD_NUMBER: _ClassVar[int]
+    RESIDUAL_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    label: str
+    metric: str
+    measured: float
+    predicted: float
+    residual: float
+    gpus: int
+    def __init__(self, label: _Optional[str] = ..., metric: _Optional[str] = ..., measured: _Optional[float] = ..., predicted: _Optional[float] = ..., residual: _Optional[float] = ..., gpus: _Optional[int] = ...) -> None: ...
+
 class CalibrationProfile(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes")
+    GPU_GENERATION_FIELD_NUMBER: _ClassVar[int]
+    KERNEL_EFFICIENCY_SCALE_FIELD_NUMBER: _ClassVar[int]
+    KERNEL_EFFICIENCY_FIELD_NUMBER: _ClassVar[int]
+    FABRICS_FIELD_NUMBER: _ClassVar[int]
+    COLLECTIVE_EFFICIENCY_FIELD_NUMBER: _ClassVar[int]
+    STEP_OVERHEAD_S_FIELD_NUMBER: _ClassVar[int]
+    FITTED_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    RESIDUAL_SPREAD_FIELD_NUMBER: _ClassVar[int]
+    TOOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    NOTES_FIELD_NUMBER: _ClassVar[int]
+    gpu_generation: str
+    kernel_efficiency_scale: float
+    kernel_efficiency: float
+    fabrics: _containers.RepeatedCompositeFieldContainer[CalibratedFabric]
+    collective_efficiency: float
+    step_overhead_s: float
+    fitted: _containers.RepeatedScalarFieldContainer[str]
+    points: _containers.RepeatedCompositeFieldContainer[CalibrationPoint]
+    residual_spread: float
+    tool_version: str
+    notes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, gpu_generation: _Optional[str] = ..., kernel_efficiency_scale: _Optional[float] = ..., kernel_efficiency: _Optional[float] = ..., fabrics: _Optional[_Iterable[_Union[CalibratedFabric, _Mapping]]] = ..., collective_efficiency: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., fitted: _Optional[_Iterable[str]] = ..., points: _Optional[_Iterable[_Union[CalibrationPoint, _Mapping]]] = ..., residual_spread: _Optional[float] = ..., tool_version: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class EstimateRequest(_message.Message):
     __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles", "reliability", "calibration")

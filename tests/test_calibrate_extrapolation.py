@@ -1,0 +1,133 @@
+"""A team measures two small runs and predicts the large ones (issue 14's bar).
+
+For each published scaling series in the bundled data, calibrate on its two smallest runs and
+predict the others: median |error| <= 8 %, worst <= 20 %. A series is one configuration scaled
+over GPU counts: the MosaicML H100 rows of one model with the same micro-batch, recompute and
+ZeRO stage (16 -> 512 GPUs); Megatron-LM SC'21 Table 2 per model (strong scaling, 384 -> 1536
+and 560 -> 2240 GPUs); Table 1 (weak scaling, 32 -> 3072 GPUs). Run with ``-s`` to print the
+table that docs/performance-model.md ("Calibration from your measurements") shows.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from functools import cache
+from typing import NamedTuple
+
+from optimizer.performance.fit import Measurement, fit_profile
+from optimizer.performance.options import ModelOptions
+from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.profile import MIN_RESIDUAL_SPREAD
+from optimizer.performance.validation import PublishedCase, calibration_cases
+
+MEDIAN_BAR = 0.08
+WORST_BAR = 0.20
+
+
+def scaling_series() -> dict[str, list[PublishedCase]]:
+    """Published series with at least three runs (two to fit, one or more to predict)."""
+    series: dict[str, list[PublishedCase]] = defaultdict(list)
+    for c in calibration_cases():
+        if c.id.startswith("llmfoundry-"):
+            w, p = c.workload, c.fixed
+            name = (
+                f"MosaicML {w.name} mb {p.micro_batch_size} {w.activation_recompute} "
+                f"ZeRO-{p.zero_stage}"
+            )
+        elif c.id.startswith("megatron-sc21-t2-"):
+            name = f"Megatron Table 2 {c.workload.name}"
+        elif c.id.startswith("megatron-sc21-t1-"):
+            name = "Megatron Table 1 (weak scaling)"
+        else:
+            continue
+        series[name].append(c)
+    return {k: sorted(v, key=lambda c: c.cluster.gpus) for k, v in series.items() if len(v) >= 3}
+
+
+class Prediction(NamedTuple):
+    """One run predicted from its series' two smallest runs (errors: predicted / measured - 1)."""
+
+    series: str
+    case: PublishedCase
+    uncalibrated_error: float
+    calibrated_error: float
+    fitted: str
+
+
+@cache
+def extrapolation() -> list[Prediction]:
+    """Every run beyond the two smallest of each series, predicted after calibrating on them."""
+    rows = []
+    for name, cases in scaling_series().items():
+        profile = fit_profile(
+            [
+                Measurement(
+                    c.id,
+                    c.workload,
+                    c.cluster,
+                    c.fixed,
+                    "hardware_tflops_per_gpu",
+                    c.measured_hardware_tflops_per_gpu,
+                )
+                for c in cases[:2]
+            ]
+        )
+        fitted = ", ".join(profile.fitted)
+        for c in cases[2:]:
+            measured = c.measured_hardware_tflops_per_gpu
+            plain = plan_and_estimate(c.workload, c.cluster, c.fixed)
+            calibrated = plan_and_estimate(
+                c.workload, c.cluster, c.fixed, options=ModelOptions(profile)
+            )
+            rows.append(
+                Prediction(
+                    name,
+                    c,
+                    plain.hardware_tflops_per_gpu / measured - 1,
+                    calibrated.hardware_tflops_per_gpu / measured - 1,
+                    fitted,
+                )
+            )
+    return rows
+
+
+def _print_table() -> None:
+    rows = extrapolation()
+    print(
+        "\n| series (fitted on the two smallest runs) | GPUs | measured TFLOP/s "
+        "| uncalibrated | calibrated | fitted |"
+    )
+    print("|---|---:|---:|---:|---:|---|")
+    for name, c, plain, calibrated, fitted in rows:
+        print(
+            f"| {name} | {c.cluster.gpus} | {c.measured_hardware_tflops_per_gpu:.1f} "
+            f"| {plain:+.1%} | {calibrated:+.1%} | {fitted} |"
+        )
+    for label, errors in (
+        ("uncalibrated", [abs(r.uncalibrated_error) for r in rows]),
+        ("calibrated", [abs(r.calibrated_error) for r in rows]),
+    ):
+        print(
+            f"{label}: {len(errors)} predictions, median |error| "
+            f"{statistics.median(errors):.1%}, worst {max(errors):.1%}"
+        )
+
+
+def test_calibrating_on_two_small_runs_predicts_the_large_ones_within_the_bar() -> None:
+    _print_table()
+    errors = [abs(r.calibrated_error) for r in extrapolation()]
+    assert len(errors) >= 15  # every series above contributes
+    assert statistics.median(errors) <= MEDIAN_BAR
+    assert max(errors) <= WORST_BAR
+
+
+def test_calibrating_lowers_the_median_error_of_the_large_runs() -> None:
+    rows = extrapolation()
+    assert statistics.median(abs(r.calibrated_error) for r in rows) < statistics.median(
+        abs(r.uncalibrated_error) for r in rows
+    )
+
+
+def test_the_calibrated_range_is_at_least_as_wide_as_the_worst_extrapolation() -> None:
+    assert max(abs(r.calibrated_error) for r in extrapolation()) <= MIN_RESIDUAL_SPREAD

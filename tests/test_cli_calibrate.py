@@ -1,0 +1,123 @@
+"""`procure calibrate MEASUREMENTS.json -o PROFILE.json`, then `procure estimate|optimize
+--calibration PROFILE.json`: the real CLI, embedded and against a real server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_support import SMALL_SCENARIO, run
+from service_support import TOKEN_A, start, write_tokens
+
+DATA = Path(__file__).resolve().parent / "data" / "calibrate"
+MEASUREMENTS = DATA / "measurements.json"
+LARGE_RUN = DATA / "gpt-175b-1536.json"  # Megatron SC'21 Table 2: 141 TFLOP/s measured
+
+
+@pytest.fixture
+def profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    path = tmp_path / "profile.json"
+    assert run(capsys, "calibrate", str(MEASUREMENTS), "-o", str(path)).code == 0
+    return path
+
+
+def _tflops(capsys: pytest.CaptureFixture[str], *args: str) -> float:
+    result = run(capsys, *args, "--format", "json")
+    assert result.code == 0, result.err
+    return float(json.loads(result.out)["hardware_tflops_per_gpu"])
+
+
+def test_calibrate_prints_the_fitted_parameters_and_each_points_residual(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(capsys, "calibrate", str(MEASUREMENTS), "-o", str(tmp_path / "p.json"))
+    assert result.code == 0, result.err
+    assert "kernel efficiency (A100)" in result.out
+    assert "fabric efficiency (infiniband)" in result.out
+    for label in ("gpt-175b-384", "gpt-175b-768"):
+        line = next(row for row in result.out.splitlines() if label in row)
+        assert "%" in line  # its residual
+    assert f"wrote {tmp_path / 'p.json'}" in result.out
+
+
+def test_calibrate_json_prints_the_profile_it_writes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "p.json"
+    result = run(capsys, "calibrate", str(MEASUREMENTS), "--json", "-o", str(path))
+    assert result.code == 0
+    printed = json.loads(result.out)
+    assert printed == json.loads(path.read_text())
+    assert printed["gpu_generation"] == "A100"
+    assert [p["gpus"] for p in printed["points"]] == [384, 768]
+    assert "kernel_efficiency" in printed["fitted"]
+
+
+def test_the_profile_moves_the_large_run_to_its_measured_speed(
+    capsys: pytest.CaptureFixture[str], profile: Path
+) -> None:
+    plain = _tflops(capsys, "estimate", str(LARGE_RUN))
+    calibrated = _tflops(capsys, "estimate", str(LARGE_RUN), "--calibration", str(profile))
+    assert abs(calibrated / 141.0 - 1) < abs(plain / 141.0 - 1)
+    assert calibrated == pytest.approx(141.0, rel=0.03)
+
+
+def test_optimize_times_designs_with_the_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    overhead = tmp_path / "overhead.json"
+    overhead.write_text(json.dumps({"step_overhead_s": 0.02}))
+    args = ("optimize", *SMALL_SCENARIO, "--target-hours", "8", "--top-k", "1", "--format", "json")
+    plain = json.loads(run(capsys, *args).out)["designs"][0]
+    calibrated = json.loads(run(capsys, *args, "--calibration", str(overhead)).out)["designs"][0]
+    assert (calibrated["server_sku"], calibrated["gpus"]) == (plain["server_sku"], plain["gpus"])
+    plain_step = plain["estimate"]["step_time_s"] - plain["estimate"]["breakdown"].get(
+        "step_overhead_s", 0.0
+    )  # the profile's overhead replaces the built-in one (if the model has one)
+    assert calibrated["estimate"]["step_time_s"] == pytest.approx(plain_step + 0.02)
+
+
+def test_a_bad_measurement_exits_3_naming_the_entry_and_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    entries = json.loads(MEASUREMENTS.read_text())
+    entries[1]["measured"] = {"step_time_s": "fast"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(entries))
+    result = run(capsys, "calibrate", str(path))
+    assert result.code == 3
+    assert "measurements[1].measured.step_time_s" in result.err
+
+
+def test_a_malformed_profile_exits_3_naming_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"collective_efficiency": 2.0}))
+    result = run(capsys, "estimate", str(LARGE_RUN), "--calibration", str(bad))
+    assert result.code == 3
+    assert "calibration.collective_efficiency" in result.err
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("server")
+    service, address = start(folder, tokens_file=write_tokens(folder))
+    yield address
+    service.shutdown(grace_s=0)
+
+
+def test_the_profile_travels_to_a_server(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,
+    profile: Path,
+) -> None:
+    monkeypatch.setenv("PROCURE_TOKEN", TOKEN_A)
+    args = ("estimate", str(LARGE_RUN), "--calibration", str(profile))
+    embedded = _tflops(capsys, *args)
+    remote = _tflops(capsys, "--server", server, *args)
+    assert remote == pytest.approx(embedded)
+    assert remote != pytest.approx(_tflops(capsys, "--server", server, "estimate", str(LARGE_RUN)))
