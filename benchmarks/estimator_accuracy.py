@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
-from optimizer.performance import calibration
+import numpy as np
+
+from optimizer.performance import calibration, compute
+from optimizer.performance.estimator import scenario_for
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.validation import PublishedCase, calibration_cases
+
+CALIBRATION_PY = Path(calibration.__file__)
 
 
 def relative_error(case: PublishedCase) -> float:
@@ -22,44 +29,182 @@ def relative_error(case: PublishedCase) -> float:
     return est.hardware_tflops_per_gpu / case.measured_hardware_tflops_per_gpu - 1
 
 
-def fit_generation(name: str, cases: list[PublishedCase]) -> tuple[float, float, float]:
-    """(best efficiency, min error, max error) by golden-section search on the worst error."""
-    mine = [c for c in cases if calibration.generation(c.cluster.gpu_model).name == name]
-    original = calibration.GENERATIONS[name]
+# --- the fit (issue 14, compute): least squares over every visible published case -------
 
-    def errors(eff: float) -> list[float]:
+FITTED_GENERATIONS = ("A100", "H100")
+
+
+@dataclass(frozen=True)
+class FitParameter:
+    """One fitted coefficient: its name as printed, bounds, and the digits it is kept to."""
+
+    name: str
+    lower: float
+    upper: float
+    decimals: int
+
+
+FIT_PARAMETERS = (
+    *(FitParameter(f"{g}.kernel_efficiency", 0.2, 1.0, 3) for g in FITTED_GENERATIONS),
+    FitParameter("gemm_inner_overhead_elements", 0.0, 4096.0, 0),
+    FitParameter("attention_efficiency", 0.2, 1.0, 3),
+    FitParameter("straggler_per_doubling", 0.0, 0.2, 4),
+    FitParameter("step_overhead_s", 0.0, 5.0, 3),
+)
+
+
+def current_parameters() -> list[float]:
+    """The coefficients calibration.py holds now, in FIT_PARAMETERS order."""
+    k = calibration.COMPUTE
+    return [
+        *(calibration.GENERATIONS[g].kernel_efficiency for g in FITTED_GENERATIONS),
+        k.gemm_inner_overhead_elements,
+        k.attention_efficiency,
+        k.straggler_per_doubling,
+        k.step_overhead_s,
+    ]
+
+
+def apply_parameters(theta: Sequence[float]) -> None:
+    """Install ``theta`` as the model's constants (every generation's range collapsed to the
+    value, as the fit sees only the expected scenario) and clear the caches they feed."""
+    for g, eff in zip(FITTED_GENERATIONS, theta, strict=False):
+        gen = calibration.GENERATIONS[g]
         calibration.set_generation(
             replace(
-                original,
-                kernel_efficiency=eff,
-                kernel_efficiency_low=eff,
-                kernel_efficiency_high=eff,
+                gen, kernel_efficiency=eff, kernel_efficiency_low=eff, kernel_efficiency_high=eff
             )
         )
-        return [relative_error(c) for c in mine]
+    rest = theta[len(FITTED_GENERATIONS) :]
+    calibration.set_compute_constants(
+        calibration.ComputeConstants(
+            gemm_inner_overhead_elements=rest[0],
+            attention_efficiency=rest[1],
+            straggler_per_doubling=rest[2],
+            step_overhead_s=rest[3],
+        )
+    )
+    compute.clear_caches()
+    scenario_for.cache_clear()
 
-    lo, hi = 0.3, 0.95
-    for _ in range(30):
-        a, b = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
-        if max(map(abs, errors(a))) < max(map(abs, errors(b))):
-            hi = b
-        else:
-            lo = a
-    best = (lo + hi) / 2
-    errs = errors(best)
-    calibration.set_generation(original)
-    return best, min(errs), max(errs)
+
+def residuals(theta: Sequence[float], cases: list[PublishedCase]) -> np.ndarray:
+    """Relative errors of hardware TFLOP/s under ``theta``, one per case."""
+    apply_parameters(theta)
+    return np.array([relative_error(c) for c in cases])
+
+
+@dataclass(frozen=True)
+class FitResult:
+    parameters: tuple[float, ...]  # rounded to each FitParameter's decimals
+    errors: tuple[float, ...]  # relative error per case at the rounded parameters
+    worst_by_generation: dict[str, float]
+
+
+def fit(cases: list[PublishedCase], iterations: int = 40) -> FitResult:
+    """Levenberg-Marquardt least squares of the relative errors (Jacobian by finite
+    differences, steps projected into the bounds), started from calibration.py's constants,
+    so a re-run on the same cases returns them. Leaves the model's constants as they were."""
+    saved = current_parameters()
+    lower = np.array([p.lower for p in FIT_PARAMETERS])
+    upper = np.array([p.upper for p in FIT_PARAMETERS])
+    x = np.clip(np.array(saved, dtype=float), lower, upper)
+    try:
+        r = residuals(x, cases)
+        cost = float(r @ r)
+        damping = 1e-3
+        for _ in range(iterations):
+            jac = np.empty((len(r), len(x)))
+            for i in range(len(x)):
+                step = 1e-4 * max(abs(x[i]), 1e-2 * (upper[i] - lower[i]))
+                xs = x.copy()
+                xs[i] = xs[i] + step if xs[i] + step <= upper[i] else xs[i] - step
+                jac[:, i] = (residuals(xs, cases) - r) / (xs[i] - x[i])
+            a, g = jac.T @ jac, jac.T @ r
+            improved = False
+            while damping < 1e8:
+                lhs = a + damping * np.diag(np.diag(a) + 1e-12)
+                candidate = np.clip(x - np.linalg.solve(lhs, g), lower, upper)
+                rc = residuals(candidate, cases)
+                if float(rc @ rc) < cost:
+                    gain = cost - float(rc @ rc)
+                    x, r, cost, damping = candidate, rc, float(rc @ rc), damping / 3
+                    improved = gain > 1e-10
+                    break
+                damping *= 4
+            if not improved:
+                break
+        rounded = tuple(round(float(v), p.decimals) for v, p in zip(x, FIT_PARAMETERS, strict=True))
+        errors = residuals(rounded, cases)
+        worst = {
+            g: float(
+                max(
+                    abs(e)
+                    for e, c in zip(errors, cases, strict=True)
+                    if calibration.generation(c.cluster.gpu_model).name == g
+                )
+            )
+            for g in FITTED_GENERATIONS
+        }
+        return FitResult(rounded, tuple(float(e) for e in errors), worst)
+    finally:
+        apply_parameters(saved)
+
+
+def kernel_efficiency_range(result: FitResult, generation: str) -> tuple[float, float, float]:
+    """(low, expected, high) of a fitted generation: expected / (1 + worst error) and
+    expected / (1 - worst error), so the range brackets every one of its points."""
+    eff = result.parameters[FITTED_GENERATIONS.index(generation)]
+    worst = result.worst_by_generation[generation]
+    return round(eff / (1 + worst), 3), eff, round(eff / (1 - worst), 3)
+
+
+def fitted_block(result: FitResult) -> str:
+    """The lines of calibration.py's fitted block for ``result`` (what --write puts there)."""
+    lines = [
+        f"{g}_KERNEL_EFFICIENCY = {kernel_efficiency_range(result, g)!r}"
+        for g in FITTED_GENERATIONS
+    ]
+    lines.append("COMPUTE = ComputeConstants(")
+    for p, v in zip(FIT_PARAMETERS[len(FITTED_GENERATIONS) :], result.parameters[2:], strict=True):
+        lines.append(f"    {p.name}={float(v)!r},")
+    lines.append(")")
+    return "\n".join(lines)
+
+
+def print_fit(result: FitResult) -> None:
+    for g in FITTED_GENERATIONS:
+        low, eff, high = kernel_efficiency_range(result, g)
+        print(
+            f"fit {g}: kernel_efficiency={eff} (low {low}, high {high}; worst error "
+            f"{result.worst_by_generation[g]:.3f})"
+        )
+    for p, v in zip(FIT_PARAMETERS[len(FITTED_GENERATIONS) :], result.parameters[2:], strict=True):
+        print(f"fit {p.name}={v}")
+
+
+def write_fitted_block(result: FitResult, path: Path = CALIBRATION_PY) -> None:
+    """Replace the fitted block of calibration.py with ``result`` (``--fit --write``)."""
+    text = path.read_text(encoding="utf-8")
+    start = text.index("A100_KERNEL_EFFICIENCY = ")
+    end = text.index(")\n", text.index("COMPUTE = ComputeConstants(")) + 2
+    path.write_text(text[:start] + fitted_block(result) + "\n" + text[end:], encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--fit", action="store_true", help="fit kernel efficiencies first")
+    parser.add_argument("--fit", action="store_true", help="fit the compute constants first")
+    parser.add_argument(
+        "--write", action="store_true", help="with --fit: write the result into calibration.py"
+    )
     args = parser.parse_args()
     cases = calibration_cases()
     if args.fit:
-        for name in ("A100", "H100"):
-            eff, lo, hi = fit_generation(name, cases)
-            print(f"fit {name}: kernel_efficiency={eff:.3f}  error range {lo:+.3f}..{hi:+.3f}")
+        result = fit(cases)
+        print_fit(result)
+        if args.write:
+            write_fitted_block(result)
+            print(f"wrote {CALIBRATION_PY}; re-run without --fit to see the table")
     print(
         "| case | source | GPUs | plan (t,p,d,vp,zero,mb) | measured TFLOP/s/GPU | "
         "estimated | error |"

@@ -15,15 +15,19 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
+from optimizer.performance import calibration as fitted
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
-    ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
     GpuGeneration,
     generation,
 )
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.compute import (
+    compute_s_per_token as compute_s_per_token,  # re-exported: the planner's lower bound
+)
+from optimizer.performance.compute import optimizer_step_s, straggler_fraction
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.fabrics import (
     DEFAULT_FABRICS,
@@ -34,13 +38,8 @@ from optimizer.performance.fabrics import (
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.profile import CalibrationProfile
-from optimizer.workload.flops import (
-    forward_flops_per_token,
-    gemm_intensity_flops_per_byte,
-    hardware_flops_per_step,
-    model_flops_per_step,
-)
-from optimizer.workload.memory import materialised_bytes_per_token_layer, memory_per_gpu
+from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
+from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
@@ -278,43 +277,6 @@ class EstimateCase:
     collective_efficiency: float = 1.0
 
 
-@lru_cache(maxsize=8192)
-def compute_s_per_token(
-    w: Workload,
-    micro_batch: int,
-    tensor: int,
-    gpu_model: str,
-    peak_tflops: float,
-    peak_fp8_tflops: float | None,
-) -> tuple[float, float]:
-    """(tensor-core seconds at 100% kernel efficiency, element-wise seconds) per token.
-
-    Each FLOP class runs at its peak (GEMMs at FP8 peak in fp8 runs) derated by a smooth
-    roofline (Williams et al., CACM 2009): intensity I against the ridge point R = peak / HBM
-    bandwidth gives I / (I + R). Attention scores are batched GEMMs with inner size head_dim
-    unless flash attention fuses them (then they run like the layer GEMMs). Element-wise work
-    (norms, activations, dropout, softmax without flash attention) is memory-bound:
-    ELEMENTWISE_PASSES x the bytes each layer materialises, at HBM speed.
-    """
-    f = forward_flops_per_token(w)
-    full = w.activation_recompute == "full"
-    gemm_flops = 3 * (f.layer_matmul + f.logits) + (f.layer_matmul if full else 0)
-    attn_flops = hardware_flops_per_step(w) / w.tokens_per_step - gemm_flops
-    fp8 = w.precision == "fp8" and peak_fp8_tflops is not None
-    peak_gemm = 1e12 * (peak_fp8_tflops if fp8 and peak_fp8_tflops else peak_tflops)
-    peak_bf16 = 1e12 * peak_tflops
-    hbm = generation(gpu_model).hbm_tbytes_per_s * 1e12
-    gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
-    head_dim = w.hidden_size / w.attention_heads
-    attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
-    tensor_core = gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm)) + attn_flops / (
-        peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
-    )
-    passes = ELEMENTWISE_PASSES + (1 if full else 0)
-    per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
-    return tensor_core, passes * per_token * w.layers / hbm
-
-
 def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
     """Per-layer collectives one GPU runs per step (tensor all-reduces; MoE all-to-alls).
 
@@ -506,8 +468,12 @@ class StepModel:
             c.gpu_model,
             c.gpu_peak_tflops,
             c.gpu_peak_fp8_tflops,
+            plan.expert,
         )
         tokens_per_gpu = w.tokens_per_step / c.gpus
+        # issue 14 compute (compute.py): the optimizer update and the straggler share.
+        self.optimizer_step_s = optimizer_step_s(w, plan, generation(c.gpu_model).hbm_tbytes_per_s)
+        self.straggler = straggler_fraction(plan.data)
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
         self.elementwise_s = elementwise_s * tokens_per_gpu
         self.memory_gb = memory_per_gpu(w, plan).total_gb
@@ -584,8 +550,8 @@ class StepModel:
         return _NetTerm(_torus_collective(remote, part.nodes, shape), 1.0, 1)
 
     def step_time_s(self, sc: EstimateCase) -> float:
-        compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
-        return compute + bubble + exposed + host_cpu
+        compute, bubble, _, _, _, _, exposed, host_cpu, optimizer, overhead = self._terms(sc)
+        return compute + bubble + exposed + host_cpu + optimizer + overhead
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         line, hop_s = self.line, self.hop_s
@@ -597,12 +563,28 @@ class StepModel:
             min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
             for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
         )
-        return StepBreakdown(*self._terms(sc), network_s=network, all_to_all_network_s=a2a_net)
+        compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
+            sc
+        )
+        return StepBreakdown(
+            compute,
+            bubble,
+            tp,
+            dp,
+            p2p,
+            a2a,
+            exposed,
+            host_cpu,
+            network_s=network,
+            all_to_all_network_s=a2a_net,
+            optimizer_step_s=optimizer_s,
+            step_overhead_s=overhead_s,
+        )
 
     def _terms(
         self, sc: EstimateCase
-    ) -> tuple[float, float, float, float, float, float, float, float]:
-        """The StepBreakdown fields, in order."""
+    ) -> tuple[float, float, float, float, float, float, float, float, float, float]:
+        """The StepBreakdown fields, in order (through step_overhead_s)."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
         compute = self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s
@@ -630,7 +612,21 @@ class StepModel:
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
         wire_s = self.net_bytes / (line * sc.fabric_efficiency)
         host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
-        return compute, bubble, tp, dp, p2p, a2a, tp + a2a + p2p + dp_exposed, host_cpu
+        # --- issue 14 compute block (compute.py): the strong-scaling loss of waiting for the
+        # slowest data-parallel replica, Adam's update, the fixed per-step overhead.
+        compute *= 1.0 + self.straggler
+        return (
+            compute,
+            bubble,
+            tp,
+            dp,
+            p2p,
+            a2a,
+            tp + a2a + p2p + dp_exposed,
+            host_cpu,
+            self.optimizer_step_s,
+            sc.step_overhead_s,
+        )
 
 
 def scenario(
@@ -651,6 +647,9 @@ def scenario_for(
         fabric_efficiency=fabric.efficiency(name),
         base_latency_s=fabric.base_latency_s(name),
         host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name),
+        # fitted with the compute model (calibration.COMPUTE); a calibration profile may
+        # override it (issue 14, "calibrate").
+        step_overhead_s=fitted.COMPUTE.step_overhead_s,
     )
 
 
