@@ -105,6 +105,8 @@ def fit(cases: list[PublishedCase], iterations: int = 40) -> FitResult:
     """Levenberg-Marquardt least squares of the relative errors (Jacobian by finite
     differences, steps projected into the bounds), started from calibration.py's constants,
     so a re-run on the same cases returns them. Leaves the model's constants as they were."""
+    saved_generations = {g: calibration.GENERATIONS[g] for g in FITTED_GENERATIONS}
+    saved_constants = calibration.COMPUTE
     saved = current_parameters()
     lower = np.array([p.lower for p in FIT_PARAMETERS])
     upper = np.array([p.upper for p in FIT_PARAMETERS])
@@ -148,7 +150,11 @@ def fit(cases: list[PublishedCase], iterations: int = 40) -> FitResult:
         }
         return FitResult(rounded, tuple(float(e) for e in errors), worst)
     finally:
-        apply_parameters(saved)
+        for gen in saved_generations.values():
+            calibration.set_generation(gen)
+        calibration.set_compute_constants(saved_constants)
+        compute.clear_caches()
+        scenario_for.cache_clear()
 
 
 def kernel_efficiency_range(result: FitResult, generation: str) -> tuple[float, float, float]:

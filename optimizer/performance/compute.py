@@ -63,9 +63,14 @@ OPTIMIZER_STEP_BYTES_PER_PARAMETER = 30.0
 def wave_efficiency(m: float, n: float, sms: int, batch: float = 1.0) -> float:
     """Useful share of the SM-slots ``batch`` M x N outputs occupy (tile padding and the idle
     SMs of the last wave)."""
-    tiles = batch * math.ceil(m / TILE_M) * math.ceil(n / TILE_N)
+    # A side thinner than the tile gets a thinner tile (cuBLAS picks among tile shapes;
+    # multiples of 16, the tensor-core MMA granule), so a router's 8 columns are not padded
+    # to 256.
+    tile_m = min(TILE_M, 16 * math.ceil(m / 16))
+    tile_n = min(TILE_N, 16 * math.ceil(n / 16))
+    tiles = batch * math.ceil(m / tile_m) * math.ceil(n / tile_n)
     waves = math.ceil(tiles / sms)
-    return (batch * m * n) / (waves * sms * TILE_M * TILE_N)
+    return (batch * m * n) / (waves * sms * tile_m * tile_n)
 
 
 def gemm_seconds(
