@@ -587,7 +587,10 @@ class StepModel:
         """The StepBreakdown fields, in order (through step_overhead_s)."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
-        compute = self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s
+        # issue 14 compute block: the straggler share of waiting for the slowest replica.
+        compute = (self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
+            1.0 + self.straggler
+        )
         tp = self.tp_nv_s + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
         a2a = max(self.a2a_nv_s, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0)
         p2p = self.p2p_nv_s + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
@@ -612,9 +615,7 @@ class StepModel:
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
         wire_s = self.net_bytes / (line * sc.fabric_efficiency)
         host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
-        # --- issue 14 compute block (compute.py): the strong-scaling loss of waiting for the
-        # slowest data-parallel replica, Adam's update, the fixed per-step overhead.
-        compute *= 1.0 + self.straggler
+        # issue 14 compute block (compute.py): Adam's update and the fixed per-step overhead.
         return (
             compute,
             bubble,
