@@ -1,9 +1,10 @@
 """Print the estimator's error on every published measured run (the table in
-docs/performance-model.md), and with ``--fit`` the kernel efficiency per GPU generation that
-minimises the worst relative error of hardware TFLOP/s (one constant per generation, fitted on
-all its points at once).
+docs/performance-model.md), and with ``--fit`` the compute constants fitted by least squares
+on them: the large-GEMM kernel efficiency of A100 and H100, the GEMM main-loop overhead, the
+attention efficiency, the straggler share and the per-step overhead (``--fit --write`` puts
+them into optimizer/performance/calibration.py).
 
-Run: python -m benchmarks.estimator_accuracy [--fit]
+Run: python -m benchmarks.estimator_accuracy [--fit [--write]]
 """
 
 from __future__ import annotations

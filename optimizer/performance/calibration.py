@@ -1,11 +1,13 @@
-"""Calibrated constants: end-to-end kernel efficiency per GPU generation, and NVLink.
+"""Calibrated constants: the large-GEMM kernel efficiency per GPU generation, the shared
+coefficients of the shape-aware compute model (compute.py), and NVLink.
 
-Kernel efficiency is the fraction of dense peak that the compute of a step achieves once
-communication and pipeline bubbles are accounted for separately. It is fitted once, for all
-points together, by ``benchmarks/estimator_accuracy.py`` (see docs/performance-model.md for the
-data and every point's error). The low/high bounds are the expected value divided by
-(1 + worst error) and (1 - worst error) of that fit, so the reported range brackets every
-calibration point.
+Kernel efficiency is the fraction of dense peak that a large, wave-filling GEMM achieves;
+compute.py derates it for each GEMM's shape and adds attention, element-wise work, the
+optimizer step, a per-step overhead and a straggler loss. The fitted block below is written
+by ``python -m benchmarks.estimator_accuracy --fit --write`` (least squares on every visible
+published run; docs/performance-model.md sec. 7). The low/high bounds of a fitted generation
+are the expected value divided by (1 + worst error) and (1 - worst error) of that fit, so the
+reported range brackets every calibration point.
 """
 
 from __future__ import annotations
