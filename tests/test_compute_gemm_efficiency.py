@@ -19,6 +19,7 @@ from optimizer.performance.compute import (
     TILE_N,
     compute_s_per_token,
     gemm_seconds,
+    split_k,
     wave_efficiency,
 )
 from optimizer.performance.estimator import estimate
@@ -74,8 +75,9 @@ def test_one_row_of_tiles_more_spills_into_another_wave() -> None:
 
 
 def test_a_memory_bound_gemm_takes_its_bytes_at_hbm_speed() -> None:
-    """A 16-column output (a router) moves far more bytes than it computes."""
-    m, n, k = 8192, 16, 4096
+    """A 16-column output (a router over 32k tokens) moves far more bytes than it
+    computes."""
+    m, n, k = 32768, 16, 4096
     seconds = gemm_seconds(m, n, k, H100_PEAK_FLOPS, H100_HBM_BYTES_PER_S, 132)
     assert seconds == pytest.approx(2 * (m * k + k * n + m * n) / H100_HBM_BYTES_PER_S)
 
@@ -134,3 +136,17 @@ def test_compute_per_replica_grows_with_log_of_the_data_parallel_group() -> None
     per_doubling = calibration.COMPUTE.straggler_per_doubling
     assert per_doubling > 0
     assert large_compute / sc == pytest.approx((1 + 8 * per_doubling) / (1 + 4 * per_doubling))
+
+
+def test_a_gemm_with_fewer_tiles_than_sms_splits_k_to_fill_them() -> None:
+    """BERT-Large's 2,048-token micro-batch against h = 1024: 64 tiles on 132 SMs. cuBLAS
+    splits K in two rather than idle half the GPU, so the GEMM runs near a full wave."""
+    m, n, k = 2048, 1024, 1024
+    assert split_k(m, n, k, 132) == 2
+    assert wave_efficiency(m, n, 132, splits=2) == pytest.approx(128 / 132)
+    one_wave_s = 2 * m * n * k / (H100_PEAK_FLOPS * 128 / 132)
+    k0 = calibration.COMPUTE.gemm_inner_overhead_elements
+    expected_s = one_wave_s * (k / 2 + k0) / (k / 2)
+    assert gemm_seconds(m, n, k, H100_PEAK_FLOPS, H100_HBM_BYTES_PER_S, 132) == pytest.approx(
+        expected_s
+    )

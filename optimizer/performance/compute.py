@@ -60,17 +60,27 @@ MOE_IMBALANCE = 1.2
 OPTIMIZER_STEP_BYTES_PER_PARAMETER = 30.0
 
 
-def wave_efficiency(m: float, n: float, sms: int, batch: float = 1.0) -> float:
-    """Useful share of the SM-slots ``batch`` M x N outputs occupy (tile padding and the idle
-    SMs of the last wave)."""
+def split_k(m: float, n: float, k: float, sms: int, batch: float = 1.0) -> int:
+    """K-slices a GEMM with fewer output tiles than SMs is split into (cuBLAS split-K: the
+    slices fill the idle SMs and a reduction adds them), each slice at least one 256-deep
+    main loop; 1 when the tiles already fill a wave."""
+    tiles = batch * math.ceil(m / TILE_M) * math.ceil(n / TILE_N)
+    if tiles >= sms:
+        return 1
+    return max(1, min(int(sms // tiles), int(k // 256)))
+
+
+def wave_efficiency(m: float, n: float, sms: int, batch: float = 1.0, splits: int = 1) -> float:
+    """Useful share of the SM-slots ``batch`` M x N outputs (each in ``splits`` K-slices)
+    occupy: tile padding and the idle SMs of the last wave."""
     # A side thinner than the tile gets a thinner tile (cuBLAS picks among tile shapes;
     # multiples of 16, the tensor-core MMA granule), so a router's 8 columns are not padded
     # to 256.
     tile_m = min(TILE_M, 16 * math.ceil(m / 16))
     tile_n = min(TILE_N, 16 * math.ceil(n / 16))
-    tiles = batch * math.ceil(m / tile_m) * math.ceil(n / tile_n)
+    tiles = batch * math.ceil(m / tile_m) * math.ceil(n / tile_n) * splits
     waves = math.ceil(tiles / sms)
-    return (batch * m * n) / (waves * sms * tile_m * tile_n)
+    return (batch * m * n * splits) / (waves * sms * tile_m * tile_n)
 
 
 def gemm_seconds(
@@ -83,10 +93,14 @@ def gemm_seconds(
     batch: float = 1.0,
 ) -> float:
     """Seconds of ``batch`` M x K by K x N GEMMs at large-GEMM efficiency 1 (the
-    generation's kernel efficiency divides it later): wave quantisation, main-loop
-    amortisation, and never faster than their bytes at HBM speed."""
+    generation's kernel efficiency divides it later): wave quantisation (split-K when the
+    tiles leave SMs idle; its partial sums are reduced through L2, as serial split-K and
+    stream-K kernels do), main-loop amortisation of each K-slice, and never faster than their
+    bytes at HBM speed."""
     k0 = calibration.COMPUTE.gemm_inner_overhead_elements
-    eff = wave_efficiency(m, n, sms, batch) * k / (k + k0)
+    splits = split_k(m, n, k, sms, batch)
+    k_slice = k / splits
+    eff = wave_efficiency(m, n, sms, batch, splits) * k_slice / (k_slice + k0)
     flops_s = 2.0 * batch * m * n * k / (peak_flops * eff)
     bytes_s = batch * GEMM_BYTES * (m * k + k * n + m * n) / hbm_bytes_per_s
     return max(flops_s, bytes_s)
