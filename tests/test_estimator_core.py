@@ -18,8 +18,15 @@ PLAN = ParallelPlan(tensor=2, pipeline=2, data=16, virtual_pipeline=2, micro_bat
 def test_breakdown_adds_up_to_the_step_time() -> None:
     e = estimate(LLAMA8, cluster(64), PLAN)
     b = e.breakdown
+    # issue 14 added the optimizer update and the per-step and per-micro-batch overheads.
     assert e.step_time_s == pytest.approx(
-        b.compute_s + b.pipeline_bubble_s + b.exposed_communication_s + b.host_cpu_overhead_s
+        b.compute_s
+        + b.pipeline_bubble_s
+        + b.exposed_communication_s
+        + b.host_cpu_overhead_s
+        + b.optimizer_step_s
+        + b.step_overhead_s
+        + b.micro_batch_overhead_s
     )
 
 

@@ -15,16 +15,23 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
+from optimizer.performance import calibration as fitted
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
-    CAUSAL_FLASH_ATTENTION_EFFICIENCY,
-    ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
     GpuGeneration,
     generation,
 )
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.compute import (
+    attention_share,
+    optimizer_step_s,
+    straggler_fraction,
+)
+from optimizer.performance.compute import (
+    compute_s_per_token as compute_s_per_token,  # re-exported: the planner's lower bound
+)
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.fabrics import (
     DEFAULT_FABRICS,
@@ -37,13 +44,8 @@ from optimizer.performance.goodput import run_goodput
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.profile import CalibrationProfile
-from optimizer.workload.flops import (
-    forward_flops_per_token,
-    gemm_intensity_flops_per_byte,
-    hardware_flops_per_step,
-    model_flops_per_step,
-)
-from optimizer.workload.memory import materialised_bytes_per_token_layer, memory_per_gpu
+from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
+from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
@@ -322,46 +324,6 @@ class EstimateCase:
     collective_efficiency: float = 1.0
 
 
-@lru_cache(maxsize=8192)
-def compute_s_per_token(
-    w: Workload,
-    micro_batch: int,
-    tensor: int,
-    gpu_model: str,
-    peak_tflops: float,
-    peak_fp8_tflops: float | None,
-) -> tuple[float, float]:
-    """(tensor-core seconds at 100% kernel efficiency, element-wise seconds) per token.
-
-    Each FLOP class runs at its peak (GEMMs at FP8 peak in fp8 runs) derated by a smooth
-    roofline (Williams et al., CACM 2009): intensity I against the ridge point R = peak / HBM
-    bandwidth gives I / (I + R). Attention scores are batched GEMMs with inner size head_dim
-    unless flash attention fuses them (then they run like the layer GEMMs). Element-wise work
-    (norms, activations, dropout, softmax without flash attention) is memory-bound:
-    ELEMENTWISE_PASSES x the bytes each layer materialises, at HBM speed.
-    """
-    f = forward_flops_per_token(w)
-    full = w.activation_recompute == "full"
-    gemm_flops = 3 * (f.layer_matmul + f.logits) + (f.layer_matmul if full else 0)
-    attn_flops = hardware_flops_per_step(w) / w.tokens_per_step - gemm_flops
-    fp8 = w.precision == "fp8" and peak_fp8_tflops is not None
-    peak_gemm = 1e12 * (peak_fp8_tflops if fp8 and peak_fp8_tflops else peak_tflops)
-    peak_bf16 = 1e12 * peak_tflops
-    hbm = generation(gpu_model).hbm_tbytes_per_s * 1e12
-    gemm_i = gemm_intensity_flops_per_byte(w, micro_batch, tensor)
-    head_dim = w.hidden_size / w.attention_heads
-    attn_i = gemm_i if w.flash_attention else 1 / (2 / w.sequence_length + 1 / head_dim)
-    # issue 14 (inputs): causal flash attention computes half the scores (flops.py) at about
-    # half the GEMM rate (calibration.CAUSAL_FLASH_ATTENTION_EFFICIENCY).
-    attn_rate = CAUSAL_FLASH_ATTENTION_EFFICIENCY if w.causal and w.flash_attention else 1.0
-    tensor_core = gemm_flops / (peak_gemm * gemm_i / (gemm_i + peak_gemm / hbm)) + attn_flops / (
-        attn_rate * peak_bf16 * attn_i / (attn_i + peak_bf16 / hbm)
-    )
-    passes = ELEMENTWISE_PASSES + (1 if full else 0)
-    per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
-    return tensor_core, passes * per_token * w.layers / hbm
-
-
 def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
     """Per-layer collectives one GPU runs per step (tensor all-reduces; MoE all-to-alls).
 
@@ -540,17 +502,6 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> _Part 
     return _Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
 
 
-def attention_time_share(w: Workload) -> float:
-    """Share of the tensor-core time spent in attention scores (what hides ring attention's
-    sends: each of the context - 1 blocks is computed while the next one arrives)."""
-    f = forward_flops_per_token(w)
-    full = w.activation_recompute == "full"
-    gemm = 3 * (f.layer_matmul + f.logits) + (f.layer_matmul if full else 0)
-    attn = hardware_flops_per_step(w) / w.tokens_per_step - gemm
-    rate = CAUSAL_FLASH_ATTENTION_EFFICIENCY if w.causal and w.flash_attention else 1.0
-    return (attn / rate) / (gemm + attn / rate)
-
-
 # --- end issue 14 (context) ---------------------------------------------------------------------
 
 
@@ -591,8 +542,12 @@ class StepModel:
             c.gpu_model,
             c.gpu_peak_tflops,
             c.gpu_peak_fp8_tflops,
+            plan.expert,
         )
         tokens_per_gpu = w.tokens_per_step / c.gpus
+        # issue 14 compute (compute.py): the optimizer update and the straggler share.
+        self.optimizer_step_s = optimizer_step_s(w, plan, generation(c.gpu_model).hbm_tbytes_per_s)
+        self.straggler = straggler_fraction(plan.data)
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
         self.elementwise_s = elementwise_s * tokens_per_gpu
         self.memory_gb = memory_per_gpu(w, plan).total_gb
@@ -610,7 +565,19 @@ class StepModel:
         self.p2p_nv_s, self.p2p_net = self._split(traffic.p2p, nv_bw)
         # issue 14 (context): ring attention, hidden behind the attention of each block
         self.cp_nv_s, self.cp_net = self._split(traffic.context, nv_bw)
-        self.cp_hidden = (plan.context - 1) / plan.context * attention_time_share(w)
+        self.cp_hidden = (
+            (plan.context - 1)
+            / plan.context
+            * attention_share(
+                w,
+                plan.micro_batch_size,
+                plan.tensor,
+                c.gpu_model,
+                c.gpu_peak_tflops,
+                c.gpu_peak_fp8_tflops,
+                plan.expert,
+            )
+        )
         self.dp_nv_s = 0.0
         self.dp_ring: list[_NetTerm] = []
         self.dp_tree: list[_NetTerm] = []
@@ -672,8 +639,8 @@ class StepModel:
         return _NetTerm(_torus_collective(remote, part.nodes, shape), 1.0, 1)
 
     def step_time_s(self, sc: EstimateCase) -> float:
-        compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
-        return compute + bubble + exposed + host_cpu + sc.step_overhead_s  # issue 14 contract
+        compute, bubble, _, _, _, _, exposed, host_cpu, optimizer, overhead = self._terms(sc)
+        return compute + bubble + exposed + host_cpu + optimizer + overhead
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         line, hop_s = self.line, self.hop_s
@@ -686,19 +653,30 @@ class StepModel:
             for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
         )
         network += self.cp_net.seconds(line, sc, hop_s) if self.cp_net else 0.0
+        compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
+            sc
+        )
         return StepBreakdown(
-            *self._terms(sc),
+            compute,
+            bubble,
+            tp,
+            dp,
+            p2p,
+            a2a,
+            exposed,
+            host_cpu,
             network_s=network,
             all_to_all_network_s=a2a_net,
+            optimizer_step_s=optimizer_s,
+            step_overhead_s=overhead_s,
             context_parallel_s=self._context_s(sc),
-            step_overhead_s=sc.step_overhead_s,  # issue 14 contract (calibrate wiring)
         )
 
     # --- issue 14 (context) ---------------------------------------------------------------------
     def _context_s(self, sc: EstimateCase) -> float:
         """Ring-attention seconds per step before overlap."""
         net = self.cp_net.seconds(self.line, sc, self.hop_s) if self.cp_net else 0.0
-        return self.cp_nv_s + net
+        return self.cp_nv_s / sc.collective_efficiency + net
 
     def _context_exposed_s(self, sc: EstimateCase) -> float:
         """What the attention compute of the blocks does not hide."""
@@ -711,11 +689,14 @@ class StepModel:
 
     def _terms(
         self, sc: EstimateCase
-    ) -> tuple[float, float, float, float, float, float, float, float]:
-        """The StepBreakdown fields, in order."""
+    ) -> tuple[float, float, float, float, float, float, float, float, float, float]:
+        """The StepBreakdown fields, in order (through step_overhead_s)."""
         line, hop_s, plan = self.line, self.hop_s, self.plan
         m = self.micro_batches
-        compute = self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s
+        # issue 14 compute block: the straggler share of waiting for the slowest replica.
+        compute = (self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
+            1.0 + self.straggler
+        )
         ce = sc.collective_efficiency  # issue 14 contract (calibrate wiring): scale-up too
         tp = self.tp_nv_s / ce + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
         a2a = max(
@@ -746,7 +727,19 @@ class StepModel:
         exposed = tp + a2a + p2p + dp_exposed
         if self.plan.context > 1:  # issue 14 (context)
             exposed += self._context_exposed_s(sc)
-        return compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu
+        # issue 14 compute block (compute.py): Adam's update and the fixed per-step overhead.
+        return (
+            compute,
+            bubble,
+            tp,
+            dp,
+            p2p,
+            a2a,
+            exposed,
+            host_cpu,
+            self.optimizer_step_s,
+            sc.step_overhead_s,
+        )
 
 
 def scenario(
@@ -767,6 +760,9 @@ def scenario_for(
         fabric_efficiency=fabric.efficiency(name),
         base_latency_s=fabric.base_latency_s(name),
         host_cpu_s_per_byte=fabric.host_cpu_s_per_byte(name),
+        # fitted with the compute model (calibration.COMPUTE); a calibration profile may
+        # override it (issue 14, "calibrate").
+        step_overhead_s=fitted.COMPUTE.step_overhead_s,
     )
     if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
         case = calibration.apply(case, gen, fabric.fabric, name)

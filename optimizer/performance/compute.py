@@ -1,0 +1,282 @@
+"""Compute time of a training step: shape-aware GEMM efficiency, attention, element-wise
+passes, FP8 casts, MoE routing, the optimizer update and the strong-scaling loss.
+
+A GEMM's speed depends on its shape, not only on the GPU (docs/performance-model.md sec. 4):
+
+- Wave quantisation: cuBLAS/CUTLASS tile the M x N output (here 128 x 256 tiles, the H100
+  BF16 default of CUTLASS 3) and run the tiles in waves of one tile per SM; a last, partly
+  filled wave idles SMs. Efficiency = M N / (waves x SMs x tile area), tile padding included
+  (NVIDIA, "Matrix Multiplication Background User's Guide", sec. "Wave quantization").
+- Main-loop amortisation: every tile pays a fixed prologue and epilogue (loading the first
+  K-slices, writing the accumulator back); K / (K + k0) with k0 fitted.
+- Memory: a GEMM never runs faster than its bytes at HBM speed (a hard roofline, Williams
+  et al. CACM 2009); a compute-bound GEMM is not derated.
+
+The remaining large-GEMM efficiency (per generation), k0, attention's own efficiency, the
+per-step overhead and the straggler loss are fitted together by least squares on the visible
+published runs (``python -m benchmarks.estimator_accuracy --fit``; calibration.py).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from optimizer.performance import calibration
+from optimizer.performance.calibration import ELEMENTWISE_PASSES, generation
+from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.flops import forward_flops_per_token
+from optimizer.workload.memory import materialised_bytes_per_token_layer
+from optimizer.workload.model import Workload
+
+TILE_M, TILE_N = 128, 256  # output tile of one CTA (CUTLASS 3 default for H100 BF16 GEMMs)
+GEMM_BYTES = 2.0  # bf16 operands and output
+
+# FP8 GEMMs reach a lower fraction of their (2x) peak than BF16 ones: NVIDIA NeMo measures
+# 1.3-1.5x end-to-end FP8/BF16 speed-ups on H100 for GPT-3 175B and Llama 2/3 (NeMo
+# performance summary; "Faster Training Throughput in FP8 Precision with NVIDIA NeMo",
+# NVIDIA technical blog 2025), with per-tensor scaling GEMMs up to 2x but smaller ones far
+# less. 0.80 of the BF16 efficiency on the 2x peak (1.6x per GEMM) puts a 175B run at ~1.4x.
+FP8_GEMM_EFFICIENCY_RATIO = 0.80
+# Bytes an FP8 cast pass moves per element of a GEMM input (Transformer Engine's fused
+# cast + transpose with the amax reduction folded in): read bf16 (2), write fp8 (1) and its
+# transpose for the weight-gradient GEMM (1). Forward activations and backward gradients.
+FP8_CAST_BYTES_PER_ELEMENT = 4.0
+
+# MoE token permutation before the experts and unpermutation after (gather/scatter of k
+# copies of each token's hidden vector), forward and backward: 4 passes, each a read and a
+# write of bf16 (MegaBlocks, Gale et al., MLSys 2023, sec. 5; Megatron-Core MoE permute).
+MOE_PERMUTE_PASSES = 4.0
+# Load imbalance: the busiest expert-parallel rank gets this many times the mean tokens.
+# Switch Transformer trains at capacity factor 1.0-1.25 (Fedus et al., JMLR 2022, sec. 2.2);
+# DeepSpeed-MoE (Rajbhandari et al., ICML 2022) and Mixtral's routing analysis report
+# similar skew; dropless MoE (MegaBlocks) runs the whole skew. Applied to expert GEMMs in
+# proportion to 1 - 1/e (no rank to wait for without expert parallelism).
+MOE_IMBALANCE = 1.2
+
+# Adam's update touches, per parameter of the local shard: read fp32 master weight, fp32
+# gradient, both moments (16 B); write master and moments (12 B) and the bf16 copy (2 B)
+# (apex/PyTorch fused multi-tensor Adam). Memory-bound: HBM speed.
+OPTIMIZER_STEP_BYTES_PER_PARAMETER = 30.0
+
+
+def split_k(m: float, n: float, k: float, sms: int, batch: float = 1.0) -> int:
+    """K-slices a GEMM with fewer output tiles than SMs is split into (cuBLAS split-K: the
+    slices fill the idle SMs and a reduction adds them), each slice at least one 256-deep
+    main loop; 1 when the tiles already fill a wave."""
+    tiles = batch * math.ceil(m / TILE_M) * math.ceil(n / TILE_N)
+    if tiles >= sms:
+        return 1
+    return max(1, min(int(sms // tiles), int(k // 256)))
+
+
+def wave_efficiency(m: float, n: float, sms: int, batch: float = 1.0, splits: int = 1) -> float:
+    """Useful share of the SM-slots ``batch`` M x N outputs (each in ``splits`` K-slices)
+    occupy: tile padding and the idle SMs of the last wave."""
+    # A side thinner than the tile gets a thinner tile (cuBLAS picks among tile shapes;
+    # multiples of 16, the tensor-core MMA granule), so a router's 8 columns are not padded
+    # to 256.
+    tile_m = min(TILE_M, 16 * math.ceil(m / 16))
+    tile_n = min(TILE_N, 16 * math.ceil(n / 16))
+    tiles = batch * math.ceil(m / tile_m) * math.ceil(n / tile_n) * splits
+    waves = math.ceil(tiles / sms)
+    return (batch * m * n * splits) / (waves * sms * tile_m * tile_n)
+
+
+def gemm_seconds(
+    m: float,
+    n: float,
+    k: float,
+    peak_flops: float,
+    hbm_bytes_per_s: float,
+    sms: int,
+    batch: float = 1.0,
+) -> float:
+    """Seconds of ``batch`` M x K by K x N GEMMs at large-GEMM efficiency 1 (the
+    generation's kernel efficiency divides it later): wave quantisation (split-K when the
+    tiles leave SMs idle; its partial sums are reduced through L2, as serial split-K and
+    stream-K kernels do), main-loop amortisation of each K-slice, and never faster than their
+    bytes at HBM speed."""
+    k0 = calibration.COMPUTE.gemm_inner_overhead_elements
+    splits = split_k(m, n, k, sms, batch)
+    k_slice = k / splits
+    eff = wave_efficiency(m, n, sms, batch, splits) * k_slice / (k_slice + k0)
+    flops_s = 2.0 * batch * m * n * k / (peak_flops * eff)
+    bytes_s = batch * GEMM_BYTES * (m * k + k * n + m * n) / hbm_bytes_per_s
+    return max(flops_s, bytes_s)
+
+
+def training_gemm_seconds(
+    m: float,
+    n: float,
+    k: float,
+    peak_flops: float,
+    hbm_bytes_per_s: float,
+    sms: int,
+    batch: float = 1.0,
+) -> float:
+    """Forward (M x N output, inner K), input gradient (M x K, inner N) and weight gradient
+    (K x N, inner M) GEMMs of one weight."""
+    return (
+        gemm_seconds(m, n, k, peak_flops, hbm_bytes_per_s, sms, batch)
+        + gemm_seconds(m, k, n, peak_flops, hbm_bytes_per_s, sms, batch)
+        + gemm_seconds(k, n, m, peak_flops, hbm_bytes_per_s, sms, batch)
+    )
+
+
+def moe_imbalance(expert: int) -> float:
+    """Busiest expert-parallel rank's load over the mean: 1 without expert parallelism."""
+    return 1.0 + (MOE_IMBALANCE - 1.0) * (1.0 - 1.0 / expert)
+
+
+@lru_cache(maxsize=8192)
+def compute_s_per_token(
+    w: Workload,
+    micro_batch: int,
+    tensor: int,
+    gpu_model: str,
+    peak_tflops: float,
+    peak_fp8_tflops: float | None,
+    expert: int = 1,
+) -> tuple[float, float]:
+    """(tensor-core seconds at large-GEMM efficiency 1, element-wise seconds) per token of
+    the step on one GPU's share (multiply by tokens per step / GPUs).
+
+    GEMMs are timed per tensor-parallel rank at their shapes (M = micro_batch x s tokens,
+    per expert for MoE; the split dimension / t), forward, input- and weight-gradient, plus
+    one more forward under full recomputation; the logits GEMM likewise. FP8 runs put the
+    layer GEMMs on the FP8 peak at a lower efficiency and pay cast passes; the logits and
+    attention stay in BF16 (Transformer Engine keeps the output layer and attention in
+    higher precision). Attention: fused flash kernels at the fitted attention efficiency;
+    unfused, the batched QK^T and AV GEMMs of each head. Element-wise work is memory-bound.
+    """
+    gen = generation(gpu_model)
+    sms, hbm = gen.sm_count, gen.hbm_tbytes_per_s * 1e12
+    full = w.activation_recompute == "full"
+    passes_gemm = 4.0 / 3.0 if full else 1.0  # the recomputed forward is one GEMM of three
+    fp8 = w.precision == "fp8" and peak_fp8_tflops is not None
+    peak_bf16 = 1e12 * peak_tflops
+    peak_layer = (
+        1e12 * peak_fp8_tflops * FP8_GEMM_EFFICIENCY_RATIO if fp8 and peak_fp8_tflops else peak_bf16
+    )
+    m = micro_batch * w.sequence_length
+    tokens_mb = float(m)
+    h, t = w.hidden_size, tensor
+    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
+
+    # Dense (attention projections) and expert GEMMs of one layer: (M, N, K) per rank.
+    dense = [(m, h * (1 + 2 * w.kv_ratio) / t, h), (m, h, h / t)]
+    if w.is_moe:
+        dense.append((m, w.experts, h))  # the router (not split)
+        m_expert = m * w.experts_per_token * expert / w.experts
+        experts_per_rank = w.experts / expert
+        ffn_weight = [(m_expert, ffn_in / t, h), (m_expert, h, w.ffn_hidden_size / t)]
+        expert_s = experts_per_rank * sum(
+            training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
+        )
+        expert_s *= moe_imbalance(expert)
+    else:
+        ffn_weight = [(m, ffn_in / t, h), (m, h, w.ffn_hidden_size / t)]
+        expert_s = sum(
+            training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
+        )
+    layer_s = expert_s + sum(
+        training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in dense
+    )
+    logits_s = training_gemm_seconds(m, w.vocab_size / t, h, peak_bf16, hbm, sms)
+    # Seconds per micro-batch on one rank; per token of the rank's share = / (tokens / t).
+    gemm_s = (passes_gemm * layer_s * w.layers + logits_s) * t / tokens_mb
+
+    attention_s = _attention_s_per_token(w, micro_batch, tensor, peak_bf16, hbm, sms)
+
+    elementwise_passes = ELEMENTWISE_PASSES + (1 if full else 0)
+    per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
+    elementwise_bytes = elementwise_passes * per_token * w.layers
+    if fp8:
+        elementwise_bytes += FP8_CAST_BYTES_PER_ELEMENT * _fp8_cast_elements_per_token(w, full)
+    if w.is_moe:
+        elementwise_bytes += (
+            MOE_PERMUTE_PASSES * 2 * GEMM_BYTES * w.experts_per_token * h * w.layers
+        )
+    return gemm_s + attention_s, elementwise_bytes / hbm
+
+
+def attention_share(
+    w: Workload,
+    micro_batch: int,
+    tensor: int,
+    gpu_model: str,
+    peak_tflops: float,
+    peak_fp8_tflops: float | None,
+    expert: int = 1,
+) -> float:
+    """Share of the tensor-core time of ``compute_s_per_token`` spent in attention scores
+    (what hides ring attention's sends under context parallelism)."""
+    gen = generation(gpu_model)
+    total, _ = compute_s_per_token(
+        w, micro_batch, tensor, gpu_model, peak_tflops, peak_fp8_tflops, expert
+    )
+    attention = _attention_s_per_token(
+        w, micro_batch, tensor, 1e12 * peak_tflops, gen.hbm_tbytes_per_s * 1e12, gen.sm_count
+    )
+    return attention / total if total > 0 else 0.0
+
+
+def _attention_s_per_token(
+    w: Workload, micro_batch: int, tensor: int, peak_bf16: float, hbm: float, sms: int
+) -> float:
+    """Attention-score seconds per token (QK^T and AV: forward, backward, and the forward
+    again in the backward whenever anything recomputes the scores: flash attention always,
+    selective and full recomputation).
+
+    Fused (flash attention): its FLOPs at the fitted attention efficiency. Unfused: the
+    batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and AV (s x
+    head_dim output, inner s), each at its own shape."""
+    recomputed = w.flash_attention or w.activation_recompute in ("full", "selective")
+    passes = 4.0 if recomputed else 3.0
+    if w.flash_attention:
+        flops = passes * forward_flops_per_token(w).attention_scores
+        return flops / (peak_bf16 * calibration.COMPUTE.attention_efficiency)
+    s = w.sequence_length
+    head_dim = w.hidden_size / w.attention_heads
+    heads = micro_batch * w.attention_heads / tensor  # one rank's batch of heads
+    per_mb = training_gemm_seconds(
+        s, s, head_dim, peak_bf16, hbm, sms, heads
+    ) + training_gemm_seconds(s, head_dim, s, peak_bf16, hbm, sms, heads)
+    # Per micro-batch on one rank, all layers; per token of the rank's share = x t / tokens.
+    return passes / 3.0 * per_mb * w.layers * tensor / (micro_batch * s)
+
+
+def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
+    """Elements of GEMM inputs cast to FP8 per token (all layers): the activations entering
+    QKV, the attention output, FFN-in and FFN-out in the forward (again when recomputed),
+    and the output gradients entering their backward GEMMs."""
+    h = w.hidden_size
+    k = w.experts_per_token
+    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
+    forward = h + h + k * (h + w.ffn_hidden_size)
+    backward = h * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h)
+    return ((2 if full else 1) * forward + backward) * w.layers
+
+
+def optimizer_step_s(w: Workload, plan: ParallelPlan, hbm_tbytes_per_s: float) -> float:
+    """Seconds of Adam's update on one GPU: the local parameters (/ t p, experts / e too),
+    sharded over the data-parallel group under ZeRO >= 1, at HBM speed."""
+    dense = (w.parameters - w.expert_parameters) / (plan.tensor * plan.pipeline)
+    experts = w.expert_parameters / (plan.tensor * plan.pipeline * plan.expert)
+    if plan.zero_stage >= 1:
+        dense /= plan.data
+        experts /= max(1, plan.data // plan.expert)
+    return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER / (hbm_tbytes_per_s * 1e12)
+
+
+def straggler_fraction(data_parallel: int) -> float:
+    """Share of compute lost waiting for the slowest of ``data_parallel`` replicas each step:
+    grows with log2 of the group (the maximum of many ranks' jitter; Llama 3 paper sec.
+    3.3.4, MegaScale NSDI 2024 sec. 6), fitted per doubling."""
+    return calibration.COMPUTE.straggler_per_doubling * math.log2(max(1, data_parallel))
+
+
+def clear_caches() -> None:
+    """Forget every cached result that depends on the fitted constants (the fit's loop)."""
+    compute_s_per_token.cache_clear()
