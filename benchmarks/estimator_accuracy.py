@@ -237,6 +237,12 @@ def estimate_or_refusal(case: PublishedCase) -> Estimate | str:
         return f"not modelled yet: {type(exc).__name__}: {exc}"
 
 
+def fit_cases(cases: list[PublishedCase] | None = None) -> list[PublishedCase]:
+    """The cases the constants are fitted on: every visible case the estimator models."""
+    cases = visible_cases() if cases is None else cases
+    return [c for c in cases if not isinstance(estimate_or_refusal(c), str)]
+
+
 def _plan_cell(case: PublishedCase, est: Estimate | str) -> str:
     """t,c,p,d,vp,zero,mb of the plan estimated, or of the fixed plan ('-' = not fixed)."""
     if isinstance(est, str):
@@ -343,8 +349,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = visible_cases()
     refused = {c.id: r for c in cases if isinstance(r := estimate_or_refusal(c), str)}
-    modelled = [c for c in cases if c.id not in refused]
-    result = fit(modelled)
+    result = fit(fit_cases(cases))
     print_fit(result)
     if args.write:
         write_fitted_block(result)

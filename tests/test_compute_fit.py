@@ -1,7 +1,7 @@
 """The compute constants in calibration.py are what the fit prints, and what they buy.
 
 ``python -m benchmarks.estimator_accuracy --fit`` fits them by least squares on the visible
-published runs (validation.calibration_cases); re-running the fit here means a constant
+published set (every visible case the estimator models); re-running the fit here means a constant
 edited by hand, or a case added without refitting, fails a test instead of going stale.
 """
 
@@ -17,13 +17,13 @@ from benchmarks.estimator_accuracy import (
     FitResult,
     current_parameters,
     fit,
+    fit_cases,
     kernel_efficiency_range,
     relative_error,
 )
 from optimizer.performance import calibration
-from optimizer.performance.validation import calibration_cases
 
-CASES = calibration_cases()
+CASES = fit_cases()
 
 
 @pytest.fixture(scope="module")
