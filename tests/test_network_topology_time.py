@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.performance.cluster import ClusterSpec
-from optimizer.performance.estimator import StepModel, estimate, leaf_slowdown
+from optimizer.performance.estimator import StepModel, estimate, leaf_slowdown, scenario
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.presets import preset
@@ -60,19 +60,24 @@ def test_traffic_inside_one_leaf_ignores_oversubscription() -> None:
 
 def test_pipeline_sends_and_data_parallel_rings_share_the_uplinks() -> None:
     """Two stages of 8 nodes (stride 8 > 4 nodes per leaf): every node's 8 NICs send across
-    the leaf (32 flows) while the 8 rails' rings cross it too: 40 flows on 16 uplinks at 2:1.
-    The rings meet the sends all step; the sends meet the rings in the last micro-batch."""
-    c = _oversubscribed(cluster(128), 2.0)
+    the leaf (32 flows) while the 8 rails' rings cross it too; at 4:1 the leaf has 8
+    uplinks, which the rings alone would fill exactly. Each sees the other's flows for the
+    share of the step the other is on the wire."""
+    c = _oversubscribed(cluster(128), 4.0)
     plan = ParallelPlan(1, 2, 64, zero_stage=1, micro_batch_size=1)
     step = StepModel(LLAMA_8B, c, plan, DEFAULT_FABRICS["infiniband"])
-    assert step.dp_multiplier == pytest.approx(40 / 16)
-    m = step.micro_batches
+    sc = scenario(c, DEFAULT_FABRICS["infiniband"], "expected")
+    b = step.breakdown(sc)
     assert step.p2p_net is not None
-    assert step.p2p_net.multiplier == pytest.approx(40 / 16 / m + 32 / 16 * (1 - 1 / m))
-    alone = StepModel(
-        LLAMA_8B, c, replace(plan, pipeline=1, data=128), DEFAULT_FABRICS["infiniband"]
-    )
-    assert alone.dp_multiplier == 1.0  # the same rings without the sends fit
+    sends_busy = step.p2p_net.seconds(step.line, sc, step.hop_s) / b.compute_s
+    assert 0 < sends_busy < 1
+    rings, sends = step.leaf_multipliers(sc, b.compute_s)
+    assert rings == pytest.approx((8 + 32 * sends_busy) / 8)
+    assert sends > 32 / 8  # the sends alone already exceed the uplinks; the rings add
+    alone = replace(plan, pipeline=1, data=128)
+    assert StepModel(LLAMA_8B, c, alone, DEFAULT_FABRICS["infiniband"]).leaf_multipliers(
+        sc, b.compute_s
+    ) == (1.0, 1.0)  # the same rings without the sends fit in the uplinks
 
 
 def test_static_ecmp_delivers_about_63_percent_of_many_uplinks() -> None:

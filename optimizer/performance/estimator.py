@@ -208,7 +208,7 @@ def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float
         return 1.0
     topo = c.topology
     uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
-    if adaptive_routing:
+    if adaptive_routing or flows <= 1:  # a single flow has nothing to collide with
         delivered = min(flows, uplinks)
     else:
         k = max(1.0, uplinks)
@@ -384,7 +384,12 @@ class _NetTerm:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
     def seconds(
-        self, line_bytes_per_s: float, sc: EstimateCase, hop_s: float, cpu_s_per_byte: float = 0.0
+        self,
+        line_bytes_per_s: float,
+        sc: EstimateCase,
+        hop_s: float,
+        cpu_s_per_byte: float = 0.0,
+        multiplier: float | None = None,
     ) -> float:
         """Seconds on the wire, or in the host's TCP stack when that is slower.
 
@@ -392,9 +397,11 @@ class _NetTerm:
         never their sum (Foong et al., "TCP performance re-visited", ISPASS 2003):
         ``cpu_s_per_byte`` is host-CPU seconds per byte this GPU sends (0 for RDMA). The
         framework's collective efficiency derates the achieved bandwidth like the fabric's.
+        ``multiplier`` replaces the term's own slow-down (traffic sharing its uplinks).
         """
+        slowdown = self.multiplier if multiplier is None else multiplier
         wire_bytes_per_s = (
-            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / self.multiplier
+            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / slowdown
         )
         if cpu_s_per_byte > 0:
             wire_bytes_per_s = min(wire_bytes_per_s, 1.0 / cpu_s_per_byte)
@@ -636,7 +643,10 @@ class StepModel:
         traffic = plan_traffic(
             w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
         )
-        self.dp_multiplier, p2p_multiplier = self._concurrent_multipliers(traffic)
+        self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
+        ar = fabric.adaptive_routing
+        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
+        p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
         tensor = traffic.tensor
         tp_mult = leaf_slowdown(c, _ring_flows(c, tensor.nodes), fabric.adaptive_routing)
         self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
@@ -669,15 +679,10 @@ class StepModel:
         """Scale-up seconds of the expert all-to-all at the nominal collective efficiency."""
         return self.a2a_nv.seconds(self.nv_bw, NVLINK_ALPHA_S)
 
-    def _concurrent_multipliers(self, traffic: PlanTraffic) -> tuple[float, float]:
-        """Leaf-uplink slow-downs of the data-parallel reductions and the pipeline sends.
-
-        Both are in flight at once (the reduction runs under the backward passes while
-        stages keep sending), so a leaf's uplinks carry the sum of their crossing flows. The
-        pipeline sends meet the reduction during all micro-batches under FSDP, during the
-        last one otherwise; the rest of the time they have the uplinks alone.
-        """
-        c, ar = self.c, self.fabric.adaptive_routing
+    def _leaf_flows(self, traffic: PlanTraffic) -> tuple[float, float]:
+        """Line-rate flows the data-parallel rings and the pipeline sends put on a leaf's
+        uplinks (0: the traffic stays under its leaf, or the network is direct)."""
+        c = self.c
         dp_flows = max(
             (_ring_flows(c, part.span) for part in traffic.data if part.nodes > 1), default=0.0
         )
@@ -687,12 +692,27 @@ class StepModel:
             if p2p is not None and p2p.remote_share > 0 and not self.shape
             else 0.0
         )
-        together = leaf_slowdown(c, dp_flows + p2p_flows, ar)
-        dp_mult = together if dp_flows > 0 else 1.0
-        if p2p_flows <= 0:
-            return dp_mult, 1.0
-        share = (1.0 if self.fsdp else 1.0 / self.micro_batches) if dp_flows > 0 else 0.0
-        return dp_mult, share * together + (1.0 - share) * leaf_slowdown(c, p2p_flows, ar)
+        return dp_flows, p2p_flows
+
+    def leaf_multipliers(
+        self, sc: EstimateCase, compute: float, cpu_s_per_byte: float = 0.0
+    ) -> tuple[float, float]:
+        """Uplink slow-downs of the data-parallel rings and the pipeline sends, in flight
+        together in a real step (the reduction under the backward passes while stages keep
+        sending): each sees its own flows plus the other's, weighted by the share of the
+        compute time the other is on the wire (its time alone over the compute, at most 1):
+        the sum of the concurrent flows, averaged over the time they are concurrent."""
+        c, ar = self.c, self.fabric.adaptive_routing
+        p2p_alone = self.p2p_net.multiplier if self.p2p_net else 1.0
+        if not (self.dp_flows > 0 and self.p2p_flows > 0 and self.p2p_net and compute > 0):
+            return self.dp_multiplier, p2p_alone
+        line, hop_s = self.line, self.hop_s
+        p2p_busy = min(1.0, self.p2p_net.seconds(line, sc, hop_s, cpu_s_per_byte) / compute)
+        dp_busy = min(1.0, self._dp_network_s(sc, cpu_s_per_byte) / compute)
+        return (
+            leaf_slowdown(c, self.dp_flows + p2p_busy * self.p2p_flows, ar),
+            leaf_slowdown(c, self.p2p_flows + dp_busy * self.dp_flows, ar),
+        )
 
     @staticmethod
     def _nvls(cost: coll.Cost) -> coll.Cost:
@@ -755,19 +775,22 @@ class StepModel:
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         line, hop_s = self.line, self.hop_s
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
+        terms = self._terms(sc)
+        dp_mult, p2p_mult = self.leaf_multipliers(sc, terms[0], cpu)
         a2a_net = self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0
-        network = a2a_net + sum(
-            term.seconds(line, sc, hop_s, cpu) for term in (self.tp_net, self.p2p_net) if term
-        )
-        network += self._dp_network_s(sc, cpu)
-        return StepBreakdown(*self._terms(sc), network_s=network, all_to_all_network_s=a2a_net)
+        network = a2a_net + (self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0)
+        network += self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
+        network += self._dp_network_s(sc, cpu, dp_mult)
+        return StepBreakdown(*terms, network_s=network, all_to_all_network_s=a2a_net)
 
-    def _dp_network_s(self, sc: EstimateCase, cpu_s_per_byte: float) -> float:
+    def _dp_network_s(
+        self, sc: EstimateCase, cpu_s_per_byte: float, multiplier: float | None = None
+    ) -> float:
         """Network seconds of the data-parallel reductions, each in its fastest form (NCCL's
         tuner picks ring, tree or, where the switches reduce, SHARP per message size)."""
         line, hop_s = self.line, self.hop_s
         return sum(
-            min(term.seconds(line, sc, hop_s, cpu_s_per_byte) for term in forms)
+            min(term.seconds(line, sc, hop_s, cpu_s_per_byte, multiplier) for term in forms)
             for forms in self.dp_forms
         )
 
@@ -785,9 +808,10 @@ class StepModel:
             self.a2a_nv.seconds(nv_bw, NVLINK_ALPHA_S),
             self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0,
         )
+        dp_mult, p2p_mult = self.leaf_multipliers(sc, compute, cpu)
         p2p = self.p2p_nv.seconds(nv_bw, NVLINK_ALPHA_S)
-        p2p += self.p2p_net.seconds(line, sc, hop_s, cpu) if self.p2p_net else 0.0
-        dp = self.dp_nv.seconds(nv_bw, NVLINK_ALPHA_S) + self._dp_network_s(sc, cpu)
+        p2p += self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
+        dp = self.dp_nv.seconds(nv_bw, NVLINK_ALPHA_S) + self._dp_network_s(sc, cpu, dp_mult)
         if self.fsdp:
             dp_exposed = self._fsdp_exposed_s(compute, dp / self.dp_collectives)
         else:
@@ -831,17 +855,33 @@ class StepModel:
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         tp, dp, p2p, a2a, exposed = self._communication(sc, compute, cpu)
         host_cpu = 0.0
-        if cpu > 0:
-            # TCP: the communication terms above already take max(wire, host CPU) per
-            # collective; report what the host CPU adds over the wire alone separately.
-            wire_exposed = self._communication(sc, compute, 0.0)[4]
-            host_cpu, exposed = max(0.0, exposed - wire_exposed), wire_exposed
+        # TCP: the communication terms above already take max(wire, host CPU) per
+        # collective; the breakdown reports what the host CPU adds over the wire alone.
+        wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu > 0 else exposed
         bubble = (
             (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )
+        if cpu > 0:
+            exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         return compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu
+
+
+def _host_cpu_split(
+    before_s: float, exposed_s: float, wire_exposed_s: float
+) -> tuple[float, float]:
+    """(exposed wire time, host-CPU time) whose sum after ``before_s`` rounds to exactly
+    before_s + exposed_s, so reporting the split never moves the step time by an ulp (a
+    larger wire time must not make the step faster through rounding)."""
+    target = before_s + exposed_s
+    host_s = max(0.0, exposed_s - wire_exposed_s)
+    for _ in range(8):
+        got = before_s + wire_exposed_s + host_s
+        if got == target:
+            break
+        host_s = math.nextafter(host_s, math.inf if got < target else -math.inf)
+    return wire_exposed_s, max(0.0, host_s)
 
 
 def scenario(
