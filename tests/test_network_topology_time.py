@@ -62,14 +62,16 @@ def test_pipeline_sends_and_data_parallel_rings_share_the_uplinks() -> None:
     """Two stages of 8 nodes (stride 8 > 4 nodes per leaf): every node's 8 NICs send across
     the leaf (32 flows) while the 8 rails' rings cross it too; at 4:1 the leaf has 8
     uplinks, which the rings alone would fill exactly. Each sees the other's flows for the
-    share of the step the other is on the wire."""
+    share of the compute time the other's bytes occupy the wire."""
     c = _oversubscribed(cluster(128), 4.0)
     plan = ParallelPlan(1, 2, 64, zero_stage=1, micro_batch_size=1)
     step = StepModel(LLAMA_8B, c, plan, DEFAULT_FABRICS["infiniband"])
     sc = scenario(c, DEFAULT_FABRICS["infiniband"], "expected")
     b = step.breakdown(sc)
     assert step.p2p_net is not None
-    sends_busy = step.p2p_net.seconds(step.line, sc, step.hop_s) / b.compute_s
+    wire_bytes_per_s = step.line * sc.fabric_efficiency * sc.collective_efficiency
+    sends_s = step.p2p_net.cost.bytes * step.p2p_net.multiplier / wire_bytes_per_s
+    sends_busy = sends_s / b.compute_s
     assert 0 < sends_busy < 1
     rings, sends = step.leaf_multipliers(sc, b.compute_s)
     assert rings == pytest.approx((8 + 32 * sends_busy) / 8)

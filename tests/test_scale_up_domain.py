@@ -95,7 +95,7 @@ def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
         # moved by issue 14's network model (identical for a domain of None and 8): compute
         # slowed 10 % while a reduction overlaps it (8x7b, 70b), pipeline sends counted at
         # their leaf-crossing stride (70b) and, on the dragonfly, data-parallel rings sharing
-        # a router's global links with the pipeline sends while those are on the wire (8x22b).
+        # a router's global links with the pipeline sends while their bytes are on the wire (8x22b).
         ("mixtral-8x7b", 64, {}, ParallelPlan(2, 1, 32, 8, 1, 1, 1), 15.708348307869482),
         (
             "mixtral-8x7b",
@@ -110,7 +110,7 @@ def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
             256,
             {"topology": "dragonfly"},
             ParallelPlan(4, 4, 16, 8, 2, 1, 1),
-            13.594820761495605,
+            13.594820365070133,
         ),
     ],
 )

@@ -405,7 +405,8 @@ class _NetTerm:
         )
         if cpu_s_per_byte > 0:
             wire_bytes_per_s = min(wire_bytes_per_s, 1.0 / cpu_s_per_byte)
-        return self.cost.seconds(wire_bytes_per_s, sc.base_latency_s + self.hops * hop_s)
+        cost = self.cost
+        return cost.bytes / wire_bytes_per_s + cost.steps * (sc.base_latency_s + self.hops * hop_s)
 
 
 class _Part(NamedTuple):
@@ -640,6 +641,9 @@ class StepModel:
         self.sharp = c.in_network_reduction and not c.topology.direct
         self.nvls = c.in_network_reduction and generation(c.gpu_model).name in coll.NVLS_GENERATIONS
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
+        # (network seconds, of which all-to-all) before overlap, of the last _terms call:
+        # the breakdown reports them without pricing every term twice.
+        self._network_s = (0.0, 0.0)
         traffic = plan_traffic(
             w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
         )
@@ -647,6 +651,7 @@ class StepModel:
         ar = fabric.adaptive_routing
         self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
         p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
+        self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
         tensor = traffic.tensor
         tp_mult = leaf_slowdown(c, _ring_flows(c, tensor.nodes), fabric.adaptive_routing)
         self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
@@ -673,6 +678,14 @@ class StepModel:
                     forms.append(_NetTerm(part.in_network, self.dp_multiplier, hops))
                 self.dp_forms.append(tuple(forms))
                 self.net_bytes += part.ring.bytes
+        # Bytes of the data-parallel reductions on the wire, each in its lightest form.
+        self._dp_min_bytes = sum(min(t.cost.bytes for t in forms) for forms in self.dp_forms)
+        nv_bw = self.nv_bw
+        self._nv_s = tuple(
+            x
+            for cost in (self.tp_nv, self.a2a_nv, self.p2p_nv, self.dp_nv)
+            for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
+        )
 
     @property
     def a2a_nv_s(self) -> float:
@@ -700,15 +713,17 @@ class StepModel:
         """Uplink slow-downs of the data-parallel rings and the pipeline sends, in flight
         together in a real step (the reduction under the backward passes while stages keep
         sending): each sees its own flows plus the other's, weighted by the share of the
-        compute time the other is on the wire (its time alone over the compute, at most 1):
-        the sum of the concurrent flows, averaged over the time they are concurrent."""
+        compute time the other's bytes occupy the wire alone (at most 1): the sum of the
+        concurrent flows, averaged over the time they are concurrent."""
+        p2p = self.p2p_net
+        if not (self.dp_flows > 0 and self.p2p_flows > 0 and p2p is not None and compute > 0):
+            return self.dp_multiplier, p2p.multiplier if p2p is not None else 1.0
+        rate = self.line * sc.fabric_efficiency * sc.collective_efficiency
+        p2p_s = max(p2p.cost.bytes * p2p.multiplier / rate, p2p.cost.bytes * cpu_s_per_byte)
+        dp_bytes = self._dp_min_bytes
+        dp_s = max(dp_bytes * self.dp_multiplier / rate, dp_bytes * cpu_s_per_byte)
+        p2p_busy, dp_busy = min(1.0, p2p_s / compute), min(1.0, dp_s / compute)
         c, ar = self.c, self.fabric.adaptive_routing
-        p2p_alone = self.p2p_net.multiplier if self.p2p_net else 1.0
-        if not (self.dp_flows > 0 and self.p2p_flows > 0 and self.p2p_net and compute > 0):
-            return self.dp_multiplier, p2p_alone
-        line, hop_s = self.line, self.hop_s
-        p2p_busy = min(1.0, self.p2p_net.seconds(line, sc, hop_s, cpu_s_per_byte) / compute)
-        dp_busy = min(1.0, self._dp_network_s(sc, cpu_s_per_byte) / compute)
         return (
             leaf_slowdown(c, self.dp_flows + p2p_busy * self.p2p_flows, ar),
             leaf_slowdown(c, self.p2p_flows + dp_busy * self.dp_flows, ar),
@@ -773,14 +788,8 @@ class StepModel:
         return compute + bubble + exposed + host_cpu
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
-        line, hop_s = self.line, self.hop_s
-        cpu = sc.host_cpu_s_per_byte * self.node_gpus
         terms = self._terms(sc)
-        dp_mult, p2p_mult = self.leaf_multipliers(sc, terms[0], cpu)
-        a2a_net = self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0
-        network = a2a_net + (self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0)
-        network += self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
-        network += self._dp_network_s(sc, cpu, dp_mult)
+        network, a2a_net = self._network_s
         return StepBreakdown(*terms, network_s=network, all_to_all_network_s=a2a_net)
 
     def _dp_network_s(
@@ -789,10 +798,12 @@ class StepModel:
         """Network seconds of the data-parallel reductions, each in its fastest form (NCCL's
         tuner picks ring, tree or, where the switches reduce, SHARP per message size)."""
         line, hop_s = self.line, self.hop_s
-        return sum(
-            min(term.seconds(line, sc, hop_s, cpu_s_per_byte, multiplier) for term in forms)
-            for forms in self.dp_forms
-        )
+        total = 0.0
+        for forms in self.dp_forms:
+            total += min(
+                [term.seconds(line, sc, hop_s, cpu_s_per_byte, multiplier) for term in forms]
+            )
+        return total
 
     def _communication(
         self, sc: EstimateCase, compute: float, cpu_s_per_byte: float
@@ -801,17 +812,22 @@ class StepModel:
         communication), with the host's TCP stack bounding every network term when
         ``cpu_s_per_byte`` > 0."""
         line, hop_s, cpu = self.line, self.hop_s, cpu_s_per_byte
-        nv_bw = self.nv_bw * sc.collective_efficiency
-        tp = self.tp_nv.seconds(nv_bw, NVLINK_ALPHA_S)
-        tp += self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0
-        a2a = max(
-            self.a2a_nv.seconds(nv_bw, NVLINK_ALPHA_S),
-            self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0,
+        # Scale-up (bandwidth seconds at full collective efficiency, latency seconds).
+        tp_b, tp_l, a2a_b, a2a_l, p2p_b, p2p_l, dp_b, dp_l = self._nv_s
+        ce = sc.collective_efficiency
+        tp_net = self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0
+        tp = tp_b / ce + tp_l + tp_net
+        a2a_net = self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0
+        a2a = max(a2a_b / ce + a2a_l, a2a_net)
+        dp_mult, p2p_mult = (
+            self.leaf_multipliers(sc, compute, cpu) if self._concurrent else (None, None)
         )
-        dp_mult, p2p_mult = self.leaf_multipliers(sc, compute, cpu)
-        p2p = self.p2p_nv.seconds(nv_bw, NVLINK_ALPHA_S)
-        p2p += self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
-        dp = self.dp_nv.seconds(nv_bw, NVLINK_ALPHA_S) + self._dp_network_s(sc, cpu, dp_mult)
+        p2p_net = self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
+        p2p = p2p_b / ce + p2p_l + p2p_net
+        dp_net = self._dp_network_s(sc, cpu, dp_mult)
+        dp = dp_b / ce + dp_l + dp_net
+        if cpu_s_per_byte == sc.host_cpu_s_per_byte * self.node_gpus:  # the step's own terms
+            self._network_s = (a2a_net + tp_net + p2p_net + dp_net, a2a_net)
         if self.fsdp:
             dp_exposed = self._fsdp_exposed_s(compute, dp / self.dp_collectives)
         else:
@@ -857,13 +873,15 @@ class StepModel:
         host_cpu = 0.0
         # TCP: the communication terms above already take max(wire, host CPU) per
         # collective; the breakdown reports what the host CPU adds over the wire alone.
-        wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu > 0 else exposed
+        # The stack binds only where it is slower than the line rate (before any slow-down).
+        cpu_binds = cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0
+        wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu_binds else exposed
         bubble = (
             (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )
-        if cpu > 0:
+        if cpu_binds:
             exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         return compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu
 
