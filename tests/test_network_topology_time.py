@@ -108,7 +108,7 @@ def test_adaptive_routing_recovers_what_ecmp_collisions_cost_on_roce() -> None:
     )
 
 
-def test_a_fabric_table_without_adaptive_routing_still_loads_and_a_bad_value_names_it(
+def test_a_table_without_adaptive_routing_loads_with_the_familys_and_a_bad_value_is_named(
     tmp_path: Path,
 ) -> None:
     from optimizer.errors import InvalidInput
@@ -118,7 +118,8 @@ def test_a_fabric_table_without_adaptive_routing_still_loads_and_a_bad_value_nam
     lines = text.splitlines()
     old = tmp_path / "old.csv"
     old.write_text("\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")
-    assert not load_fabrics(old)["infiniband"].adaptive_routing  # absent column: ECMP
+    table = load_fabrics(old)  # absent column: the family's routing
+    assert table["infiniband"].adaptive_routing and not table["roce"].adaptive_routing
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join([lines[0], lines[1].rsplit(",", 1)[0] + ",maybe"]) + "\n")
     with pytest.raises(InvalidInput, match=r"bad\.csv, row 2, column adaptive_routing"):

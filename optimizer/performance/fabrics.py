@@ -84,15 +84,24 @@ _FLOAT_COLUMNS = [
     if f not in ("fabric", "source", "adaptive_routing")
 ]
 _TRUE = ("1", "true", "yes")
-_FALSE = ("", "0", "false", "no")
+_FALSE = ("0", "false", "no")
 
 
-def _flag(row: Mapping[str, object], column: str, where: str, field: str) -> bool:
-    """An optional yes/no column (absent or empty: no), so older tables keep loading."""
+# Fabrics whose switches route adaptively when a table does not say (an older table, or a
+# request's fabric_profiles row, which has no such field): InfiniBand's adaptive routing is
+# a property of the family (NVIDIA Quantum switches); Ethernet families hash flows (ECMP).
+ADAPTIVE_ROUTING_BY_DEFAULT = frozenset({"infiniband"})
+
+
+def _flag(row: Mapping[str, object], column: str, where: str, field: str, default: bool) -> bool:
+    """An optional yes/no column (absent or empty: ``default``), so older tables keep
+    loading."""
     raw = row.get(column)
     if isinstance(raw, bool):
         return raw
     text = str(raw if raw is not None else "").strip().lower()
+    if not text:
+        return default
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
     msg = f"{where}, column {column}: expected 1/0, true/false or yes/no, got {raw!r}"
@@ -132,7 +141,9 @@ def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> F
     return FabricProfile(
         fabric=fabric,
         source=str(row.get("source") or ""),
-        adaptive_routing=_flag(row, "adaptive_routing", where, field),
+        adaptive_routing=_flag(
+            row, "adaptive_routing", where, field, fabric in ADAPTIVE_ROUTING_BY_DEFAULT
+        ),
         **values,
     )
 
