@@ -124,3 +124,11 @@ def test_a_table_without_adaptive_routing_loads_with_the_familys_and_a_bad_value
     bad.write_text("\n".join([lines[0], lines[1].rsplit(",", 1)[0] + ",maybe"]) + "\n")
     with pytest.raises(InvalidInput, match=r"bad\.csv, row 2, column adaptive_routing"):
         load_fabrics(bad)
+
+
+def test_a_single_rack_scale_node_has_no_uplinks_to_slow() -> None:
+    """The single-node family has no leaf tier (endpoints_per_leaf 0): nothing crosses.
+    Failed with ZeroDivisionError before (procure optimize on gen-2026, llama3-405b)."""
+    c = cluster(64)
+    lone = replace(c, topology=replace(c.topology, endpoints_per_leaf=0, family="single_node"))
+    assert leaf_slowdown(lone, 8, adaptive_routing=False) == 1.0

@@ -208,6 +208,8 @@ def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float
         return 1.0
     topo = c.topology
     uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
+    if uplinks <= 0:  # no switched tier (a single rack-scale node): nothing crosses one
+        return 1.0
     if adaptive_routing or flows <= 1:  # a single flow has nothing to collide with
         delivered = min(flows, uplinks)
     else:
@@ -653,7 +655,9 @@ class StepModel:
         p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
         self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
         tensor = traffic.tensor
-        tp_mult = leaf_slowdown(c, _ring_flows(c, tensor.nodes), fabric.adaptive_routing)
+        tp_mult = (
+            leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
+        )
         self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
         self.a2a_nv, self.a2a_net = self._split(traffic.all_to_all, 1.0)
         self.p2p_nv, self.p2p_net = self._split(traffic.p2p, p2p_multiplier)
