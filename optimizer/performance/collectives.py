@@ -71,6 +71,27 @@ def p2p(size_bytes: float) -> Cost:
     return Cost(size_bytes, 1)
 
 
+def in_network_all_reduce(size_bytes: float, n: int) -> Cost:
+    """All-reduce reduced by the switches (InfiniBand SHARP; NVLink SHARP, "NVLS", inside an
+    NVSwitch domain): each rank sends its S bytes up once and receives the result once, S per
+    direction instead of the ring's 2(n-1)/n S, and the latency is the tree's two traversals
+    (up, down) rather than 2(n-1) ring steps (NVIDIA SHARP documentation, "Scalable
+    Hierarchical Aggregation and Reduction Protocol"; NCCL 2.18 release notes, NVLS)."""
+    if n <= 1:
+        return NO_COST
+    return Cost(size_bytes, 2)
+
+
+# NVLS all-reduce on 8x H100 (450 GB/s NVLink4 per direction): 275 GB/s algorithm bandwidth
+# (busbw 480 GB/s) at its peak (NCCL maintainer, NVIDIA/nccl-tests #212), so its S bytes move
+# at 275 / 450 = 0.61 of the line rate, against 0.82 for ring traffic (NVLINK_EFFICIENCY).
+# Checked against stas00/ml-engineering (H200, 480.7 GB/s busbw at 16 GiB) and
+# NVIDIA/nccl-tests #290 (H100, 476 GB/s): tests/test_network_in_network_reduction.py.
+NVLS_EFFICIENCY = 275.0 / 450.0
+# GPU generations whose NVSwitch reduces in the switch (NVLS: Hopper and later NVSwitch 3+).
+NVLS_GENERATIONS = frozenset({"H100", "H200", "B200", "B300", "GB200", "GB300"})
+
+
 def all_reduce_s(size_bytes: float, n: int, bandwidth_bytes_per_s: float, alpha_s: float) -> float:
     """The faster of ring and tree, as NCCL's tuner picks per message size."""
     return min(

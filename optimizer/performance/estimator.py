@@ -213,21 +213,61 @@ def usable_memory_gb(c: ClusterSpec) -> float:
     return c.gpu_memory_gb * MEMORY_USABLE_FRACTION
 
 
-def _ring_multiplier(c: ClusterSpec, nodes: int) -> float:
-    """Slow-down of neighbour (ring, p2p) traffic spanning ``nodes`` packed nodes.
+def _rails_on_leaf(c: ClusterSpec) -> int:
+    """Line-rate flows one node puts on its leaf when all its GPUs send at once: every NIC in
+    a plain fat-tree (a node's NICs share one leaf), one in a rail-optimized plane."""
+    return 1 if c.topology.rail_optimized else c.nics_per_node
 
-    Each ring leaves a leaf once; in a plain fat-tree every rail's ring leaves every leaf
-    (``nics_per_node`` flows), in a rail-optimized one a leaf carries one rail (one flow). The
-    leaf's uplinks carry endpoints_per_leaf / oversubscription line rates, so the ring slows
-    only when the crossing flows exceed that. Rings embed in a direct network (a torus) without
-    crossing its cut.
+
+def _ring_flows(c: ClusterSpec, nodes: int) -> float:
+    """Line-rate flows a ring (one per rail) over ``nodes`` packed nodes sends out of a leaf:
+    a ring leaves each leaf block it spans once per rail, and not at all inside one leaf or
+    in a direct network (a ring embeds in a torus without crossing its cut)."""
+    if nodes <= c.nodes_per_leaf or c.topology.direct:
+        return 0.0
+    return float(_rails_on_leaf(c))
+
+
+def _p2p_flows(c: ClusterSpec, stride: int, stages: int) -> float:
+    """Line-rate flows pipeline sends put on a leaf's uplinks: of a leaf's L nodes, the
+    min(stride, L) whose partner ``stride`` nodes on sits under another leaf (none when the
+    whole pipeline, stride x stages nodes, fits under one leaf)."""
+    per_leaf = c.nodes_per_leaf
+    if c.topology.direct or stride * stages <= per_leaf:
+        return 0.0
+    return float(min(stride, per_leaf) * _rails_on_leaf(c))
+
+
+def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float:
+    """Slow-down of line-rate flows leaving a leaf together (``flows`` of them) over its
+    uplinks, endpoints_per_leaf x bisection_ratio line rates (1 / oversubscription of the
+    endpoints in a fat-tree).
+
+    Adaptive routing (InfiniBand AR, Spectrum-X) spreads the flows: min(flows, uplinks)
+    line rates are delivered. Static ECMP hashes each flow onto one of k uplinks at random;
+    the expected number of busy uplinks is k (1 - (1 - 1/k)^flows), about 63 % of k when
+    flows = k is large (Al-Fares et al., SIGCOMM 2008, sec. 2.3; Hedera, Al-Fares et al.,
+    NSDI 2010, sec. 2), and colliding flows share their uplink. The slow-down is flows over
+    what is delivered, never below 1 (a flow never beats its NIC).
     """
-    topo = c.topology
-    if nodes <= c.nodes_per_leaf or topo.direct:
+    if flows <= 0:
         return 1.0
-    flows = 1 if topo.rail_optimized else c.nics_per_node
-    uplink_line_rates = topo.endpoints_per_leaf * topo.bisection_ratio
-    return max(1.0, flows / uplink_line_rates)
+    topo = c.topology
+    uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
+    if uplinks <= 0:  # no switched tier (a single rack-scale node): nothing crosses one
+        return 1.0
+    if adaptive_routing or flows <= 1:  # a single flow has nothing to collide with
+        delivered = min(flows, uplinks)
+    else:
+        k = max(1.0, uplinks)
+        delivered = uplinks * (1.0 - (1.0 - 1.0 / k) ** flows)
+    return max(1.0, flows / delivered)
+
+
+def _ring_multiplier(c: ClusterSpec, nodes: int, adaptive_routing: bool = True) -> float:
+    """Slow-down of one ring collective (one ring per rail) spanning ``nodes`` packed nodes,
+    alone on the network: its leaf-crossing flows against the leaf's uplinks."""
+    return leaf_slowdown(c, _ring_flows(c, nodes), adaptive_routing)
 
 
 def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
@@ -348,41 +388,68 @@ def nvlink_bytes_per_s(c: ClusterSpec) -> float:
 
 
 class _NetTerm:
-    """A network collective repeated ``calls`` times: its cost, topology slow-down and hops."""
+    """A network collective repeated over a step: its cost, topology slow-down and hops."""
 
     __slots__ = ("cost", "hops", "multiplier")
 
     def __init__(self, cost: coll.Cost, multiplier: float, hops: int) -> None:
         self.cost, self.multiplier, self.hops = cost, multiplier, hops
 
-    def seconds(self, line_bytes_per_s: float, sc: EstimateCase, hop_s: float) -> float:
-        return self.cost.seconds(  # issue 14 contract: collective_efficiency (calibrate wiring)
-            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / self.multiplier,
-            sc.base_latency_s + self.hops * hop_s,
+    def seconds(
+        self,
+        line_bytes_per_s: float,
+        sc: EstimateCase,
+        hop_s: float,
+        cpu_s_per_byte: float = 0.0,
+        multiplier: float | None = None,
+    ) -> float:
+        """Seconds on the wire, or in the host's TCP stack when that is slower.
+
+        The stack processes bytes while they flow, so a TCP collective takes max(wire, cpu),
+        never their sum (Foong et al., "TCP performance re-visited", ISPASS 2003):
+        ``cpu_s_per_byte`` is host-CPU seconds per byte this GPU sends (0 for RDMA). The
+        framework's collective efficiency derates the achieved bandwidth like the fabric's.
+        ``multiplier`` replaces the term's own slow-down (traffic sharing its uplinks).
+        """
+        slowdown = self.multiplier if multiplier is None else multiplier
+        wire_bytes_per_s = (
+            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / slowdown
         )
+        if cpu_s_per_byte > 0:
+            wire_bytes_per_s = min(wire_bytes_per_s, 1.0 / cpu_s_per_byte)
+        cost = self.cost
+        return cost.bytes / wire_bytes_per_s + cost.steps * (sc.base_latency_s + self.hops * hop_s)
 
 
 class _Part(NamedTuple):
     """One collective of a plan, per step: its cost, the share that leaves the node, the
     nodes its group spans, its traffic pattern ("ring" or "all_to_all") and how many nodes
-    apart two partners sit (1: neighbours; pipeline stages sit a whole stage apart)."""
+    apart two partners sit (1: neighbours; pipeline stages sit a whole stage apart).
+    ``in_network`` is the same all-reduces reduced by the switches (None: not an all-reduce)."""
 
     cost: coll.Cost
     remote_share: float
     nodes: int
     pattern: str
     stride: int = 1
+    in_network: coll.Cost | None = None
 
 
 class _DataParallel(NamedTuple):
-    """One data-parallel reduction: its scale-up part and its network ring and tree forms
-    over ``nodes`` domains, which span ``span`` hosts."""
+    """One data-parallel reduction, per step: its scale-up part and its network ring and tree
+    forms over ``nodes`` domains, which span ``span`` hosts. ``collectives`` counts the equal
+    collectives these totals are made of (3 per FSDP unit and micro-batch), each paying its
+    own latency; ``in_network`` is the switch-reduced form of an all-reduce (None for FSDP's
+    gathers and reduce-scatters), ``nvlink_in_network`` its NVLS form inside one domain."""
 
     nvlink: coll.Cost
     ring: coll.Cost
     tree: coll.Cost
     nodes: int
     span: int
+    collectives: int = 1
+    in_network: coll.Cost | None = None
+    nvlink_in_network: coll.Cost | None = None
 
 
 class PlanTraffic(NamedTuple):
@@ -393,6 +460,27 @@ class PlanTraffic(NamedTuple):
     p2p: _Part | None
     data: tuple[_DataParallel, ...]
     context: _Part | None = None  # issue 14: ring attention over the context group
+
+
+def fsdp_units(w: Workload, plan: ParallelPlan) -> int:
+    """FSDP units of a pipeline stage: one per transformer layer, the wrapping policy of
+    llm-foundry and the Llama recipes (Zhao et al., PyTorch FSDP, VLDB 2023, sec. 3.2)."""
+    return max(1, -(-w.layers // plan.pipeline))
+
+
+def data_parallel_collectives(w: Workload, plan: ParallelPlan) -> int:
+    """Data-parallel collectives a GPU runs per step, each paying its latency.
+
+    ZeRO-3 / FSDP FULL_SHARD: per unit and micro-batch, an all-gather for the forward, one
+    for the backward and a reduce-scatter of the gradients. Without re-sharding after the
+    forward (SHARD_GRAD_OP): one all-gather and one reduce-scatter per unit and step. ZeRO 0-2:
+    one all-reduce (ZeRO-1/2's reduce-scatter + all-gather move the same bytes) per step.
+    """
+    if plan.zero_stage != 3:
+        return 1
+    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    units = fsdp_units(w, plan)
+    return 3 * units * m if plan.reshard_after_forward else 2 * units
 
 
 @lru_cache(maxsize=65536)
@@ -414,7 +502,16 @@ def plan_traffic(
     dom = domain_gpus or gpn
     m = w.global_batch_size // (d * plan.micro_batch_size)
     tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
-    tensor = _Part(tensor_parallel_cost(w, plan), 1.0 if t > dom else 0.0, -(-t // gpn), "ring")
+    activation = tokens_mb * w.hidden_size * ACTIVATION_BYTES
+    tensor = _Part(
+        tensor_parallel_cost(w, plan),
+        1.0 if t > dom else 0.0,
+        -(-t // gpn),
+        "ring",
+        in_network=coll.in_network_all_reduce(activation, t).times(
+            _layer_collectives_per_step(w, plan)
+        ),
+    )
 
     # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
     # tokens, k copies each. Ranks of the group in the same domain use the scale-up fabric.
@@ -447,9 +544,9 @@ def plan_traffic(
 
     # Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
     # the domain, one rail per rank across domains); experts over their own d/e replicas.
-    # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients,
-    # every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023); otherwise one all-reduce per
-    # step (ZeRO-1/2's reduce-scatter + all-gather move the same bytes).
+    # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients
+    # per FSDP unit, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023), or once per
+    # step without re-sharding; otherwise one all-reduce per step.
     dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
     expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
     # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
@@ -457,18 +554,17 @@ def plan_traffic(
     groups = [(dense_grad, d * cp, dp_local)] if d * cp > 1 else []
     if expert_grad and d // e > 1:
         groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
+    calls = data_parallel_collectives(w, plan)
     data = []
     for size, ranks, local in groups:
         nodes = -(-ranks // local)
         span = nodes * _hosts_per_block(local * t, gpn)
         shard = size / local
-        if plan.zero_stage == 3:
-            ring = coll.reduce_scatter(shard, nodes).times(3 * m)
-            data.append(
-                _DataParallel(
-                    coll.reduce_scatter(size, local).times(3 * m), ring, ring, nodes, span
-                )
-            )
+        if plan.zero_stage == 3:  # ``calls`` equal collectives of one unit's bytes each
+            unit = size / fsdp_units(w, plan)
+            ring = coll.reduce_scatter(unit / local, nodes).times(calls)
+            nvlink = coll.reduce_scatter(unit, local).times(calls)
+            data.append(_DataParallel(nvlink, ring, ring, nodes, span, calls))
         else:
             data.append(
                 _DataParallel(
@@ -477,6 +573,10 @@ def plan_traffic(
                     coll.tree_all_reduce(shard, nodes),
                     nodes,
                     span,
+                    in_network=coll.in_network_all_reduce(shard, nodes),
+                    nvlink_in_network=(
+                        coll.in_network_all_reduce(size, local) if nodes == 1 else None
+                    ),
                 )
             )
     return PlanTraffic(tensor, a2a, p2p, tuple(data), _context_part(w, plan, gpn, dom))
@@ -521,11 +621,29 @@ def _hosts_per_block(block_gpus: int, gpus_per_node: int) -> int:
     return max(1, block_gpus // gpus_per_node)
 
 
+# Compute runs this much slower while a collective's kernels share the GPU with it: NCCL
+# kernels occupy SMs (an all-gather beside a GEMM takes 24 of an H100's 132 SMs) and HBM
+# bandwidth. Measured compute slow-downs under overlapped communication lie around 5-15 %
+# (Rashidi et al., "Enabling Compute-Communication Overlap in Distributed Deep Learning
+# Training Platforms", ISCA 2021, sec. 3; Wang et al., "Overlap Communication with Dependent
+# Computation via Decomposition in Large Deep Learning Models", ASPLOS 2023, sec. 2): the
+# middle of that range, a modelling default the calibration can absorb.
+OVERLAP_COMPUTE_SLOWDOWN = 0.10
+
+
+def overlapped_s(
+    compute_s: float, communication_s: float, slowdown: float = OVERLAP_COMPUTE_SLOWDOWN
+) -> float:
+    """Wall time of ``compute_s`` with ``communication_s`` running beside it on the same GPU:
+    the longer of the two, the compute stretched by ``slowdown`` while both run."""
+    return max(compute_s + slowdown * min(compute_s, communication_s), communication_s)
+
+
 class StepModel:
     """Everything about one (workload, cluster, plan) that no scenario changes.
 
-    Each communication term is either NVLink seconds (fixed) or a network ``_NetTerm`` priced
-    per scenario; bytes a GPU puts on the network are summed for the host-CPU term.
+    Each communication term is either a scale-up (NVLink) cost or a network ``_NetTerm``,
+    both priced per scenario; bytes a GPU puts on the network are summed (``net_bytes``).
     """
 
     def __init__(
@@ -553,18 +671,44 @@ class StepModel:
         self.memory_gb = memory_per_gpu(w, plan).total_gb
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
+        self.node_gpus = min(c.gpus, c.gpus_per_node)  # GPUs whose bytes one host stack handles
         self.fsdp = plan.zero_stage == 3
+        self.reshard = plan.reshard_after_forward
+        self.units = fsdp_units(w, plan)
+        # Share of the compute that is the forward pass (the rest: backward and recompute).
+        self.forward_share = self.model_flops / (3.0 * self.hardware_flops)
         self.shape = c.topology.shape if c.topology.direct else ()
-        nv_bw = nvlink_bytes_per_s(c)
+        self.nv_bw = nvlink_bytes_per_s(c)
+        # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
+        self.sharp = c.in_network_reduction and not c.topology.direct
+        self.nvls = c.in_network_reduction and generation(c.gpu_model).name in coll.NVLS_GENERATIONS
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
+        # (network seconds, of which all-to-all) before overlap, of the last _terms call:
+        # the breakdown reports them without pricing every term twice.
+        self._network_s = (0.0, 0.0)
         traffic = plan_traffic(
             w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
         )
-        self.tp_nv_s, self.tp_net = self._split(traffic.tensor, nv_bw)
-        self.a2a_nv_s, self.a2a_net = self._split(traffic.all_to_all, nv_bw)
-        self.p2p_nv_s, self.p2p_net = self._split(traffic.p2p, nv_bw)
+        self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
+        ar = fabric.adaptive_routing
+        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
+        p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
+        self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
+        tensor = traffic.tensor
+        tp_mult = (
+            leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
+        )
+        self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
+        self.a2a_nv, self.a2a_net = self._split(traffic.all_to_all, 1.0)
+        self.p2p_nv, self.p2p_net = self._split(traffic.p2p, p2p_multiplier)
         # issue 14 (context): ring attention, hidden behind the attention of each block
-        self.cp_nv_s, self.cp_net = self._split(traffic.context, nv_bw)
+        cp_part = traffic.context
+        cp_mult = (
+            leaf_slowdown(c, _ring_flows(c, cp_part.nodes), ar)
+            if cp_part is not None and cp_part.remote_share > 0
+            else 1.0
+        )
+        self.cp_nv, self.cp_net = self._split(cp_part, cp_mult)
         self.cp_hidden = (
             (plan.context - 1)
             / plan.context
@@ -578,46 +722,112 @@ class StepModel:
                 plan.expert,
             )
         )
-        self.dp_nv_s = 0.0
-        self.dp_ring: list[_NetTerm] = []
-        self.dp_tree: list[_NetTerm] = []
+        self.dp_nv = coll.NO_COST
+        self.dp_forms: list[tuple[_NetTerm, ...]] = []  # each reduction's ring, tree (, SHARP)
+        self.dp_collectives = 1
         for part in traffic.data:
-            self.dp_nv_s += part.nvlink.seconds(nv_bw, NVLINK_ALPHA_S)
+            self.dp_collectives = part.collectives
+            nvlink = part.nvlink
+            if self.nvls and part.nvlink_in_network is not None:
+                nvlink = min(nvlink, self._nvls(part.nvlink_in_network))
+            self.dp_nv = coll.Cost(self.dp_nv.bytes + nvlink.bytes, self.dp_nv.steps + nvlink.steps)
             if part.nodes > 1:
-                mult = _ring_multiplier(c, part.span)
                 hops = _hops(c, part.span, neighbour=True)
                 ring, tree = part.ring, part.tree
                 if self.shape:  # a torus: dimension-ordered rings; a tree would pay hops
                     ring = tree = _torus_collective(part.ring, part.nodes, self.shape)
-                self.dp_ring.append(_NetTerm(ring, mult, hops))
-                self.dp_tree.append(_NetTerm(tree, mult, hops))
+                forms = [_NetTerm(ring, self.dp_multiplier, hops)]
+                forms.append(_NetTerm(tree, self.dp_multiplier, hops))
+                if self.sharp and part.in_network is not None:
+                    # Up and down the switch tree: the worst path's hops, once each way.
+                    forms.append(_NetTerm(part.in_network, self.dp_multiplier, hops))
+                self.dp_forms.append(tuple(forms))
                 self.net_bytes += part.ring.bytes
+        # Bytes of the data-parallel reductions on the wire, each in its lightest form.
+        self._dp_min_bytes = sum(min(t.cost.bytes for t in forms) for forms in self.dp_forms)
+        nv_bw = self.nv_bw
+        self._nv_s = tuple(
+            x
+            for cost in (self.tp_nv, self.a2a_nv, self.p2p_nv, self.dp_nv)
+            for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
+        )
 
-    def _split(self, part: _Part | None, nv_bw: float) -> tuple[float, _NetTerm | None]:
-        """NVLink seconds of the node-local share, and the network term of the rest."""
+    @property
+    def a2a_nv_s(self) -> float:
+        """Scale-up seconds of the expert all-to-all at the nominal collective efficiency."""
+        return self.a2a_nv.seconds(self.nv_bw, NVLINK_ALPHA_S)
+
+    def _leaf_flows(self, traffic: PlanTraffic) -> tuple[float, float]:
+        """Line-rate flows the data-parallel rings and the pipeline sends put on a leaf's
+        uplinks (0: the traffic stays under its leaf, or the network is direct)."""
+        c = self.c
+        dp_flows = max(
+            (_ring_flows(c, part.span) for part in traffic.data if part.nodes > 1), default=0.0
+        )
+        p2p = traffic.p2p
+        p2p_flows = (
+            _p2p_flows(c, p2p.stride, self.plan.pipeline)
+            if p2p is not None and p2p.remote_share > 0 and not self.shape
+            else 0.0
+        )
+        return dp_flows, p2p_flows
+
+    def leaf_multipliers(
+        self, sc: EstimateCase, compute: float, cpu_s_per_byte: float = 0.0
+    ) -> tuple[float, float]:
+        """Uplink slow-downs of the data-parallel rings and the pipeline sends, in flight
+        together in a real step (the reduction under the backward passes while stages keep
+        sending): each sees its own flows plus the other's, weighted by the share of the
+        compute time the other's bytes occupy the wire alone (at most 1): the sum of the
+        concurrent flows, averaged over the time they are concurrent."""
+        p2p = self.p2p_net
+        if not (self.dp_flows > 0 and self.p2p_flows > 0 and p2p is not None and compute > 0):
+            return self.dp_multiplier, p2p.multiplier if p2p is not None else 1.0
+        rate = self.line * sc.fabric_efficiency * sc.collective_efficiency
+        p2p_s = max(p2p.cost.bytes * p2p.multiplier / rate, p2p.cost.bytes * cpu_s_per_byte)
+        dp_bytes = self._dp_min_bytes
+        dp_s = max(dp_bytes * self.dp_multiplier / rate, dp_bytes * cpu_s_per_byte)
+        p2p_busy, dp_busy = min(1.0, p2p_s / compute), min(1.0, dp_s / compute)
+        c, ar = self.c, self.fabric.adaptive_routing
+        return (
+            leaf_slowdown(c, self.dp_flows + p2p_busy * self.p2p_flows, ar),
+            leaf_slowdown(c, self.p2p_flows + dp_busy * self.dp_flows, ar),
+        )
+
+    @staticmethod
+    def _nvls(cost: coll.Cost) -> coll.Cost:
+        """An NVLS all-reduce as scale-up bytes at the ring's efficiency (it runs at
+        NVLS_EFFICIENCY of the line rate, the ring at NVLINK_EFFICIENCY)."""
+        return coll.Cost(cost.bytes * NVLINK_EFFICIENCY / coll.NVLS_EFFICIENCY, cost.steps)
+
+    def _split(self, part: _Part | None, multiplier: float) -> tuple[coll.Cost, _NetTerm | None]:
+        """The scale-up cost of the domain-local share, and the network term of the rest
+        (``multiplier``: its leaf-uplink slow-down in a switched fabric)."""
         if part is None:
-            return 0.0, None
+            return coll.NO_COST, None
+        cost = part.cost
         local = 1.0 - part.remote_share
-        nv_s = part.cost.times(local).seconds(nv_bw, NVLINK_ALPHA_S) if local > 0 else 0.0
+        nv = cost.times(local) if local > 0 else coll.NO_COST
+        if self.nvls and part.in_network is not None and local > 0:
+            nv = min(nv, self._nvls(part.in_network.times(local)))
         if part.remote_share <= 0:
-            return nv_s, None
-        remote = part.cost.times(part.remote_share)
+            return nv, None
+        remote = cost.times(part.remote_share)
+        if self.sharp and part.in_network is not None and not self.shape:
+            remote = min(remote, part.in_network.times(part.remote_share))
         self.net_bytes += remote.bytes
         if self.shape:
             term = self._torus_term(part, remote)
         elif part.pattern == "ring":
-            term = _NetTerm(
-                remote,
-                _ring_multiplier(self.c, part.nodes),
-                _hops(self.c, part.nodes, neighbour=True),
-            )
+            span = part.nodes if part.stride <= 1 else part.stride + 1
+            term = _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
         else:
             term = _NetTerm(
                 remote,
                 _all_to_all_multiplier(self.c, part.nodes),
                 _hops(self.c, part.nodes, neighbour=False),
             )
-        return nv_s, term
+        return nv, term
 
     def _torus_term(self, part: _Part, remote: coll.Cost) -> _NetTerm:
         """A tensor, pipeline or expert collective on a torus. Rings of neighbours run as
@@ -643,19 +853,12 @@ class StepModel:
         return compute + bubble + exposed + host_cpu + optimizer + overhead
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
-        line, hop_s = self.line, self.hop_s
-        a2a_net = self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0
-        network = a2a_net + sum(
-            term.seconds(line, sc, hop_s) for term in (self.tp_net, self.p2p_net) if term
-        )
-        network += sum(
-            min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
-            for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
-        )
-        network += self.cp_net.seconds(line, sc, hop_s) if self.cp_net else 0.0
         compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
             sc
         )
+        network, a2a_net = self._network_s
+        cpu = sc.host_cpu_s_per_byte * self.node_gpus
+        cp_net = self.cp_net.seconds(self.line, sc, self.hop_s, cpu) if self.cp_net else 0.0
         return StepBreakdown(
             compute,
             bubble,
@@ -669,64 +872,124 @@ class StepModel:
             all_to_all_network_s=a2a_net,
             optimizer_step_s=optimizer_s,
             step_overhead_s=overhead_s,
-            context_parallel_s=self._context_s(sc),
+            context_parallel_s=self._context_s(sc, cp_net),
         )
 
-    # --- issue 14 (context) ---------------------------------------------------------------------
-    def _context_s(self, sc: EstimateCase) -> float:
-        """Ring-attention seconds per step before overlap."""
-        net = self.cp_net.seconds(self.line, sc, self.hop_s) if self.cp_net else 0.0
-        return self.cp_nv_s / sc.collective_efficiency + net
+    def _dp_network_s(
+        self, sc: EstimateCase, cpu_s_per_byte: float, multiplier: float | None = None
+    ) -> float:
+        """Network seconds of the data-parallel reductions, each in its fastest form (NCCL's
+        tuner picks ring, tree or, where the switches reduce, SHARP per message size)."""
+        line, hop_s = self.line, self.hop_s
+        total = 0.0
+        for forms in self.dp_forms:
+            total += min(
+                [term.seconds(line, sc, hop_s, cpu_s_per_byte, multiplier) for term in forms]
+            )
+        return total
 
-    def _context_exposed_s(self, sc: EstimateCase) -> float:
-        """What the attention compute of the blocks does not hide."""
+    def _communication(
+        self, sc: EstimateCase, compute: float, cpu_s_per_byte: float
+    ) -> tuple[float, float, float, float, float]:
+        """(tensor, data-parallel, pipeline, all-to-all seconds before overlap, exposed
+        communication), with the host's TCP stack bounding every network term when
+        ``cpu_s_per_byte`` > 0."""
+        line, hop_s, cpu = self.line, self.hop_s, cpu_s_per_byte
+        # Scale-up (bandwidth seconds at full collective efficiency, latency seconds).
+        tp_b, tp_l, a2a_b, a2a_l, p2p_b, p2p_l, dp_b, dp_l = self._nv_s
+        ce = sc.collective_efficiency
+        tp_net = self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0
+        tp = tp_b / ce + tp_l + tp_net
+        a2a_net = self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0
+        a2a = max(a2a_b / ce + a2a_l, a2a_net)
+        dp_mult, p2p_mult = (
+            self.leaf_multipliers(sc, compute, cpu) if self._concurrent else (None, None)
+        )
+        p2p_net = self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
+        p2p = p2p_b / ce + p2p_l + p2p_net
+        dp_net = self._dp_network_s(sc, cpu, dp_mult)
+        dp = dp_b / ce + dp_l + dp_net
+        cp_net = self.cp_net.seconds(line, sc, hop_s, cpu) if self.cp_net else 0.0
+        if cpu_s_per_byte == sc.host_cpu_s_per_byte * self.node_gpus:  # the step's own terms
+            self._network_s = (a2a_net + tp_net + p2p_net + dp_net + cp_net, a2a_net)
+        if self.fsdp:
+            dp_exposed = self._fsdp_exposed_s(compute, dp / self.dp_collectives)
+        else:
+            # Overlap with the backward pass of the last micro-batch (PyTorch DDP buckets,
+            # Li et al., VLDB 2020; Megatron overlap_grad_reduce): 2/3 of its model FLOPs,
+            # slowed while the reduction's kernels share the GPU.
+            window = compute / self.micro_batches * 2.0 * self.forward_share
+            dp_exposed = overlapped_s(window, dp) - window
+        exposed = tp + a2a + p2p + dp_exposed
+        if self.plan.context > 1:  # issue 14 (context)
+            exposed += self._context_exposed_s(sc, cp_net)
+        return tp, dp, p2p, a2a, exposed
+
+    # --- issue 14 (context) ---------------------------------------------------------------------
+    def _context_s(self, sc: EstimateCase, cp_net: float) -> float:
+        """Ring-attention seconds per step before overlap (``cp_net``: its network share)."""
         if self.plan.context == 1:
             return 0.0
+        nv = self.cp_nv
+        return (
+            nv.bytes / (self.nv_bw * sc.collective_efficiency) + nv.steps * NVLINK_ALPHA_S + cp_net
+        )
+
+    def _context_exposed_s(self, sc: EstimateCase, cp_net: float) -> float:
+        """What the attention compute of the blocks does not hide."""
         hidden = self.tensor_core_s / sc.kernel_efficiency * self.cp_hidden
-        return max(0.0, self._context_s(sc) - hidden)
+        return max(0.0, self._context_s(sc, cp_net) - hidden)
 
     # --- end issue 14 (context) -----------------------------------------------------------------
+
+    def _fsdp_exposed_s(self, compute: float, collective_s: float) -> float:
+        """Seconds ZeRO-3 / FSDP adds to the compute, per FSDP unit (Zhao et al., PyTorch
+        FSDP, VLDB 2023, sec. 3-4).
+
+        Each unit's collective (``collective_s``, latency included) is prefetched under the
+        previous unit's compute: a unit takes max(compute_i, communication_i) (compute
+        slowed while both run), plus the first all-gather nothing hides and the last
+        reduce-scatter that ends the backward. FULL_SHARD gathers forward, gathers and
+        reduce-scatters backward, every micro-batch; without re-sharding the gathers run
+        under the first micro-batch's forward and the reduce-scatters under the last's
+        backward.
+        """
+        m, units = self.micro_batches, self.units
+        forward = compute / m * self.forward_share / units
+        backward = compute / m / units - forward
+        g = collective_s
+        fwd = units * (overlapped_s(forward, g) - forward)
+        if self.reshard:
+            bwd = units * (overlapped_s(backward, 2.0 * g) - backward)
+            return m * (g + fwd + bwd + g)
+        bwd = units * (overlapped_s(backward, g) - backward)
+        return g + fwd + bwd + g
 
     def _terms(
         self, sc: EstimateCase
     ) -> tuple[float, float, float, float, float, float, float, float, float, float]:
         """The StepBreakdown fields, in order (through step_overhead_s)."""
-        line, hop_s, plan = self.line, self.hop_s, self.plan
+        plan = self.plan
         m = self.micro_batches
         # issue 14 compute block: the straggler share of waiting for the slowest replica.
         compute = (self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
             1.0 + self.straggler
         )
-        ce = sc.collective_efficiency  # issue 14 contract (calibrate wiring): scale-up too
-        tp = self.tp_nv_s / ce + (self.tp_net.seconds(line, sc, hop_s) if self.tp_net else 0.0)
-        a2a = max(
-            self.a2a_nv_s / ce, self.a2a_net.seconds(line, sc, hop_s) if self.a2a_net else 0.0
-        )
-        p2p = self.p2p_nv_s / ce + (self.p2p_net.seconds(line, sc, hop_s) if self.p2p_net else 0.0)
-        dp = self.dp_nv_s / ce + sum(
-            min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
-            for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
-        )
-        if self.fsdp:  # prefetched under each micro-batch's compute
-            dp_exposed = max(0.0, dp - compute)
-        else:
-            # Overlap with the backward pass of the last micro-batch (PyTorch DDP buckets,
-            # Li et al., VLDB 2020; Megatron overlap_grad_reduce): 2/3 of its model FLOPs.
-            window = compute / m * (2.0 / 3.0) * self.model_flops / self.hardware_flops
-            dp_exposed = max(0.0, dp - window)
+        cpu = sc.host_cpu_s_per_byte * self.node_gpus
+        tp, dp, p2p, a2a, exposed = self._communication(sc, compute, cpu)
+        host_cpu = 0.0
+        # TCP: the communication terms above already take max(wire, host CPU) per
+        # collective; the breakdown reports what the host CPU adds over the wire alone.
+        # The stack binds only where it is slower than the line rate (before any slow-down).
+        cpu_binds = cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0
+        wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu_binds else exposed
         bubble = (
             (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )
-        # TCP: the host stack handles every byte of the node; only what outlasts the wire
-        # time is exposed (Foong et al., ISPASS 2003).
-        node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
-        wire_s = self.net_bytes / (line * sc.fabric_efficiency)
-        host_cpu = max(0.0, node_bytes * sc.host_cpu_s_per_byte - wire_s)
-        exposed = tp + a2a + p2p + dp_exposed
-        if self.plan.context > 1:  # issue 14 (context)
-            exposed += self._context_exposed_s(sc)
+        if cpu_binds:
+            exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         # issue 14 compute block (compute.py): Adam's update and the fixed per-step overhead.
         return (
             compute,
@@ -740,6 +1003,22 @@ class StepModel:
             self.optimizer_step_s,
             sc.step_overhead_s,
         )
+
+
+def _host_cpu_split(
+    before_s: float, exposed_s: float, wire_exposed_s: float
+) -> tuple[float, float]:
+    """(exposed wire time, host-CPU time) whose sum after ``before_s`` rounds to exactly
+    before_s + exposed_s, so reporting the split never moves the step time by an ulp (a
+    larger wire time must not make the step faster through rounding)."""
+    target = before_s + exposed_s
+    host_s = max(0.0, exposed_s - wire_exposed_s)
+    for _ in range(8):
+        got = before_s + wire_exposed_s + host_s
+        if got == target:
+            break
+        host_s = math.nextafter(host_s, math.inf if got < target else -math.inf)
+    return wire_exposed_s, max(0.0, host_s)
 
 
 def scenario(

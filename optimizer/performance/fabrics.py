@@ -44,6 +44,9 @@ class FabricProfile:
     host_cpu_cycles_per_byte_high: float
     host_network_cpu_ghz_per_node: float
     source: str = ""
+    # issue 14: the switches spread flows over their uplinks per packet or per flowlet
+    # (InfiniBand adaptive routing, Spectrum-X) instead of hashing each flow onto one (ECMP).
+    adaptive_routing: bool = False
 
     def efficiency(self, scenario: str) -> float:
         """Bandwidth efficiency in a scenario (optimistic = high efficiency)."""
@@ -75,7 +78,34 @@ class FabricProfile:
 
 FabricTable = dict[str, FabricProfile]
 
-_FLOAT_COLUMNS = [f for f in FabricProfile.__dataclass_fields__ if f not in ("fabric", "source")]
+_FLOAT_COLUMNS = [
+    f
+    for f in FabricProfile.__dataclass_fields__
+    if f not in ("fabric", "source", "adaptive_routing")
+]
+_TRUE = ("1", "true", "yes")
+_FALSE = ("0", "false", "no")
+
+
+# Fabrics whose switches route adaptively when a table does not say (an older table, or a
+# request's fabric_profiles row, which has no such field): InfiniBand's adaptive routing is
+# a property of the family (NVIDIA Quantum switches); Ethernet families hash flows (ECMP).
+ADAPTIVE_ROUTING_BY_DEFAULT = frozenset({"infiniband"})
+
+
+def _flag(row: Mapping[str, object], column: str, where: str, field: str, default: bool) -> bool:
+    """An optional yes/no column (absent or empty: ``default``), so older tables keep
+    loading."""
+    raw = row.get(column)
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw if raw is not None else "").strip().lower()
+    if not text:
+        return default
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    msg = f"{where}, column {column}: expected 1/0, true/false or yes/no, got {raw!r}"
+    raise InvalidInput(msg, field=field)
 
 
 def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> FabricProfile:
@@ -108,7 +138,14 @@ def profile_from_mapping(row: Mapping[str, object], where: str, field: str) -> F
     if values["host_network_cpu_ghz_per_node"] <= 0:
         msg = f"{where}: host_network_cpu_ghz_per_node must be > 0"
         raise InvalidInput(msg, field=field)
-    return FabricProfile(fabric=fabric, source=str(row.get("source") or ""), **values)
+    return FabricProfile(
+        fabric=fabric,
+        source=str(row.get("source") or ""),
+        adaptive_routing=_flag(
+            row, "adaptive_routing", where, field, fabric in ADAPTIVE_ROUTING_BY_DEFAULT
+        ),
+        **values,
+    )
 
 
 def load_fabrics(path: Path | str | Traversable = DEFAULT_FABRICS_CSV) -> FabricTable:
