@@ -857,8 +857,6 @@ class StepModel:
             sc
         )
         network, a2a_net = self._network_s
-        cpu = sc.host_cpu_s_per_byte * self.node_gpus
-        cp_net = self.cp_net.seconds(self.line, sc, self.hop_s, cpu) if self.cp_net else 0.0
         return StepBreakdown(
             compute,
             bubble,
@@ -872,7 +870,7 @@ class StepModel:
             all_to_all_network_s=a2a_net,
             optimizer_step_s=optimizer_s,
             step_overhead_s=overhead_s,
-            context_parallel_s=self._context_s(sc, cp_net),
+            context_parallel_s=self._context_s(sc),
         )
 
     def _dp_network_s(
@@ -926,16 +924,19 @@ class StepModel:
         return tp, dp, p2p, a2a, exposed
 
     # --- issue 14 (context) ---------------------------------------------------------------------
-    def _context_s(self, sc: EstimateCase, cp_net: float) -> float:
-        """Ring-attention seconds per step before overlap (``cp_net``: its network share)."""
+    def _context_s(self, sc: EstimateCase, cp_net: float | None = None) -> float:
+        """Ring-attention seconds per step before overlap (``cp_net``: its network share,
+        by default timed with the step's own host-CPU bound)."""
         if self.plan.context == 1:
             return 0.0
+        if cp_net is None:
+            cpu = sc.host_cpu_s_per_byte * self.node_gpus
+            cp_net = self.cp_net.seconds(self.line, sc, self.hop_s, cpu) if self.cp_net else 0.0
         nv = self.cp_nv
-        return (
-            nv.bytes / (self.nv_bw * sc.collective_efficiency) + nv.steps * NVLINK_ALPHA_S + cp_net
-        )
+        nv_s = nv.bytes / (self.nv_bw * sc.collective_efficiency) + nv.steps * NVLINK_ALPHA_S
+        return nv_s + cp_net
 
-    def _context_exposed_s(self, sc: EstimateCase, cp_net: float) -> float:
+    def _context_exposed_s(self, sc: EstimateCase, cp_net: float | None = None) -> float:
         """What the attention compute of the blocks does not hide."""
         hidden = self.tensor_core_s / sc.kernel_efficiency * self.cp_hidden
         return max(0.0, self._context_s(sc, cp_net) - hidden)
