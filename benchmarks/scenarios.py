@@ -8,7 +8,7 @@ every size, whatever the catalog; the optimizer is then free to meet it with any
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from optimizer.catalog import load_catalog
@@ -18,6 +18,7 @@ from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult
 from optimizer.optimize.solve import optimize
 from optimizer.performance.calibration import generation
+from optimizer.performance.goodput import Reliability, run_goodput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
 from optimizer.workload.flops import model_flops_per_step
@@ -56,11 +57,17 @@ def workload_for(gpus: int) -> Workload:
 
 
 def target_hours(workload: Workload, gpus: int) -> float:
-    """Hours ``gpus`` H100s need for ``workload``: compute at the calibrated efficiency, plus
-    the overhead allowance."""
+    """Wall-clock hours ``gpus`` H100s need for ``workload``: compute at the calibrated
+    efficiency, plus the overhead allowance, stretched by the goodput of the default
+    reliability figures (failures, checkpoints, restarts; issue 14), as every time the
+    estimator reports is."""
     rate = gpus * REFERENCE_PEAK_TFLOPS * 1e12 * generation("H100").kernel_efficiency
-    compute_s = model_flops_per_step(workload) * workload.steps / rate
-    return OVERHEAD_ALLOWANCE * compute_s / SECONDS_PER_HOUR
+    # The work is counted as the calibration counts it (the full s x s attention product,
+    # Megatron's convention), so a causal model's target is not cut by the half square.
+    full = replace(workload, causal=False)
+    productive_s = OVERHEAD_ALLOWANCE * model_flops_per_step(full) * workload.steps / rate
+    good = run_goodput(workload.parameters, gpus, productive_s, Reliability()).goodput
+    return productive_s / good / SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True)

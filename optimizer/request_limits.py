@@ -108,6 +108,16 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.WorkloadTarget.runs_per_year": (0.0, 1e6),
     # issue 14 (calibrate): a profile's residuals are predicted / measured - 1 (may be < 0)
     "procurement.v1.CalibrationPoint.residual": (-1.0, 1e6),
+    # issue 14 (calibrate, goodput): a profile and the reliability figures stay physical, so
+    # a wall-clock time stays within what the optimizer's exact arithmetic holds.
+    "procurement.v1.CalibrationProfile.kernel_efficiency_scale": (0.1, 10.0),
+    "procurement.v1.CalibrationProfile.collective_efficiency": (1e-3, 1.0),
+    "procurement.v1.CalibrationProfile.step_overhead_s": (0.0, 60.0),
+    "procurement.v1.Reliability.failures_per_gpu_hour": (0.0, 0.1),  # one per GPU each 10 h
+    "procurement.v1.Reliability.storage_write_gbytes_per_s_per_gpu": (1e-3, 1e4),
+    "procurement.v1.Reliability.storage_read_gbytes_per_s_per_gpu": (1e-3, 1e4),
+    "procurement.v1.Reliability.restart_minutes": (0.0, 1440.0),
+    "procurement.v1.Reliability.checkpoint_interval_minutes": (1.0, 1e6),
 }
 _NUMERIC = {
     FieldDescriptor.TYPE_DOUBLE,

@@ -314,3 +314,11 @@ def list_all(stubs: Stubs, **call: Any) -> list[catalog_pb2.CatalogInfo]:
         token = reply.next_page_token
         if not token:
             return out
+
+
+def serve_with_tokens(folder: Path) -> Iterator[str]:
+    """A token-checked server in ``folder`` for a test module: its address, then shut down
+    (wrap it in a module-scoped fixture)."""
+    service, address = start(folder, tokens_file=write_tokens(folder))
+    yield address
+    service.shutdown(grace_s=0)

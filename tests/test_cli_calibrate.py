@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import SMALL_SCENARIO, run
-from service_support import TOKEN_A, start, write_tokens
+from service_support import TOKEN_A, serve_with_tokens
 
 DATA = Path(__file__).resolve().parent / "data" / "calibrate"
 MEASUREMENTS = DATA / "measurements.json"
@@ -103,10 +103,7 @@ def test_a_malformed_profile_exits_3_naming_the_field(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("server")
-    service, address = start(folder, tokens_file=write_tokens(folder))
-    yield address
-    service.shutdown(grace_s=0)
+    yield from serve_with_tokens(tmp_path_factory.mktemp("server"))
 
 
 def test_the_profile_travels_to_a_server(

@@ -9,17 +9,14 @@ from pathlib import Path
 
 import pytest
 from cli_support import SMALL_SCENARIO, run
-from service_support import TOKEN_A, make_pki, start, write_tokens
+from service_support import TOKEN_A, make_pki, serve_with_tokens, start, write_tokens
 
 FEASIBLE = (*SMALL_SCENARIO, "--target-hours", "8", "--top-k", "2", "--format", "json")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("server")
-    service, address = start(folder, tokens_file=write_tokens(folder))
-    yield address
-    service.shutdown(grace_s=0)
+    yield from serve_with_tokens(tmp_path_factory.mktemp("server"))
 
 
 @pytest.fixture

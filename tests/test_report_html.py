@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_support import SMALL_SCENARIO, run
 from google.protobuf import json_format
-from service_support import TOKEN_A, start, write_tokens
+from service_support import TOKEN_A, serve_with_tokens
 
 from optimizer._pb.procurement.v1 import optimize_pb2
 from optimizer.api import optimize
@@ -213,10 +213,7 @@ def test_a_batch_writes_report_html_with_every_scenario(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("server")
-    service, address = start(folder, tokens_file=write_tokens(folder))
-    yield address
-    service.shutdown(grace_s=0)
+    yield from serve_with_tokens(tmp_path_factory.mktemp("server"))
 
 
 def _without_run_facts(page: str) -> str:

@@ -181,9 +181,8 @@ def _abs_error(case: PublishedCase) -> float:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 14 acceptance, not met on this branch alone: Llama 3 405B is 58-63 % low "
-    "(ZeRO-3 forced by the memory model and gathered per micro-batch) and the CP16 row is "
-    "refused; the pipeline/inputs/compute parts of issue 14 address these",
+    reason="issue 14 acceptance, not met yet: Llama 3 405B is 45-63 % low without uneven, "
+    "interleaved 126-over-16 pipelines and FSDP overlap per unit (issue 14 defects 2-4)",
 )
 def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
     errors = [_abs_error(c) for c in visible_cases()]
@@ -193,8 +192,8 @@ def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 14 acceptance, not met on this branch alone: the held-out Llama 3 405B "
-    "runs are 58-63 % low and the CP16 row is refused",
+    reason="issue 14 acceptance, not met yet: the held-out Llama 3 405B runs are 45-63 % low "
+    "(issue 14 defects 2-4)",
 )
 def test_large_runs_held_out_of_the_fit_median_at_most_8_percent_worst_at_most_20() -> None:
     """Fit the compute constants without the runs of >= 2,048 GPUs, predict those runs."""
