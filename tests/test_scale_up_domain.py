@@ -91,22 +91,24 @@ def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
 @pytest.mark.parametrize(
     ("name", "gpus", "network", "plan", "old_step_s"),
     [
-        # Step times of the estimator before the scale-up domain existed (commit e7367af).
-        ("mixtral-8x7b", 64, {}, ParallelPlan(2, 1, 32, 8, 1, 1, 1), 15.68861358996379),
+        # Step times of the estimator before the scale-up domain existed (commit e7367af),
+        # re-pinned for issue 14 (pipeline): the slowest stage's compute (uneven layers, the
+        # output layer on the last stage) and 25 us per micro-batch chunk pass now count.
+        ("mixtral-8x7b", 64, {}, ParallelPlan(2, 1, 32, 8, 1, 1, 1), 15.69021358996379),
         (
             "mixtral-8x7b",
             128,
             {"nics_per_node": 4, "nic_gbps_per_node": 1600, "oversubscription": 2.0},
             ParallelPlan(1, 4, 32, 8, 4, 1, 1),
-            7.580695092677118,
+            7.777532076694342,
         ),
-        ("llama3-70b", 128, {}, ParallelPlan(8, 4, 4, 1, 4, 1, 1), 43.15960871646308),
+        ("llama3-70b", 128, {}, ParallelPlan(8, 4, 4, 1, 4, 1, 1), 44.55194796316355),
         (
             "mixtral-8x22b",
             256,
             {"topology": "dragonfly"},
             ParallelPlan(4, 4, 16, 8, 2, 1, 1),
-            13.52137331640984,
+            13.680172469880596,
         ),
     ],
 )

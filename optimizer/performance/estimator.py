@@ -17,6 +17,7 @@ from typing import NamedTuple
 from optimizer.errors import InvalidInput
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
+    CHUNK_PASS_OVERHEAD_S,
     ELEMENTWISE_PASSES,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
@@ -42,6 +43,7 @@ from optimizer.workload.flops import (
 )
 from optimizer.workload.memory import materialised_bytes_per_token_layer, memory_per_gpu
 from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import pipeline_layout
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -128,18 +130,32 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"tensor {plan.tensor} does not divide attention_heads {w.attention_heads}",
             field="parallelism.tensor",
         )
-    if plan.pipeline * plan.virtual_pipeline > w.layers:
+    # --- issue 14, pipeline: layers need not split evenly (the slowest stage is timed);
+    # every stage holds a layer and every one of its v chunks too.
+    if plan.pipeline > w.layers:
         raise InvalidInput(
-            f"pipeline x virtual_pipeline = {plan.pipeline * plan.virtual_pipeline}"
-            f" exceeds the {w.layers} layers",
+            f"pipeline {plan.pipeline} exceeds the {w.layers} layers (each stage needs one)",
             field="parallelism.pipeline",
         )
-    if plan.virtual_pipeline > 1 and w.layers % (plan.pipeline * plan.virtual_pipeline):
+    if plan.pipeline * plan.virtual_pipeline > w.layers:
         raise InvalidInput(
-            f"{w.layers} layers do not split into pipeline x virtual_pipeline = "
-            f"{plan.pipeline * plan.virtual_pipeline} equal chunks",
+            f"virtual_pipeline {plan.virtual_pipeline} exceeds layers / pipeline = "
+            f"{w.layers} / {plan.pipeline} (each chunk needs a layer); expected at most "
+            f"{w.layers // plan.pipeline}",
             field="parallelism.virtual_pipeline",
         )
+    if plan.virtual_pipeline > 1 and plan.pipeline == 1:
+        raise InvalidInput(
+            "virtual_pipeline > 1 needs pipeline > 1 (chunks interleave across stages)",
+            field="parallelism.virtual_pipeline",
+        )
+    if not plan.reshard_after_forward and plan.zero_stage != 3:
+        raise InvalidInput(
+            f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage "
+            f"{plan.zero_stage}",
+            field="parallelism.reshard_after_forward",
+        )
+    # --- end issue 14, pipeline
     if plan.data % plan.expert or w.experts % plan.expert:
         raise InvalidInput(
             f"expert {plan.expert} must divide both data {plan.data} and experts {w.experts}",
@@ -507,7 +523,10 @@ class StepModel:
             c.gpu_peak_tflops,
             c.gpu_peak_fp8_tflops,
         )
-        tokens_per_gpu = w.tokens_per_step / c.gpus
+        # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
+        # the output layer on the last stage); 1 without a pipeline.
+        self.layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
+        tokens_per_gpu = w.tokens_per_step / c.gpus * self.layout.slowest_stage_share
         self.tensor_core_s = tensor_core_s * tokens_per_gpu
         self.elementwise_s = elementwise_s * tokens_per_gpu
         self.memory_gb = memory_per_gpu(w, plan).total_gb
@@ -585,7 +604,16 @@ class StepModel:
 
     def step_time_s(self, sc: EstimateCase) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu = self._terms(sc)
-        return compute + bubble + exposed + host_cpu
+        return compute + bubble + exposed + host_cpu + self.micro_batch_overhead_s
+
+    @property
+    def micro_batch_overhead_s(self) -> float:
+        """issue 14, pipeline: every forward and backward pass of a micro-batch through a
+        model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
+        plus the (p - 1) chunk slots of the fill and drain."""
+        plan = self.plan
+        slots = self.micro_batches * plan.virtual_pipeline + plan.pipeline - 1
+        return 2 * slots * CHUNK_PASS_OVERHEAD_S
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         line, hop_s = self.line, self.hop_s
@@ -597,7 +625,12 @@ class StepModel:
             min(r.seconds(line, sc, hop_s), t.seconds(line, sc, hop_s))
             for r, t in zip(self.dp_ring, self.dp_tree, strict=True)
         )
-        return StepBreakdown(*self._terms(sc), network_s=network, all_to_all_network_s=a2a_net)
+        return StepBreakdown(
+            *self._terms(sc),
+            network_s=network,
+            all_to_all_network_s=a2a_net,
+            micro_batch_overhead_s=self.micro_batch_overhead_s,
+        )
 
     def _terms(
         self, sc: EstimateCase
@@ -620,11 +653,17 @@ class StepModel:
             # Li et al., VLDB 2020; Megatron overlap_grad_reduce): 2/3 of its model FLOPs.
             window = compute / m * (2.0 / 3.0) * self.model_flops / self.hardware_flops
             dp_exposed = max(0.0, dp - window)
+        # --- issue 14, pipeline: (p - 1) fill-and-drain slots of the slowest chunk, 1/v of
+        # the slowest stage's time per micro-batch when the chunks split evenly.
         bubble = (
-            (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
+            (plan.pipeline - 1)
+            / (plan.virtual_pipeline * m)
+            * self.layout.chunk_imbalance
+            * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )
+        # --- end issue 14, pipeline
         # TCP: the host stack handles every byte of the node; only what outlasts the wire
         # time is exposed (Foong et al., ISPASS 2003).
         node_bytes = self.net_bytes * min(self.c.gpus, self.c.gpus_per_node)
