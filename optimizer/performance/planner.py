@@ -99,14 +99,18 @@ ZERO_CHOICES = ((1, True), (2, True), (3, False), (3, True))
 
 
 def _zero_choices(d: int, fixed: PartialPlan) -> list[tuple[int, bool]]:
-    choices = ZERO_CHOICES if d > 1 else ((0, True),)
+    """(zero_stage, reshard_after_forward) pairs to try, cheapest communication first; a
+    fixed reshard_after_forward False asks for FSDP without re-sharding."""
+    choices: list[tuple[int, bool]] = list(ZERO_CHOICES) if d > 1 else [(0, True)]
     if fixed.zero_stage is not None:
-        choices = tuple((z, r) for z, r in ZERO_CHOICES if z == fixed.zero_stage) or (
-            (fixed.zero_stage, True),
-        )
-    if fixed.reshard_after_forward is not None:
-        choices = tuple((z, r) for z, r in choices if r == fixed.reshard_after_forward or z != 3)
-    return list(choices)
+        choices = [(z, r) for z, r in ZERO_CHOICES if z == fixed.zero_stage] or [
+            (fixed.zero_stage, True)
+        ]
+    if fixed.reshard_after_forward is False:
+        choices = [(3, False)]
+    elif fixed.reshard_after_forward:
+        choices = [(z, r) for z, r in choices if r]
+    return choices
 
 
 def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int | None) -> int:
