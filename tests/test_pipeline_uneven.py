@@ -76,3 +76,16 @@ def test_the_planner_interleaves_deeper_than_four_when_the_bubble_pays_for_it() 
 def test_more_chunks_than_layers_name_the_virtual_pipeline_field() -> None:
     with pytest.raises(InvalidInput, match=r"parallelism.virtual_pipeline.*at most 7"):
         estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=8))
+
+
+def test_with_one_micro_batch_interleaving_hides_no_bubble() -> None:
+    """One micro-batch crosses all p v chunks in turn: the stages idle (p - 1) / p of the
+    time whatever v (the old (p - 1) / (v m) gave 3 / 16 of a stage at p = v = 4)."""
+    w = preset("llama3-70b", global_batch_size=64)
+    c = cluster(2048)
+    plain = estimate(w, c, ParallelPlan(8, 4, 64, virtual_pipeline=1)).breakdown
+    deep = estimate(w, c, ParallelPlan(8, 4, 64, virtual_pipeline=4)).breakdown
+    assert plain.pipeline_bubble_s == pytest.approx(
+        3 * (plain.compute_s + plain.tensor_parallel_s + plain.all_to_all_s)
+    )
+    assert deep.pipeline_bubble_s == pytest.approx(plain.pipeline_bubble_s, rel=0.05)

@@ -43,7 +43,7 @@ from optimizer.workload.flops import (
 )
 from optimizer.workload.memory import materialised_bytes_per_token_layer, memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import pipeline_layout
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -656,9 +656,7 @@ class StepModel:
         # --- issue 14, pipeline: (p - 1) fill-and-drain slots of the slowest chunk, 1/v of
         # the slowest stage's time per micro-batch when the chunks split evenly.
         bubble = (
-            (plan.pipeline - 1)
-            / (plan.virtual_pipeline * m)
-            * self.layout.chunk_imbalance
+            bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
             * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0

@@ -43,7 +43,7 @@ from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import pipeline_layout
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 
 MICRO_BATCH_CHOICES = (1, 2, 4)
 # Tensor degrees the search tries beyond the host inside a larger scale-up domain (NVL72):
@@ -123,7 +123,7 @@ def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int |
 
     def cost(v: int) -> float:
         imbalance = pipeline_layout(w, p, v).chunk_imbalance
-        bubble = (p - 1) / (v * m) * imbalance * step_compute_s
+        bubble = bubble_fraction(p, v, m, imbalance) * step_compute_s
         return bubble + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
 
     return min(range(1, w.layers // p + 1), key=cost)
@@ -244,7 +244,7 @@ def _lower_bound_s(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: f
         work += tensor_parallel_cost(w, plan).seconds(hw.nvlink_bytes_per_s, NVLINK_ALPHA_S)
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
     v, p = plan.virtual_pipeline, plan.pipeline
-    bubble = (p - 1) / (v * m) * layout.chunk_imbalance
+    bubble = bubble_fraction(p, v, m, layout.chunk_imbalance)
     return work * (1 + bubble) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
 
 
@@ -372,6 +372,7 @@ def plan_and_estimate(
     best_s = float("inf")
     checked = False
     nxt = 0
+    idle_timed = 0
     while True:
         while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
             _, order, root, used = pending[nxt]
@@ -388,6 +389,10 @@ def plan_and_estimate(
         r = ranked[i]
         if _network_bound_s(r, sub, expected) >= best_s:
             continue  # its network traffic alone takes longer than the best step
+        if sub is not c:
+            if idle_timed >= IDLE_PLAN_BUDGET:
+                continue
+            idle_timed += 1
         plan = r.plan
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
@@ -440,6 +445,15 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
     if tile % gpn or tile <= gpn:
         return []
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
+
+
+# Plans on fewer GPUs than the cluster's timed per search, most promising (smallest bound)
+# first. Where communication dwarfs compute (TCP Ethernet: host-CPU time several times the
+# compute) lower bounds prune little, and timing every plan of every smaller size costs
+# ~40 ms a search; with the budget a larger cluster is still never slower than a smaller one
+# unless the best smaller plan lies beyond its first IDLE_PLAN_BUDGET candidates
+# (benchmarks.planner_laws counts what is left).
+IDLE_PLAN_BUDGET = 64
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:

@@ -51,6 +51,18 @@ class PipelineLayout:
         return largest_chunk * v / max(self.layers)
 
 
+def bubble_fraction(
+    pipeline: int, virtual_pipeline: int, micro_batches: int, chunk_imbalance: float = 1.0
+) -> float:
+    """Idle time of a stage over its busy time m v chunk passes: the fill and drain's p - 1
+    slots of the largest chunk, (p - 1) / (v m) x imbalance (Narayanan et al. SC'21 sec.
+    2.2) once m >= p. With fewer micro-batches than stages a micro-batch still crosses all
+    p v chunks in turn, so (p - m)(v - 1) more chunk slots idle and interleaving stops
+    paying: (p - 1) / m stages' time at m = 1 whatever v."""
+    p, v, m = pipeline, virtual_pipeline, micro_batches
+    return ((p - 1) * chunk_imbalance + max(0, p - m) * (v - 1)) / (v * m)
+
+
 def output_layer_equivalents(w: Workload) -> float:
     """Hardware FLOPs of the output layer (logits forward and backward) in transformer layers."""
     f = forward_flops_per_token(w)
