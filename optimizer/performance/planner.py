@@ -453,7 +453,7 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
 # ~40 ms a search; with the budget a larger cluster is still never slower than a smaller one
 # unless the best smaller plan lies beyond its first IDLE_PLAN_BUDGET candidates
 # (benchmarks.planner_laws counts what is left).
-IDLE_PLAN_BUDGET = 64
+IDLE_PLAN_BUDGET = 256
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
