@@ -8,6 +8,7 @@ from optimizer.errors import InvalidInput
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import estimate
 from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.pipeline_layout import pipeline_layout
 from optimizer.workload.presets import preset
 from tests.estimator_fixtures import cluster
 
@@ -55,8 +56,12 @@ def test_pipeline_bubble_follows_narayanan_1f1b_formula() -> None:
     e = estimate(LLAMA8, cluster(64), PLAN)
     m = 512 // 16
     b = e.breakdown
+    # issue 14: the 1.7-layer output layer puts 17 + 15 layers on the stages, so the first
+    # stage's two chunks are 9 + 8 layers and the bubble passes 9-layer chunks (x 18/17).
+    imbalance = pipeline_layout(LLAMA8, 2, 2).chunk_imbalance
+    assert imbalance == pytest.approx(18 / 17)
     assert b.pipeline_bubble_s == pytest.approx(
-        (2 - 1) / (2 * m) * (b.compute_s + b.tensor_parallel_s + b.all_to_all_s)
+        (2 - 1) / (2 * m) * imbalance * (b.compute_s + b.tensor_parallel_s + b.all_to_all_s)
     )
 
 
@@ -78,7 +83,8 @@ def test_fp8_on_a_gpu_without_fp8_names_the_field() -> None:
         (ParallelPlan(3, 1, 21), "parallelism"),  # 63 != 64 GPUs
         (ParallelPlan(64, 1, 1), "parallelism.tensor"),  # 64 does not divide 32 heads
         (ParallelPlan(1, 64, 1), "parallelism.pipeline"),  # more stages than layers
-        (ParallelPlan(1, 2, 32, virtual_pipeline=3), "parallelism.virtual_pipeline"),
+        # issue 14: uneven chunks are allowed; 2 stages x 17 chunks need 34 > 32 layers
+        (ParallelPlan(1, 2, 32, virtual_pipeline=17), "parallelism.virtual_pipeline"),
         (ParallelPlan(1, 1, 64, micro_batch_size=3), "parallelism.micro_batch_size"),
         (ParallelPlan(1, 1, 64, zero_stage=4), "parallelism.zero_stage"),
         (ParallelPlan(1, 1, 64, expert=2), "parallelism.expert"),  # dense model

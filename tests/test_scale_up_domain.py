@@ -96,13 +96,15 @@ def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
         # slowed 10 % while a reduction overlaps it (8x7b, 70b), pipeline sends counted at
         # their leaf-crossing stride (70b) and, on the dragonfly, data-parallel rings sharing
         # a router's global links with the pipeline sends while their bytes are on the wire (8x22b).
+        # re-pinned for issue 14 (pipeline): the slowest stage's compute (uneven layers, the
+        # output layer on the last stage) and 25 us per micro-batch chunk pass now count.
         ("mixtral-8x7b", 64, {}, ParallelPlan(2, 1, 32, 8, 1, 1, 1), 15.708348307869482),
         (
             "mixtral-8x7b",
             128,
             {"nics_per_node": 4, "nic_gbps_per_node": 1600, "oversubscription": 2.0},
             ParallelPlan(1, 4, 32, 8, 4, 1, 1),
-            7.580695092677118,
+            7.777532076694342,
         ),
         ("llama3-70b", 128, {}, ParallelPlan(8, 4, 4, 1, 4, 1, 1), 43.17365527766308),
         (

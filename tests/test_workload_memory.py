@@ -7,6 +7,7 @@ import pytest
 
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.memory import memory_per_gpu
+from optimizer.workload.pipeline_layout import pipeline_layout
 from optimizer.workload.presets import preset
 
 
@@ -29,7 +30,13 @@ def test_tensor_and_pipeline_split_the_weights() -> None:
     w = preset("llama3-70b")
     one = memory_per_gpu(w, ParallelPlan(1, 1, 64)).weights_gb
     split = memory_per_gpu(w, ParallelPlan(8, 4, 2)).weights_gb
-    assert split == pytest.approx(one / 32)
+    # issue 14: the output layer (about one layer of FLOPs) makes the stages 19, 21, 21, 19
+    # layers; the first holds the input embedding, the last the output layer, each whole.
+    assert pipeline_layout(w, 4).layers == (19, 21, 21, 19)
+    layer = (w.parameters - w.embedding_parameters) / w.layers
+    embedding = w.vocab_size * w.hidden_size
+    assert one == pytest.approx(2 * w.parameters / 1e9)
+    assert split == pytest.approx(2 * (19 * layer + embedding) / 8 / 1e9)
 
 
 def test_recomputation_shrinks_activations() -> None:
@@ -49,5 +56,6 @@ def test_korthikanti_full_recompute_keeps_2sbh_per_layer() -> None:
     plan = ParallelPlan(8, 64, 6)
     m = memory_per_gpu(w, plan)
     layer_inputs = 2 * w.sequence_length * w.hidden_size / 8 * w.layers  # L/p layers x p in flight
-    logits = 2 * w.sequence_length * w.vocab_size / 8
-    assert m.activations_gb == pytest.approx((layer_inputs + logits) / 1e9)
+    # issue 14: the logits sit on the last stage, which holds one micro-batch; the first stage
+    # (p micro-batches in flight) is the fuller one.
+    assert m.activations_gb == pytest.approx(layer_inputs / 1e9)

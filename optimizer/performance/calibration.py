@@ -167,6 +167,20 @@ NVLINK_EFFICIENCY = 0.82
 NVLINK_ALPHA_S = 1e-6
 
 
+# --- issue 14, pipeline (per-micro-batch overhead) -------------------------------------------
+# Seconds each pass (forward or backward) of one micro-batch through one model chunk pays
+# outside its kernels: the schedule's stream synchronisation, the p2p post and wait and the
+# launches that cannot run ahead of it. A CUDA launch costs ~5 us of host time and a
+# synchronised hand-off several (NVIDIA CUDA C++ Best Practices Guide, "Kernel launch
+# overhead"); Narayanan et al. SC'21 sec. 4.2 note the interleaved schedule's extra
+# per-chunk communication and synchronisation, and Megatron-LM/NeMo Nsight profiles show
+# gaps of the order of 10-50 us between consecutive chunk passes on one stage. 25 us is a
+# modelling value inside that range, not fitted: it makes thousands of tiny micro-batch
+# chunks (deep pipelines, deep interleaving, micro-batches of one) cost what they cost.
+CHUNK_PASS_OVERHEAD_S = 25e-6
+# --- end issue 14, pipeline ------------------------------------------------------------------
+
+
 def set_generation(gen: GpuGeneration) -> None:
     """Replace one generation's constants (the calibration script's fitting loop)."""
     GENERATIONS[gen.name] = gen

@@ -18,6 +18,7 @@ from optimizer.errors import InvalidInput
 from optimizer.performance import calibration as fitted
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import (
+    CHUNK_PASS_OVERHEAD_S,
     NVLINK_ALPHA_S,
     NVLINK_EFFICIENCY,
     GpuGeneration,
@@ -47,6 +48,7 @@ from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -147,18 +149,32 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"tensor {plan.tensor} does not divide attention_heads {w.attention_heads}",
             field="parallelism.tensor",
         )
-    if plan.pipeline * plan.virtual_pipeline > w.layers:
+    # --- issue 14, pipeline: layers need not split evenly (the slowest stage is timed);
+    # every stage holds a layer and every one of its v chunks too.
+    if plan.pipeline > w.layers:
         raise InvalidInput(
-            f"pipeline x virtual_pipeline = {plan.pipeline * plan.virtual_pipeline}"
-            f" exceeds the {w.layers} layers",
+            f"pipeline {plan.pipeline} exceeds the {w.layers} layers (each stage needs one)",
             field="parallelism.pipeline",
         )
-    if plan.virtual_pipeline > 1 and w.layers % (plan.pipeline * plan.virtual_pipeline):
+    if plan.pipeline * plan.virtual_pipeline > w.layers:
         raise InvalidInput(
-            f"{w.layers} layers do not split into pipeline x virtual_pipeline = "
-            f"{plan.pipeline * plan.virtual_pipeline} equal chunks",
+            f"virtual_pipeline {plan.virtual_pipeline} exceeds layers / pipeline = "
+            f"{w.layers} / {plan.pipeline} (each chunk needs a layer); expected at most "
+            f"{w.layers // plan.pipeline}",
             field="parallelism.virtual_pipeline",
         )
+    if plan.virtual_pipeline > 1 and plan.pipeline == 1:
+        raise InvalidInput(
+            "virtual_pipeline > 1 needs pipeline > 1 (chunks interleave across stages)",
+            field="parallelism.virtual_pipeline",
+        )
+    if not plan.reshard_after_forward and plan.zero_stage != 3:
+        raise InvalidInput(
+            f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage "
+            f"{plan.zero_stage}",
+            field="parallelism.reshard_after_forward",
+        )
+    # --- end issue 14, pipeline
     if plan.data % plan.expert or w.experts % plan.expert:
         raise InvalidInput(
             f"expert {plan.expert} must divide both data {plan.data} and experts {w.experts}",
@@ -662,7 +678,10 @@ class StepModel:
             c.gpu_peak_fp8_tflops,
             plan.expert,
         )
-        tokens_per_gpu = w.tokens_per_step / c.gpus
+        # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
+        # the output layer on the last stage); 1 without a pipeline.
+        self.layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
+        tokens_per_gpu = w.tokens_per_step / c.gpus * self.layout.slowest_stage_share
         # issue 14 compute (compute.py): the optimizer update and the straggler share.
         self.optimizer_step_s = optimizer_step_s(w, plan, generation(c.gpu_model).hbm_tbytes_per_s)
         self.straggler = straggler_fraction(plan.data)
@@ -850,7 +869,24 @@ class StepModel:
 
     def step_time_s(self, sc: EstimateCase) -> float:
         compute, bubble, _, _, _, _, exposed, host_cpu, optimizer, overhead = self._terms(sc)
-        return compute + bubble + exposed + host_cpu + optimizer + overhead
+        return (
+            compute
+            + bubble
+            + exposed
+            + host_cpu
+            + optimizer
+            + overhead
+            + self.micro_batch_overhead_s
+        )
+
+    @property
+    def micro_batch_overhead_s(self) -> float:
+        """issue 14, pipeline: every forward and backward pass of a micro-batch through a
+        model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
+        plus the (p - 1) chunk slots of the fill and drain."""
+        plan = self.plan
+        slots = self.micro_batches * plan.virtual_pipeline + plan.pipeline - 1
+        return 2 * slots * CHUNK_PASS_OVERHEAD_S
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
@@ -871,6 +907,7 @@ class StepModel:
             optimizer_step_s=optimizer_s,
             step_overhead_s=overhead_s,
             context_parallel_s=self._context_s(sc),
+            micro_batch_overhead_s=self.micro_batch_overhead_s,
         )
 
     def _dp_network_s(
@@ -985,7 +1022,8 @@ class StepModel:
         cpu_binds = cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0
         wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu_binds else exposed
         bubble = (
-            (plan.pipeline - 1) / (plan.virtual_pipeline * m) * (compute + tp + a2a)
+            bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
+            * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )

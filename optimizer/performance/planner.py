@@ -13,15 +13,20 @@ once that bound exceeds the best full estimate: branch and bound over a few doze
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import replace
 from functools import lru_cache
+from typing import NamedTuple
 
-from optimizer.performance.calibration import NVLINK_ALPHA_S
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
+    ACTIVATION_BYTES,
+    GRADIENT_BYTES,
     Estimate,
+    EstimateCase,
     StepModel,
     check_plan,
     compute_s_per_token,
@@ -36,11 +41,12 @@ from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_p
 from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 
 MICRO_BATCH_CHOICES = (1, 2, 4)
-MAX_VIRTUAL_PIPELINE = 4
 # Tensor degrees the search tries beyond the host inside a larger scale-up domain (NVL72):
 # every tensor rank's GEMMs shrink by 1/t and each layer adds 4-6 all-reduces whose latency
 # does not shrink; published Megatron/NeMo recipes stop at TP 8 on H100 and TP 16 is the
@@ -60,7 +66,8 @@ def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tupl
 
 
 def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
-    """Plans worth timing that fit in memory, each with the lightest ZeRO stage that fits."""
+    """Plans worth timing on all of ``c``'s GPUs that fit in memory, each ZeRO stage that
+    fits (cheapest communication first)."""
     return list(
         _candidate_plans(
             w, c.gpus, c.gpus_per_node, usable_memory_gb(c), fixed, c.scale_up_domain_gpus
@@ -99,6 +106,52 @@ def context_degrees(w: Workload, gpus: int, fixed: PartialPlan) -> tuple[int, ..
     )
 
 
+# --- issue 14, pipeline: ZeRO stages and interleaving depth ---------------------------------
+# (zero_stage, reshard_after_forward) the planner tries with data parallelism, cheapest
+# communication first: ZeRO-1 and ZeRO-2 reduce gradients once per step, FSDP without
+# re-sharding gathers weights once per step, ZeRO-3 twice per micro-batch; the heavier ones
+# only hold less memory. Within each family (weights replicated: 1, 2; weights sharded:
+# FSDP without, then with re-sharding) the lightest stage that fits is kept, since the next
+# one only adds traffic; across the two families the timing decides (FSDP's gather and
+# reduce-scatter hide under the whole step's compute, ZeRO-1's all-reduce under the
+# backward of the last micro-batch), the replicated family winning ties.
+ZERO_CHOICES = ((1, True), (2, True), (3, False), (3, True))
+
+
+def _zero_choices(d: int, fixed: PartialPlan) -> list[tuple[int, bool]]:
+    """(zero_stage, reshard_after_forward) pairs to try, cheapest communication first; a
+    fixed reshard_after_forward False asks for FSDP without re-sharding."""
+    choices: list[tuple[int, bool]] = list(ZERO_CHOICES) if d > 1 else [(0, True)]
+    if fixed.zero_stage is not None:
+        choices = [(z, r) for z, r in ZERO_CHOICES if z == fixed.zero_stage] or [
+            (fixed.zero_stage, True)
+        ]
+    if fixed.reshard_after_forward is False:
+        choices = [(3, False)]
+    elif fixed.reshard_after_forward:
+        choices = [(z, r) for z, r in choices if r]
+    return choices
+
+
+def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int | None) -> int:
+    """The interleaving depth v <= layers / p with the smallest bubble plus chunk overhead:
+    (p - 1) / (v m) x (chunk imbalance) x compute + 2 (m v + p - 1) CHUNK_PASS_OVERHEAD_S."""
+    if fixed is not None:
+        return fixed
+    if p == 1:
+        return 1
+
+    def cost(v: int) -> float:
+        imbalance = pipeline_layout(w, p, v).chunk_imbalance
+        bubble = bubble_fraction(p, v, m, imbalance) * step_compute_s
+        return bubble + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+
+    return min(range(1, w.layers // p + 1), key=cost)
+
+
+# --- end issue 14, pipeline -------------------------------------------------------------------
+
+
 @lru_cache(maxsize=8192)
 def _candidate_plans(
     w: Workload,
@@ -133,54 +186,192 @@ def _candidate_plans_at(
     domain_gpus: int | None,
     context: int,
 ) -> list[ParallelPlan]:
-    """Plans over ``gpus`` (the GPUs per context rank) with the given context degree."""
+    """Plans over ``gpus`` (the GPUs per context rank) with the given context degree that
+    fit in memory.
+
+    Pipeline degrees need not divide the layers (the slowest stage is timed); each
+    (tensor, pipeline, data, micro-batch) comes with v = 1 (the least activation memory)
+    and the interleaving depth that minimises its bubble plus chunk overheads
+    (_best_depth, at a nominal GPU speed), whichever fit; the timing decides."""
     plans: list[ParallelPlan] = []
     tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
     for t in _options(fixed.tensor, tensors):
         if gpus % t:
             continue
-        # Megatron-LM splits the layers evenly over the stages (num_layers % pipeline == 0).
-        pipelines = [p for p in _divisors(gpus // t) if w.layers % p == 0]
+        pipelines = [p for p in _divisors(gpus // t) if p <= w.layers]
         for p in _options(fixed.pipeline, pipelines):
-            if gpus % (t * p):
+            if gpus % (t * p) or p > w.layers:
                 continue
             d = gpus // (t * p)
             if fixed.data is not None and fixed.data != d:
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
-            vps = (
-                [v for v in range(MAX_VIRTUAL_PIPELINE, 0, -1) if w.layers % (p * v) == 0]
-                if p > 1
-                else [1]
-            )
-            vp = fixed.virtual_pipeline or (vps[0] if vps else 1)
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
-            zeros = (1, 3) if d > 1 else (0,)
+            zeros = _zero_choices(d, fixed)
             for e in _options(fixed.expert, experts):
                 if d % e or w.experts % e:
                     continue
                 for mb in _options(fixed.micro_batch_size, micro):
                     if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
                         continue
-                    for z in _options(fixed.zero_stage, zeros):
-                        plan = ParallelPlan(t, p, d, e, vp, z, mb, context=context)
-                        if memory_per_gpu(w, plan).total_gb <= limit_gb:
-                            plans.append(plan)
-                            break  # a higher ZeRO stage only adds traffic
+                    m = w.global_batch_size // (d * mb)
+                    work_s = _relative_work_s(w, t, p, d * context, mb)
+                    deep = _best_depth(w, p, m, work_s, fixed.virtual_pipeline)
+                    for v in dict.fromkeys(
+                        (deep, 1) if fixed.virtual_pipeline is None else (deep,)
+                    ):
+                        if p * v > w.layers:
+                            continue
+                        fitted: set[bool] = set()  # families (sharded weights?) that fit
+                        for z, reshard in zeros:
+                            if (z == 3) in fitted:
+                                continue  # a heavier stage of a fitting family adds traffic
+                            plan = ParallelPlan(
+                                t, p, d, e, v, z, mb, context=context, reshard_after_forward=reshard
+                            )
+                            if memory_per_gpu(w, plan).total_gb <= limit_gb:
+                                plans.append(plan)
+                                fitted.add(z == 3)
     return plans
 
 
-def _lower_bound_s(w: Workload, c: ClusterSpec, plan: ParallelPlan, kernel_eff: float) -> float:
-    """Compute, NVLink tensor parallelism and the pipeline bubble: the step with a free
-    scale-out network, which no network term can shorten."""
-    tensor_core_s, elementwise_s = compute_s_per_token(
-        w, plan.micro_batch_size, plan.tensor, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops
+# Seconds a GPU spends per FLOP at a round 400 TFLOP/s: only the ratio of bubble to chunk
+# overhead picks the interleaving depth, so a generation-independent speed is enough here.
+_NOMINAL_S_PER_FLOP = 1 / 400e12
+
+
+def _relative_work_s(w: Workload, t: int, p: int, d: int, mb: int) -> float:
+    """The step's compute on one GPU at a nominal 400 TFLOP/s (for the depth choice only)."""
+    return hardware_flops_per_step(w) / (t * p * d) * _NOMINAL_S_PER_FLOP
+
+
+class _Hardware(NamedTuple):
+    """What the plans and their lower bounds depend on: GPUs and the scale-up fabric, never
+    the network, so one cached plan list serves every network of the optimizer's search."""
+
+    gpus: int
+    gpus_per_node: int
+    domain_gpus: int
+    gpu_model: str
+    peak_tflops: float
+    peak_fp8_tflops: float | None
+    nvlink_bytes_per_s: float
+
+
+def _hardware(c: ClusterSpec, gpus: int) -> _Hardware:
+    return _Hardware(
+        gpus,
+        c.gpus_per_node,
+        c.scale_up_domain_gpus,
+        c.gpu_model,
+        c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops,
+        nvlink_bytes_per_s(c),
     )
-    work = (tensor_core_s / kernel_eff + elementwise_s) * w.tokens_per_step / c.gpus
-    if 1 < plan.tensor <= min(c.gpus, c.scale_up_domain_gpus):
-        work += tensor_parallel_cost(w, plan).seconds(nvlink_bytes_per_s(c), NVLINK_ALPHA_S)
+
+
+def _compute_s(
+    w: Workload, hw: _Hardware, micro_batch: int, tensor: int, eff: float, expert: int = 1
+) -> float:
+    """Seconds of one step's compute at kernel speed, spread evenly over ``hw.gpus``."""
+    tensor_core_s, elementwise_s = compute_s_per_token(
+        w, micro_batch, tensor, hw.gpu_model, hw.peak_tflops, hw.peak_fp8_tflops, expert
+    )
+    return (tensor_core_s / eff + elementwise_s) * w.tokens_per_step / hw.gpus
+
+
+def _lower_bound_s(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> float:
+    """Compute of the slowest stage, NVLink tensor parallelism, the pipeline bubble and the
+    chunk overheads: the step with a free scale-out network, which no network term can
+    shorten."""
+    layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
+    work = (
+        _compute_s(w, hw, plan.micro_batch_size, plan.tensor, kernel_eff, plan.expert)
+        * layout.slowest_stage_share
+    )
+    if 1 < plan.tensor <= min(hw.gpus, hw.domain_gpus):
+        work += tensor_parallel_cost(w, plan).seconds(hw.nvlink_bytes_per_s, NVLINK_ALPHA_S)
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    return work * (1 + (plan.pipeline - 1) / (plan.virtual_pipeline * m))
+    v, p = plan.virtual_pipeline, plan.pipeline
+    bubble = bubble_fraction(p, v, m, layout.chunk_imbalance)
+    return work * (1 + bubble) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+
+
+def _network_bytes(w: Workload, hw: _Hardware, plan: ParallelPlan) -> tuple[float, float]:
+    """Bytes each GPU must at least put on the scale-out network per step, as (one pass of
+    its domain's share of the dense gradients to the other domains of its data-parallel
+    group; activations and their gradients to the neighbour stages once a stage of t x d
+    GPUs fills a domain)."""
+    t, p, d = plan.tensor, plan.pipeline, plan.data
+    local = max(1, min(d, hw.domain_gpus // t))
+    domains = -(-d // local)
+    m = w.global_batch_size // (d * plan.micro_batch_size)
+    gradient_pass = 0.0
+    if domains > 1:
+        dense = (w.parameters - w.expert_parameters) / (t * p)
+        gradient_pass = dense * GRADIENT_BYTES / local * (domains - 1) / domains
+    p2p = 0.0
+    if p > 1 and t * d >= hw.domain_gpus:
+        tokens = plan.micro_batch_size * w.sequence_length
+        p2p = 2 * m * plan.virtual_pipeline * tokens * w.hidden_size * ACTIVATION_BYTES / t
+    return gradient_pass, p2p
+
+
+def _gradient_passes(plan: ParallelPlan, micro_batches: int) -> int:
+    """Passes of the gradient shard over the network without in-network reduction: an
+    all-reduce is a reduce-scatter and an all-gather (bandwidth-optimal: Patarasuk & Yuan,
+    JPDC 2009), as are FSDP without re-sharding's gather and reduce-scatter per step; ZeRO-3
+    gathers twice and reduce-scatters once per micro-batch."""
+    return 3 * micro_batches if plan.zero_stage == 3 and plan.reshard_after_forward else 2
+
+
+class _Ranked(NamedTuple):
+    """A candidate with its network-free lower bound and the network bytes that tighten it
+    on a given network (_network_bound_s): gradient bytes per step without and with
+    in-network reduction (one pass), and pipeline bytes."""
+
+    bound_s: float
+    plan: ParallelPlan
+    gradient_bytes: float
+    gradient_pass_bytes: float
+    p2p_bytes: float
+
+
+def _network_bound_s(r: _Ranked, c: ClusterSpec, sc: EstimateCase) -> float:
+    """No step is shorter than its network bytes at line rate (overlap hides them under the
+    step, not outside it), nor than the host CPU time a TCP stack spends on the node's bytes
+    beyond that wire time."""
+    net_bytes = r.p2p_bytes + (
+        r.gradient_pass_bytes if c.in_network_reduction else r.gradient_bytes
+    )
+    line = c.nic_bytes_per_s_per_gpu
+    wire_s = net_bytes / line
+    node_bytes = net_bytes * min(c.gpus, c.gpus_per_node)
+    cpu_s = node_bytes * sc.host_cpu_s_per_byte - net_bytes / (line * sc.fabric_efficiency)
+    return max(wire_s, cpu_s)
+
+
+def _ranked(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> _Ranked:
+    gradient_pass, p2p = _network_bytes(w, hw, plan)
+    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    return _Ranked(
+        _lower_bound_s(w, hw, plan, kernel_eff),
+        plan,
+        gradient_pass * _gradient_passes(plan, m),
+        gradient_pass,
+        p2p,
+    )
+
+
+@lru_cache(maxsize=16384)
+def _ranked_plans(
+    w: Workload, hw: _Hardware, limit_gb: float, fixed: PartialPlan, kernel_eff: float
+) -> tuple[_Ranked, ...]:
+    """The exact-size candidates on ``hw`` with their lower bounds, smallest bound first
+    (stable: equal bounds keep the cheaper ZeRO stage first)."""
+    plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
+    ranked = [_ranked(w, hw, plan, kernel_eff) for plan in plans]
+    return tuple(sorted(ranked, key=lambda r: r.bound_s))
 
 
 def plan_and_estimate(
@@ -191,6 +382,12 @@ def plan_and_estimate(
     options: ModelOptions = DEFAULT_OPTIONS,
 ) -> Estimate:
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
+
+    Every plan of every smaller whole-node size is a candidate too (the job may leave GPUs
+    idle), so more GPUs are never slower by construction. Branch and bound: plans of all
+    sizes are timed in the order of their lower bounds until the next bound is no faster
+    than the best estimate; a size's plans join only once its own bound (its whole compute
+    at kernel speed, the best tensor degree and micro-batch) is below the next plan's.
 
     Raises
     ------
@@ -205,24 +402,50 @@ def plan_and_estimate(
         return estimate(w, c, complete, fabrics, options)
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected", options)
-    clusters = [
-        c,
-        *(replace(c, gpus=used) for used in _idle_gpu_counts(w, c, fixed)),
-        *_domain_tilings(c),
-    ]
-    ranked = sorted(
-        (_lower_bound_s(w, sub, plan, expected.kernel_efficiency), i, j, plan, sub)
-        for j, sub in enumerate(clusters)
-        for i, plan in enumerate(candidate_plans(w, sub, fixed))
-    )
-    if not ranked:
-        _explain_infeasible(w, c, fixed)
-    check_plan(w, ranked[0][4], ranked[0][3])  # what every candidate shares (e.g. fp8 support)
+    eff = expected.kernel_efficiency
+    limit_gb = usable_memory_gb(c)
+    # (size bound, order, root, GPUs used), in increasing size bound: whole cluster first.
+    pending: list[tuple[float, int, ClusterSpec, int]] = []
+    for root, sizes in [
+        (c, _idle_sizes(w, c, fixed)),
+        *((tile, [tile.gpus]) for tile in _domain_tilings(c)),
+    ]:
+        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), eff)
+        pending.extend(
+            (work_s * root.gpus / used, len(pending) + i, root, used)
+            for i, used in enumerate(sizes)
+        )
+    pending.sort(key=lambda entry: entry[:2])
+    heap: list[tuple[float, int, int, tuple[_Ranked, ...], ClusterSpec]] = []
     best: StepModel | None = None
     best_s = float("inf")
-    for bound, _, _, plan, sub in ranked:
-        if bound >= best_s:
+    checked = False
+    nxt = 0
+    idle_timed = 0
+    while True:
+        while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
+            _, order, root, used = pending[nxt]
+            nxt += 1
+            ranked = _ranked_plans(w, _hardware(root, used), limit_gb, fixed, eff)
+            if ranked:
+                sub = root if used == root.gpus else replace(root, gpus=used)
+                heapq.heappush(heap, (ranked[0].bound_s, order, 0, ranked, sub))
+        if not heap or heap[0][0] >= best_s:
             break
+        _, order, i, ranked, sub = heapq.heappop(heap)
+        if i + 1 < len(ranked):
+            heapq.heappush(heap, (ranked[i + 1].bound_s, order, i + 1, ranked, sub))
+        r = ranked[i]
+        if _network_bound_s(r, sub, expected) >= best_s:
+            continue  # its network traffic alone takes longer than the best step
+        if sub is not c:
+            if idle_timed >= IDLE_PLAN_BUDGET:
+                continue
+            idle_timed += 1
+        plan = r.plan
+        if not checked:  # what every candidate shares (e.g. fp8 support)
+            check_plan(w, sub, plan)
+            checked = True
         step = StepModel(w, sub, plan, fabric)
         # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often); goodput
         # <= 1, so the step-time bound above still bounds it from below.
@@ -231,6 +454,8 @@ def plan_and_estimate(
         )
         if seconds < best_s:
             best, best_s = step, seconds
+    if best is None:
+        _explain_infeasible(w, c, fixed)
     assert best is not None
     result = estimate_from_step(best, fabric, options)
     if best.c.scale_up_domain_gpus != c.scale_up_domain_gpus:
@@ -242,11 +467,25 @@ def plan_and_estimate(
         result = replace(result, notes=(*result.notes, note))
     elif best.c.gpus < c.gpus:
         note = (
-            f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no faster plan divides "
-            f"the global batch over all of them"
+            f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no plan on more of them "
+            f"is faster"
         )
         result = replace(result, notes=(*result.notes, note))
     return replace(result, scale_up_gpus=c.scale_up_domain_gpus)
+
+
+@lru_cache(maxsize=4096)
+def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float) -> float:
+    """The step's compute on ``hw.gpus`` at kernel speed with the fastest tensor degree and
+    micro-batch: no plan on these GPUs, nor (scaled by gpus / used) on fewer of them, is
+    faster (smaller sizes offer no other tensor degree)."""
+    experts = _divisors(w.experts) if w.is_moe else (1,)  # every expert degree any size has
+    return min(
+        _compute_s(w, hw, mb, t, kernel_eff, e)
+        for t in tensor_degrees(w, hw.gpus, hw.gpus_per_node, hw.domain_gpus)
+        for mb in MICRO_BATCH_CHOICES
+        for e in experts
+    )
 
 
 def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
@@ -263,35 +502,25 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
 
 
-# Sub-cluster sizes tried besides the whole cluster: a job may leave GPUs idle when no plan
-# divides the global batch over all of them, so a larger cluster is never modelled slower
-# than a smaller one that fits inside it.
-IDLE_SIZES = 3
+# Plans on fewer GPUs than the cluster's timed per search, most promising (smallest bound)
+# first. Where communication dwarfs compute (TCP Ethernet: host-CPU time several times the
+# compute) lower bounds prune little, and timing every plan of every smaller size costs
+# ~40 ms a search; with the budget a larger cluster is still never slower than a smaller one
+# unless the best smaller plan lies beyond its first IDLE_PLAN_BUDGET candidates
+# (benchmarks.planner_laws counts what is left).
+IDLE_PLAN_BUDGET = 256
 
 
-def _idle_gpu_counts(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
-    """The largest GPU counts below ``c.gpus`` that a (tensor, pipeline, data) plan fills.
-
-    Data degrees divide the global batch, pipeline degrees the layers, tensor degrees the node
-    and the heads.
-    """
+def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
+    """The GPU counts a job on ``c`` may use, largest first: all of them, then every smaller
+    count of whole nodes (and the divisors of one node below it). A fixed data degree pins
+    the job to the whole cluster, as before."""
     if fixed.data is not None:
-        return []
-    gpn = min(c.gpus, c.gpus_per_node)
-    tensors = _options(
-        fixed.tensor, tensor_degrees(w, c.gpus, c.gpus_per_node, c.scale_up_domain_gpus)
-    )
-    pipelines = _options(fixed.pipeline, _divisors(w.layers))
-    datas = _divisors(w.global_batch_size)
-    counts = set()
-    for t in tensors:
-        for p in pipelines:
-            room = c.gpus // (t * p)
-            fitting = [d for d in datas if d <= room]
-            used = t * p * fitting[-1] if fitting else 0
-            if 0 < used < c.gpus and (used <= gpn or used % gpn == 0):  # whole nodes
-                counts.add(used)
-    return sorted(counts, reverse=True)[:IDLE_SIZES]
+        return [c.gpus]
+    gpn = c.gpus_per_node
+    whole = range(c.gpus - c.gpus % gpn if c.gpus > gpn else 0, 0, -gpn)
+    small = [k for k in reversed(_divisors(gpn)) if k < min(c.gpus, gpn)]
+    return list(dict.fromkeys([c.gpus, *whole, *small]))
 
 
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:

@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import pipeline_layout
 
 WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 2.0
@@ -77,13 +78,47 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
 
 @lru_cache(maxsize=65536)
 def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
-    """Peak memory of the first pipeline stage, the one that holds the most activations.
+    """Peak memory of the fullest pipeline stage: the first (the most micro-batches in
+    flight, the input embedding) or the last (the output layer and its logits).
 
     Cached: the optimizer asks for the same (workload, plan) on many candidate clusters."""
-    t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+    p = plan.pipeline
+    layout = pipeline_layout(w, p, plan.virtual_pipeline)
+    first = _stage_memory(w, plan, 0, layout.layers[0])
+    if p == 1:
+        return first
+    last = _stage_memory(w, plan, p - 1, layout.layers[-1])
+    return first if first.total_gb >= last.total_gb else last
+
+
+def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
+    """Micro-batch chunks whose activations pipeline rank ``rank`` holds at its peak.
+
+    The warm-up forwards plus the one running (Megatron-LM core, pipeline_parallel/
+    schedules.py): 1F1B runs p - rank - 1 warm-up micro-batches; the interleaved schedule
+    2 (p - rank - 1) + (v - 1) p chunks, so rank 0 holds (v + 1) p - 1 chunks of L / (p v)
+    layers, L (1 + (p - 1) / (p v)) layers (Korthikanti et al. 2022 sec. 4.2.3). Neither
+    exceeds the chunks of the step (m v). At v = 1 both schedules agree only on the last
+    rank; Megatron runs 1F1B there, and so does this count.
+    """
+    p, v, r = pipeline, virtual_pipeline, rank
+    warmup = p - r - 1 if v == 1 else 2 * (p - r - 1) + (v - 1) * p
+    return min(micro_batches * v, warmup + 1)
+
+
+def _stage_memory(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> MemoryBreakdown:
+    """Memory of pipeline rank ``rank`` holding ``layers`` transformer layers."""
+    t, p, d, e, v = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.virtual_pipeline
     cp = plan.context  # issue 14 (context)
-    dense_params = (w.parameters - w.expert_parameters) / (t * p)
-    expert_params = w.expert_parameters / (t * p * e)
+    embedding = w.vocab_size * w.hidden_size
+    layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / w.layers
+    layer_expert = w.expert_parameters / w.layers
+    if p == 1:
+        ends = w.embedding_parameters
+    else:  # Megatron keeps a copy of a tied output layer on the last stage
+        ends = (embedding if rank == 0 else 0.0) + (embedding if rank == p - 1 else 0.0)
+    dense_params = (layer_dense * layers + ends) / t
+    expert_params = layer_expert * layers / (t * e)
     # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x context
     # (Megatron's distributed optimizer over the dp-cp group).
     dense_shard, expert_shard = d * cp, d * cp // e
@@ -93,15 +128,23 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
             return bytes_per_param * (dense_params / dense_shard + expert_params / expert_shard)
         return bytes_per_param * (dense_params + expert_params)
 
+    weights = sharded(WEIGHT_BYTES, 3)
+    if plan.zero_stage == 3:
+        if plan.reshard_after_forward:
+            # FSDP gathers one layer (unit) at a time and prefetches the next (Zhao et al.,
+            # PyTorch FSDP, VLDB 2023, sec. 3.3): two unsharded layers at the peak.
+            weights += 2 * WEIGHT_BYTES * (layer_dense / t + layer_expert / (t * e))
+        else:  # gathered once per step and kept: the whole (t, p) shard at the peak
+            weights = WEIGHT_BYTES * (dense_params + expert_params)
     micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
-    in_flight = min(p, micro_batches) * w.layers / p
-    if plan.virtual_pipeline > 1:  # interleaving holds extra stages (Korthikanti sec. 4.2.3)
-        in_flight *= 1 + (p - 1) / (p * plan.virtual_pipeline)
-    activations = in_flight * activation_bytes_per_layer(
-        w, plan.micro_batch_size, t, cp
-    ) + LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / (t * cp)
+    chunks = in_flight_chunks(p, v, micro_batches, rank)
+    activations = chunks * layers / v * activation_bytes_per_layer(w, plan.micro_batch_size, t, cp)
+    if rank == p - 1:
+        activations += (
+            LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / (t * cp)
+        )
     return MemoryBreakdown(
-        weights_gb=sharded(WEIGHT_BYTES, 3) / 1e9,
+        weights_gb=weights / 1e9,
         gradients_gb=sharded(GRADIENT_BYTES, 2) / 1e9,
         optimizer_gb=sharded(OPTIMIZER_BYTES, 1) / 1e9,
         activations_gb=activations / 1e9,

@@ -1,0 +1,102 @@
+"""How a workload's layers sit on the stages of a pipeline, and what the slowest stage costs.
+
+Layers need not divide evenly: Llama 3 405B trained 126 layers over 16 stages, with one layer
+fewer on the first stage (it holds the input embedding) and on the last (it holds the output
+layer, logits and loss) (Dubey et al., "The Llama 3 Herd of Models", 2024, sec. 3.3.2). The
+step runs at the pace of the slowest stage, so the layout minimises the largest stage load,
+counting the output layer in layer-equivalents of hardware FLOPs; the input embedding is a
+row gather (no GEMM) and counts for memory only. Layers a balanced layout can spare come off
+the first stage (it holds the most activations in flight), then the last.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from optimizer.workload.flops import forward_flops_per_token, hardware_flops_per_step
+from optimizer.workload.model import Workload
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class PipelineLayout:
+    """Layers per stage (first to last) and the loads, in layer-equivalents of FLOPs."""
+
+    layers: tuple[int, ...]
+    virtual_pipeline: int
+    output_layer_equivalents: float
+    slowest_stage_load: float
+
+    @cached_property
+    def average_stage_load(self) -> float:
+        return (sum(self.layers) + self.output_layer_equivalents) / len(self.layers)
+
+    @cached_property
+    def slowest_stage_share(self) -> float:
+        """Slowest stage's work over the average stage's: the factor by which the step's
+        compute (spread evenly over all GPUs) stretches on the critical path; 1 without a
+        pipeline."""
+        return self.slowest_stage_load / self.average_stage_load
+
+    @cached_property
+    def chunk_imbalance(self) -> float:
+        """Largest chunk over 1/v of the largest stage, in layers: 1 when each stage's layers
+        split into v equal chunks. The interleaved fill and drain pass (p - 1) chunks, so
+        chunks of ceil(layers / v) stretch the bubble beyond (p - 1) / v of a stage."""
+        v = self.virtual_pipeline
+        largest_chunk = max(-(-k // v) for k in self.layers)
+        return largest_chunk * v / max(self.layers)
+
+
+def bubble_fraction(
+    pipeline: int, virtual_pipeline: int, micro_batches: int, chunk_imbalance: float = 1.0
+) -> float:
+    """Idle time of a stage over its busy time m v chunk passes: the fill and drain's p - 1
+    slots of the largest chunk, (p - 1) / (v m) x imbalance (Narayanan et al. SC'21 sec.
+    2.2) once m >= p. With fewer micro-batches than stages a micro-batch still crosses all
+    p v chunks in turn, so (p - m)(v - 1) more chunk slots idle and interleaving stops
+    paying: (p - 1) / m stages' time at m = 1 whatever v."""
+    p, v, m = pipeline, virtual_pipeline, micro_batches
+    return ((p - 1) * chunk_imbalance + max(0, p - m) * (v - 1)) / (v * m)
+
+
+def output_layer_equivalents(w: Workload) -> float:
+    """Hardware FLOPs of the output layer (logits forward and backward) in transformer layers."""
+    f = forward_flops_per_token(w)
+    logits = 3.0 * f.logits
+    per_layer = (hardware_flops_per_step(w) / w.tokens_per_step - logits) / w.layers
+    return logits / per_layer
+
+
+@lru_cache(maxsize=16384)
+def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> PipelineLayout:
+    """The layout of ``w`` over ``pipeline`` stages of ``virtual_pipeline`` chunks each
+    (every chunk holds at least one layer: pipeline x virtual_pipeline <= layers)."""
+    p, v, n = pipeline, virtual_pipeline, w.layers
+    if p < 1 or v < 1 or p * v > n:
+        msg = f"{n} layers cannot fill pipeline x virtual_pipeline = {p} x {v} chunks"
+        raise ValueError(msg)
+    x_out = output_layer_equivalents(w)
+    extra = [0.0] * p
+    extra[-1] += x_out
+    # Smallest largest load T: stage i takes floor(T - extra_i) layers, at least v of them.
+    candidates = sorted(
+        {k + x for k in range(max(v, n // p - 1), math.ceil(n / p) + 2) for x in set(extra)}
+    )
+    target = next(
+        t
+        for t in candidates
+        if all(t + _EPS >= v + x for x in extra)
+        and sum(math.floor(t - x + _EPS) for x in extra) >= n
+    )
+    layers = [math.floor(target - x + _EPS) for x in extra]
+    surplus = sum(layers) - n
+    for i in (0, p - 1, *range(1, p - 1)):
+        take = min(surplus, layers[i] - v)
+        layers[i] -= take
+        surplus -= take
+    loads = [k + x for k, x in zip(layers, extra, strict=True)]
+    return PipelineLayout(tuple(layers), v, x_out, max(loads))

@@ -1,0 +1,91 @@
+"""Uneven pipelines (issue 14, defect 2): layers need not split evenly over the stages; the
+slowest stage sets the pace and interleaving may go as deep as layers / stages."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.errors import InvalidInput
+from optimizer.performance.estimator import StepModel, estimate
+from optimizer.performance.fabrics import DEFAULT_FABRICS
+from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.planner import candidate_plans
+from optimizer.workload.pipeline_layout import output_layer_equivalents, pipeline_layout
+from optimizer.workload.presets import preset
+from tests.estimator_fixtures import cluster
+
+LLAMA405 = preset("llama3-405b")
+LLAMA405_FULL = preset("llama3-405b", activation_recompute="full")  # fits 80 GB at p = 16
+
+
+def test_126_layers_over_16_stages_put_one_layer_less_on_the_first_and_last() -> None:
+    """Llama 3 405B's layout (Dubey et al. 2024 sec. 3.3.2)."""
+    layout = pipeline_layout(LLAMA405, 16)
+    assert layout.layers == (7, *[8] * 14, 7)
+    assert layout.slowest_stage_load == 8
+
+
+def test_the_output_layer_counts_on_the_last_stage() -> None:
+    x = output_layer_equivalents(LLAMA405)
+    assert 0.5 < x < 0.7  # 2 h V against a 405B layer's weights and attention
+    # 32 layers over 2 stages: 16 + 16 would make the last stage 16 + 1.7 layers.
+    layout = pipeline_layout(preset("llama3-8b"), 2)
+    assert layout.layers == (17, 15)
+
+
+def test_the_step_computes_at_the_slowest_stages_pace() -> None:
+    c = cluster(2048)
+    fabric = DEFAULT_FABRICS[c.fabric]
+    piped = StepModel(LLAMA405, c, ParallelPlan(8, 16, 16), fabric)
+    flat = StepModel(LLAMA405, c, ParallelPlan(8, 1, 256), fabric)
+    share = pipeline_layout(LLAMA405, 16).slowest_stage_share
+    assert share == pytest.approx(16 * 8 / (126 + output_layer_equivalents(LLAMA405)))
+    assert piped.tensor_core_s == pytest.approx(flat.tensor_core_s * share)
+
+
+@pytest.mark.parametrize("v", [2, 3, 5, 7])
+def test_interleaving_is_accepted_when_chunks_are_uneven(v: int) -> None:
+    est = estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=v))
+    assert est.plan.virtual_pipeline == v
+
+
+def test_uneven_chunks_stretch_the_bubble_to_the_largest_chunk() -> None:
+    """7 chunks of 8 layers: one chunk holds 2 layers, so the fill and drain pass 2-layer
+    chunks, not 8 / 7 of a layer."""
+    c = cluster(2048)
+    plan = ParallelPlan(8, 16, 16, virtual_pipeline=7)
+    b = estimate(LLAMA405_FULL, c, plan).breakdown
+    m = 2048 // 16
+    assert pipeline_layout(LLAMA405_FULL, 16, 7).chunk_imbalance == pytest.approx(2 * 7 / 8)
+    assert b.pipeline_bubble_s == pytest.approx(
+        15 / (7 * m) * (2 * 7 / 8) * (b.compute_s + b.tensor_parallel_s + b.all_to_all_s)
+    )
+
+
+def test_the_planner_tries_pipeline_degrees_that_do_not_divide_the_layers() -> None:
+    plans = candidate_plans(LLAMA405, cluster(1536), PartialPlan(tensor=8))
+    assert any(LLAMA405.layers % p.pipeline for p in plans)
+
+
+def test_the_planner_interleaves_deeper_than_four_when_the_bubble_pays_for_it() -> None:
+    w = preset("gpt3-175b")  # 96 layers: 12 per stage on 8 stages
+    plans = candidate_plans(w, cluster(1024), PartialPlan(tensor=8, pipeline=8))
+    assert max(p.virtual_pipeline for p in plans) > 4
+
+
+def test_more_chunks_than_layers_name_the_virtual_pipeline_field() -> None:
+    with pytest.raises(InvalidInput, match=r"parallelism.virtual_pipeline.*at most 7"):
+        estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=8))
+
+
+def test_with_one_micro_batch_interleaving_hides_no_bubble() -> None:
+    """One micro-batch crosses all p v chunks in turn: the stages idle (p - 1) / p of the
+    time whatever v (the old (p - 1) / (v m) gave 3 / 16 of a stage at p = v = 4)."""
+    w = preset("llama3-70b", global_batch_size=64)
+    c = cluster(2048)
+    plain = estimate(w, c, ParallelPlan(8, 4, 64, virtual_pipeline=1)).breakdown
+    deep = estimate(w, c, ParallelPlan(8, 4, 64, virtual_pipeline=4)).breakdown
+    assert plain.pipeline_bubble_s == pytest.approx(
+        3 * (plain.compute_s + plain.tensor_parallel_s + plain.all_to_all_s)
+    )
+    assert deep.pipeline_bubble_s == pytest.approx(plain.pipeline_bubble_s, rel=0.05)
