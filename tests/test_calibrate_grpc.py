@@ -23,11 +23,16 @@ def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
 
 def test_a_calibrated_request_gets_a_different_estimate(stubs: Stubs) -> None:
     plain = small_estimate()  # BERT-Large on 64 A100s over Ethernet
+    base = stubs.optimizer.Estimate(plain, metadata=bearer(TOKEN_A), timeout=30)
+    # The same plan on both sides: half the kernel speed may move the planner to another
+    # plan (less data parallelism, more compute per GPU), which would blur the comparison;
+    # the plan may leave GPUs idle, so the calibrated request names the GPUs it occupies.
     calibrated = small_estimate()
+    calibrated.parallelism.CopyFrom(base.parallelism)
+    calibrated.cluster.gpus = base.gpus_used
     calibrated.calibration.CopyFrom(
         estimate_pb2.CalibrationProfile(gpu_generation="A100", kernel_efficiency_scale=0.5)
     )
-    base = stubs.optimizer.Estimate(plain, metadata=bearer(TOKEN_A), timeout=30)
     slower = stubs.optimizer.Estimate(calibrated, metadata=bearer(TOKEN_A), timeout=30)
     assert slower.breakdown.compute_s > 1.5 * base.breakdown.compute_s
     assert slower.training_time_hours > base.training_time_hours
