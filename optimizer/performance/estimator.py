@@ -48,7 +48,7 @@ from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import PipelineLayout, bubble_fraction, pipeline_layout
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -655,6 +655,128 @@ def overlapped_s(
     return max(compute_s + slowdown * min(compute_s, communication_s), communication_s)
 
 
+# --- issue 14, speed: what a StepModel shares across networks --------------------------------
+# Keyed on the workload, the plan and the hardware (GPU, host, scale-up domain): the optimizer
+# re-prices one plan on many candidate networks, and this part is the same on all of them.
+# Each entry remembers the fitted constants it was computed with (the calibration's fitting
+# loop replaces them; compute.clear_caches does not know this cache), and is recomputed when
+# they changed.
+class _PlanCore(NamedTuple):
+    """The StepModel attributes that depend on the workload, the plan and the hardware only."""
+
+    gen: GpuGeneration
+    constants: object  # the fitted compute constants this was computed with
+    micro_batches: int
+    hardware_flops: float
+    model_flops: float
+    layout: PipelineLayout
+    optimizer_step_s: float
+    straggler: float
+    tensor_core_s: float
+    elementwise_s: float
+    memory_gb: float
+    node_gpus: int
+    fsdp: bool
+    reshard: bool
+    units: int
+    forward_share: float
+    nv_bw: float
+    cp_hidden: float
+    traffic: PlanTraffic
+    gen_nvls: bool
+
+
+_CORE_CACHE_SIZE = 65_536
+_core_cache: dict[tuple[object, ...], _PlanCore] = {}
+
+
+def _plan_core(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> _PlanCore:
+    """The StepModel attributes that depend on (workload, plan, hardware) only, cached."""
+    key = (
+        w,
+        plan,
+        c.gpus,
+        c.gpus_per_node,
+        c.scale_up_domain_gpus,
+        c.gpu_model,
+        c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops,
+        c.intra_node_gbytes_per_s,
+    )
+    gen = generation(c.gpu_model)
+    core = _core_cache.get(key)
+    if core is not None and core.gen is gen and core.constants is fitted.COMPUTE:
+        return core
+    if len(_core_cache) >= _CORE_CACHE_SIZE:
+        _core_cache.clear()
+    core = _core_cache[key] = _compute_plan_core(w, c, plan, gen)
+    return core
+
+
+def _compute_plan_core(
+    w: Workload, c: ClusterSpec, plan: ParallelPlan, gen: GpuGeneration
+) -> _PlanCore:
+    micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    hardware_flops = hardware_flops_per_step(w)
+    model_flops = model_flops_per_step(w)
+    tensor_core_s, elementwise_s = compute_s_per_token(
+        w,
+        plan.micro_batch_size,
+        plan.tensor,
+        c.gpu_model,
+        c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops,
+        plan.expert,
+    )
+    # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
+    # the output layer on the last stage); 1 without a pipeline.
+    layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
+    tokens_per_gpu = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+    return _PlanCore(
+        gen=gen,
+        constants=fitted.COMPUTE,
+        micro_batches=micro_batches,
+        hardware_flops=hardware_flops,
+        model_flops=model_flops,
+        layout=layout,
+        # issue 14 compute (compute.py): the optimizer update and the straggler share.
+        optimizer_step_s=optimizer_step_s(w, plan, gen.hbm_tbytes_per_s),
+        straggler=straggler_fraction(plan.data),
+        tensor_core_s=tensor_core_s * tokens_per_gpu,
+        elementwise_s=elementwise_s * tokens_per_gpu,
+        memory_gb=memory_per_gpu(w, plan).total_gb,
+        node_gpus=min(c.gpus, c.gpus_per_node),  # GPUs whose bytes one host stack handles
+        fsdp=plan.zero_stage == 3,
+        reshard=plan.reshard_after_forward,
+        units=fsdp_units(w, plan),
+        # Share of the compute that is the forward pass (the rest: backward and recompute).
+        forward_share=model_flops / (3.0 * hardware_flops),
+        nv_bw=nvlink_bytes_per_s(c),
+        # issue 14 (context): ring attention, hidden behind the attention of each block
+        cp_hidden=(
+            (plan.context - 1)
+            / plan.context
+            * attention_share(
+                w,
+                plan.micro_batch_size,
+                plan.tensor,
+                c.gpu_model,
+                c.gpu_peak_tflops,
+                c.gpu_peak_fp8_tflops,
+                plan.expert,
+            )
+        ),
+        traffic=plan_traffic(
+            w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
+        ),
+        # NVLS needs a Hopper-or-later NVSwitch (and a cluster that enables it).
+        gen_nvls=gen.name in coll.NVLS_GENERATIONS,
+    )
+
+
+# --- end issue 14, speed ----------------------------------------------------------------------
+
+
 class StepModel:
     """Everything about one (workload, cluster, plan) that no scenario changes.
 
@@ -662,52 +784,59 @@ class StepModel:
     both priced per scenario; bytes a GPU puts on the network are summed (``net_bytes``).
     """
 
+    micro_batches: int
+    hardware_flops: float
+    model_flops: float
+    layout: PipelineLayout
+    optimizer_step_s: float
+    straggler: float
+    tensor_core_s: float
+    elementwise_s: float
+    memory_gb: float
+    node_gpus: int
+    fsdp: bool
+    reshard: bool
+    units: int
+    forward_share: float
+    nv_bw: float
+    cp_hidden: float
+    traffic: PlanTraffic
+    gen_nvls: bool
+
     def __init__(
         self, w: Workload, c: ClusterSpec, plan: ParallelPlan, fabric: FabricProfile
     ) -> None:
         self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
-        self.micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
-        self.hardware_flops = hardware_flops_per_step(w)
-        self.model_flops = model_flops_per_step(w)
-        tensor_core_s, elementwise_s = compute_s_per_token(
-            w,
-            plan.micro_batch_size,
-            plan.tensor,
-            c.gpu_model,
-            c.gpu_peak_tflops,
-            c.gpu_peak_fp8_tflops,
-            plan.expert,
-        )
-        # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
-        # the output layer on the last stage); 1 without a pipeline.
-        self.layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
-        tokens_per_gpu = w.tokens_per_step / c.gpus * self.layout.slowest_stage_share
-        # issue 14 compute (compute.py): the optimizer update and the straggler share.
-        self.optimizer_step_s = optimizer_step_s(w, plan, generation(c.gpu_model).hbm_tbytes_per_s)
-        self.straggler = straggler_fraction(plan.data)
-        self.tensor_core_s = tensor_core_s * tokens_per_gpu
-        self.elementwise_s = elementwise_s * tokens_per_gpu
-        self.memory_gb = memory_per_gpu(w, plan).total_gb
+        core = _plan_core(w, c, plan)
+        self.micro_batches = core.micro_batches
+        self.hardware_flops = core.hardware_flops
+        self.model_flops = core.model_flops
+        self.layout = core.layout
+        self.optimizer_step_s = core.optimizer_step_s
+        self.straggler = core.straggler
+        self.tensor_core_s = core.tensor_core_s
+        self.elementwise_s = core.elementwise_s
+        self.memory_gb = core.memory_gb
+        self.node_gpus = core.node_gpus
+        self.fsdp = core.fsdp
+        self.reshard = core.reshard
+        self.units = core.units
+        self.forward_share = core.forward_share
+        self.nv_bw = core.nv_bw
+        self.cp_hidden = core.cp_hidden
+        self.traffic = core.traffic
+        self.gen_nvls = core.gen_nvls
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
-        self.node_gpus = min(c.gpus, c.gpus_per_node)  # GPUs whose bytes one host stack handles
-        self.fsdp = plan.zero_stage == 3
-        self.reshard = plan.reshard_after_forward
-        self.units = fsdp_units(w, plan)
-        # Share of the compute that is the forward pass (the rest: backward and recompute).
-        self.forward_share = self.model_flops / (3.0 * self.hardware_flops)
         self.shape = c.topology.shape if c.topology.direct else ()
-        self.nv_bw = nvlink_bytes_per_s(c)
         # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
         self.sharp = c.in_network_reduction and not c.topology.direct
-        self.nvls = c.in_network_reduction and generation(c.gpu_model).name in coll.NVLS_GENERATIONS
+        self.nvls = c.in_network_reduction and self.gen_nvls
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
         # (network seconds, of which all-to-all) before overlap, of the last _terms call:
         # the breakdown reports them without pricing every term twice.
         self._network_s = (0.0, 0.0)
-        traffic = plan_traffic(
-            w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
-        )
+        traffic = self.traffic
         self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
         ar = fabric.adaptive_routing
         self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
@@ -728,19 +857,6 @@ class StepModel:
             else 1.0
         )
         self.cp_nv, self.cp_net = self._split(cp_part, cp_mult)
-        self.cp_hidden = (
-            (plan.context - 1)
-            / plan.context
-            * attention_share(
-                w,
-                plan.micro_batch_size,
-                plan.tensor,
-                c.gpu_model,
-                c.gpu_peak_tflops,
-                c.gpu_peak_fp8_tflops,
-                plan.expert,
-            )
-        )
         self.dp_nv = coll.NO_COST
         self.dp_forms: list[tuple[_NetTerm, ...]] = []  # each reduction's ring, tree (, SHARP)
         self.dp_collectives = 1

@@ -19,14 +19,14 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S
+import numpy as np
+
+from optimizer.performance import calibration as fitted
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
-    ACTIVATION_BYTES,
-    GRADIENT_BYTES,
     Estimate,
-    EstimateCase,
     StepModel,
     check_plan,
     compute_s_per_token,
@@ -34,13 +34,19 @@ from optimizer.performance.estimator import (
     estimate_from_step,
     nvlink_bytes_per_s,
     scenario,
-    tensor_parallel_cost,
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
 from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.plan_pricing import (
+    BOUND_SLACK,
+    PlanArrays,
+    goodput_factor,
+    plan_arrays,
+    wall_step_lower_bounds_s,
+)
 from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
@@ -280,98 +286,68 @@ def _compute_s(
     return (tensor_core_s / eff + elementwise_s) * w.tokens_per_step / hw.gpus
 
 
-def _lower_bound_s(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> float:
-    """Compute of the slowest stage, NVLink tensor parallelism, the pipeline bubble and the
-    chunk overheads: the step with a free scale-out network, which no network term can
-    shorten."""
-    layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
-    work = (
-        _compute_s(w, hw, plan.micro_batch_size, plan.tensor, kernel_eff, plan.expert)
-        * layout.slowest_stage_share
-    )
-    if 1 < plan.tensor <= min(hw.gpus, hw.domain_gpus):
-        work += tensor_parallel_cost(w, plan).seconds(hw.nvlink_bytes_per_s, NVLINK_ALPHA_S)
-    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    v, p = plan.virtual_pipeline, plan.pipeline
-    bubble = bubble_fraction(p, v, m, layout.chunk_imbalance)
-    return work * (1 + bubble) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+class _SizePlans(NamedTuple):
+    """The candidates on one hardware size (candidate order) with the arrays their lower
+    bounds are priced from (plan_pricing), and the smallest network-free part of their steps:
+    compute with straggler and bubble, optimizer step and per-micro-batch overheads."""
+
+    plans: tuple[ParallelPlan, ...]
+    arrays: PlanArrays | None
+    network_free_min_s: float
 
 
-def _network_bytes(w: Workload, hw: _Hardware, plan: ParallelPlan) -> tuple[float, float]:
-    """Bytes each GPU must at least put on the scale-out network per step, as (one pass of
-    its domain's share of the dense gradients to the other domains of its data-parallel
-    group; activations and their gradients to the neighbour stages once a stage of t x d
-    GPUs fills a domain)."""
-    t, p, d = plan.tensor, plan.pipeline, plan.data
-    local = max(1, min(d, hw.domain_gpus // t))
-    domains = -(-d // local)
-    m = w.global_batch_size // (d * plan.micro_batch_size)
-    gradient_pass = 0.0
-    if domains > 1:
-        dense = (w.parameters - w.expert_parameters) / (t * p)
-        gradient_pass = dense * GRADIENT_BYTES / local * (domains - 1) / domains
-    p2p = 0.0
-    if p > 1 and t * d >= hw.domain_gpus:
-        tokens = plan.micro_batch_size * w.sequence_length
-        p2p = 2 * m * plan.virtual_pipeline * tokens * w.hidden_size * ACTIVATION_BYTES / t
-    return gradient_pass, p2p
+class _Priced(NamedTuple):
+    """A size's candidates on one network: their wall-step bounds, smallest first, and the
+    candidate index of each (None until priced)."""
+
+    sized: _SizePlans
+    goodput: float
+    bounds: list[float] | None
+    ranking: list[int] | None
 
 
-def _gradient_passes(plan: ParallelPlan, micro_batches: int) -> int:
-    """Passes of the gradient shard over the network without in-network reduction: an
-    all-reduce is a reduce-scatter and an all-gather (bandwidth-optimal: Patarasuk & Yuan,
-    JPDC 2009), as are FSDP without re-sharding's gather and reduce-scatter per step; ZeRO-3
-    gathers twice and reduce-scatters once per micro-batch."""
-    return 3 * micro_batches if plan.zero_stage == 3 and plan.reshard_after_forward else 2
+_SIZE_CACHE_SIZE = 16_384
+_size_cache: dict[tuple[object, ...], tuple[_SizePlans, object, object]] = {}
 
 
-class _Ranked(NamedTuple):
-    """A candidate with its network-free lower bound and the network bytes that tighten it
-    on a given network (_network_bound_s): gradient bytes per step without and with
-    in-network reduction (one pass), and pipeline bytes."""
-
-    bound_s: float
-    plan: ParallelPlan
-    gradient_bytes: float
-    gradient_pass_bytes: float
-    p2p_bytes: float
-
-
-def _network_bound_s(r: _Ranked, c: ClusterSpec, sc: EstimateCase) -> float:
-    """No step is shorter than its network bytes at line rate (overlap hides them under the
-    step, not outside it), nor than the host CPU time a TCP stack spends on the node's bytes
-    beyond that wire time."""
-    net_bytes = r.p2p_bytes + (
-        r.gradient_pass_bytes if c.in_network_reduction else r.gradient_bytes
-    )
-    line = c.nic_bytes_per_s_per_gpu
-    wire_s = net_bytes / line
-    node_bytes = net_bytes * min(c.gpus, c.gpus_per_node)
-    cpu_s = node_bytes * sc.host_cpu_s_per_byte - net_bytes / (line * sc.fabric_efficiency)
-    return max(wire_s, cpu_s)
+def _size_plans(
+    w: Workload,
+    hw: _Hardware,
+    limit_gb: float,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    c: ClusterSpec,
+) -> _SizePlans:
+    """The candidates of one size, cached per workload and hardware (``c`` has that hardware;
+    its network is not read): the optimizer searches the same sizes on many networks. An
+    entry computed under other fitted constants (the calibration's fitting loop) is redone."""
+    key = (w, hw, limit_gb, fixed, kernel_eff)
+    gen = generation(hw.gpu_model)
+    hit = _size_cache.get(key)
+    if hit is not None and hit[1] is gen and hit[2] is fitted.COMPUTE:
+        return hit[0]
+    if len(_size_cache) >= _SIZE_CACHE_SIZE:
+        _size_cache.clear()
+    sized = _price_free(w, c, hw, limit_gb, fixed, kernel_eff)
+    _size_cache[key] = (sized, gen, fitted.COMPUTE)
+    return sized
 
 
-def _ranked(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> _Ranked:
-    gradient_pass, p2p = _network_bytes(w, hw, plan)
-    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    return _Ranked(
-        _lower_bound_s(w, hw, plan, kernel_eff),
-        plan,
-        gradient_pass * _gradient_passes(plan, m),
-        gradient_pass,
-        p2p,
-    )
-
-
-@lru_cache(maxsize=16384)
-def _ranked_plans(
-    w: Workload, hw: _Hardware, limit_gb: float, fixed: PartialPlan, kernel_eff: float
-) -> tuple[_Ranked, ...]:
-    """The exact-size candidates on ``hw`` with their lower bounds, smallest bound first
-    (stable: equal bounds keep the cheaper ZeRO stage first)."""
+def _price_free(
+    w: Workload,
+    c: ClusterSpec,
+    hw: _Hardware,
+    limit_gb: float,
+    fixed: PartialPlan,
+    kernel_eff: float,
+) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    ranked = [_ranked(w, hw, plan, kernel_eff) for plan in plans]
-    return tuple(sorted(ranked, key=lambda r: r.bound_s))
+    if not plans:
+        return _SizePlans((), None, math.inf)
+    arrays = plan_arrays(w, c, plans)
+    compute = (arrays.tensor_core_s / kernel_eff + arrays.elementwise_s) * (1.0 + arrays.straggler)
+    free = compute * (1.0 + arrays.bubble) + arrays.fixed_s
+    return _SizePlans(plans, arrays, float(free.min()))
 
 
 def plan_and_estimate(
@@ -404,6 +380,7 @@ def plan_and_estimate(
     expected = scenario(c, fabric, "expected", options)
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
+    keep = 1.0 - BOUND_SLACK
     # (size bound, order, root, GPUs used), in increasing size bound: whole cluster first.
     pending: list[tuple[float, int, ClusterSpec, int]] = []
     for root, sizes in [
@@ -412,48 +389,56 @@ def plan_and_estimate(
     ]:
         work_s = _fastest_compute_s(w, _hardware(root, root.gpus), eff)
         pending.extend(
-            (work_s * root.gpus / used, len(pending) + i, root, used)
+            (work_s * root.gpus / used * keep, len(pending) + i, root, used)
             for i, used in enumerate(sizes)
         )
     pending.sort(key=lambda entry: entry[:2])
-    heap: list[tuple[float, int, int, tuple[_Ranked, ...], ClusterSpec]] = []
+    # Branch and bound over (size bound, order, position, ...): position -1 is a size whose
+    # candidates are not priced on this network yet, i >= 0 its i-th cheapest candidate.
+    heap: list[tuple[float, int, int, _Priced, ClusterSpec]] = []
     best: StepModel | None = None
     best_s = float("inf")
+    best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
     nxt = 0
-    idle_timed = 0
+    reliability = options.reliability
     while True:
         while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
             _, order, root, used = pending[nxt]
             nxt += 1
-            ranked = _ranked_plans(w, _hardware(root, used), limit_gb, fixed, eff)
-            if ranked:
-                sub = root if used == root.gpus else replace(root, gpus=used)
-                heapq.heappush(heap, (ranked[0].bound_s, order, 0, ranked, sub))
+            hw = _hardware(root, used)
+            sub = root if used == root.gpus else replace(root, gpus=used)
+            sized = _size_plans(w, hw, limit_gb, fixed, eff, sub)
+            if sized.arrays is not None:
+                gp = goodput_factor(w, used, reliability)
+                bound = (sized.network_free_min_s + expected.step_overhead_s) * gp * keep
+                heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, None, None), sub))
         if not heap or heap[0][0] >= best_s:
             break
-        _, order, i, ranked, sub = heapq.heappop(heap)
-        if i + 1 < len(ranked):
-            heapq.heappush(heap, (ranked[i + 1].bound_s, order, i + 1, ranked, sub))
-        r = ranked[i]
-        if _network_bound_s(r, sub, expected) >= best_s:
-            continue  # its network traffic alone takes longer than the best step
-        if sub is not c:
-            if idle_timed >= IDLE_PLAN_BUDGET:
-                continue
-            idle_timed += 1
-        plan = r.plan
+        _, order, i, priced, sub = heapq.heappop(heap)
+        sized = priced.sized
+        if i < 0:  # price every candidate of this size on the network at once
+            assert sized.arrays is not None
+            bounds = wall_step_lower_bounds_s(sized.arrays, sub, fabric, expected, priced.goodput)
+            ranking = np.argsort(bounds, kind="stable")
+            priced = _Priced(sized, priced.goodput, bounds[ranking].tolist(), ranking.tolist())
+            heapq.heappush(heap, (priced.bounds[0], order, 0, priced, sub))  # type: ignore[index]
+            continue
+        assert priced.bounds is not None and priced.ranking is not None
+        if i + 1 < len(priced.bounds):
+            heapq.heappush(heap, (priced.bounds[i + 1], order, i + 1, priced, sub))
+        index = priced.ranking[i]
+        plan = sized.plans[index]
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
             checked = True
         step = StepModel(w, sub, plan, fabric)
-        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often); goodput
-        # <= 1, so the step-time bound above still bounds it from below.
+        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often).
         seconds = wall_step_s(
-            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), options.reliability
+            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), reliability
         )
-        if seconds < best_s:
-            best, best_s = step, seconds
+        if seconds < best_s or (seconds == best_s and (order, index) < best_key):
+            best, best_s, best_key = step, seconds, (order, index)
     if best is None:
         _explain_infeasible(w, c, fixed)
     assert best is not None
@@ -500,15 +485,6 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
     if tile % gpn or tile <= gpn:
         return []
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
-
-
-# Plans on fewer GPUs than the cluster's timed per search, most promising (smallest bound)
-# first. Where communication dwarfs compute (TCP Ethernet: host-CPU time several times the
-# compute) lower bounds prune little, and timing every plan of every smaller size costs
-# ~40 ms a search; with the budget a larger cluster is still never slower than a smaller one
-# unless the best smaller plan lies beyond its first IDLE_PLAN_BUDGET candidates
-# (benchmarks.planner_laws counts what is left).
-IDLE_PLAN_BUDGET = 256
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:

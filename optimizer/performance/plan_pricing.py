@@ -1,0 +1,314 @@
+"""Lower bounds on the wall-clock step of many candidate plans at once (issue 14, speed).
+
+The planner times a plan exactly with ``estimator.StepModel`` (tens of microseconds each) and
+must find the fastest of hundreds to thousands of candidates per search. This module prices
+every candidate of one hardware size with NumPy in a few dozen array operations, as a bound
+that no exact estimate undercuts, so only plans whose bound beats the best exact step so far
+are timed.
+
+The bound is the step of ``StepModel._terms`` with every network term replaced by what no
+network can go below, built from the same network-independent quantities the estimator uses
+(``estimator._compute_plan_core``, ``plan_traffic``) and the same formulas:
+
+- compute, straggler, optimizer step, per-step and per-micro-batch overheads: exact;
+- scale-up (NVLink) terms: the cheaper of the ring and the NVLS form, whatever the cluster
+  enables;
+- scale-out terms: their lightest form's bytes at line rate times the fabric and collective
+  efficiencies, slowed by the leaf-uplink slow-down the traffic has alone on the network
+  (never by the extra flows of concurrent traffic, never by hops or latency), or at the host
+  TCP stack's rate where that is slower;
+- the overlap of the data-parallel reductions (DDP window, FSDP per unit) as in the
+  estimator: both are non-decreasing in the communication time, so a smaller communication
+  time gives a smaller step;
+- ring attention's exposed time, at least 0;
+- goodput: the wall-clock step is at least step x (1 + sqrt(2 write x failure rate) +
+  failure rate x restart), the minimum over every checkpoint interval of Young's loss.
+
+Every term is a provable under-estimate whatever the fitted constants are; BOUND_SLACK
+absorbs the rounding of a different order of the same float operations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from optimizer.performance import collectives as coll
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.estimator import (
+    OVERLAP_COMPUTE_SLOWDOWN,
+    EstimateCase,
+    StepModel,
+    _compute_plan_core,
+    _rails_on_leaf,
+    data_parallel_collectives,
+    leaf_slowdown,
+)
+from optimizer.performance.fabrics import FabricProfile
+from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
+from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import bubble_fraction
+
+# Relative slack under the bound: the same operations in another order round differently by
+# a few ulps; a billionth is far above that and far below any difference between plans.
+BOUND_SLACK = 1e-9
+SECONDS_PER_HOUR = 3600.0
+
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PlanArrays:
+    """The network-independent quantities of each candidate plan on one hardware size, one
+    array entry per plan (in ``plans`` order). Seconds of scale-up terms are at a collective
+    efficiency of 1; bytes are what one GPU puts on the scale-out network per step."""
+
+    plans: tuple[ParallelPlan, ...]
+    tensor_core_s: Floats
+    elementwise_s: Floats
+    straggler: Floats
+    fixed_s: Floats  # optimizer step + per-micro-batch overheads
+    bubble: Floats  # bubble fraction (0 without a pipeline)
+    micro_batches: Floats
+    forward_share: float
+    fsdp: npt.NDArray[np.bool_]
+    reshard: npt.NDArray[np.bool_]
+    units: Floats
+    dp_collectives: Floats
+    tp_nv_s: Floats  # bandwidth seconds, then latency seconds, per scale-up term
+    tp_nv_lat_s: Floats
+    a2a_nv_s: Floats
+    a2a_nv_lat_s: Floats
+    p2p_nv_s: Floats
+    p2p_nv_lat_s: Floats
+    dp_nv_s: Floats
+    dp_nv_lat_s: Floats
+    tp_bytes: Floats
+    a2a_bytes: Floats
+    p2p_bytes: Floats
+    dp_bytes: Floats
+    dp_span: Floats  # hosts the widest network data-parallel ring spans (0: none)
+    p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
+    pipeline: Floats
+    a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
+
+
+def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, float]:
+    """Scale-up (bandwidth seconds, latency seconds) of the cheaper of the two forms."""
+    b, s = cost.bytes, cost.steps
+    if nvls is not None:
+        b, s = min(b, nvls.bytes), min(s, nvls.steps)
+    return b / nv_bw, s * NVLINK_ALPHA_S
+
+
+def plan_arrays(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) -> PlanArrays:
+    """The arrays of ``plans`` on ``c``'s hardware (its network is not read)."""
+    from optimizer.performance.calibration import generation
+
+    gen = generation(c.gpu_model)
+    cols: dict[str, list[float]] = {
+        name: []
+        for name in [
+            "tensor_core_s",
+            "elementwise_s",
+            "straggler",
+            "fixed_s",
+            "bubble",
+            "micro_batches",
+            "fsdp",
+            "reshard",
+            "units",
+            "dp_collectives",
+            "tp_nv_s",
+            "tp_nv_lat_s",
+            "a2a_nv_s",
+            "a2a_nv_lat_s",
+            "p2p_nv_s",
+            "p2p_nv_lat_s",
+            "dp_nv_s",
+            "dp_nv_lat_s",
+            "tp_bytes",
+            "a2a_bytes",
+            "p2p_bytes",
+            "dp_bytes",
+            "dp_span",
+            "p2p_stride",
+            "pipeline",
+            "a2a_nodes",
+        ]
+    }
+    forward_share = 0.0
+    for plan in plans:
+        core = _compute_plan_core(w, c, plan, gen)
+        forward_share = core.forward_share
+        nv_bw = core.nv_bw
+        nvls = core.gen_nvls
+        traffic = core.traffic
+        m = core.micro_batches
+        cols["tensor_core_s"].append(core.tensor_core_s)
+        cols["elementwise_s"].append(core.elementwise_s)
+        cols["straggler"].append(core.straggler)
+        slots = m * plan.virtual_pipeline + plan.pipeline - 1
+        cols["fixed_s"].append(core.optimizer_step_s + 2 * slots * CHUNK_PASS_OVERHEAD_S)
+        cols["bubble"].append(
+            bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, core.layout.chunk_imbalance)
+            if plan.pipeline > 1
+            else 0.0
+        )
+        cols["micro_batches"].append(m)
+        cols["fsdp"].append(core.fsdp)
+        cols["reshard"].append(core.reshard)
+        cols["units"].append(core.units)
+        cols["dp_collectives"].append(data_parallel_collectives(w, plan) if traffic.data else 1)
+        cols["pipeline"].append(plan.pipeline)
+        for name, part in (
+            ("tp", traffic.tensor),
+            ("a2a", traffic.all_to_all),
+            ("p2p", traffic.p2p),
+        ):
+            nv_s = lat_s = remote_bytes = 0.0
+            if part is not None:
+                local = 1.0 - part.remote_share
+                if local > 0:
+                    nvls_cost = (
+                        StepModel._nvls(part.in_network.times(local))
+                        if nvls and part.in_network is not None
+                        else None
+                    )
+                    nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
+                if part.remote_share > 0:
+                    remote_bytes = part.cost.bytes * part.remote_share
+                    if part.in_network is not None:
+                        remote_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
+            cols[f"{name}_nv_s"].append(nv_s)
+            cols[f"{name}_nv_lat_s"].append(lat_s)
+            cols[f"{name}_bytes"].append(remote_bytes)
+        a2a = traffic.all_to_all
+        cols["a2a_nodes"].append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
+        p2p = traffic.p2p
+        cols["p2p_stride"].append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
+        dp_nv_s = dp_lat_s = dp_bytes = dp_span = 0.0
+        for dp in traffic.data:
+            nvls_cost = (
+                StepModel._nvls(dp.nvlink_in_network)
+                if nvls and dp.nvlink_in_network is not None
+                else None
+            )
+            b, s = _nv(dp.nvlink, nvls_cost, nv_bw)
+            dp_nv_s += b
+            dp_lat_s += s
+            if dp.nodes > 1:
+                forms = [dp.ring.bytes, dp.tree.bytes]
+                if dp.in_network is not None:
+                    forms.append(dp.in_network.bytes)
+                dp_bytes += min(forms)
+                dp_span = max(dp_span, dp.span)
+        cols["dp_nv_s"].append(dp_nv_s)
+        cols["dp_nv_lat_s"].append(dp_lat_s)
+        cols["dp_bytes"].append(dp_bytes)
+        cols["dp_span"].append(dp_span)
+    arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+    return PlanArrays(
+        plans=plans,
+        forward_share=forward_share,
+        fsdp=arrays.pop("fsdp").astype(bool),
+        reshard=arrays.pop("reshard").astype(bool),
+        **arrays,
+    )
+
+
+def goodput_factor(w: Workload, gpus: int, r: Reliability) -> float:
+    """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
+    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart))."""
+    rate = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
+    write = checkpoint_write_s(w.parameters, gpus, r)
+    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(w.parameters, gpus, r)
+
+
+def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Floats:
+    """``estimator.leaf_slowdown`` for an array of flow counts."""
+    topo = c.topology
+    uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
+    if uplinks <= 0:
+        return np.ones_like(flows)
+    safe = np.maximum(flows, 1.0)
+    if adaptive_routing:
+        delivered = np.minimum(safe, uplinks)
+    else:
+        k = max(1.0, uplinks)
+        delivered = np.where(
+            safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - (1.0 - 1.0 / k) ** safe)
+        )
+    return np.where(flows <= 0, 1.0, np.maximum(1.0, safe / delivered))
+
+
+def wall_step_lower_bounds_s(
+    a: PlanArrays,
+    c: ClusterSpec,
+    fabric: FabricProfile,
+    sc: EstimateCase,
+    goodput: float,
+) -> Floats:
+    """A lower bound on each plan's wall-clock step on ``c`` (the cluster of the plans' size)
+    in scenario ``sc``; ``goodput``: goodput_factor for that size."""
+    ke, ce = sc.kernel_efficiency, sc.collective_efficiency
+    node_gpus = min(c.gpus, c.gpus_per_node)
+    cpu = sc.host_cpu_s_per_byte * node_gpus
+    wire = c.nic_bytes_per_s_per_gpu * sc.fabric_efficiency * ce
+    per_byte = max(1.0 / wire, cpu)
+    topo = c.topology
+    direct = topo.direct
+    ar = fabric.adaptive_routing
+    npl = c.nodes_per_leaf
+
+    compute = (a.tensor_core_s / ke + a.elementwise_s) * (1.0 + a.straggler)
+    tp = a.tp_nv_s / ce + a.tp_nv_lat_s + a.tp_bytes * per_byte
+    # all-to-all: its own uplink slow-down (1 on a direct network, where it is >= 1)
+    if direct:
+        a2a_mult: Floats | float = 1.0
+    else:
+        leaves = np.ceil(a.a2a_nodes / npl)
+        crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
+        a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
+    a2a_net = a.a2a_bytes * np.maximum(a2a_mult / wire, cpu)
+    a2a = np.maximum(a.a2a_nv_s / ce + a.a2a_nv_lat_s, a2a_net)
+    # pipeline sends and data-parallel rings: their slow-down alone on the leaf uplinks
+    if direct:
+        p2p_mult: Floats | float = 1.0
+        dp_mult: Floats | float = 1.0
+    else:
+        rails = float(_rails_on_leaf(c))
+        flows = np.where(
+            (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
+            np.minimum(a.p2p_stride, npl) * rails,
+            0.0,
+        )
+        p2p_mult = _leaf_slowdowns(c, flows, ar)
+        dp_mult = np.where(a.dp_span > npl, leaf_slowdown(c, rails, ar), 1.0)
+    p2p = a.p2p_nv_s / ce + a.p2p_nv_lat_s + a.p2p_bytes * np.maximum(p2p_mult / wire, cpu)
+    dp = a.dp_nv_s / ce + a.dp_nv_lat_s + a.dp_bytes * np.maximum(dp_mult / wire, cpu)
+
+    slow = OVERLAP_COMPUTE_SLOWDOWN
+    per_mb = compute / a.micro_batches
+    # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
+    window = per_mb * 2.0 * a.forward_share
+    ddp = np.maximum(window + slow * np.minimum(window, dp), dp) - window
+    # FSDP: per unit max(compute_i, gather_i) plus the first gather and last reduce-scatter
+    forward = per_mb * a.forward_share / a.units
+    backward = per_mb / a.units - forward
+    g = dp / a.dp_collectives
+    fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
+    g_bwd = np.where(a.reshard, 2.0 * g, g)
+    bwd = a.units * (np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward)
+    fsdp = np.where(a.reshard, a.micro_batches, 1.0) * (g + fwd + bwd + g)
+    dp_exposed = np.where(a.fsdp, fsdp, ddp)
+
+    bubble = a.bubble * (compute + tp + a2a)
+    step = compute + bubble + tp + a2a + p2p + dp_exposed + a.fixed_s + sc.step_overhead_s
+    result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
+    return result
