@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -222,12 +223,13 @@ def plan_arrays(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) ->
     )
 
 
-def goodput_factor(w: Workload, gpus: int, r: Reliability) -> float:
+@lru_cache(maxsize=65536)
+def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
     """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
     1 + min over intervals tau of (write / tau + rate (tau / 2 + restart))."""
     rate = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
-    write = checkpoint_write_s(w.parameters, gpus, r)
-    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(w.parameters, gpus, r)
+    write = checkpoint_write_s(parameters, gpus, r)
+    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(parameters, gpus, r)
 
 
 def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Floats:
@@ -250,16 +252,17 @@ def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Fl
 def wall_step_lower_bounds_s(
     a: PlanArrays,
     c: ClusterSpec,
+    gpus: int,
     fabric: FabricProfile,
     sc: EstimateCase,
     goodput: float,
 ) -> Floats:
-    """A lower bound on each plan's wall-clock step on ``c`` (the cluster of the plans' size)
-    in scenario ``sc``; ``goodput``: goodput_factor for that size."""
+    """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
+    size) in scenario ``sc``; ``goodput``: goodput_factor for that size."""
     ke, ce = sc.kernel_efficiency, sc.collective_efficiency
-    node_gpus = min(c.gpus, c.gpus_per_node)
+    node_gpus = min(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
     cpu = sc.host_cpu_s_per_byte * node_gpus
-    wire = c.nic_bytes_per_s_per_gpu * sc.fabric_efficiency * ce
+    wire = c.nic_gbps_per_node * 1e9 / 8 / node_gpus * sc.fabric_efficiency * ce
     per_byte = max(1.0 / wire, cpu)
     topo = c.topology
     direct = topo.direct

@@ -24,6 +24,7 @@ import numpy as np
 from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.compute import optimizer_step_s, straggler_fraction
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
     Estimate,
@@ -37,7 +38,7 @@ from optimizer.performance.estimator import (
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
-from optimizer.performance.goodput import wall_step_s
+from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
@@ -286,22 +287,52 @@ def _compute_s(
     return (tensor_core_s / eff + elementwise_s) * w.tokens_per_step / hw.gpus
 
 
-class _SizePlans(NamedTuple):
-    """The candidates on one hardware size (candidate order) with the arrays their lower
-    bounds are priced from (plan_pricing), and the smallest network-free part of their steps:
-    compute with straggler and bubble, optimizer step and per-micro-batch overheads."""
+class _SizePlans:
+    """The candidates on one hardware size, smallest network-free step first (compute with
+    straggler and bubble, optimizer step, per-micro-batch overheads: ``free_s``), with their
+    index in candidate order; the arrays their network bounds are priced from are built per
+    chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
 
-    plans: tuple[ParallelPlan, ...]
-    arrays: PlanArrays | None
-    network_free_min_s: float
+    __slots__ = ("_arrays", "c", "free_s", "indices", "plans", "w")
+
+    def __init__(
+        self,
+        w: Workload,
+        c: ClusterSpec,
+        ranked: list[tuple[float, int, ParallelPlan]],
+    ) -> None:
+        self.w, self.c = w, c
+        self.free_s = [free for free, _, _ in ranked]
+        self.indices = [index for _, index, _ in ranked]
+        self.plans = tuple(plan for _, _, plan in ranked)
+        self._arrays: dict[int, PlanArrays] = {}
+
+    def chunk(self, k: int) -> tuple[int, int]:
+        """Positions [start, end) of chunk ``k``."""
+        start, end = CHUNKS[k], CHUNKS[k + 1] if k + 1 < len(CHUNKS) else len(self.plans)
+        return start, min(end, len(self.plans))
+
+    def arrays(self, k: int) -> PlanArrays:
+        arrays = self._arrays.get(k)
+        if arrays is None:
+            start, end = self.chunk(k)
+            arrays = self._arrays[k] = plan_arrays(self.w, self.c, self.plans[start:end])
+        return arrays
+
+
+# Where the chunks of a size's candidates start (smallest network-free step first): pricing
+# a chunk costs tens of microseconds per candidate the first time, so a size's best few are
+# priced first and the rest only while their network-free steps can still beat the best.
+CHUNKS = (0, 8, 32, 128, 512)
 
 
 class _Priced(NamedTuple):
-    """A size's candidates on one network: their wall-step bounds, smallest first, and the
-    candidate index of each (None until priced)."""
+    """A chunk of a size's candidates on one network: its wall-step bounds, smallest first,
+    and each one's position in the size's list (None until priced)."""
 
     sized: _SizePlans
     goodput: float
+    chunk: int
     bounds: list[float] | None
     ranking: list[int] | None
 
@@ -316,11 +347,13 @@ def _size_plans(
     limit_gb: float,
     fixed: PartialPlan,
     kernel_eff: float,
-    c: ClusterSpec,
+    root: ClusterSpec,
+    used: int,
 ) -> _SizePlans:
-    """The candidates of one size, cached per workload and hardware (``c`` has that hardware;
-    its network is not read): the optimizer searches the same sizes on many networks. An
-    entry computed under other fitted constants (the calibration's fitting loop) is redone."""
+    """The candidates of one size, cached per workload and hardware (``root`` cut to
+    ``used`` GPUs has that hardware; its network is not read): the optimizer searches the
+    same sizes on many networks. An entry computed under other fitted constants (the
+    calibration's fitting loop) is redone."""
     key = (w, hw, limit_gb, fixed, kernel_eff)
     gen = generation(hw.gpu_model)
     hit = _size_cache.get(key)
@@ -328,7 +361,8 @@ def _size_plans(
         return hit[0]
     if len(_size_cache) >= _SIZE_CACHE_SIZE:
         _size_cache.clear()
-    sized = _price_free(w, c, hw, limit_gb, fixed, kernel_eff)
+    sub = root if used == root.gpus else replace(root, gpus=used)
+    sized = _price_free(w, sub, hw, limit_gb, fixed, kernel_eff)
     _size_cache[key] = (sized, gen, fitted.COMPUTE)
     return sized
 
@@ -342,12 +376,32 @@ def _price_free(
     kernel_eff: float,
 ) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    if not plans:
-        return _SizePlans((), None, math.inf)
-    arrays = plan_arrays(w, c, plans)
-    compute = (arrays.tensor_core_s / kernel_eff + arrays.elementwise_s) * (1.0 + arrays.straggler)
-    free = compute * (1.0 + arrays.bubble) + arrays.fixed_s
-    return _SizePlans(plans, arrays, float(free.min()))
+    hbm = generation(hw.gpu_model).hbm_tbytes_per_s
+    ranked: list[tuple[float, int, ParallelPlan]] = []
+    for index, plan in enumerate(
+        plans
+    ):  # as StepModel: compute with straggler and bubble, fixed overheads
+        tensor_core_s, elementwise_s = compute_s_per_token(
+            w,
+            plan.micro_batch_size,
+            plan.tensor,
+            hw.gpu_model,
+            hw.peak_tflops,
+            hw.peak_fp8_tflops,
+            plan.expert,
+        )
+        p, v = plan.pipeline, plan.virtual_pipeline
+        layout = pipeline_layout(w, p, v)
+        tokens = w.tokens_per_step / hw.gpus * layout.slowest_stage_share
+        compute = (tensor_core_s * tokens / kernel_eff + elementwise_s * tokens) * (
+            1.0 + straggler_fraction(plan.data)
+        )
+        m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+        bubble = bubble_fraction(p, v, m, layout.chunk_imbalance) if p > 1 else 0.0
+        fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+        ranked.append((compute * (1.0 + bubble) + fixed_s, index, plan))
+    ranked.sort(key=lambda entry: entry[:2])
+    return _SizePlans(w, c, ranked)
 
 
 def plan_and_estimate(
@@ -381,54 +435,62 @@ def plan_and_estimate(
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
     keep = 1.0 - BOUND_SLACK
-    # (size bound, order, root, GPUs used), in increasing size bound: whole cluster first.
-    pending: list[tuple[float, int, ClusterSpec, int]] = []
-    for root, sizes in [
-        (c, _idle_sizes(w, c, fixed)),
-        *((tile, [tile.gpus]) for tile in _domain_tilings(c)),
-    ]:
-        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), eff)
-        pending.extend(
-            (work_s * root.gpus / used * keep, len(pending) + i, root, used)
-            for i, used in enumerate(sizes)
-        )
-    pending.sort(key=lambda entry: entry[:2])
-    # Branch and bound over (size bound, order, position, ...): position -1 is a size whose
+    roots = [c, *_domain_tilings(c)]
+    reliability = options.reliability
+    sizes = _pending_sizes(
+        w, _hardware(c, c.gpus), fixed, eff, expected.step_overhead_s, reliability, c
+    )
+    pending = sizes.entries
+    refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
+    overhead_s = expected.step_overhead_s
+    # Branch and bound over (bound, order, position, ...): position -1 is a size whose
     # candidates are not priced on this network yet, i >= 0 its i-th cheapest candidate.
-    heap: list[tuple[float, int, int, _Priced, ClusterSpec]] = []
+    heap: list[tuple[float, int, int, _Priced, int, int]] = []
+    subs: dict[int, ClusterSpec] = {}  # the cluster cut to each size timed, by order
     best: StepModel | None = None
     best_s = float("inf")
     best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
     nxt = 0
-    reliability = options.reliability
     while True:
         while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
-            _, order, root, used = pending[nxt]
+            _, order, r, used = pending[nxt]
             nxt += 1
-            hw = _hardware(root, used)
-            sub = root if used == root.gpus else replace(root, gpus=used)
-            sized = _size_plans(w, hw, limit_gb, fixed, eff, sub)
-            if sized.arrays is not None:
-                gp = goodput_factor(w, used, reliability)
-                bound = (sized.network_free_min_s + expected.step_overhead_s) * gp * keep
-                heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, None, None), sub))
+            root = roots[r]
+            sized = _size_plans(w, _hardware(root, used), limit_gb, fixed, eff, root, used)
+            bound = math.inf
+            if sized.plans:
+                gp = goodput_factor(w.parameters, used, reliability)
+                bound = (sized.free_s[0] + overhead_s) * gp * keep
+                heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, 0, None, None), r, used))
+            refined[order] = bound
         if not heap or heap[0][0] >= best_s:
             break
-        _, order, i, priced, sub = heapq.heappop(heap)
-        sized = priced.sized
-        if i < 0:  # price every candidate of this size on the network at once
-            assert sized.arrays is not None
-            bounds = wall_step_lower_bounds_s(sized.arrays, sub, fabric, expected, priced.goodput)
+        _, order, i, priced, r, used = heapq.heappop(heap)
+        sized, gp, k = priced.sized, priced.goodput, priced.chunk
+        if i < 0:  # price chunk k of this size's candidates on the network at once
+            start, end = sized.chunk(k)
+            if end < len(sized.plans):  # the next chunk, at its network-free bound
+                later = (sized.free_s[end] + overhead_s) * gp * keep
+                heapq.heappush(
+                    heap, (later, order, -1, _Priced(sized, gp, k + 1, None, None), r, used)
+                )
+            bounds = wall_step_lower_bounds_s(sized.arrays(k), roots[r], used, fabric, expected, gp)
             ranking = np.argsort(bounds, kind="stable")
-            priced = _Priced(sized, priced.goodput, bounds[ranking].tolist(), ranking.tolist())
-            heapq.heappush(heap, (priced.bounds[0], order, 0, priced, sub))  # type: ignore[index]
+            ranked_s = bounds[ranking].tolist()
+            priced = _Priced(sized, gp, k, ranked_s, (ranking + start).tolist())
+            heapq.heappush(heap, (ranked_s[0], order, 0, priced, r, used))
             continue
         assert priced.bounds is not None and priced.ranking is not None
         if i + 1 < len(priced.bounds):
-            heapq.heappush(heap, (priced.bounds[i + 1], order, i + 1, priced, sub))
-        index = priced.ranking[i]
-        plan = sized.plans[index]
+            heapq.heappush(heap, (priced.bounds[i + 1], order, i + 1, priced, r, used))
+        position = priced.ranking[i]
+        plan = sized.plans[position]
+        index = sized.indices[position]
+        sub = subs.get(order)
+        if sub is None:
+            root = roots[r]
+            sub = subs[order] = root if used == root.gpus else replace(root, gpus=used)
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
             checked = True
@@ -439,6 +501,7 @@ def plan_and_estimate(
         )
         if seconds < best_s or (seconds == best_s and (order, index) < best_key):
             best, best_s, best_key = step, seconds, (order, index)
+    sizes.refine(refined)
     if best is None:
         _explain_infeasible(w, c, fixed)
     assert best is not None
@@ -457,6 +520,84 @@ def plan_and_estimate(
         )
         result = replace(result, notes=(*result.notes, note))
     return replace(result, scale_up_gpus=c.scale_up_domain_gpus)
+
+
+_Sizes = tuple[tuple[float, int, int, int], ...]  # (bound, order, root, GPUs used)
+
+
+class _SizeOrder:
+    """The sizes of one search, smallest bound first. A search that looked at a size's
+    candidates knows a tighter bound for it (their smallest network-free step, infinite when
+    none fits): it writes it back, so the next network's search skips what cannot win."""
+
+    __slots__ = ("constants", "entries", "known")
+
+    def __init__(self, entries: _Sizes) -> None:
+        self.entries = entries
+        self.constants = fitted.COMPUTE
+        self.known: set[int] = set()  # orders whose bound is already the tighter one
+
+    def refine(self, refined: dict[int, float]) -> None:
+        if not refined.keys() - self.known:
+            return
+        self.known |= refined.keys()
+        self.entries = tuple(
+            sorted(
+                (refined.get(order, bound), order, r, used)
+                for bound, order, r, used in self.entries
+                if refined.get(order, bound) < math.inf
+            )
+        )
+
+
+_pending_cache: dict[tuple[object, ...], _SizeOrder] = {}
+
+
+def _pending_sizes(
+    w: Workload,
+    hw: _Hardware,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    step_overhead_s: float,
+    reliability: Reliability,
+    c: ClusterSpec,
+) -> _SizeOrder:
+    """Every size a job on ``c`` may use as (bound, order, root, GPUs used), smallest bound
+    first: root 0 is ``c`` (all its GPUs, then fewer), the others its domain tilings. The
+    bound is the size's fastest compute plus the per-step overhead, at its goodput, until a
+    search refines it. Cached per workload and hardware: ``c`` is only read for its hardware
+    (``hw``)."""
+    key = (w, hw, fixed, kernel_eff, step_overhead_s, reliability)
+    hit = _pending_cache.get(key)
+    if hit is not None and hit.constants is fitted.COMPUTE:
+        return hit
+    if len(_pending_cache) >= _SIZE_CACHE_SIZE:
+        _pending_cache.clear()
+    order = _SizeOrder(_sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c))
+    _pending_cache[key] = order
+    return order
+
+
+def _sizes_by_bound(
+    w: Workload,
+    hw: _Hardware,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    step_overhead_s: float,
+    reliability: Reliability,
+    c: ClusterSpec,
+) -> _Sizes:
+    keep = 1.0 - BOUND_SLACK
+    out: list[tuple[float, int, int, int]] = []
+    for r, (root, sizes) in enumerate(
+        [(c, _idle_sizes(w, c, fixed)), *((tile, [tile.gpus]) for tile in _domain_tilings(c))]
+    ):
+        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff)
+        for used in sizes:
+            gp = goodput_factor(w.parameters, used, reliability)
+            bound = (work_s * root.gpus / used + step_overhead_s) * gp * keep
+            out.append((bound, len(out), r, used))
+    return tuple(sorted(out))
 
 
 @lru_cache(maxsize=4096)
