@@ -20,6 +20,7 @@ from optimizer.performance.options import DEFAULT_OPTIONS
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     goodput_factor,
+    network_free_terms,
     plan_arrays,
     wall_step_lower_bounds_s,
 )
@@ -61,6 +62,17 @@ def _cluster(system_h100: bool, nodes: int, fabric: str, topology: int, sharp: b
     return replace(c, in_network_reduction=sharp)
 
 
+def _bounds(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) -> list[float]:
+    """The planner's bound on each plan's wall-clock step on all of ``c``."""
+    fabric = DEFAULT_FABRICS[c.fabric]
+    expected = scenario(c, fabric, "expected")
+    _, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+    gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
+    arrays = plan_arrays(w, c, plans, columns)
+    bounds: list[float] = wall_step_lower_bounds_s(arrays, c, c.gpus, fabric, expected, gp).tolist()
+    return bounds
+
+
 clusters = st.builds(
     _cluster,
     st.booleans(),
@@ -100,9 +112,8 @@ def test_no_candidates_bound_exceeds_its_exact_wall_clock_step(
     plans = tuple(planner.candidate_plans(w, c, PartialPlan()))
     if not plans:
         return
-    gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
-    bounds = wall_step_lower_bounds_s(plan_arrays(w, c, plans), c, c.gpus, fabric, expected, gp)
-    for plan, bound in zip(plans, bounds.tolist(), strict=True):
+    bounds = _bounds(w, c, plans)
+    for plan, bound in zip(plans, bounds, strict=True):
         step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
         exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
         assert bound <= exact, plan
@@ -116,10 +127,7 @@ def test_the_bound_is_within_a_few_percent_of_the_step_on_a_compute_bound_plan()
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
     plan = planner.plan_and_estimate(w, c).plan
-    gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
-    (bound,) = wall_step_lower_bounds_s(
-        plan_arrays(w, c, (plan,)), c, c.gpus, fabric, expected, gp
-    ).tolist()
+    (bound,) = _bounds(w, c, (plan,))
     step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
     exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
     assert 0.95 * exact <= bound <= exact

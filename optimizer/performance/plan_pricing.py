@@ -38,22 +38,30 @@ import numpy as np
 import numpy.typing as npt
 
 from optimizer.performance import collectives as coll
-from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S, generation
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.compute import (
+    compute_s_per_token,
+    optimizer_step_s,
+    straggler_fraction,
+)
 from optimizer.performance.estimator import (
     OVERLAP_COMPUTE_SLOWDOWN,
     EstimateCase,
     StepModel,
-    _compute_plan_core,
     _rails_on_leaf,
     data_parallel_collectives,
+    fsdp_units,
     leaf_slowdown,
+    nvlink_bytes_per_s,
+    plan_traffic,
 )
 from optimizer.performance.fabrics import FabricProfile
 from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
 from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 
 # Relative slack under the bound: the same operations in another order round differently by
 # a few ulps; a billionth is far above that and far below any difference between plans.
@@ -107,20 +115,58 @@ def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, f
     return b / nv_bw, s * NVLINK_ALPHA_S
 
 
-def plan_arrays(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) -> PlanArrays:
-    """The arrays of ``plans`` on ``c``'s hardware (its network is not read)."""
-    from optimizer.performance.calibration import generation
+# Network-free columns (network_free_terms), in PlanArrays order.
+FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
 
+
+def network_free_terms(
+    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], kernel_eff: float
+) -> tuple[list[float], dict[str, list[float]]]:
+    """Each plan's network-free part of the step in the way StepModel computes it (compute
+    with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
+    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of."""
+    hbm = generation(c.gpu_model).hbm_tbytes_per_s
+    cols: dict[str, list[float]] = {name: [] for name in FREE_COLUMNS}
+    free: list[float] = []
+    for plan in plans:
+        tensor_core_s, elementwise_s = compute_s_per_token(
+            w,
+            plan.micro_batch_size,
+            plan.tensor,
+            c.gpu_model,
+            c.gpu_peak_tflops,
+            c.gpu_peak_fp8_tflops,
+            plan.expert,
+        )
+        p, v = plan.pipeline, plan.virtual_pipeline
+        layout = pipeline_layout(w, p, v)
+        tokens = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+        tensor_core_s, elementwise_s = tensor_core_s * tokens, elementwise_s * tokens
+        straggler = straggler_fraction(plan.data)
+        m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+        bubble = bubble_fraction(p, v, m, layout.chunk_imbalance) if p > 1 else 0.0
+        fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+        compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
+        free.append(compute * (1.0 + bubble) + fixed_s)
+        for name, value in zip(
+            FREE_COLUMNS, (tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m), strict=True
+        ):
+            cols[name].append(value)
+    return free, cols
+
+
+def plan_arrays(
+    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], free: dict[str, list[float]]
+) -> PlanArrays:
+    """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
+    network_free_terms columns."""
     gen = generation(c.gpu_model)
+    nvls = gen.name in coll.NVLS_GENERATIONS
+    nv_bw = nvlink_bytes_per_s(c)
+    gpn, dom = min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
     cols: dict[str, list[float]] = {
         name: []
         for name in [
-            "tensor_core_s",
-            "elementwise_s",
-            "straggler",
-            "fixed_s",
-            "bubble",
-            "micro_batches",
             "fsdp",
             "reshard",
             "units",
@@ -143,28 +189,11 @@ def plan_arrays(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) ->
             "a2a_nodes",
         ]
     }
-    forward_share = 0.0
     for plan in plans:
-        core = _compute_plan_core(w, c, plan, gen)
-        forward_share = core.forward_share
-        nv_bw = core.nv_bw
-        nvls = core.gen_nvls
-        traffic = core.traffic
-        m = core.micro_batches
-        cols["tensor_core_s"].append(core.tensor_core_s)
-        cols["elementwise_s"].append(core.elementwise_s)
-        cols["straggler"].append(core.straggler)
-        slots = m * plan.virtual_pipeline + plan.pipeline - 1
-        cols["fixed_s"].append(core.optimizer_step_s + 2 * slots * CHUNK_PASS_OVERHEAD_S)
-        cols["bubble"].append(
-            bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, core.layout.chunk_imbalance)
-            if plan.pipeline > 1
-            else 0.0
-        )
-        cols["micro_batches"].append(m)
-        cols["fsdp"].append(core.fsdp)
-        cols["reshard"].append(core.reshard)
-        cols["units"].append(core.units)
+        traffic = plan_traffic(w, plan, gpn, dom)
+        cols["fsdp"].append(plan.zero_stage == 3)
+        cols["reshard"].append(plan.reshard_after_forward)
+        cols["units"].append(fsdp_units(w, plan))
         cols["dp_collectives"].append(data_parallel_collectives(w, plan) if traffic.data else 1)
         cols["pipeline"].append(plan.pipeline)
         for name, part in (
@@ -214,9 +243,10 @@ def plan_arrays(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) ->
         cols["dp_bytes"].append(dp_bytes)
         cols["dp_span"].append(dp_span)
     arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+    arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())
     return PlanArrays(
         plans=plans,
-        forward_share=forward_share,
+        forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
         fsdp=arrays.pop("fsdp").astype(bool),
         reshard=arrays.pop("reshard").astype(bool),
         **arrays,

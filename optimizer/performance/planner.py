@@ -24,7 +24,6 @@ import numpy as np
 from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
-from optimizer.performance.compute import optimizer_step_s, straggler_fraction
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
     Estimate,
@@ -45,6 +44,7 @@ from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     PlanArrays,
     goodput_factor,
+    network_free_terms,
     plan_arrays,
     wall_step_lower_bounds_s,
 )
@@ -293,18 +293,22 @@ class _SizePlans:
     index in candidate order; the arrays their network bounds are priced from are built per
     chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
 
-    __slots__ = ("_arrays", "c", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
         w: Workload,
         c: ClusterSpec,
-        ranked: list[tuple[float, int, ParallelPlan]],
+        plans: tuple[ParallelPlan, ...],
+        free_s: list[float],
+        columns: dict[str, list[float]],
     ) -> None:
+        order = sorted(range(len(plans)), key=lambda i: (free_s[i], i))
         self.w, self.c = w, c
-        self.free_s = [free for free, _, _ in ranked]
-        self.indices = [index for _, index, _ in ranked]
-        self.plans = tuple(plan for _, _, plan in ranked)
+        self.free_s = [free_s[i] for i in order]
+        self.indices = order
+        self.plans = tuple(plans[i] for i in order)
+        self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
         self._arrays: dict[int, PlanArrays] = {}
 
     def chunk(self, k: int) -> tuple[int, int]:
@@ -316,7 +320,9 @@ class _SizePlans:
         arrays = self._arrays.get(k)
         if arrays is None:
             start, end = self.chunk(k)
-            arrays = self._arrays[k] = plan_arrays(self.w, self.c, self.plans[start:end])
+            columns = {name: values[start:end] for name, values in self.columns.items()}
+            plans = self.plans[start:end]
+            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns)
         return arrays
 
 
@@ -376,32 +382,8 @@ def _price_free(
     kernel_eff: float,
 ) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    hbm = generation(hw.gpu_model).hbm_tbytes_per_s
-    ranked: list[tuple[float, int, ParallelPlan]] = []
-    for index, plan in enumerate(
-        plans
-    ):  # as StepModel: compute with straggler and bubble, fixed overheads
-        tensor_core_s, elementwise_s = compute_s_per_token(
-            w,
-            plan.micro_batch_size,
-            plan.tensor,
-            hw.gpu_model,
-            hw.peak_tflops,
-            hw.peak_fp8_tflops,
-            plan.expert,
-        )
-        p, v = plan.pipeline, plan.virtual_pipeline
-        layout = pipeline_layout(w, p, v)
-        tokens = w.tokens_per_step / hw.gpus * layout.slowest_stage_share
-        compute = (tensor_core_s * tokens / kernel_eff + elementwise_s * tokens) * (
-            1.0 + straggler_fraction(plan.data)
-        )
-        m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-        bubble = bubble_fraction(p, v, m, layout.chunk_imbalance) if p > 1 else 0.0
-        fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
-        ranked.append((compute * (1.0 + bubble) + fixed_s, index, plan))
-    ranked.sort(key=lambda entry: entry[:2])
-    return _SizePlans(w, c, ranked)
+    free_s, columns = network_free_terms(w, c, plans, kernel_eff)
+    return _SizePlans(w, c, plans, free_s, columns)
 
 
 def plan_and_estimate(
