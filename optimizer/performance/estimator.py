@@ -661,6 +661,47 @@ def overlapped_s(
 # Each entry remembers the fitted constants it was computed with (the calibration's fitting
 # loop replaces them; compute.clear_caches does not know this cache), and is recomputed when
 # they changed.
+class _ScaleUp(NamedTuple):
+    """The scale-up (NVLink) shares of a plan's terms, and (bandwidth seconds, latency
+    seconds) of the tensor, all-to-all, pipeline and data-parallel ones."""
+
+    tensor: coll.Cost
+    all_to_all: coll.Cost
+    p2p: coll.Cost
+    context: coll.Cost
+    data: coll.Cost
+    seconds: tuple[float, ...]
+
+
+def _local_cost(part: _Part | None, nvls: bool) -> coll.Cost:
+    """The scale-up cost of the domain-local share of ``part`` (the cheaper NVLS form when
+    ``nvls``)."""
+    if part is None:
+        return coll.NO_COST
+    local = 1.0 - part.remote_share
+    nv = part.cost.times(local) if local > 0 else coll.NO_COST
+    if nvls and part.in_network is not None and local > 0:
+        nv = min(nv, StepModel._nvls(part.in_network.times(local)))
+    return nv
+
+
+def _scale_up(traffic: PlanTraffic, nvls: bool, nv_bw: float) -> _ScaleUp:
+    tp = _local_cost(traffic.tensor, nvls)
+    a2a = _local_cost(traffic.all_to_all, nvls)
+    p2p = _local_cost(traffic.p2p, nvls)
+    cp = _local_cost(traffic.context, nvls)
+    dp = coll.NO_COST
+    for part in traffic.data:
+        nvlink = part.nvlink
+        if nvls and part.nvlink_in_network is not None:
+            nvlink = min(nvlink, StepModel._nvls(part.nvlink_in_network))
+        dp = coll.Cost(dp.bytes + nvlink.bytes, dp.steps + nvlink.steps)
+    seconds = tuple(
+        x for cost in (tp, a2a, p2p, dp) for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
+    )
+    return _ScaleUp(tp, a2a, p2p, cp, dp, seconds)
+
+
 class _PlanCore(NamedTuple):
     """The StepModel attributes that depend on the workload, the plan and the hardware only."""
 
@@ -684,6 +725,8 @@ class _PlanCore(NamedTuple):
     cp_hidden: float
     traffic: PlanTraffic
     gen_nvls: bool
+    plain_local: _ScaleUp  # without NVLS
+    nvls_local: _ScaleUp  # with NVLS where the GPU has it (the cluster enables it)
 
 
 _CORE_CACHE_SIZE = 65_536
@@ -732,6 +775,12 @@ def _compute_plan_core(
     # the output layer on the last stage); 1 without a pipeline.
     layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
     tokens_per_gpu = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+    traffic = plan_traffic(
+        w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
+    )
+    nv_bw = nvlink_bytes_per_s(c)
+    gen_nvls = gen.name in coll.NVLS_GENERATIONS
+    plain = _scale_up(traffic, False, nv_bw)
     return _PlanCore(
         gen=gen,
         constants=fitted.COMPUTE,
@@ -751,7 +800,7 @@ def _compute_plan_core(
         units=fsdp_units(w, plan),
         # Share of the compute that is the forward pass (the rest: backward and recompute).
         forward_share=model_flops / (3.0 * hardware_flops),
-        nv_bw=nvlink_bytes_per_s(c),
+        nv_bw=nv_bw,
         # issue 14 (context): ring attention, hidden behind the attention of each block
         cp_hidden=(
             (plan.context - 1)
@@ -766,11 +815,11 @@ def _compute_plan_core(
                 plan.expert,
             )
         ),
-        traffic=plan_traffic(
-            w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
-        ),
+        traffic=traffic,
         # NVLS needs a Hopper-or-later NVSwitch (and a cluster that enables it).
-        gen_nvls=gen.name in coll.NVLS_GENERATIONS,
+        gen_nvls=gen_nvls,
+        plain_local=plain,
+        nvls_local=_scale_up(traffic, True, nv_bw) if gen_nvls else plain,
     )
 
 
@@ -802,6 +851,8 @@ class StepModel:
     cp_hidden: float
     traffic: PlanTraffic
     gen_nvls: bool
+    plain_local: _ScaleUp
+    nvls_local: _ScaleUp
 
     def __init__(
         self, w: Workload, c: ClusterSpec, plan: ParallelPlan, fabric: FabricProfile
@@ -826,6 +877,8 @@ class StepModel:
         self.cp_hidden = core.cp_hidden
         self.traffic = core.traffic
         self.gen_nvls = core.gen_nvls
+        self.plain_local = core.plain_local
+        self.nvls_local = core.nvls_local
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
         self.shape = c.topology.shape if c.topology.direct else ()
@@ -846,9 +899,12 @@ class StepModel:
         tp_mult = (
             leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
         )
-        self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
-        self.a2a_nv, self.a2a_net = self._split(traffic.all_to_all, 1.0)
-        self.p2p_nv, self.p2p_net = self._split(traffic.p2p, p2p_multiplier)
+        # The scale-up share of every term (with or without NVLS) is the same on every network.
+        local = self.nvls_local if self.nvls else self.plain_local
+        self.tp_nv, self.a2a_nv, self.p2p_nv, self.cp_nv, self.dp_nv, self._nv_s = local
+        self.tp_net = self._remote(tensor, tp_mult)
+        self.a2a_net = self._remote(traffic.all_to_all, 1.0)
+        self.p2p_net = self._remote(traffic.p2p, p2p_multiplier)
         # issue 14 (context): ring attention, hidden behind the attention of each block
         cp_part = traffic.context
         cp_mult = (
@@ -856,16 +912,11 @@ class StepModel:
             if cp_part is not None and cp_part.remote_share > 0
             else 1.0
         )
-        self.cp_nv, self.cp_net = self._split(cp_part, cp_mult)
-        self.dp_nv = coll.NO_COST
+        self.cp_net = self._remote(cp_part, cp_mult)
         self.dp_forms: list[tuple[_NetTerm, ...]] = []  # each reduction's ring, tree (, SHARP)
         self.dp_collectives = 1
         for part in traffic.data:
             self.dp_collectives = part.collectives
-            nvlink = part.nvlink
-            if self.nvls and part.nvlink_in_network is not None:
-                nvlink = min(nvlink, self._nvls(part.nvlink_in_network))
-            self.dp_nv = coll.Cost(self.dp_nv.bytes + nvlink.bytes, self.dp_nv.steps + nvlink.steps)
             if part.nodes > 1:
                 hops = _hops(c, part.span, neighbour=True)
                 ring, tree = part.ring, part.tree
@@ -880,12 +931,6 @@ class StepModel:
                 self.net_bytes += part.ring.bytes
         # Bytes of the data-parallel reductions on the wire, each in its lightest form.
         self._dp_min_bytes = sum(min(t.cost.bytes for t in forms) for forms in self.dp_forms)
-        nv_bw = self.nv_bw
-        self._nv_s = tuple(
-            x
-            for cost in (self.tp_nv, self.a2a_nv, self.p2p_nv, self.dp_nv)
-            for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
-        )
 
     @property
     def a2a_nv_s(self) -> float:
@@ -935,34 +980,27 @@ class StepModel:
         NVLS_EFFICIENCY of the line rate, the ring at NVLINK_EFFICIENCY)."""
         return coll.Cost(cost.bytes * NVLINK_EFFICIENCY / coll.NVLS_EFFICIENCY, cost.steps)
 
-    def _split(self, part: _Part | None, multiplier: float) -> tuple[coll.Cost, _NetTerm | None]:
-        """The scale-up cost of the domain-local share, and the network term of the rest
-        (``multiplier``: its leaf-uplink slow-down in a switched fabric)."""
-        if part is None:
-            return coll.NO_COST, None
+    def _remote(self, part: _Part | None, multiplier: float) -> _NetTerm | None:
+        """The network term of the share of ``part`` that leaves the scale-up domain
+        (``multiplier``: its leaf-uplink slow-down in a switched fabric); its scale-up share
+        is _scale_up_shares'."""
+        if part is None or part.remote_share <= 0:
+            return None
         cost = part.cost
-        local = 1.0 - part.remote_share
-        nv = cost.times(local) if local > 0 else coll.NO_COST
-        if self.nvls and part.in_network is not None and local > 0:
-            nv = min(nv, self._nvls(part.in_network.times(local)))
-        if part.remote_share <= 0:
-            return nv, None
         remote = cost.times(part.remote_share)
         if self.sharp and part.in_network is not None and not self.shape:
             remote = min(remote, part.in_network.times(part.remote_share))
         self.net_bytes += remote.bytes
         if self.shape:
-            term = self._torus_term(part, remote)
-        elif part.pattern == "ring":
+            return self._torus_term(part, remote)
+        if part.pattern == "ring":
             span = part.nodes if part.stride <= 1 else part.stride + 1
-            term = _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
-        else:
-            term = _NetTerm(
-                remote,
-                _all_to_all_multiplier(self.c, part.nodes),
-                _hops(self.c, part.nodes, neighbour=False),
-            )
-        return nv, term
+            return _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
+        return _NetTerm(
+            remote,
+            _all_to_all_multiplier(self.c, part.nodes),
+            _hops(self.c, part.nodes, neighbour=False),
+        )
 
     def _torus_term(self, part: _Part, remote: coll.Cost) -> _NetTerm:
         """A tensor, pipeline or expert collective on a torus. Rings of neighbours run as
