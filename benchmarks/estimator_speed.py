@@ -69,9 +69,9 @@ RECORDED = (
     ("session-6 start a9205e8", 1_253, 45_060, "--pairs 2000, recorded by the lead"),
     (
         "m7p 0658da8 (before this work)",
-        84,
-        15_242,
-        "--pairs 2000, taskset -c 1, load average 2.6 (the machine was never quiet)",
+        72,
+        18_236,
+        "--pairs 2000, this script, taskset -c 1, load 2.9 (per CPU second: 92 and 18,303)",
     ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
