@@ -7,8 +7,10 @@ expert degrees any divisor of data and experts (the estimator keeps those that f
 its fabric), pipeline degrees are divisors of what remains, memory is
 checked before any time is computed, only the smallest ZeRO stage that fits is kept, with the
 deepest interleaving the layer count allows. Candidates are then timed in order of a lower
-bound (compute plus pipeline bubble, which no communication can shorten) and the search stops
-once that bound exceeds the best full estimate: branch and bound over a few dozen plans.
+bound on their wall-clock step, priced for a whole chunk of candidates at once with NumPy
+(plan_pricing), and the search stops once the next bound is no faster than the best exact
+estimate: branch and bound that times a few plans exactly and returns the plan an exhaustive
+loop would (tests/test_planner_exact.py).
 """
 
 from __future__ import annotations
@@ -396,10 +398,13 @@ def plan_and_estimate(
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
     Every plan of every smaller whole-node size is a candidate too (the job may leave GPUs
-    idle), so more GPUs are never slower by construction. Branch and bound: plans of all
-    sizes are timed in the order of their lower bounds until the next bound is no faster
-    than the best estimate; a size's plans join only once its own bound (its whole compute
-    at kernel speed, the best tensor degree and micro-batch) is below the next plan's.
+    idle), so more GPUs are never slower by construction. Branch and bound: a size joins
+    once its bound (its fastest compute plus the per-step overhead, then, once its candidates
+    are known, their smallest network-free step) is below the next bound in the heap; its
+    candidates are priced on this network in chunks (plan_pricing.wall_step_lower_bounds_s),
+    and timed exactly in the order of those bounds until the next bound is no faster than the
+    best wall-clock step. Ties go to the first plan in the order of an exhaustive loop
+    (sizes as _idle_sizes lists them, candidates as _candidate_plans does).
 
     Raises
     ------
