@@ -517,11 +517,12 @@ class _SizeOrder:
     candidates knows a tighter bound for it (their smallest network-free step, infinite when
     none fits): it writes it back, so the next network's search skips what cannot win."""
 
-    __slots__ = ("constants", "entries", "known")
+    __slots__ = ("constants", "entries", "generation", "known")
 
-    def __init__(self, entries: _Sizes) -> None:
+    def __init__(self, entries: _Sizes, gen: object) -> None:
         self.entries = entries
         self.constants = fitted.COMPUTE
+        self.generation = gen
         self.known: set[int] = set()  # orders whose bound is already the tighter one
 
     def refine(self, refined: dict[int, float]) -> None:
@@ -556,11 +557,13 @@ def _pending_sizes(
     (``hw``)."""
     key = (w, hw, fixed, kernel_eff, step_overhead_s, reliability)
     hit = _pending_cache.get(key)
-    if hit is not None and hit.constants is fitted.COMPUTE:
+    gen = generation(hw.gpu_model)
+    if hit is not None and hit.constants is fitted.COMPUTE and hit.generation is gen:
         return hit
     if len(_pending_cache) >= _SIZE_CACHE_SIZE:
         _pending_cache.clear()
-    order = _SizeOrder(_sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c))
+    sizes = _sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c)
+    order = _SizeOrder(sizes, gen)
     _pending_cache[key] = order
     return order
 
@@ -587,11 +590,11 @@ def _sizes_by_bound(
     return tuple(sorted(out))
 
 
-@lru_cache(maxsize=4096)
 def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float) -> float:
     """The step's compute on ``hw.gpus`` at kernel speed with the fastest tensor degree and
     micro-batch: no plan on these GPUs, nor (scaled by gpus / used) on fewer of them, is
-    faster (smaller sizes offer no other tensor degree)."""
+    faster (smaller sizes offer no other tensor degree). Not cached itself: _pending_sizes
+    caches the sizes' bounds and redoes them under new fitted constants."""
     experts = _divisors(w.experts) if w.is_moe else (1,)  # every expert degree any size has
     return min(
         _compute_s(w, hw, mb, t, kernel_eff, e)
