@@ -31,8 +31,9 @@ absorbs the rounding of a different order of the same float operations.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -105,6 +106,10 @@ class PlanArrays:
     p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
     pipeline: Floats
     a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
+    # per (kernel efficiency, collective efficiency): _static's terms
+    static: dict[tuple[float, float], _Static] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, float]:
@@ -279,6 +284,61 @@ def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Fl
     return np.where(flows <= 0, 1.0, np.maximum(1.0, safe / delivered))
 
 
+class _Static(NamedTuple):
+    """What the bound of a chunk needs from a scenario's kernel and collective efficiencies
+    only (the same on every network of a fabric): the network-free terms, and which network
+    terms any plan of the chunk has at all."""
+
+    compute: Floats
+    base: Floats  # compute + optimizer step + per-micro-batch overheads
+    tp_nv: Floats
+    a2a_nv: Floats
+    p2p_nv: Floats
+    dp_nv: Floats
+    window: Floats  # the last micro-batch's backward (DDP overlap)
+    forward: Floats  # per FSDP unit
+    backward: Floats
+    fsdp_times: Floats  # micro-batches (re-sharding) or 1
+    tp_net: bool
+    a2a_net: bool
+    p2p_net: bool
+    dp_net: bool
+    any_ddp: bool
+    any_fsdp: bool
+    any_bubble: bool
+
+
+def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
+    key = (ke, ce)
+    hit = a.static.get(key)
+    if hit is not None:
+        return hit
+    compute = (a.tensor_core_s / ke + a.elementwise_s) * (1.0 + a.straggler)
+    per_mb = compute / a.micro_batches
+    forward = per_mb * a.forward_share / a.units
+    static = _Static(
+        compute=compute,
+        base=compute + a.fixed_s,
+        tp_nv=a.tp_nv_s / ce + a.tp_nv_lat_s,
+        a2a_nv=a.a2a_nv_s / ce + a.a2a_nv_lat_s,
+        p2p_nv=a.p2p_nv_s / ce + a.p2p_nv_lat_s,
+        dp_nv=a.dp_nv_s / ce + a.dp_nv_lat_s,
+        window=per_mb * 2.0 * a.forward_share,
+        forward=forward,
+        backward=per_mb / a.units - forward,
+        fsdp_times=np.where(a.reshard, a.micro_batches, 1.0),
+        tp_net=bool((a.tp_bytes > 0).any()),
+        a2a_net=bool((a.a2a_bytes > 0).any()),
+        p2p_net=bool((a.p2p_bytes > 0).any()),
+        dp_net=bool((a.dp_bytes > 0).any()),
+        any_ddp=not bool(a.fsdp.all()),
+        any_fsdp=bool(a.fsdp.any()),
+        any_bubble=bool((a.bubble > 0).any()),
+    )
+    a.static[key] = static
+    return static
+
+
 def wall_step_lower_bounds_s(
     a: PlanArrays,
     c: ClusterSpec,
@@ -288,60 +348,72 @@ def wall_step_lower_bounds_s(
     goodput: float,
 ) -> Floats:
     """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
-    size) in scenario ``sc``; ``goodput``: goodput_factor for that size."""
-    ke, ce = sc.kernel_efficiency, sc.collective_efficiency
+    size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Terms no plan of
+    the chunk has are skipped."""
+    ce = sc.collective_efficiency
+    st = _static(a, sc.kernel_efficiency, ce)
     node_gpus = min(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
     cpu = sc.host_cpu_s_per_byte * node_gpus
     wire = c.nic_gbps_per_node * 1e9 / 8 / node_gpus * sc.fabric_efficiency * ce
     per_byte = max(1.0 / wire, cpu)
     topo = c.topology
     direct = topo.direct
-    ar = fabric.adaptive_routing
     npl = c.nodes_per_leaf
 
-    compute = (a.tensor_core_s / ke + a.elementwise_s) * (1.0 + a.straggler)
-    tp = a.tp_nv_s / ce + a.tp_nv_lat_s + a.tp_bytes * per_byte
-    # all-to-all: its own uplink slow-down (1 on a direct network, where it is >= 1)
-    if direct:
-        a2a_mult: Floats | float = 1.0
-    else:
-        leaves = np.ceil(a.a2a_nodes / npl)
-        crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
-        a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
-    a2a_net = a.a2a_bytes * np.maximum(a2a_mult / wire, cpu)
-    a2a = np.maximum(a.a2a_nv_s / ce + a.a2a_nv_lat_s, a2a_net)
+    tp = st.tp_nv + a.tp_bytes * per_byte if st.tp_net else st.tp_nv
+    a2a = st.a2a_nv
+    if st.a2a_net:  # its own uplink slow-down (1 on a direct network, where it is >= 1)
+        if direct:
+            a2a_per_byte: Floats | float = per_byte
+        else:
+            leaves = np.ceil(a.a2a_nodes / npl)
+            crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
+            a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
+            a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
+        a2a = np.maximum(st.a2a_nv, a.a2a_bytes * a2a_per_byte)
     # pipeline sends and data-parallel rings: their slow-down alone on the leaf uplinks
-    if direct:
-        p2p_mult: Floats | float = 1.0
-        dp_mult: Floats | float = 1.0
-    else:
-        rails = float(_rails_on_leaf(c))
-        flows = np.where(
-            (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
-            np.minimum(a.p2p_stride, npl) * rails,
-            0.0,
-        )
-        p2p_mult = _leaf_slowdowns(c, flows, ar)
-        dp_mult = np.where(a.dp_span > npl, leaf_slowdown(c, rails, ar), 1.0)
-    p2p = a.p2p_nv_s / ce + a.p2p_nv_lat_s + a.p2p_bytes * np.maximum(p2p_mult / wire, cpu)
-    dp = a.dp_nv_s / ce + a.dp_nv_lat_s + a.dp_bytes * np.maximum(dp_mult / wire, cpu)
+    rails = float(_rails_on_leaf(c))
+    p2p = st.p2p_nv
+    if st.p2p_net:
+        if direct:
+            p2p_per_byte: Floats | float = per_byte
+        else:
+            flows = np.where(
+                (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
+                np.minimum(a.p2p_stride, npl) * rails,
+                0.0,
+            )
+            p2p_per_byte = np.maximum(
+                _leaf_slowdowns(c, flows, fabric.adaptive_routing) / wire, cpu
+            )
+        p2p = st.p2p_nv + a.p2p_bytes * p2p_per_byte
+    dp = st.dp_nv
+    if st.dp_net:
+        if direct:
+            dp_per_byte: Floats | float = per_byte
+        else:
+            alone = max(leaf_slowdown(c, rails, fabric.adaptive_routing) / wire, cpu)
+            dp_per_byte = np.where(a.dp_span > npl, alone, per_byte)
+        dp = st.dp_nv + a.dp_bytes * dp_per_byte
 
     slow = OVERLAP_COMPUTE_SLOWDOWN
-    per_mb = compute / a.micro_batches
-    # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
-    window = per_mb * 2.0 * a.forward_share
-    ddp = np.maximum(window + slow * np.minimum(window, dp), dp) - window
-    # FSDP: per unit max(compute_i, gather_i) plus the first gather and last reduce-scatter
-    forward = per_mb * a.forward_share / a.units
-    backward = per_mb / a.units - forward
-    g = dp / a.dp_collectives
-    fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
-    g_bwd = np.where(a.reshard, 2.0 * g, g)
-    bwd = a.units * (np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward)
-    fsdp = np.where(a.reshard, a.micro_batches, 1.0) * (g + fwd + bwd + g)
-    dp_exposed = np.where(a.fsdp, fsdp, ddp)
+    exposed: Floats | float = 0.0
+    if st.any_ddp:  # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
+        window = st.window
+        exposed = np.maximum(window + slow * np.minimum(window, dp), dp) - window
+    if st.any_fsdp:  # per unit max(compute_i, gather_i), the first gather, last reduce-scatter
+        forward, backward = st.forward, st.backward
+        g = dp / a.dp_collectives
+        fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
+        g_bwd = np.where(a.reshard, 2.0 * g, g)
+        bwd = a.units * (
+            np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward
+        )
+        fsdp = st.fsdp_times * (g + fwd + bwd + g)
+        exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
 
-    bubble = a.bubble * (compute + tp + a2a)
-    step = compute + bubble + tp + a2a + p2p + dp_exposed + a.fixed_s + sc.step_overhead_s
+    step = st.base + tp + a2a + p2p + exposed + sc.step_overhead_s
+    if st.any_bubble:
+        step = step + a.bubble * (st.compute + tp + a2a)
     result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
     return result
