@@ -131,3 +131,16 @@ def test_the_bound_is_within_a_few_percent_of_the_step_on_a_compute_bound_plan()
     step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
     exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
     assert 0.95 * exact <= bound <= exact
+
+
+def test_a_search_on_smaller_gpu_memory_does_not_reuse_the_larger_memorys_candidates() -> None:
+    """The cached sizes and candidates are per memory too: the same GPUs with less memory
+    get the plans that fit them."""
+    w = preset("mpt-7b", global_batch_size=256)
+    large = cluster_for(HGX_H100, 32)
+    small = replace(large, gpu_memory_gb=24.0)
+    planner.plan_and_estimate(w, large)  # fills the caches of this hardware
+    est = planner.plan_and_estimate(w, small)
+    _, plan, used = exhaustive(w, small)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    assert est.memory_per_gpu_gb <= 24.0

@@ -425,7 +425,7 @@ def plan_and_estimate(
     roots = [c, *_domain_tilings(c)]
     reliability = options.reliability
     sizes = _pending_sizes(
-        w, _hardware(c, c.gpus), fixed, eff, expected.step_overhead_s, reliability, c
+        w, _hardware(c, c.gpus), limit_gb, fixed, eff, expected.step_overhead_s, reliability, c
     )
     pending = sizes.entries
     refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
@@ -444,10 +444,16 @@ def plan_and_estimate(
             _, order, r, used = pending[nxt]
             nxt += 1
             root = roots[r]
-            sized = _size_plans(w, _hardware(root, used), limit_gb, fixed, eff, root, used)
+            known = sizes.sized.get(order)
+            if known is None:
+                hw = _hardware(root, used)
+                known = sizes.sized[order] = (
+                    _size_plans(w, hw, limit_gb, fixed, eff, root, used),
+                    goodput_factor(w.parameters, used, reliability),
+                )
+            sized, gp = known
             bound = math.inf
             if sized.plans:
-                gp = goodput_factor(w.parameters, used, reliability)
                 bound = (sized.free_s[0] + overhead_s) * gp * keep
                 heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, 0, None, None), r, used))
             refined[order] = bound
@@ -517,12 +523,14 @@ class _SizeOrder:
     candidates knows a tighter bound for it (their smallest network-free step, infinite when
     none fits): it writes it back, so the next network's search skips what cannot win."""
 
-    __slots__ = ("constants", "entries", "generation", "known")
+    __slots__ = ("constants", "entries", "generation", "known", "sized")
 
     def __init__(self, entries: _Sizes, gen: object) -> None:
         self.entries = entries
         self.constants = fitted.COMPUTE
         self.generation = gen
+        # each size's candidates and goodput factor once a search has looked, by order
+        self.sized: dict[int, tuple[_SizePlans, float]] = {}
         self.known: set[int] = set()  # orders whose bound is already the tighter one
 
     def refine(self, refined: dict[int, float]) -> None:
@@ -544,6 +552,7 @@ _pending_cache: dict[tuple[object, ...], _SizeOrder] = {}
 def _pending_sizes(
     w: Workload,
     hw: _Hardware,
+    limit_gb: float,
     fixed: PartialPlan,
     kernel_eff: float,
     step_overhead_s: float,
@@ -555,7 +564,7 @@ def _pending_sizes(
     bound is the size's fastest compute plus the per-step overhead, at its goodput, until a
     search refines it. Cached per workload and hardware: ``c`` is only read for its hardware
     (``hw``)."""
-    key = (w, hw, fixed, kernel_eff, step_overhead_s, reliability)
+    key = (w, hw, limit_gb, fixed, kernel_eff, step_overhead_s, reliability)
     hit = _pending_cache.get(key)
     gen = generation(hw.gpu_model)
     if hit is not None and hit.constants is fitted.COMPUTE and hit.generation is gen:
