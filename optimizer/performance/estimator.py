@@ -48,7 +48,7 @@ from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import PipelineLayout, bubble_fraction, pipeline_layout
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -655,80 +655,154 @@ def overlapped_s(
     return max(compute_s + slowdown * min(compute_s, communication_s), communication_s)
 
 
-class StepModel:
-    """Everything about one (workload, cluster, plan) that no scenario changes.
+# --- issue 14, speed: what a StepModel shares across networks --------------------------------
+# Keyed on the workload, the plan and the hardware (GPU, host, scale-up domain): the optimizer
+# re-prices one plan on many candidate networks, and this part is the same on all of them.
+# Each entry remembers the fitted constants it was computed with (the calibration's fitting
+# loop replaces them; compute.clear_caches does not know this cache), and is recomputed when
+# they changed.
+class _ScaleUp(NamedTuple):
+    """The scale-up (NVLink) shares of a plan's terms, and (bandwidth seconds, latency
+    seconds) of the tensor, all-to-all, pipeline and data-parallel ones."""
 
-    Each communication term is either a scale-up (NVLink) cost or a network ``_NetTerm``,
-    both priced per scenario; bytes a GPU puts on the network are summed (``net_bytes``).
-    """
+    tensor: coll.Cost
+    all_to_all: coll.Cost
+    p2p: coll.Cost
+    context: coll.Cost
+    data: coll.Cost
+    seconds: tuple[float, ...]
 
-    def __init__(
-        self, w: Workload, c: ClusterSpec, plan: ParallelPlan, fabric: FabricProfile
-    ) -> None:
-        self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
-        self.micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
-        self.hardware_flops = hardware_flops_per_step(w)
-        self.model_flops = model_flops_per_step(w)
-        tensor_core_s, elementwise_s = compute_s_per_token(
-            w,
-            plan.micro_batch_size,
-            plan.tensor,
-            c.gpu_model,
-            c.gpu_peak_tflops,
-            c.gpu_peak_fp8_tflops,
-            plan.expert,
-        )
-        # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
-        # the output layer on the last stage); 1 without a pipeline.
-        self.layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
-        tokens_per_gpu = w.tokens_per_step / c.gpus * self.layout.slowest_stage_share
+
+def _local_cost(part: _Part | None, nvls: bool) -> coll.Cost:
+    """The scale-up cost of the domain-local share of ``part`` (the cheaper NVLS form when
+    ``nvls``)."""
+    if part is None:
+        return coll.NO_COST
+    local = 1.0 - part.remote_share
+    nv = part.cost.times(local) if local > 0 else coll.NO_COST
+    if nvls and part.in_network is not None and local > 0:
+        nv = min(nv, StepModel._nvls(part.in_network.times(local)))
+    return nv
+
+
+def _scale_up(traffic: PlanTraffic, nvls: bool, nv_bw: float) -> _ScaleUp:
+    tp = _local_cost(traffic.tensor, nvls)
+    a2a = _local_cost(traffic.all_to_all, nvls)
+    p2p = _local_cost(traffic.p2p, nvls)
+    cp = _local_cost(traffic.context, nvls)
+    dp = coll.NO_COST
+    for part in traffic.data:
+        nvlink = part.nvlink
+        if nvls and part.nvlink_in_network is not None:
+            nvlink = min(nvlink, StepModel._nvls(part.nvlink_in_network))
+        dp = coll.Cost(dp.bytes + nvlink.bytes, dp.steps + nvlink.steps)
+    seconds = tuple(
+        x for cost in (tp, a2a, p2p, dp) for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
+    )
+    return _ScaleUp(tp, a2a, p2p, cp, dp, seconds)
+
+
+class _PlanCore(NamedTuple):
+    """The StepModel attributes that depend on the workload, the plan and the hardware only."""
+
+    gen: GpuGeneration
+    constants: object  # the fitted compute constants this was computed with
+    micro_batches: int
+    hardware_flops: float
+    model_flops: float
+    layout: PipelineLayout
+    optimizer_step_s: float
+    straggler: float
+    tensor_core_s: float
+    elementwise_s: float
+    memory_gb: float
+    node_gpus: int
+    fsdp: bool
+    reshard: bool
+    units: int
+    forward_share: float
+    nv_bw: float
+    cp_hidden: float
+    traffic: PlanTraffic
+    gen_nvls: bool
+    plain_local: _ScaleUp  # without NVLS
+    nvls_local: _ScaleUp  # with NVLS where the GPU has it (the cluster enables it)
+
+
+_CORE_CACHE_SIZE = 65_536
+_core_cache: dict[tuple[object, ...], _PlanCore] = {}
+
+
+def _plan_core(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> _PlanCore:
+    """The StepModel attributes that depend on (workload, plan, hardware) only, cached."""
+    key = (
+        w,
+        plan,
+        c.gpus,
+        c.gpus_per_node,
+        c.scale_up_domain_gpus,
+        c.gpu_model,
+        c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops,
+        c.intra_node_gbytes_per_s,
+    )
+    gen = generation(c.gpu_model)
+    core = _core_cache.get(key)
+    if core is not None and core.gen is gen and core.constants is fitted.COMPUTE:
+        return core
+    if len(_core_cache) >= _CORE_CACHE_SIZE:
+        _core_cache.clear()
+    core = _core_cache[key] = _compute_plan_core(w, c, plan, gen)
+    return core
+
+
+def _compute_plan_core(
+    w: Workload, c: ClusterSpec, plan: ParallelPlan, gen: GpuGeneration
+) -> _PlanCore:
+    micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    hardware_flops = hardware_flops_per_step(w)
+    model_flops = model_flops_per_step(w)
+    tensor_core_s, elementwise_s = compute_s_per_token(
+        w,
+        plan.micro_batch_size,
+        plan.tensor,
+        c.gpu_model,
+        c.gpu_peak_tflops,
+        c.gpu_peak_fp8_tflops,
+        plan.expert,
+    )
+    # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
+    # the output layer on the last stage); 1 without a pipeline.
+    layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
+    tokens_per_gpu = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+    traffic = plan_traffic(
+        w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
+    )
+    nv_bw = nvlink_bytes_per_s(c)
+    gen_nvls = gen.name in coll.NVLS_GENERATIONS
+    plain = _scale_up(traffic, False, nv_bw)
+    return _PlanCore(
+        gen=gen,
+        constants=fitted.COMPUTE,
+        micro_batches=micro_batches,
+        hardware_flops=hardware_flops,
+        model_flops=model_flops,
+        layout=layout,
         # issue 14 compute (compute.py): the optimizer update and the straggler share.
-        self.optimizer_step_s = optimizer_step_s(w, plan, generation(c.gpu_model).hbm_tbytes_per_s)
-        self.straggler = straggler_fraction(plan.data)
-        self.tensor_core_s = tensor_core_s * tokens_per_gpu
-        self.elementwise_s = elementwise_s * tokens_per_gpu
-        self.memory_gb = memory_per_gpu(w, plan).total_gb
-        self.line = c.nic_bytes_per_s_per_gpu
-        self.hop_s = fabric.per_hop_latency_ns * 1e-9
-        self.node_gpus = min(c.gpus, c.gpus_per_node)  # GPUs whose bytes one host stack handles
-        self.fsdp = plan.zero_stage == 3
-        self.reshard = plan.reshard_after_forward
-        self.units = fsdp_units(w, plan)
+        optimizer_step_s=optimizer_step_s(w, plan, gen.hbm_tbytes_per_s),
+        straggler=straggler_fraction(plan.data),
+        tensor_core_s=tensor_core_s * tokens_per_gpu,
+        elementwise_s=elementwise_s * tokens_per_gpu,
+        memory_gb=memory_per_gpu(w, plan).total_gb,
+        node_gpus=min(c.gpus, c.gpus_per_node),  # GPUs whose bytes one host stack handles
+        fsdp=plan.zero_stage == 3,
+        reshard=plan.reshard_after_forward,
+        units=fsdp_units(w, plan),
         # Share of the compute that is the forward pass (the rest: backward and recompute).
-        self.forward_share = self.model_flops / (3.0 * self.hardware_flops)
-        self.shape = c.topology.shape if c.topology.direct else ()
-        self.nv_bw = nvlink_bytes_per_s(c)
-        # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
-        self.sharp = c.in_network_reduction and not c.topology.direct
-        self.nvls = c.in_network_reduction and generation(c.gpu_model).name in coll.NVLS_GENERATIONS
-        self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
-        # (network seconds, of which all-to-all) before overlap, of the last _terms call:
-        # the breakdown reports them without pricing every term twice.
-        self._network_s = (0.0, 0.0)
-        traffic = plan_traffic(
-            w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
-        )
-        self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
-        ar = fabric.adaptive_routing
-        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
-        p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
-        self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
-        tensor = traffic.tensor
-        tp_mult = (
-            leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
-        )
-        self.tp_nv, self.tp_net = self._split(tensor, tp_mult)
-        self.a2a_nv, self.a2a_net = self._split(traffic.all_to_all, 1.0)
-        self.p2p_nv, self.p2p_net = self._split(traffic.p2p, p2p_multiplier)
+        forward_share=model_flops / (3.0 * hardware_flops),
+        nv_bw=nv_bw,
         # issue 14 (context): ring attention, hidden behind the attention of each block
-        cp_part = traffic.context
-        cp_mult = (
-            leaf_slowdown(c, _ring_flows(c, cp_part.nodes), ar)
-            if cp_part is not None and cp_part.remote_share > 0
-            else 1.0
-        )
-        self.cp_nv, self.cp_net = self._split(cp_part, cp_mult)
-        self.cp_hidden = (
+        cp_hidden=(
             (plan.context - 1)
             / plan.context
             * attention_share(
@@ -740,16 +814,109 @@ class StepModel:
                 c.gpu_peak_fp8_tflops,
                 plan.expert,
             )
+        ),
+        traffic=traffic,
+        # NVLS needs a Hopper-or-later NVSwitch (and a cluster that enables it).
+        gen_nvls=gen_nvls,
+        plain_local=plain,
+        nvls_local=_scale_up(traffic, True, nv_bw) if gen_nvls else plain,
+    )
+
+
+# --- end issue 14, speed ----------------------------------------------------------------------
+
+
+class StepModel:
+    """Everything about one (workload, cluster, plan) that no scenario changes.
+
+    Each communication term is either a scale-up (NVLink) cost or a network ``_NetTerm``,
+    both priced per scenario; bytes a GPU puts on the network are summed (``net_bytes``).
+    """
+
+    micro_batches: int
+    hardware_flops: float
+    model_flops: float
+    layout: PipelineLayout
+    optimizer_step_s: float
+    straggler: float
+    tensor_core_s: float
+    elementwise_s: float
+    memory_gb: float
+    node_gpus: int
+    fsdp: bool
+    reshard: bool
+    units: int
+    forward_share: float
+    nv_bw: float
+    cp_hidden: float
+    traffic: PlanTraffic
+    gen_nvls: bool
+    plain_local: _ScaleUp
+    nvls_local: _ScaleUp
+
+    def __init__(
+        self, w: Workload, c: ClusterSpec, plan: ParallelPlan, fabric: FabricProfile
+    ) -> None:
+        self.w, self.c, self.plan, self.fabric = w, c, plan, fabric
+        core = _plan_core(w, c, plan)
+        self.micro_batches = core.micro_batches
+        self.hardware_flops = core.hardware_flops
+        self.model_flops = core.model_flops
+        self.layout = core.layout
+        self.optimizer_step_s = core.optimizer_step_s
+        self.straggler = core.straggler
+        self.tensor_core_s = core.tensor_core_s
+        self.elementwise_s = core.elementwise_s
+        self.memory_gb = core.memory_gb
+        self.node_gpus = core.node_gpus
+        self.fsdp = core.fsdp
+        self.reshard = core.reshard
+        self.units = core.units
+        self.forward_share = core.forward_share
+        self.nv_bw = core.nv_bw
+        self.cp_hidden = core.cp_hidden
+        self.traffic = core.traffic
+        self.gen_nvls = core.gen_nvls
+        self.plain_local = core.plain_local
+        self.nvls_local = core.nvls_local
+        self.line = c.nic_bytes_per_s_per_gpu
+        self.hop_s = fabric.per_hop_latency_ns * 1e-9
+        self.shape = c.topology.shape if c.topology.direct else ()
+        # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
+        self.sharp = c.in_network_reduction and not c.topology.direct
+        self.nvls = c.in_network_reduction and self.gen_nvls
+        self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
+        # (network seconds, of which all-to-all) before overlap, of the last _terms call:
+        # the breakdown reports them without pricing every term twice.
+        self._network_s = (0.0, 0.0)
+        traffic = self.traffic
+        self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
+        ar = fabric.adaptive_routing
+        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
+        p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
+        self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
+        tensor = traffic.tensor
+        tp_mult = (
+            leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
         )
-        self.dp_nv = coll.NO_COST
+        # The scale-up share of every term (with or without NVLS) is the same on every network.
+        local = self.nvls_local if self.nvls else self.plain_local
+        self.tp_nv, self.a2a_nv, self.p2p_nv, self.cp_nv, self.dp_nv, self._nv_s = local
+        self.tp_net = self._remote(tensor, tp_mult)
+        self.a2a_net = self._remote(traffic.all_to_all, 1.0)
+        self.p2p_net = self._remote(traffic.p2p, p2p_multiplier)
+        # issue 14 (context): ring attention, hidden behind the attention of each block
+        cp_part = traffic.context
+        cp_mult = (
+            leaf_slowdown(c, _ring_flows(c, cp_part.nodes), ar)
+            if cp_part is not None and cp_part.remote_share > 0
+            else 1.0
+        )
+        self.cp_net = self._remote(cp_part, cp_mult)
         self.dp_forms: list[tuple[_NetTerm, ...]] = []  # each reduction's ring, tree (, SHARP)
         self.dp_collectives = 1
         for part in traffic.data:
             self.dp_collectives = part.collectives
-            nvlink = part.nvlink
-            if self.nvls and part.nvlink_in_network is not None:
-                nvlink = min(nvlink, self._nvls(part.nvlink_in_network))
-            self.dp_nv = coll.Cost(self.dp_nv.bytes + nvlink.bytes, self.dp_nv.steps + nvlink.steps)
             if part.nodes > 1:
                 hops = _hops(c, part.span, neighbour=True)
                 ring, tree = part.ring, part.tree
@@ -764,12 +931,6 @@ class StepModel:
                 self.net_bytes += part.ring.bytes
         # Bytes of the data-parallel reductions on the wire, each in its lightest form.
         self._dp_min_bytes = sum(min(t.cost.bytes for t in forms) for forms in self.dp_forms)
-        nv_bw = self.nv_bw
-        self._nv_s = tuple(
-            x
-            for cost in (self.tp_nv, self.a2a_nv, self.p2p_nv, self.dp_nv)
-            for x in (cost.bytes / nv_bw, cost.steps * NVLINK_ALPHA_S)
-        )
 
     @property
     def a2a_nv_s(self) -> float:
@@ -819,34 +980,27 @@ class StepModel:
         NVLS_EFFICIENCY of the line rate, the ring at NVLINK_EFFICIENCY)."""
         return coll.Cost(cost.bytes * NVLINK_EFFICIENCY / coll.NVLS_EFFICIENCY, cost.steps)
 
-    def _split(self, part: _Part | None, multiplier: float) -> tuple[coll.Cost, _NetTerm | None]:
-        """The scale-up cost of the domain-local share, and the network term of the rest
-        (``multiplier``: its leaf-uplink slow-down in a switched fabric)."""
-        if part is None:
-            return coll.NO_COST, None
+    def _remote(self, part: _Part | None, multiplier: float) -> _NetTerm | None:
+        """The network term of the share of ``part`` that leaves the scale-up domain
+        (``multiplier``: its leaf-uplink slow-down in a switched fabric); its scale-up share
+        is _scale_up_shares'."""
+        if part is None or part.remote_share <= 0:
+            return None
         cost = part.cost
-        local = 1.0 - part.remote_share
-        nv = cost.times(local) if local > 0 else coll.NO_COST
-        if self.nvls and part.in_network is not None and local > 0:
-            nv = min(nv, self._nvls(part.in_network.times(local)))
-        if part.remote_share <= 0:
-            return nv, None
         remote = cost.times(part.remote_share)
         if self.sharp and part.in_network is not None and not self.shape:
             remote = min(remote, part.in_network.times(part.remote_share))
         self.net_bytes += remote.bytes
         if self.shape:
-            term = self._torus_term(part, remote)
-        elif part.pattern == "ring":
+            return self._torus_term(part, remote)
+        if part.pattern == "ring":
             span = part.nodes if part.stride <= 1 else part.stride + 1
-            term = _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
-        else:
-            term = _NetTerm(
-                remote,
-                _all_to_all_multiplier(self.c, part.nodes),
-                _hops(self.c, part.nodes, neighbour=False),
-            )
-        return nv, term
+            return _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
+        return _NetTerm(
+            remote,
+            _all_to_all_multiplier(self.c, part.nodes),
+            _hops(self.c, part.nodes, neighbour=False),
+        )
 
     def _torus_term(self, part: _Part, remote: coll.Cost) -> _NetTerm:
         """A tensor, pipeline or expert collective on a torus. Rings of neighbours run as

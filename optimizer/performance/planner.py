@@ -7,8 +7,10 @@ expert degrees any divisor of data and experts (the estimator keeps those that f
 its fabric), pipeline degrees are divisors of what remains, memory is
 checked before any time is computed, only the smallest ZeRO stage that fits is kept, with the
 deepest interleaving the layer count allows. Candidates are then timed in order of a lower
-bound (compute plus pipeline bubble, which no communication can shorten) and the search stops
-once that bound exceeds the best full estimate: branch and bound over a few dozen plans.
+bound on their wall-clock step, priced for a whole chunk of candidates at once with NumPy
+(plan_pricing), and the search stops once the next bound is no faster than the best exact
+estimate: branch and bound that times a few plans exactly and returns the plan an exhaustive
+loop would (tests/test_planner_exact.py).
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S
+import numpy as np
+
+from optimizer.performance import calibration as fitted
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
-    ACTIVATION_BYTES,
-    GRADIENT_BYTES,
     Estimate,
-    EstimateCase,
     StepModel,
     check_plan,
     compute_s_per_token,
@@ -34,13 +36,20 @@ from optimizer.performance.estimator import (
     estimate_from_step,
     nvlink_bytes_per_s,
     scenario,
-    tensor_parallel_cost,
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
-from optimizer.performance.goodput import wall_step_s
+from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.plan_pricing import (
+    BOUND_SLACK,
+    PlanArrays,
+    goodput_factor,
+    network_free_terms,
+    plan_arrays,
+    wall_step_lower_bounds_s,
+)
 from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
@@ -280,98 +289,103 @@ def _compute_s(
     return (tensor_core_s / eff + elementwise_s) * w.tokens_per_step / hw.gpus
 
 
-def _lower_bound_s(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> float:
-    """Compute of the slowest stage, NVLink tensor parallelism, the pipeline bubble and the
-    chunk overheads: the step with a free scale-out network, which no network term can
-    shorten."""
-    layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
-    work = (
-        _compute_s(w, hw, plan.micro_batch_size, plan.tensor, kernel_eff, plan.expert)
-        * layout.slowest_stage_share
-    )
-    if 1 < plan.tensor <= min(hw.gpus, hw.domain_gpus):
-        work += tensor_parallel_cost(w, plan).seconds(hw.nvlink_bytes_per_s, NVLINK_ALPHA_S)
-    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    v, p = plan.virtual_pipeline, plan.pipeline
-    bubble = bubble_fraction(p, v, m, layout.chunk_imbalance)
-    return work * (1 + bubble) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+class _SizePlans:
+    """The candidates on one hardware size, smallest network-free step first (compute with
+    straggler and bubble, optimizer step, per-micro-batch overheads: ``free_s``), with their
+    index in candidate order; the arrays their network bounds are priced from are built per
+    chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
+
+    __slots__ = ("_arrays", "c", "columns", "free_s", "indices", "plans", "w")
+
+    def __init__(
+        self,
+        w: Workload,
+        c: ClusterSpec,
+        plans: tuple[ParallelPlan, ...],
+        free_s: list[float],
+        columns: dict[str, list[float]],
+    ) -> None:
+        order = sorted(range(len(plans)), key=lambda i: (free_s[i], i))
+        self.w, self.c = w, c
+        self.free_s = [free_s[i] for i in order]
+        self.indices = order
+        self.plans = tuple(plans[i] for i in order)
+        self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
+        self._arrays: dict[int, PlanArrays] = {}
+
+    def chunk(self, k: int) -> tuple[int, int]:
+        """Positions [start, end) of chunk ``k``."""
+        start, end = CHUNKS[k], CHUNKS[k + 1] if k + 1 < len(CHUNKS) else len(self.plans)
+        return start, min(end, len(self.plans))
+
+    def arrays(self, k: int) -> PlanArrays:
+        arrays = self._arrays.get(k)
+        if arrays is None:
+            start, end = self.chunk(k)
+            columns = {name: values[start:end] for name, values in self.columns.items()}
+            plans = self.plans[start:end]
+            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns)
+        return arrays
 
 
-def _network_bytes(w: Workload, hw: _Hardware, plan: ParallelPlan) -> tuple[float, float]:
-    """Bytes each GPU must at least put on the scale-out network per step, as (one pass of
-    its domain's share of the dense gradients to the other domains of its data-parallel
-    group; activations and their gradients to the neighbour stages once a stage of t x d
-    GPUs fills a domain)."""
-    t, p, d = plan.tensor, plan.pipeline, plan.data
-    local = max(1, min(d, hw.domain_gpus // t))
-    domains = -(-d // local)
-    m = w.global_batch_size // (d * plan.micro_batch_size)
-    gradient_pass = 0.0
-    if domains > 1:
-        dense = (w.parameters - w.expert_parameters) / (t * p)
-        gradient_pass = dense * GRADIENT_BYTES / local * (domains - 1) / domains
-    p2p = 0.0
-    if p > 1 and t * d >= hw.domain_gpus:
-        tokens = plan.micro_batch_size * w.sequence_length
-        p2p = 2 * m * plan.virtual_pipeline * tokens * w.hidden_size * ACTIVATION_BYTES / t
-    return gradient_pass, p2p
+# Where the chunks of a size's candidates start (smallest network-free step first): pricing
+# a chunk costs tens of microseconds per candidate the first time, so a size's best few are
+# priced first and the rest only while their network-free steps can still beat the best.
+CHUNKS = (0, 8, 32, 128, 512)
 
 
-def _gradient_passes(plan: ParallelPlan, micro_batches: int) -> int:
-    """Passes of the gradient shard over the network without in-network reduction: an
-    all-reduce is a reduce-scatter and an all-gather (bandwidth-optimal: Patarasuk & Yuan,
-    JPDC 2009), as are FSDP without re-sharding's gather and reduce-scatter per step; ZeRO-3
-    gathers twice and reduce-scatters once per micro-batch."""
-    return 3 * micro_batches if plan.zero_stage == 3 and plan.reshard_after_forward else 2
+class _Priced(NamedTuple):
+    """A chunk of a size's candidates on one network: its wall-step bounds, smallest first,
+    and each one's position in the size's list (None until priced)."""
+
+    sized: _SizePlans
+    goodput: float
+    chunk: int
+    bounds: list[float] | None
+    ranking: list[int] | None
 
 
-class _Ranked(NamedTuple):
-    """A candidate with its network-free lower bound and the network bytes that tighten it
-    on a given network (_network_bound_s): gradient bytes per step without and with
-    in-network reduction (one pass), and pipeline bytes."""
-
-    bound_s: float
-    plan: ParallelPlan
-    gradient_bytes: float
-    gradient_pass_bytes: float
-    p2p_bytes: float
+_SIZE_CACHE_SIZE = 16_384
+_size_cache: dict[tuple[object, ...], tuple[_SizePlans, object, object]] = {}
 
 
-def _network_bound_s(r: _Ranked, c: ClusterSpec, sc: EstimateCase) -> float:
-    """No step is shorter than its network bytes at line rate (overlap hides them under the
-    step, not outside it), nor than the host CPU time a TCP stack spends on the node's bytes
-    beyond that wire time."""
-    net_bytes = r.p2p_bytes + (
-        r.gradient_pass_bytes if c.in_network_reduction else r.gradient_bytes
-    )
-    line = c.nic_bytes_per_s_per_gpu
-    wire_s = net_bytes / line
-    node_bytes = net_bytes * min(c.gpus, c.gpus_per_node)
-    cpu_s = node_bytes * sc.host_cpu_s_per_byte - net_bytes / (line * sc.fabric_efficiency)
-    return max(wire_s, cpu_s)
+def _size_plans(
+    w: Workload,
+    hw: _Hardware,
+    limit_gb: float,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    root: ClusterSpec,
+    used: int,
+) -> _SizePlans:
+    """The candidates of one size, cached per workload and hardware (``root`` cut to
+    ``used`` GPUs has that hardware; its network is not read): the optimizer searches the
+    same sizes on many networks. An entry computed under other fitted constants (the
+    calibration's fitting loop) is redone."""
+    key = (w, hw, limit_gb, fixed, kernel_eff)
+    gen = generation(hw.gpu_model)
+    hit = _size_cache.get(key)
+    if hit is not None and hit[1] is gen and hit[2] is fitted.COMPUTE:
+        return hit[0]
+    if len(_size_cache) >= _SIZE_CACHE_SIZE:
+        _size_cache.clear()
+    sub = root if used == root.gpus else replace(root, gpus=used)
+    sized = _price_free(w, sub, hw, limit_gb, fixed, kernel_eff)
+    _size_cache[key] = (sized, gen, fitted.COMPUTE)
+    return sized
 
 
-def _ranked(w: Workload, hw: _Hardware, plan: ParallelPlan, kernel_eff: float) -> _Ranked:
-    gradient_pass, p2p = _network_bytes(w, hw, plan)
-    m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    return _Ranked(
-        _lower_bound_s(w, hw, plan, kernel_eff),
-        plan,
-        gradient_pass * _gradient_passes(plan, m),
-        gradient_pass,
-        p2p,
-    )
-
-
-@lru_cache(maxsize=16384)
-def _ranked_plans(
-    w: Workload, hw: _Hardware, limit_gb: float, fixed: PartialPlan, kernel_eff: float
-) -> tuple[_Ranked, ...]:
-    """The exact-size candidates on ``hw`` with their lower bounds, smallest bound first
-    (stable: equal bounds keep the cheaper ZeRO stage first)."""
+def _price_free(
+    w: Workload,
+    c: ClusterSpec,
+    hw: _Hardware,
+    limit_gb: float,
+    fixed: PartialPlan,
+    kernel_eff: float,
+) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    ranked = [_ranked(w, hw, plan, kernel_eff) for plan in plans]
-    return tuple(sorted(ranked, key=lambda r: r.bound_s))
+    free_s, columns = network_free_terms(w, c, plans, kernel_eff)
+    return _SizePlans(w, c, plans, free_s, columns)
 
 
 def plan_and_estimate(
@@ -384,10 +398,13 @@ def plan_and_estimate(
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
     Every plan of every smaller whole-node size is a candidate too (the job may leave GPUs
-    idle), so more GPUs are never slower by construction. Branch and bound: plans of all
-    sizes are timed in the order of their lower bounds until the next bound is no faster
-    than the best estimate; a size's plans join only once its own bound (its whole compute
-    at kernel speed, the best tensor degree and micro-batch) is below the next plan's.
+    idle), so more GPUs are never slower by construction. Branch and bound: a size joins
+    once its bound (its fastest compute plus the per-step overhead, then, once its candidates
+    are known, their smallest network-free step) is below the next bound in the heap; its
+    candidates are priced on this network in chunks (plan_pricing.wall_step_lower_bounds_s),
+    and timed exactly in the order of those bounds until the next bound is no faster than the
+    best wall-clock step. Ties go to the first plan in the order of an exhaustive loop
+    (sizes as _idle_sizes lists them, candidates as _candidate_plans does).
 
     Raises
     ------
@@ -404,56 +421,80 @@ def plan_and_estimate(
     expected = scenario(c, fabric, "expected", options)
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
-    # (size bound, order, root, GPUs used), in increasing size bound: whole cluster first.
-    pending: list[tuple[float, int, ClusterSpec, int]] = []
-    for root, sizes in [
-        (c, _idle_sizes(w, c, fixed)),
-        *((tile, [tile.gpus]) for tile in _domain_tilings(c)),
-    ]:
-        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), eff)
-        pending.extend(
-            (work_s * root.gpus / used, len(pending) + i, root, used)
-            for i, used in enumerate(sizes)
-        )
-    pending.sort(key=lambda entry: entry[:2])
-    heap: list[tuple[float, int, int, tuple[_Ranked, ...], ClusterSpec]] = []
+    keep = 1.0 - BOUND_SLACK
+    roots = [c, *_domain_tilings(c)]
+    reliability = options.reliability
+    sizes = _pending_sizes(
+        w, _hardware(c, c.gpus), limit_gb, fixed, eff, expected.step_overhead_s, reliability, c
+    )
+    pending = sizes.entries
+    refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
+    overhead_s = expected.step_overhead_s
+    # Branch and bound over (bound, order, position, ...): position -1 is a size whose
+    # candidates are not priced on this network yet, i >= 0 its i-th cheapest candidate.
+    heap: list[tuple[float, int, int, _Priced, int, int]] = []
+    subs: dict[int, ClusterSpec] = {}  # the cluster cut to each size timed, by order
     best: StepModel | None = None
     best_s = float("inf")
+    best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
     nxt = 0
-    idle_timed = 0
     while True:
         while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
-            _, order, root, used = pending[nxt]
+            _, order, r, used = pending[nxt]
             nxt += 1
-            ranked = _ranked_plans(w, _hardware(root, used), limit_gb, fixed, eff)
-            if ranked:
-                sub = root if used == root.gpus else replace(root, gpus=used)
-                heapq.heappush(heap, (ranked[0].bound_s, order, 0, ranked, sub))
+            root = roots[r]
+            known = sizes.sized.get(order)
+            if known is None:
+                hw = _hardware(root, used)
+                known = sizes.sized[order] = (
+                    _size_plans(w, hw, limit_gb, fixed, eff, root, used),
+                    goodput_factor(w.parameters, used, reliability),
+                )
+            sized, gp = known
+            bound = math.inf
+            if sized.plans:
+                bound = (sized.free_s[0] + overhead_s) * gp * keep
+                heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, 0, None, None), r, used))
+            refined[order] = bound
         if not heap or heap[0][0] >= best_s:
             break
-        _, order, i, ranked, sub = heapq.heappop(heap)
-        if i + 1 < len(ranked):
-            heapq.heappush(heap, (ranked[i + 1].bound_s, order, i + 1, ranked, sub))
-        r = ranked[i]
-        if _network_bound_s(r, sub, expected) >= best_s:
-            continue  # its network traffic alone takes longer than the best step
-        if sub is not c:
-            if idle_timed >= IDLE_PLAN_BUDGET:
-                continue
-            idle_timed += 1
-        plan = r.plan
+        _, order, i, priced, r, used = heapq.heappop(heap)
+        sized, gp, k = priced.sized, priced.goodput, priced.chunk
+        if i < 0:  # price chunk k of this size's candidates on the network at once
+            start, end = sized.chunk(k)
+            if end < len(sized.plans):  # the next chunk, at its network-free bound
+                later = (sized.free_s[end] + overhead_s) * gp * keep
+                heapq.heappush(
+                    heap, (later, order, -1, _Priced(sized, gp, k + 1, None, None), r, used)
+                )
+            bounds = wall_step_lower_bounds_s(sized.arrays(k), roots[r], used, fabric, expected, gp)
+            ranking = np.argsort(bounds, kind="stable")
+            ranked_s = bounds[ranking].tolist()
+            priced = _Priced(sized, gp, k, ranked_s, (ranking + start).tolist())
+            heapq.heappush(heap, (ranked_s[0], order, 0, priced, r, used))
+            continue
+        assert priced.bounds is not None and priced.ranking is not None
+        if i + 1 < len(priced.bounds):
+            heapq.heappush(heap, (priced.bounds[i + 1], order, i + 1, priced, r, used))
+        position = priced.ranking[i]
+        plan = sized.plans[position]
+        index = sized.indices[position]
+        sub = subs.get(order)
+        if sub is None:
+            root = roots[r]
+            sub = subs[order] = root if used == root.gpus else replace(root, gpus=used)
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
             checked = True
         step = StepModel(w, sub, plan, fabric)
-        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often); goodput
-        # <= 1, so the step-time bound above still bounds it from below.
+        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often).
         seconds = wall_step_s(
-            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), options.reliability
+            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), reliability
         )
-        if seconds < best_s:
-            best, best_s = step, seconds
+        if seconds < best_s or (seconds == best_s and (order, index) < best_key):
+            best, best_s, best_key = step, seconds, (order, index)
+    sizes.refine(refined)
     if best is None:
         _explain_infeasible(w, c, fixed)
     assert best is not None
@@ -474,11 +515,95 @@ def plan_and_estimate(
     return replace(result, scale_up_gpus=c.scale_up_domain_gpus)
 
 
-@lru_cache(maxsize=4096)
+_Sizes = tuple[tuple[float, int, int, int], ...]  # (bound, order, root, GPUs used)
+
+
+class _SizeOrder:
+    """The sizes of one search, smallest bound first. A search that looked at a size's
+    candidates knows a tighter bound for it (their smallest network-free step, infinite when
+    none fits): it writes it back, so the next network's search skips what cannot win."""
+
+    __slots__ = ("constants", "entries", "generation", "known", "sized")
+
+    def __init__(self, entries: _Sizes, gen: object) -> None:
+        self.entries = entries
+        self.constants = fitted.COMPUTE
+        self.generation = gen
+        # each size's candidates and goodput factor once a search has looked, by order
+        self.sized: dict[int, tuple[_SizePlans, float]] = {}
+        self.known: set[int] = set()  # orders whose bound is already the tighter one
+
+    def refine(self, refined: dict[int, float]) -> None:
+        if not refined.keys() - self.known:
+            return
+        self.known |= refined.keys()
+        self.entries = tuple(
+            sorted(
+                (refined.get(order, bound), order, r, used)
+                for bound, order, r, used in self.entries
+                if refined.get(order, bound) < math.inf
+            )
+        )
+
+
+_pending_cache: dict[tuple[object, ...], _SizeOrder] = {}
+
+
+def _pending_sizes(
+    w: Workload,
+    hw: _Hardware,
+    limit_gb: float,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    step_overhead_s: float,
+    reliability: Reliability,
+    c: ClusterSpec,
+) -> _SizeOrder:
+    """Every size a job on ``c`` may use as (bound, order, root, GPUs used), smallest bound
+    first: root 0 is ``c`` (all its GPUs, then fewer), the others its domain tilings. The
+    bound is the size's fastest compute plus the per-step overhead, at its goodput, until a
+    search refines it. Cached per workload and hardware: ``c`` is only read for its hardware
+    (``hw``)."""
+    key = (w, hw, limit_gb, fixed, kernel_eff, step_overhead_s, reliability)
+    hit = _pending_cache.get(key)
+    gen = generation(hw.gpu_model)
+    if hit is not None and hit.constants is fitted.COMPUTE and hit.generation is gen:
+        return hit
+    if len(_pending_cache) >= _SIZE_CACHE_SIZE:
+        _pending_cache.clear()
+    sizes = _sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c)
+    order = _SizeOrder(sizes, gen)
+    _pending_cache[key] = order
+    return order
+
+
+def _sizes_by_bound(
+    w: Workload,
+    hw: _Hardware,
+    fixed: PartialPlan,
+    kernel_eff: float,
+    step_overhead_s: float,
+    reliability: Reliability,
+    c: ClusterSpec,
+) -> _Sizes:
+    keep = 1.0 - BOUND_SLACK
+    out: list[tuple[float, int, int, int]] = []
+    for r, (root, sizes) in enumerate(
+        [(c, _idle_sizes(w, c, fixed)), *((tile, [tile.gpus]) for tile in _domain_tilings(c))]
+    ):
+        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff)
+        for used in sizes:
+            gp = goodput_factor(w.parameters, used, reliability)
+            bound = (work_s * root.gpus / used + step_overhead_s) * gp * keep
+            out.append((bound, len(out), r, used))
+    return tuple(sorted(out))
+
+
 def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float) -> float:
     """The step's compute on ``hw.gpus`` at kernel speed with the fastest tensor degree and
     micro-batch: no plan on these GPUs, nor (scaled by gpus / used) on fewer of them, is
-    faster (smaller sizes offer no other tensor degree)."""
+    faster (smaller sizes offer no other tensor degree). Not cached itself: _pending_sizes
+    caches the sizes' bounds and redoes them under new fitted constants."""
     experts = _divisors(w.experts) if w.is_moe else (1,)  # every expert degree any size has
     return min(
         _compute_s(w, hw, mb, t, kernel_eff, e)
@@ -500,15 +625,6 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
     if tile % gpn or tile <= gpn:
         return []
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
-
-
-# Plans on fewer GPUs than the cluster's timed per search, most promising (smallest bound)
-# first. Where communication dwarfs compute (TCP Ethernet: host-CPU time several times the
-# compute) lower bounds prune little, and timing every plan of every smaller size costs
-# ~40 ms a search; with the budget a larger cluster is still never slower than a smaller one
-# unless the best smaller plan lies beyond its first IDLE_PLAN_BUDGET candidates
-# (benchmarks.planner_laws counts what is left).
-IDLE_PLAN_BUDGET = 256
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:

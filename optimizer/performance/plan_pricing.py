@@ -1,0 +1,419 @@
+"""Lower bounds on the wall-clock step of many candidate plans at once (issue 14, speed).
+
+The planner times a plan exactly with ``estimator.StepModel`` (tens of microseconds each) and
+must find the fastest of hundreds to thousands of candidates per search. This module prices
+every candidate of one hardware size with NumPy in a few dozen array operations, as a bound
+that no exact estimate undercuts, so only plans whose bound beats the best exact step so far
+are timed.
+
+The bound is the step of ``StepModel._terms`` with every network term replaced by what no
+network can go below, built from the same network-independent quantities the estimator uses
+(``estimator._compute_plan_core``, ``plan_traffic``) and the same formulas:
+
+- compute, straggler, optimizer step, per-step and per-micro-batch overheads: exact;
+- scale-up (NVLink) terms: the cheaper of the ring and the NVLS form, whatever the cluster
+  enables;
+- scale-out terms: their lightest form's bytes at line rate times the fabric and collective
+  efficiencies, slowed by the leaf-uplink slow-down the traffic has alone on the network
+  (never by the extra flows of concurrent traffic, never by hops or latency), or at the host
+  TCP stack's rate where that is slower;
+- the overlap of the data-parallel reductions (DDP window, FSDP per unit) as in the
+  estimator: both are non-decreasing in the communication time, so a smaller communication
+  time gives a smaller step;
+- ring attention's exposed time, at least 0;
+- goodput: the wall-clock step is at least step x (1 + sqrt(2 write x failure rate) +
+  failure rate x restart), the minimum over every checkpoint interval of Young's loss.
+
+Every term is a provable under-estimate whatever the fitted constants are; BOUND_SLACK
+absorbs the rounding of a different order of the same float operations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from optimizer.performance import collectives as coll
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S, generation
+from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.compute import (
+    compute_s_per_token,
+    optimizer_step_s,
+    straggler_fraction,
+)
+from optimizer.performance.estimator import (
+    OVERLAP_COMPUTE_SLOWDOWN,
+    EstimateCase,
+    StepModel,
+    _rails_on_leaf,
+    data_parallel_collectives,
+    fsdp_units,
+    leaf_slowdown,
+    nvlink_bytes_per_s,
+    plan_traffic,
+)
+from optimizer.performance.fabrics import FabricProfile
+from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
+from optimizer.performance.plan import ParallelPlan
+from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
+from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+
+# Relative slack under the bound: the same operations in another order round differently by
+# a few ulps; a billionth is far above that and far below any difference between plans.
+BOUND_SLACK = 1e-9
+SECONDS_PER_HOUR = 3600.0
+
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PlanArrays:
+    """The network-independent quantities of each candidate plan on one hardware size, one
+    array entry per plan (in ``plans`` order). Seconds of scale-up terms are at a collective
+    efficiency of 1; bytes are what one GPU puts on the scale-out network per step."""
+
+    plans: tuple[ParallelPlan, ...]
+    tensor_core_s: Floats
+    elementwise_s: Floats
+    straggler: Floats
+    fixed_s: Floats  # optimizer step + per-micro-batch overheads
+    bubble: Floats  # bubble fraction (0 without a pipeline)
+    micro_batches: Floats
+    forward_share: float
+    fsdp: npt.NDArray[np.bool_]
+    reshard: npt.NDArray[np.bool_]
+    units: Floats
+    dp_collectives: Floats
+    tp_nv_s: Floats  # bandwidth seconds, then latency seconds, per scale-up term
+    tp_nv_lat_s: Floats
+    a2a_nv_s: Floats
+    a2a_nv_lat_s: Floats
+    p2p_nv_s: Floats
+    p2p_nv_lat_s: Floats
+    dp_nv_s: Floats
+    dp_nv_lat_s: Floats
+    tp_bytes: Floats
+    a2a_bytes: Floats
+    p2p_bytes: Floats
+    dp_bytes: Floats
+    dp_span: Floats  # hosts the widest network data-parallel ring spans (0: none)
+    p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
+    pipeline: Floats
+    a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
+    # per (kernel efficiency, collective efficiency): _static's terms
+    static: dict[tuple[float, float], _Static] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+
+def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, float]:
+    """Scale-up (bandwidth seconds, latency seconds) of the cheaper of the two forms."""
+    b, s = cost.bytes, cost.steps
+    if nvls is not None:
+        b, s = min(b, nvls.bytes), min(s, nvls.steps)
+    return b / nv_bw, s * NVLINK_ALPHA_S
+
+
+# Network-free columns (network_free_terms), in PlanArrays order.
+FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
+
+
+def network_free_terms(
+    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], kernel_eff: float
+) -> tuple[list[float], dict[str, list[float]]]:
+    """Each plan's network-free part of the step in the way StepModel computes it (compute
+    with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
+    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of."""
+    hbm = generation(c.gpu_model).hbm_tbytes_per_s
+    cols: dict[str, list[float]] = {name: [] for name in FREE_COLUMNS}
+    free: list[float] = []
+    for plan in plans:
+        tensor_core_s, elementwise_s = compute_s_per_token(
+            w,
+            plan.micro_batch_size,
+            plan.tensor,
+            c.gpu_model,
+            c.gpu_peak_tflops,
+            c.gpu_peak_fp8_tflops,
+            plan.expert,
+        )
+        p, v = plan.pipeline, plan.virtual_pipeline
+        layout = pipeline_layout(w, p, v)
+        tokens = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+        tensor_core_s, elementwise_s = tensor_core_s * tokens, elementwise_s * tokens
+        straggler = straggler_fraction(plan.data)
+        m = w.global_batch_size // (plan.data * plan.micro_batch_size)
+        bubble = bubble_fraction(p, v, m, layout.chunk_imbalance) if p > 1 else 0.0
+        fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+        compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
+        free.append(compute * (1.0 + bubble) + fixed_s)
+        for name, value in zip(
+            FREE_COLUMNS, (tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m), strict=True
+        ):
+            cols[name].append(value)
+    return free, cols
+
+
+def plan_arrays(
+    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], free: dict[str, list[float]]
+) -> PlanArrays:
+    """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
+    network_free_terms columns."""
+    gen = generation(c.gpu_model)
+    nvls = gen.name in coll.NVLS_GENERATIONS
+    nv_bw = nvlink_bytes_per_s(c)
+    gpn, dom = min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
+    cols: dict[str, list[float]] = {
+        name: []
+        for name in [
+            "fsdp",
+            "reshard",
+            "units",
+            "dp_collectives",
+            "tp_nv_s",
+            "tp_nv_lat_s",
+            "a2a_nv_s",
+            "a2a_nv_lat_s",
+            "p2p_nv_s",
+            "p2p_nv_lat_s",
+            "dp_nv_s",
+            "dp_nv_lat_s",
+            "tp_bytes",
+            "a2a_bytes",
+            "p2p_bytes",
+            "dp_bytes",
+            "dp_span",
+            "p2p_stride",
+            "pipeline",
+            "a2a_nodes",
+        ]
+    }
+    for plan in plans:
+        traffic = plan_traffic(w, plan, gpn, dom)
+        cols["fsdp"].append(plan.zero_stage == 3)
+        cols["reshard"].append(plan.reshard_after_forward)
+        cols["units"].append(fsdp_units(w, plan))
+        cols["dp_collectives"].append(data_parallel_collectives(w, plan) if traffic.data else 1)
+        cols["pipeline"].append(plan.pipeline)
+        for name, part in (
+            ("tp", traffic.tensor),
+            ("a2a", traffic.all_to_all),
+            ("p2p", traffic.p2p),
+        ):
+            nv_s = lat_s = remote_bytes = 0.0
+            if part is not None:
+                local = 1.0 - part.remote_share
+                if local > 0:
+                    nvls_cost = (
+                        StepModel._nvls(part.in_network.times(local))
+                        if nvls and part.in_network is not None
+                        else None
+                    )
+                    nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
+                if part.remote_share > 0:
+                    remote_bytes = part.cost.bytes * part.remote_share
+                    if part.in_network is not None:
+                        remote_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
+            cols[f"{name}_nv_s"].append(nv_s)
+            cols[f"{name}_nv_lat_s"].append(lat_s)
+            cols[f"{name}_bytes"].append(remote_bytes)
+        a2a = traffic.all_to_all
+        cols["a2a_nodes"].append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
+        p2p = traffic.p2p
+        cols["p2p_stride"].append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
+        dp_nv_s = dp_lat_s = dp_bytes = dp_span = 0.0
+        for dp in traffic.data:
+            nvls_cost = (
+                StepModel._nvls(dp.nvlink_in_network)
+                if nvls and dp.nvlink_in_network is not None
+                else None
+            )
+            b, s = _nv(dp.nvlink, nvls_cost, nv_bw)
+            dp_nv_s += b
+            dp_lat_s += s
+            if dp.nodes > 1:
+                forms = [dp.ring.bytes, dp.tree.bytes]
+                if dp.in_network is not None:
+                    forms.append(dp.in_network.bytes)
+                dp_bytes += min(forms)
+                dp_span = max(dp_span, dp.span)
+        cols["dp_nv_s"].append(dp_nv_s)
+        cols["dp_nv_lat_s"].append(dp_lat_s)
+        cols["dp_bytes"].append(dp_bytes)
+        cols["dp_span"].append(dp_span)
+    arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+    arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())
+    return PlanArrays(
+        plans=plans,
+        forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
+        fsdp=arrays.pop("fsdp").astype(bool),
+        reshard=arrays.pop("reshard").astype(bool),
+        **arrays,
+    )
+
+
+@lru_cache(maxsize=65536)
+def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
+    """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
+    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart))."""
+    rate = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
+    write = checkpoint_write_s(parameters, gpus, r)
+    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(parameters, gpus, r)
+
+
+def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Floats:
+    """``estimator.leaf_slowdown`` for an array of flow counts."""
+    topo = c.topology
+    uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
+    if uplinks <= 0:
+        return np.ones_like(flows)
+    safe = np.maximum(flows, 1.0)
+    if adaptive_routing:
+        delivered = np.minimum(safe, uplinks)
+    else:
+        k = max(1.0, uplinks)
+        delivered = np.where(
+            safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - (1.0 - 1.0 / k) ** safe)
+        )
+    return np.where(flows <= 0, 1.0, np.maximum(1.0, safe / delivered))
+
+
+class _Static(NamedTuple):
+    """What the bound of a chunk needs from a scenario's kernel and collective efficiencies
+    only (the same on every network of a fabric): the network-free terms, and which network
+    terms any plan of the chunk has at all."""
+
+    compute: Floats
+    base: Floats  # compute + optimizer step + per-micro-batch overheads
+    tp_nv: Floats
+    a2a_nv: Floats
+    p2p_nv: Floats
+    dp_nv: Floats
+    window: Floats  # the last micro-batch's backward (DDP overlap)
+    forward: Floats  # per FSDP unit
+    backward: Floats
+    fsdp_times: Floats  # micro-batches (re-sharding) or 1
+    tp_net: bool
+    a2a_net: bool
+    p2p_net: bool
+    dp_net: bool
+    any_ddp: bool
+    any_fsdp: bool
+    any_bubble: bool
+
+
+def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
+    key = (ke, ce)
+    hit = a.static.get(key)
+    if hit is not None:
+        return hit
+    compute = (a.tensor_core_s / ke + a.elementwise_s) * (1.0 + a.straggler)
+    per_mb = compute / a.micro_batches
+    forward = per_mb * a.forward_share / a.units
+    static = _Static(
+        compute=compute,
+        base=compute + a.fixed_s,
+        tp_nv=a.tp_nv_s / ce + a.tp_nv_lat_s,
+        a2a_nv=a.a2a_nv_s / ce + a.a2a_nv_lat_s,
+        p2p_nv=a.p2p_nv_s / ce + a.p2p_nv_lat_s,
+        dp_nv=a.dp_nv_s / ce + a.dp_nv_lat_s,
+        window=per_mb * 2.0 * a.forward_share,
+        forward=forward,
+        backward=per_mb / a.units - forward,
+        fsdp_times=np.where(a.reshard, a.micro_batches, 1.0),
+        tp_net=bool((a.tp_bytes > 0).any()),
+        a2a_net=bool((a.a2a_bytes > 0).any()),
+        p2p_net=bool((a.p2p_bytes > 0).any()),
+        dp_net=bool((a.dp_bytes > 0).any()),
+        any_ddp=not bool(a.fsdp.all()),
+        any_fsdp=bool(a.fsdp.any()),
+        any_bubble=bool((a.bubble > 0).any()),
+    )
+    a.static[key] = static
+    return static
+
+
+def wall_step_lower_bounds_s(
+    a: PlanArrays,
+    c: ClusterSpec,
+    gpus: int,
+    fabric: FabricProfile,
+    sc: EstimateCase,
+    goodput: float,
+) -> Floats:
+    """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
+    size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Terms no plan of
+    the chunk has are skipped."""
+    ce = sc.collective_efficiency
+    st = _static(a, sc.kernel_efficiency, ce)
+    node_gpus = min(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
+    cpu = sc.host_cpu_s_per_byte * node_gpus
+    wire = c.nic_gbps_per_node * 1e9 / 8 / node_gpus * sc.fabric_efficiency * ce
+    per_byte = max(1.0 / wire, cpu)
+    topo = c.topology
+    direct = topo.direct
+    npl = c.nodes_per_leaf
+
+    tp = st.tp_nv + a.tp_bytes * per_byte if st.tp_net else st.tp_nv
+    a2a = st.a2a_nv
+    if st.a2a_net:  # its own uplink slow-down (1 on a direct network, where it is >= 1)
+        if direct:
+            a2a_per_byte: Floats | float = per_byte
+        else:
+            leaves = np.ceil(a.a2a_nodes / npl)
+            crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
+            a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
+            a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
+        a2a = np.maximum(st.a2a_nv, a.a2a_bytes * a2a_per_byte)
+    # pipeline sends and data-parallel rings: their slow-down alone on the leaf uplinks
+    rails = float(_rails_on_leaf(c))
+    p2p = st.p2p_nv
+    if st.p2p_net:
+        if direct:
+            p2p_per_byte: Floats | float = per_byte
+        else:
+            flows = np.where(
+                (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
+                np.minimum(a.p2p_stride, npl) * rails,
+                0.0,
+            )
+            p2p_per_byte = np.maximum(
+                _leaf_slowdowns(c, flows, fabric.adaptive_routing) / wire, cpu
+            )
+        p2p = st.p2p_nv + a.p2p_bytes * p2p_per_byte
+    dp = st.dp_nv
+    if st.dp_net:
+        if direct:
+            dp_per_byte: Floats | float = per_byte
+        else:
+            alone = max(leaf_slowdown(c, rails, fabric.adaptive_routing) / wire, cpu)
+            dp_per_byte = np.where(a.dp_span > npl, alone, per_byte)
+        dp = st.dp_nv + a.dp_bytes * dp_per_byte
+
+    slow = OVERLAP_COMPUTE_SLOWDOWN
+    exposed: Floats | float = 0.0
+    if st.any_ddp:  # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
+        window = st.window
+        exposed = np.maximum(window + slow * np.minimum(window, dp), dp) - window
+    if st.any_fsdp:  # per unit max(compute_i, gather_i), the first gather, last reduce-scatter
+        forward, backward = st.forward, st.backward
+        g = dp / a.dp_collectives
+        fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
+        g_bwd = np.where(a.reshard, 2.0 * g, g)
+        bwd = a.units * (
+            np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward
+        )
+        fsdp = st.fsdp_times * (g + fwd + bwd + g)
+        exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
+
+    step = st.base + tp + a2a + p2p + exposed + sc.step_overhead_s
+    if st.any_bubble:
+        step = step + a.bubble * (st.compute + tp + a2a)
+    result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
+    return result
