@@ -9,6 +9,7 @@ generation times a smooth roofline I/(I + R), none of the step terms).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -17,12 +18,13 @@ from optimizer.performance import calibration
 from optimizer.performance.compute import (
     TILE_M,
     TILE_N,
+    clear_caches,
     compute_s_per_token,
     gemm_seconds,
     split_k,
     wave_efficiency,
 )
-from optimizer.performance.estimator import estimate
+from optimizer.performance.estimator import estimate, overlapped_s
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.validation import HGX_H100, SELENE, cluster_for
 from optimizer.workload.flops import forward_flops_per_token, hardware_flops_per_step
@@ -150,3 +152,41 @@ def test_a_gemm_with_fewer_tiles_than_sms_splits_k_to_fill_them() -> None:
     assert gemm_seconds(m, n, k, H100_PEAK_FLOPS, H100_HBM_BYTES_PER_S, 132) == pytest.approx(
         expected_s
     )
+
+
+@pytest.fixture
+def compute_constants_restored() -> Iterator[None]:
+    saved = calibration.COMPUTE
+    yield
+    calibration.set_compute_constants(saved)
+    clear_caches()
+
+
+def test_element_wise_time_is_the_fitted_passes_over_the_materialised_bytes(
+    compute_constants_restored: None,
+) -> None:
+    """issue 14 accuracy: the memory passes are a fitted constant, not the fused minimum of
+    3; twice the passes, twice the element-wise seconds, the tensor-core seconds unchanged.
+    A full recomputation repeats the forward's third of them (main: 3 + 1 fixed passes)."""
+    w = _dense(2048)
+    calibration.set_compute_constants(replace(calibration.COMPUTE, elementwise_passes=4.0))
+    clear_caches()
+    gemm_4, elementwise_4 = compute_s_per_token(w, 4, 1, "H100", 989.4, None)
+    _, full_4 = compute_s_per_token(
+        replace(w, activation_recompute="full"), 4, 1, "H100", 989.4, None
+    )
+    calibration.set_compute_constants(replace(calibration.COMPUTE, elementwise_passes=8.0))
+    clear_caches()
+    gemm_8, elementwise_8 = compute_s_per_token(w, 4, 1, "H100", 989.4, None)
+    assert gemm_8 == gemm_4
+    assert elementwise_8 == pytest.approx(2 * elementwise_4)
+    assert full_4 == pytest.approx(4 / 3 * elementwise_4)
+
+
+def test_overlapped_compute_slows_by_the_fitted_share(compute_constants_restored: None) -> None:
+    """issue 14 accuracy: while a collective runs beside it, compute stretches by the fitted
+    share of the overlap (main: a fixed 10 %); communication longer than the compute still
+    sets the time."""
+    calibration.set_compute_constants(replace(calibration.COMPUTE, overlap_compute_slowdown=0.3))
+    assert overlapped_s(1.0, 0.5) == pytest.approx(1.0 + 0.3 * 0.5)
+    assert overlapped_s(1.0, 2.0) == 2.0

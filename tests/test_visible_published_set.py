@@ -23,6 +23,7 @@ from benchmarks.estimator_accuracy import (
     constants_restored,
     estimate_or_refusal,
     fit,
+    fit_cases,
     main,
     relative_error,
 )
@@ -181,8 +182,11 @@ def _abs_error(case: PublishedCase) -> float:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 14 acceptance, not met yet: Llama 3 405B is 45-63 % low without uneven, "
-    "interleaved 126-over-16 pipelines and FSDP overlap per unit (issue 14 defects 2-4)",
+    reason="issue 14 acceptance, not met yet: the median is met (3.6 %) but Llama 3 405B is "
+    "22-34 % low (the 8,192-GPU row planned without interleaving: v = 2 and 4 do not fit the "
+    "memory model; pipeline sends priced across the 1:7 aggregation tier), MT-NLG +17-21 % "
+    "and GPT-NeoX +27 % high (DeepSpeed pipeline runs, secondary figures), the planner's "
+    "GPT-3 175B plan +17 %",
 )
 def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
     errors = [_abs_error(c) for c in visible_cases()]
@@ -190,15 +194,17 @@ def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
     assert max(errors) <= 0.12
 
 
+@pytest.mark.timeout(900)  # one fit of the compute constants
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 14 acceptance, not met yet: the held-out Llama 3 405B runs are 45-63 % low "
-    "(issue 14 defects 2-4)",
+    reason="issue 14 acceptance, not met yet: the held-out Llama 3 405B runs are 22-34 % low "
+    "and MT-NLG 530B 16-20 % high (see the visible-set test)",
 )
 def test_large_runs_held_out_of_the_fit_median_at_most_8_percent_worst_at_most_20() -> None:
-    """Fit the compute constants without the runs of >= 2,048 GPUs, predict those runs."""
+    """Fit the compute constants on what the report's fit reads (``fit_cases``) without the
+    runs of >= 2,048 GPUs, predict the visible runs of >= 2,048 GPUs."""
     cases = visible_cases()
-    seen = [c for c in cases if c.cluster.gpus < HELD_OUT_MIN_GPUS and _abs_error(c) < 1e9]
+    seen = [c for c in fit_cases(cases) if c.cluster.gpus < HELD_OUT_MIN_GPUS]
     held = [c for c in cases if c.cluster.gpus >= HELD_OUT_MIN_GPUS]
     result = fit(seen)
     errors: list[float] = []
@@ -211,6 +217,7 @@ def test_large_runs_held_out_of_the_fit_median_at_most_8_percent_worst_at_most_2
     assert max(errors) <= 0.20
 
 
+@pytest.mark.timeout(1200)  # the report runs two fits (visible set, held-out check)
 def test_the_accuracy_report_lists_every_visible_case_and_the_held_out_runs(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -637,22 +637,23 @@ def _hosts_per_block(block_gpus: int, gpus_per_node: int) -> int:
     return max(1, block_gpus // gpus_per_node)
 
 
-# Compute runs this much slower while a collective's kernels share the GPU with it: NCCL
-# kernels occupy SMs (an all-gather beside a GEMM takes 24 of an H100's 132 SMs) and HBM
-# bandwidth. Measured compute slow-downs under overlapped communication lie around 5-15 %
-# (Rashidi et al., "Enabling Compute-Communication Overlap in Distributed Deep Learning
-# Training Platforms", ISCA 2021, sec. 3; Wang et al., "Overlap Communication with Dependent
-# Computation via Decomposition in Large Deep Learning Models", ASPLOS 2023, sec. 2): the
-# middle of that range, a modelling default the calibration can absorb.
-OVERLAP_COMPUTE_SLOWDOWN = 0.10
+# Compute runs slower while a collective's kernels share the GPU with it: NCCL kernels occupy
+# SMs (an all-gather beside a GEMM takes 24 of an H100's 132 SMs) and HBM bandwidth (Rashidi
+# et al., ISCA 2021, sec. 3; Wang et al., ASPLOS 2023, sec. 2). issue 14 accuracy: the
+# slow-down is a fitted constant (calibration.COMPUTE.overlap_compute_slowdown, fitted by
+# benchmarks/estimator_accuracy.py).
 
 
-def overlapped_s(
-    compute_s: float, communication_s: float, slowdown: float = OVERLAP_COMPUTE_SLOWDOWN
-) -> float:
+def overlapped_s(compute_s: float, communication_s: float, slowdown: float | None = None) -> float:
     """Wall time of ``compute_s`` with ``communication_s`` running beside it on the same GPU:
-    the longer of the two, the compute stretched by ``slowdown`` while both run."""
+    the longer of the two, the compute stretched by ``slowdown`` (default: the fitted
+    calibration.COMPUTE.overlap_compute_slowdown) while both run."""
+    if slowdown is None:
+        slowdown = fitted.COMPUTE.overlap_compute_slowdown
     return max(compute_s + slowdown * min(compute_s, communication_s), communication_s)
+
+
+# --- end issue 14 accuracy
 
 
 # --- issue 14, speed: what a StepModel shares across networks --------------------------------

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from optimizer.performance import calibration as fitted
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S, generation
 from optimizer.performance.cluster import ClusterSpec
@@ -47,7 +48,6 @@ from optimizer.performance.compute import (
     straggler_fraction,
 )
 from optimizer.performance.estimator import (
-    OVERLAP_COMPUTE_SLOWDOWN,
     EstimateCase,
     StepModel,
     _rails_on_leaf,
@@ -396,7 +396,7 @@ def wall_step_lower_bounds_s(
             dp_per_byte = np.where(a.dp_span > npl, alone, per_byte)
         dp = st.dp_nv + a.dp_bytes * dp_per_byte
 
-    slow = OVERLAP_COMPUTE_SLOWDOWN
+    slow = fitted.COMPUTE.overlap_compute_slowdown  # the live fitted value, as overlapped_s
     exposed: Floats | float = 0.0
     if st.any_ddp:  # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
         window = st.window
