@@ -125,13 +125,13 @@ PRESETS: dict[str, dict[str, Any]] = {
             hidden_size=8192,
             ffn_hidden_size=28672,
             attention_heads=64,
-            # 8M tokens, the middle stage of Llama 3's 405B batch schedule (4M -> 8M -> 16M,
-            # sec. 3.4.1). With 4M tokens (512 sequences) data x tensor parallelism stops at
-            # 4,096 GPUs (one sequence per replica) and a pipeline cannot fill with one
+            # 16M tokens, the batch Llama 3 trained with on 16K GPUs (the 405B schedule's final
+            # stage, sec. 3.4.1). With 4M tokens (512 sequences) data x tensor parallelism stops
+            # at 4,096 GPUs (one sequence per replica) and a pipeline cannot fill with one
             # micro-batch, so 15T tokens would take at least 1,300 h on any H100 cluster.
-            global_batch_size=1024,
-            source=_LLAMA3 + "; batch 8M tokens (the 405B schedule's middle stage, sec. "
-            "3.4.1) is a modelling default",
+            global_batch_size=2048,
+            source=_LLAMA3 + "; batch 16M tokens (the 405B schedule's final stage on 16K GPUs, "
+            "sec. 3.4.1) is a modelling default",
             **_LLAMA3_SHAPE,
         ),
         dict(
