@@ -28,9 +28,12 @@ from optimizer.workload.presets import preset
 # H100 SXM dense BF16 peak (catalogs/*/servers.csv gpu_peak_bf16_tflops).
 REFERENCE_PEAK_TFLOPS = 989.0
 SECONDS_PER_HOUR = 3600.0
-# Communication, pipeline bubbles and exposed all-reduce stretch a run beyond its compute time;
-# a modelling default (large runs in reference/published-runs.md lose 20-40% to them).
-OVERHEAD_ALLOWANCE = 1.5
+# Communication, pipeline bubbles, exposed all-reduce, element-wise passes and the straggler
+# stretch a run beyond its GEMM time; a modelling default. The issue-14 model puts the
+# scenarios' H100 reference clusters at 0.9-1.2x a 1.5 allowance from 512 GPUs up (Llama 3
+# 405B on 16,384 GPUs at 34 % MFU: 1.16x); 2.0 leaves every scenario reachable within stock
+# on the slower bundled fabrics too (ethernet-budget's rule needs 32,768 GPUs for 405B there).
+OVERHEAD_ALLOWANCE = 2.0
 
 # The workload each work size trains: small models for small clusters, as buyers do, each
 # fitting the memory of the cluster it is sized for (optimizer.workload.memory).

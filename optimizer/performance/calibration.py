@@ -12,6 +12,7 @@ reported range brackets every calibration point.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -115,9 +116,13 @@ COMPUTE = ComputeConstants(
 
 def _like_h100(low: float, expected: float, high: float) -> tuple[float, float, float]:
     """An unfitted generation's guess, written against H100's end-to-end efficiency of 0.55
-    (issue 16), rescaled so it keeps its ratio to the fitted H100 value."""
+    (issue 16), rescaled so it keeps its ratio to the fitted H100 value, and widened (low
+    and high by the same factor) until its high/low ratio is 10 % above the widest fitted
+    generation's: a guess is never narrower than what a fit leaves."""
     scale = H100_KERNEL_EFFICIENCY[1] / 0.55
-    return low * scale, expected * scale, high * scale
+    fitted_ratio = max(hi / lo for lo, _, hi in (A100_KERNEL_EFFICIENCY, H100_KERNEL_EFFICIENCY))
+    widen = math.sqrt(max(1.0, 1.1 * fitted_ratio / (high / low)))
+    return low * scale / widen, expected * scale, high * scale * widen
 
 
 GENERATIONS: dict[str, GpuGeneration] = {
