@@ -125,8 +125,8 @@ def long_optimize() -> optimize_pb2.OptimizeRequest:
 
 def medium_optimize() -> optimize_pb2.OptimizeRequest:
     """Several seconds of search on one core (the fastest 70B clusters for $300M, top 20):
-    about 4 s of CPU (python -m benchmarks.search_speed), so well inside the lifecycle test's
-    20 s grace unless the machine is several times oversubscribed. Issue 13's merges had made
+    about 8 s of CPU for the ranking alone under the issue-14 model, about 25 s with the
+    explanations' re-solves (python -m benchmarks.search_speed). Issue 13's merges had made
     it ~44 s (the ranking's whole-model cost stage); it was 2.7 s of CPU before them."""
     return optimize_pb2.OptimizeRequest(
         catalog="roce-spectrum",

@@ -46,14 +46,16 @@ def _restricted(seed: int, links_kept: int | None) -> Catalog:
     )
 
 
+# 6 h: under the issue-14 model BERT-Large on these H100 servers takes 10.8 h on one node,
+# 6.4 h on two and 5.5 h on three, so the target needs the largest size the enumerator prices.
 # The all-links case prices every optic pair: ~50 s of CPU alone, several minutes of wall time
 # on a loaded 2-core machine (the suite's 300 s default is wall time).
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(
     ("seed", "links_kept", "objective", "target_hours"),
     [
-        (0, ALL_LINKS, Objective.MIN_COST, 4.0),
-        (7, FEW_LINKS, Objective.MIN_COST, 4.0),
+        (0, ALL_LINKS, Objective.MIN_COST, 6.0),
+        (7, FEW_LINKS, Objective.MIN_COST, 6.0),
         (0, FEW_LINKS, Objective.MIN_TIME, None),
     ],
 )

@@ -45,7 +45,8 @@ def rank_one(cat: Catalog, target_hours: float, model: CostModel) -> RankedDesig
     low=TARIFFS_USD_PER_KWH,
     high=TARIFFS_USD_PER_KWH,
     cool_price_usd=st.integers(min_value=240_000, max_value=330_000),
-    target_hours=st.sampled_from([3.0, 6.0, 12.0]),
+    # 5 h needs four nodes of the tiny catalog (4.5 h), 6 h three, 12 h one.
+    target_hours=st.sampled_from([5.0, 6.0, 12.0]),
 )
 def test_a_higher_tariff_never_raises_the_chosen_designs_power(
     low: float, high: float, cool_price_usd: int, target_hours: float

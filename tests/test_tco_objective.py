@@ -24,11 +24,12 @@ def with_cool_server(cat: Catalog) -> Catalog:
 
 
 def request(objective: str, **cost_model: float) -> optimize_pb2.OptimizeRequest:
-    """BERT-Large on 4e10 tokens within 6 h: two nodes of the tiny catalog."""
+    """BERT-Large on 4e10 tokens within 8 h: two nodes of the tiny catalog (6.5 h; one takes
+    10.8 h)."""
     req = optimize_pb2.OptimizeRequest(objective=objective, top_k=1)
     req.workload.model = "bert-large"
     req.workload.training_tokens = 4e10
-    req.constraints.target_training_hours = 6.0
+    req.constraints.target_training_hours = 8.0
     req.constraints.max_gpus = 32
     for name, value in cost_model.items():
         setattr(req.cost_model, name, value)

@@ -414,12 +414,22 @@ class EstimateCache:
         return key, cast(int, nodes), hours  # the memo ends with the node count
 
     def ideal_hours(
-        self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
+        self,
+        server_sku: str,
+        fabric: str,
+        nic_speed_gbps: int,
+        nics_per_node: int,
+        nodes: int,
+        torus: bool = True,
     ) -> float:
         """Time on an ideal network of this fabric and bandwidth: one non-blocking switch,
         every node under it. No topology makes any collective faster
         (tests/test_optimizer_bounds.py), so the smallest size meeting the target here bounds
-        every key of the same server, fabric and bandwidth from below."""
+        every key of the same server, fabric and bandwidth from below; but a torus's
+        all-reduce runs one ring per dimension, fewer latency steps than the switch's flat
+        ring (estimator.torus_ring_steps), so a bound that must also hold for torus keys
+        (``torus``) is the faster of the switch and the torus (hypothesis found a 141-node
+        torus 0.009% faster than the switch, tests/test_optimizer_bounds.py)."""
         if self.confidence is Confidence.PESSIMISTIC:
             # The planner picks the plan with the best *expected* time, so a better network
             # can pick a plan whose high time is worse (found by tests/test_optimizer_bounds.py):
@@ -427,12 +437,17 @@ class EstimateCache:
             return self.lower_bound_hours(self.servers[server_sku], nodes)
         memo = (self._perf[server_sku], fabric, nic_speed_gbps, nics_per_node, nodes)
         if memo not in self._ideal:
-            self._ideal[memo] = self._ideal_hours(
+            self._ideal[memo] = self._switch_hours(
                 server_sku, fabric, nic_speed_gbps, nics_per_node, nodes
             )
-        return self._ideal[memo]
+        if not torus:
+            return self._ideal[memo]
+        key = TimeKey(
+            server_sku, fabric, nic_speed_gbps, nics_per_node, "torus", 1.0, 0, forwarding=True
+        )
+        return min(self._ideal[memo], self.hours(key, nodes))
 
-    def _ideal_hours(
+    def _switch_hours(
         self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
     ) -> float:
         endpoints = nodes * nics_per_node
@@ -450,14 +465,7 @@ class EstimateCache:
             est = self._run(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, profile)
         except InvalidInput:
             return math.inf
-        # A torus's all-reduce runs one ring per dimension, fewer latency steps than the
-        # switch's flat ring (estimator.torus_ring_steps): the one term a topology can beat
-        # the ideal switch on, so the bound is the faster of the two (hypothesis found a
-        # 141-node torus 0.009% faster than the switch, tests/test_optimizer_bounds.py).
-        torus = TimeKey(
-            server_sku, fabric, nic_speed_gbps, nics_per_node, "torus", 1.0, 0, forwarding=True
-        )
-        return min(confident_hours(est, self.confidence), self.hours(torus, nodes))
+        return confident_hours(est, self.confidence)
 
     def share(self, earlier: EstimateCache) -> None:
         """Reuse ``earlier``'s estimates (the explanations' re-solves of one request): they

@@ -144,11 +144,17 @@ class PortfolioCache(EstimateCache):
         return result
 
     def ideal_hours(
-        self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
+        self,
+        server_sku: str,
+        fabric: str,
+        nic_speed_gbps: int,
+        nics_per_node: int,
+        nodes: int,
+        torus: bool = True,
     ) -> float:
         return portfolio_hours(
             [
-                p.ideal_hours(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes)
+                p.ideal_hours(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, torus)
                 for p in self.parts
             ],
             self.portfolio,

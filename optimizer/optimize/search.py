@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import threading
 import time
@@ -29,14 +30,13 @@ from optimizer.optimize.problem import spec_tco_prices
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure, ObjectiveKind
+from optimizer.registry.topologies import TOPOLOGIES, TORUS
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 
 Parts = list[tuple[Nic, Switch | None]]
-# A key to explore: (its bound, a prefix of the objective's ranking value), key, parts, node range.
-Bounded = tuple[tuple[int, ...], TimeKey, Parts, int, int]
 
 # Largest cluster the optimizer sizes (the benchmarks issue's upper scale).
 MAX_GPUS = 131_072
@@ -346,10 +346,15 @@ def _search_cost_first(
     target = spec.constraints.target_training_hours or math.inf
     budget = spec.constraints.budget_cents
     floors = _ideal_floors(space, keyed, timer, target, clock) if math.isfinite(target) else {}
-    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     prices = spec_tco_prices(catalog, spec)
     by_tco = spec.objective.kind.primary is Measure.TCO  # issue 17 (tco): bound the TCO
+    # Keys by their bound, lazily tightened: a key is first bounded by its (server, fabric)
+    # floor; when it comes up, by the floor of its own bandwidth (tightened=True) and put
+    # back, so a slow key waits behind faster ones and, once K designs are found, is pruned
+    # without timing the large clusters it would need.
+    heap: list[tuple[tuple[int, ...], tuple[object, ...], bool, int, TimeKey, Parts, int, int]]
+    heap = []
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
@@ -358,21 +363,45 @@ def _search_cost_first(
             if floor is None:
                 continue  # not even an ideal network of this fabric meets the target
             lo = max(lo, floor)
-        cents = lo * node_cost_bound(catalog, server, key, parts, nic_memo)
-        if lo <= hi and (budget is None or cents <= budget):
-            value = lo * node_tco_bound(catalog, server, key, parts, prices) if by_tco else cents
-            ordered.append(((value,), key, parts, lo, hi))
-    ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
+        # No size above what the budget, power and racks allow is bought: the search for the
+        # smallest size meeting the target stops there instead of timing larger clusters.
+        hi = min(hi, _most_nodes_under_caps(spec, server, layout))
+        if budget is not None:
+            hi = min(hi, budget // node_cost_bound(catalog, server, key, parts, nic_memo))
+        if lo <= hi:
+            bound: tuple[int, ...] = (
+                lo * _per_node(catalog, server, key, parts, prices, by_tco, nic_memo),
+            )
+            heap.append(
+                (bound, _key_order(key), not math.isfinite(target), len(heap), key, parts, lo, hi)
+            )
+    heapq.heapify(heap)
     out, evaluated = list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
-    for bound, key, parts, lo, hi in ordered:
+    while heap:
+        bound, order, tightened, seq, key, parts, lo, hi = heapq.heappop(heap)
         if kbest.beats(bound):
             break  # every later key's bound is at least as large
         if clock.expired():
             return out, evaluated, bound[0]
-        _report(clock, timer, kbest, spec.objective.kind)
-        evaluated += 1
+        server = servers[key.server_sku]
         family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
+        per_node = _per_node(catalog, server, key, parts, prices, by_tco, nic_memo)
+        # The fewest nodes an ideal network of the key's bandwidth needs (a one-node design
+        # has no scale-out network to idealise: its floor is its only size).
+        if not tightened and TOPOLOGIES.get(key.topology).scale_out:
+            ideal = functools.partial(timer.ideal_hours, *family, torus=key.topology == TORUS.name)
+            floor = smallest_meeting(ideal, target, lo, hi, lo)
+            if floor is not None:
+                heapq.heappush(heap, ((floor * per_node,), order, True, seq, key, parts, floor, hi))
+            continue
+        _report(clock, timer, kbest, spec.objective.kind)
+        threshold = kbest.threshold
+        if threshold is not None:  # a larger size costs more than K designs already found
+            hi = min(hi, threshold[0] // per_node)
+            if hi < lo:
+                continue
+        evaluated += 1
         n = smallest_meeting(
             functools.partial(timer.hours, key), target, lo, hi, warm.get(family, lo)
         )
@@ -389,11 +418,6 @@ def _search_cost_first(
         ]
         if not priced:
             continue
-        per_node = (
-            node_tco_bound(catalog, servers[key.server_sku], key, parts, prices)
-            if by_tco
-            else node_cost_bound(catalog, servers[key.server_sku], key, parts)
-        )
         for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
             cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
             _offer_all(
@@ -408,6 +432,22 @@ def _search_cost_first(
     return out, evaluated, None
 
 
+def _per_node(
+    catalog: Catalog,
+    server: Server,
+    key: TimeKey,
+    parts: Parts,
+    prices: TcoPrices,
+    by_tco: bool,
+    memo: dict[int, int],
+) -> int:
+    """A lower bound on what each node of ``key`` adds to the objective: its lifetime cost
+    when the objective ranks by TCO, else its capex."""
+    if by_tco:
+        return node_tco_bound(catalog, server, key, parts, prices)
+    return node_cost_bound(catalog, server, key, parts, memo)
+
+
 def _ideal_floors(
     space: SearchSpace,
     keyed: list[tuple[TimeKey, Parts]],
@@ -418,10 +458,13 @@ def _ideal_floors(
     """Per (server, fabric): fewest nodes that meet the target on an ideal network with the
     fastest NICs the fabric offers there (None: no size does). A lower bound for every key."""
     best: dict[tuple[str, str], tuple[int, int]] = {}
+    tori: set[tuple[str, str]] = set()  # pairs with torus keys: their bound covers the torus
     for key, _ in keyed:
         pair = (key.server_sku, key.fabric)
         bandwidth = (key.nic_speed_gbps * key.nics_per_node, key.nics_per_node)
         best[pair] = max(best.get(pair, bandwidth), bandwidth)
+        if key.topology == TORUS.name:
+            tori.add(pair)
     servers = {s.sku: s for s in space.servers}
     floors: dict[tuple[str, str], int | None] = {}
     for (sku, fabric), (gbps, npn) in sorted(best.items()):
@@ -435,7 +478,9 @@ def _ideal_floors(
             floors[(sku, fabric)] = lo if lo <= hi else None
             continue
         floors[(sku, fabric)] = smallest_meeting(
-            functools.partial(timer.ideal_hours, sku, fabric, gbps // npn, npn),
+            functools.partial(
+                timer.ideal_hours, sku, fabric, gbps // npn, npn, torus=(sku, fabric) in tori
+            ),
             target,
             lo,
             hi,
@@ -479,9 +524,15 @@ def _search_time_first(
     if budget is None:  # convert.spec_from_proto refuses this; a spec built in code may not
         msg = f"{spec.objective.kind.name} needs a budget; expected a positive budget_usd"
         raise InvalidInput(msg, field="constraints.budget_usd")
-    ordered: list[Bounded] = []
     nic_memo: dict[int, int] = {}
     prices = spec_tco_prices(catalog, spec)
+    # Keys by their bound (seconds, cents), tightened lazily in stages as they come up:
+    # 0, compute alone on the largest size; 1, an ideal network of the key's bandwidth at the
+    # largest size (no design of the key is faster); 2, plus the fewest nodes that ideal
+    # network needs for that time (none reaches it with fewer). A key slower than K designs
+    # already found is pruned before its bandwidth's time-versus-size curve is searched.
+    heap: list[tuple[tuple[int, ...], tuple[object, ...], int, int, TimeKey, Parts, int, int]]
+    heap = []
     for key, parts in keyed:
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
@@ -489,25 +540,37 @@ def _search_time_first(
         hi = min(hi, budget // per_node, _most_nodes_under_caps(spec, server, layout))
         if lo > hi:
             continue
-
-        # No design of the key is faster than its largest size on an ideal network, and none
-        # reaches that time with fewer nodes than the ideal network needs for it.
-        def ideal(n: int, k: TimeKey = key) -> float:
-            return timer.ideal_hours(k.server_sku, k.fabric, k.nic_speed_gbps, k.nics_per_node, n)
-
-        fastest = ideal(hi)
-        if not math.isfinite(fastest):
-            continue  # no plan fits even the largest size: none fits a smaller one
-        fewest = smallest_meeting(ideal, fastest, lo, hi, lo) or hi
-        time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
-        ordered.append((time_bound, key, parts, lo, hi))
-    ordered.sort(key=lambda r: (r[0], _key_order(r[1])))
+        compute_s = math.floor(timer.lower_bound_hours(server, hi) * SECONDS_PER_HOUR)
+        heap.append(((compute_s, lo * per_node), _key_order(key), 0, len(heap), key, parts, lo, hi))
+    heapq.heapify(heap)
     kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
-    for bound, key, parts, lo, hi in ordered:
+    while heap:
+        bound, order, stage, seq, key, parts, lo, hi = heapq.heappop(heap)
         if kbest.beats(bound):
             break
         if clock.expired():
             return out, evaluated, bound[0] / SECONDS_PER_HOUR
+        if stage < 2:
+            server = servers[key.server_sku]
+
+            def ideal(n: int, k: TimeKey = key) -> float:
+                return timer.ideal_hours(
+                    k.server_sku,
+                    k.fabric,
+                    k.nic_speed_gbps,
+                    k.nics_per_node,
+                    n,
+                    torus=k.topology == TORUS.name,
+                )
+
+            fastest = ideal(hi)
+            if not math.isfinite(fastest):
+                continue  # no plan fits even the largest size: none fits a smaller one
+            fewest = lo if stage == 0 else smallest_meeting(ideal, fastest, lo, hi, lo) or hi
+            per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
+            time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
+            heapq.heappush(heap, (time_bound, order, stage + 1, seq, key, parts, lo, hi))
+            continue
         _report(clock, timer, kbest, spec.objective.kind)
         evaluated += 1
         afford = _Affordability(key, parts, catalog, layout, spec, budget, stock, exact_cost)

@@ -155,7 +155,29 @@ def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int |
         bubble = bubble_fraction(p, v, m, imbalance) * step_compute_s
         return bubble + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
 
-    return min(range(1, w.layers // p + 1), key=cost)
+    # The chunk imbalance is >= 1, so cost(v) >= a / v + b v + const (the balanced bubble
+    # and the overhead): convex in v with its minimum at sqrt(a / b). Start there and widen
+    # while the bound can still beat the best, instead of laying out every depth up to
+    # layers / p (65,536-layer requests: a minute).
+    extra = max(0, p - m)
+    a = ((p - 1) - extra) / m * step_compute_s
+    b = 2 * m * CHUNK_PASS_OVERHEAD_S
+
+    def bound(v: int) -> float:
+        balanced = ((p - 1) + extra * (v - 1)) / (v * m) * step_compute_s
+        return (balanced + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S) * (1 - 1e-12)
+
+    deepest = w.layers // p
+    centre = min(deepest, max(1, round(math.sqrt(a / b))))
+    best_v, best = centre, cost(centre)
+    for side in (range(centre - 1, 0, -1), range(centre + 1, deepest + 1)):
+        for v in side:
+            if bound(v) > best:
+                break
+            c = cost(v)
+            if c < best or (c == best and v < best_v):
+                best_v, best = v, c
+    return best_v
 
 
 # --- end issue 14, pipeline -------------------------------------------------------------------
