@@ -118,3 +118,19 @@ def test_the_profile_travels_to_a_server(
     remote = _tflops(capsys, "--server", server, *args)
     assert remote == pytest.approx(embedded)
     assert remote != pytest.approx(_tflops(capsys, "--server", server, "estimate", str(LARGE_RUN)))
+
+
+def test_sweep_times_every_scenario_with_the_profile(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    overhead = tmp_path / "overhead.json"
+    overhead.write_text(json.dumps({"step_overhead_s": 0.05}))
+    args = ("sweep", *SMALL_SCENARIO, "--targets", "8,16", "--format", "json")
+    result = run(capsys, *args, "--calibration", str(overhead))
+    assert result.code == 0, result.err
+    scenarios = json.loads(result.out)["scenarios"]
+    assert len(scenarios) == 2
+    for scenario in scenarios:
+        assert scenario["request"]["calibration"]["step_overhead_s"] == 0.05
+        breakdown = scenario["response"]["designs"][0]["estimate"]["breakdown"]
+        assert breakdown["step_overhead_s"] == pytest.approx(0.05)

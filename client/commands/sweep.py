@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from client.commands.calibrate import calibration_option, read_profile
 from client.commands.optimize import request_from_flags
 from client.exits import EXIT_INFEASIBLE
 from client.options import REPORT_FORMATS, output_file, output_format, plot_file, scenario_options
@@ -91,6 +92,7 @@ class NumberList(_ParamType):
 )
 @output_format(*REPORT_FORMATS)
 @output_file
+@calibration_option
 @click.pass_context
 def sweep(
     ctx: click.Context,
@@ -104,6 +106,7 @@ def sweep(
     fail_on_infeasible: bool,
     fmt: str,
     output: str | None,
+    calibration: str | None,
     **flags: Any,
 ) -> None:
     """Sweep budgets and/or target times (and workloads, catalogs): the rank-1 design of
@@ -137,6 +140,8 @@ def sweep(
                 field="--workload",
             )
     base = request_from_flags(**flags)
+    if calibration:  # issue 14: every scenario timed with a profile from `procure calibrate`
+        base.calibration.CopyFrom(read_profile(calibration))
     for flag, values in (("--budgets", budgets_usd), ("--targets", targets_hours)):
         for number in values or ():
             if not (math.isfinite(number) and number > 0):
