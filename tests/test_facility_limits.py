@@ -1,8 +1,8 @@
 """Each facility limit binds on its own: re-solving without it changes rank 1 or feasibility.
 
-The hall: BERT-Large in a time only two nodes meet (facility_fixtures.two_node_target_hours); the cheapest are two liquid-only SRV-LQ
-(14.3 kW each, 3 floor positions: a server rack, a network rack and the row's CDU), the next
-two air-cooled SRV-A (10.2 kW, 2 floor positions).
+The hall: BERT-Large in a time only two nodes meet (facility_fixtures.two_node_target_hours);
+the cheapest are two liquid-only SRV-LQ (14.3 kW each, 3 floor positions: a server rack, a
+network rack and the row's CDU), the next two air-cooled SRV-A (10.2 kW, 2 floor positions).
 """
 
 from __future__ import annotations
