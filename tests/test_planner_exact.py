@@ -40,12 +40,8 @@ def exhaustive(w: Workload, c: ClusterSpec) -> tuple[float, ParallelPlan, int]:
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
     reliability = DEFAULT_OPTIONS.reliability
-    roots = [
-        (c, planner._idle_sizes(w, c, PartialPlan())),
-        *((tile, [tile.gpus]) for tile in planner._domain_tilings(c)),
-    ]
     best: tuple[float, ParallelPlan, int] | None = None
-    for root, sizes in roots:
+    for root, sizes in planner.root_sizes(w, c, PartialPlan()):
         for used in sizes:
             sub = root if used == root.gpus else replace(root, gpus=used)
             for plan in planner.candidate_plans(w, sub, PartialPlan()):

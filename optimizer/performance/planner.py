@@ -610,9 +610,7 @@ def _sizes_by_bound(
 ) -> _Sizes:
     keep = 1.0 - BOUND_SLACK
     out: list[tuple[float, int, int, int]] = []
-    for r, (root, sizes) in enumerate(
-        [(c, _idle_sizes(w, c, fixed)), *((tile, [tile.gpus]) for tile in _domain_tilings(c))]
-    ):
+    for r, (root, sizes) in enumerate(root_sizes(w, c, fixed)):
         work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff)
         for used in sizes:
             gp = goodput_factor(w.parameters, used, reliability)
@@ -647,6 +645,30 @@ def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
     if tile % gpn or tile <= gpn:
         return []
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
+
+
+def root_sizes(
+    w: Workload, c: ClusterSpec, fixed: PartialPlan
+) -> list[tuple[ClusterSpec, list[int]]]:
+    """Each root a job on ``c`` may run on (``c`` itself, then its domain tilings) with the
+    GPU counts it may use there, largest first."""
+    return [
+        (c, _idle_sizes(w, c, fixed)),
+        *((t, _tile_sizes(w, t, fixed)) for t in _domain_tilings(c)),
+    ]
+
+
+def _tile_sizes(w: Workload, tile: ClusterSpec, fixed: PartialPlan) -> list[int]:
+    """A domain tiling's GPU counts, largest first: all its domains, then every smaller
+    count of whole domains that some plan fills. Without them a rack-scale cluster lost its
+    tiled plans one domain past the size they fill (Llama 3 405B: 43,008 GPUs of 672 NVL72
+    racks, 592 h, but 764 h on 673 to 1,820 racks)."""
+    if fixed.data is not None:
+        return [tile.gpus]
+    dom = tile.scale_up_domain_gpus
+    fillable = _fillable_sizes(w, fixed)
+    smaller = (k for k in range(tile.gpus - dom, 0, -dom) if k in fillable)
+    return list(dict.fromkeys([tile.gpus, *smaller]))
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
