@@ -391,7 +391,11 @@ def _search_cost_first(
         # has no scale-out network to idealise: its floor is its only size).
         if not tightened and TOPOLOGIES.get(key.topology).scale_out:
             ideal = functools.partial(timer.ideal_hours, *family, torus=key.topology == TORUS.name)
-            floor = smallest_meeting(ideal, target, lo, hi, lo)
+            try:
+                floor = smallest_meeting(_until(clock, ideal), target, lo, hi, lo)
+            except _Expired:
+                heapq.heappush(heap, (bound, order, tightened, seq, key, parts, lo, hi))
+                continue  # the loop's clock check ends the search at this bound
             if floor is not None:
                 heapq.heappush(heap, ((floor * per_node,), order, True, seq, key, parts, floor, hi))
             continue
@@ -430,6 +434,22 @@ def _search_cost_first(
                 prices,
             )
     return out, evaluated, None
+
+
+class _Expired(Exception):
+    """The clock ran out inside a bound's own search (a key goes back to the heap as it was)."""
+
+
+def _until(clock: Clock, hours: Callable[[int], float]) -> Callable[[int], float]:
+    """``hours`` that stops a bound's search once the clock has run out: each call is a plan
+    search, and a bound may need a dozen on the largest clusters."""
+
+    def checked(n: int) -> float:
+        if clock.expired():
+            raise _Expired
+        return hours(n)
+
+    return checked
 
 
 def _per_node(
@@ -563,10 +583,18 @@ def _search_time_first(
                     torus=k.topology == TORUS.name,
                 )
 
-            fastest = ideal(hi)
-            if not math.isfinite(fastest):
-                continue  # no plan fits even the largest size: none fits a smaller one
-            fewest = lo if stage == 0 else smallest_meeting(ideal, fastest, lo, hi, lo) or hi
+            try:
+                fastest = _until(clock, ideal)(hi)
+                if not math.isfinite(fastest):
+                    continue  # no plan fits even the largest size: none fits a smaller one
+                fewest = (
+                    lo
+                    if stage == 0
+                    else smallest_meeting(_until(clock, ideal), fastest, lo, hi, lo) or hi
+                )
+            except _Expired:
+                heapq.heappush(heap, (bound, order, stage, seq, key, parts, lo, hi))
+                continue  # the loop's clock check ends the search at this bound
             per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
             time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
             heapq.heappush(heap, (time_bound, order, stage + 1, seq, key, parts, lo, hi))

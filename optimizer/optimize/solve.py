@@ -191,7 +191,12 @@ def optimize(
         sens = "not computed: time limit"
     else:
         sens = sensitivity(ranked, given, spec, resolve)
-    rule = baseline_line(ranked[0], _for_baseline(given), spec) if ranked and explain else ""
+    if not ranked or not explain:
+        rule = ""
+    elif clock.expired():  # the rule of thumb sizes its own clusters: a search, not a reply
+        rule = "The rule of thumb (seed article): not computed: time limit."
+    else:
+        rule = baseline_line(ranked[0], _for_baseline(given), spec)
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None

@@ -611,7 +611,7 @@ def _sizes_by_bound(
     keep = 1.0 - BOUND_SLACK
     out: list[tuple[float, int, int, int]] = []
     for r, (root, sizes) in enumerate(root_sizes(w, c, fixed)):
-        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff)
+        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff, fixed)
         for used in sizes:
             gp = goodput_factor(w.parameters, used, reliability)
             bound = (work_s * root.gpus / used + step_overhead_s) * gp * keep
@@ -619,17 +619,22 @@ def _sizes_by_bound(
     return tuple(sorted(out))
 
 
-def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float) -> float:
+def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float, fixed: PartialPlan) -> float:
     """The step's compute on ``hw.gpus`` at kernel speed with the fastest tensor degree and
-    micro-batch: no plan on these GPUs, nor (scaled by gpus / used) on fewer of them, is
-    faster (smaller sizes offer no other tensor degree). Not cached itself: _pending_sizes
-    caches the sizes' bounds and redoes them under new fitted constants."""
+    micro-batch that agree with ``fixed``: no candidate on these GPUs, nor (scaled by gpus /
+    used) on fewer of them, is faster (smaller sizes offer no other tensor degree). Not
+    cached itself: _pending_sizes caches the sizes' bounds and redoes them under new fitted
+    constants (the calibration fit's loop, where every published run fixes its degrees)."""
     experts = _divisors(w.experts) if w.is_moe else (1,)  # every expert degree any size has
+    tensors = tensor_degrees(w, hw.gpus, hw.gpus_per_node, hw.domain_gpus)
+    # A fixed degree no candidate can take leaves no candidate: the search says why.
+    if fixed.tensor in tensors:
+        tensors = [fixed.tensor]
+    if fixed.expert in experts:
+        experts = (fixed.expert,)
+    micro = (fixed.micro_batch_size,) if fixed.micro_batch_size else MICRO_BATCH_CHOICES
     return min(
-        _compute_s(w, hw, mb, t, kernel_eff, e)
-        for t in tensor_degrees(w, hw.gpus, hw.gpus_per_node, hw.domain_gpus)
-        for mb in MICRO_BATCH_CHOICES
-        for e in experts
+        _compute_s(w, hw, mb, t, kernel_eff, e) for t in tensors for mb in micro for e in experts
     )
 
 
