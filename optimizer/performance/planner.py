@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
@@ -668,25 +669,26 @@ def _tile_sizes(w: Workload, tile: ClusterSpec, fixed: PartialPlan) -> list[int]
     count of whole domains that some plan fills. Without them a rack-scale cluster lost its
     tiled plans one domain past the size they fill (Llama 3 405B: 43,008 GPUs of 672 NVL72
     racks, 592 h, but 764 h on 673 to 1,820 racks)."""
-    if fixed.data is not None:
-        return [tile.gpus]
     dom = tile.scale_up_domain_gpus
-    fillable = _fillable_sizes(w, fixed)
-    smaller = (k for k in range(tile.gpus - dom, 0, -dom) if k in fillable)
-    return list(dict.fromkeys([tile.gpus, *smaller]))
+    return _fillable_of(w, fixed, tile.gpus, range(tile.gpus - dom, 0, -dom))
 
 
 def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
     """The GPU counts a job on ``c`` may use, largest first: all of them, then every smaller
-    count of whole nodes (and the divisors of one node below it) that some plan fills. A
-    fixed data degree pins the job to the whole cluster, as before."""
-    if fixed.data is not None:
-        return [c.gpus]
+    count of whole nodes (and the divisors of one node below it) that some plan fills."""
     gpn = c.gpus_per_node
     whole = range(c.gpus - c.gpus % gpn if c.gpus > gpn else 0, 0, -gpn)
     small = [k for k in reversed(_divisors(gpn)) if k < min(c.gpus, gpn)]
+    return _fillable_of(w, fixed, c.gpus, (*whole, *small))
+
+
+def _fillable_of(w: Workload, fixed: PartialPlan, full: int, smaller: Iterable[int]) -> list[int]:
+    """``full``, then the ``smaller`` counts some plan fills, without repeats. A fixed data
+    degree pins the job to all ``full`` GPUs, as before."""
+    if fixed.data is not None:
+        return [full]
     fillable = _fillable_sizes(w, fixed)
-    return list(dict.fromkeys([c.gpus, *(k for k in (*whole, *small) if k in fillable)]))
+    return list(dict.fromkeys([full, *(k for k in smaller if k in fillable)]))
 
 
 @lru_cache(maxsize=1024)
