@@ -45,6 +45,7 @@ LATER_FIELDS = frozenset(
         "gpus_per_host",
         "planes",  # issue 16 (fabric800)
         "ports_per_cage",  # issue 16 (fabric800)
+        "in_network_reduction",  # issue 14 (sharp)
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

@@ -133,6 +133,9 @@ class Switch:
     # issue 16 (fabric800): ports one cage (and so one switch-side module) holds: 2 for a
     # Q3400's twin-port OSFP, 1 for an SN5600's 800G OSFP; None: not stated, any module fits.
     ports_per_cage: int | None = None
+    # issue 14 (sharp): the switch reduces all-reduce data in the network (InfiniBand SHARP:
+    # Quantum-2, Quantum-X800); a design gets the credit only when every switch offers it.
+    in_network_reduction: bool = False
 
 
 @dataclass(frozen=True)

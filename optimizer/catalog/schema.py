@@ -414,6 +414,19 @@ COLUMNS: tuple[Column, ...] = (
         True,
         "PFC/ECN capable, as RoCE requires (InfiniBand is lossless by design).",
     ),
+    # issue 14 (sharp)
+    Column(
+        "switches",
+        "in_network_reduction",
+        "bool",
+        "",
+        False,
+        "The switch reduces all-reduce data in the network (InfiniBand SHARP: Quantum-2 "
+        "QM9700/QM9790 SHARPv3, Quantum-X800 Q3400 SHARPv4); InfiniBand switches only. A "
+        "design is estimated with in-network reduction only when every one of its switches "
+        "offers it.",
+        default=False,
+    ),
     _non_negative("switches", "latency_ns", "decimal", "ns", "Port-to-port latency.", 1_000_000),
     _non_negative("switches", "power_w", "decimal", "W", "Typical power draw.", 1_000_000),
     _positive("switches", "rack_units", "int", "U", "Height in rack units.", 60),

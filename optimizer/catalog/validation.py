@@ -91,6 +91,7 @@ def validate(raw: RawCatalog, *, today: date | None = None) -> ValidationReport:
         _check_nic_planes(rows["nics"], problems)
     if "switches" in rows:  # issue 16 (fabric800)
         _check_switch_cages(rows["switches"], problems)
+        _check_switch_reduction(rows["switches"], problems)  # issue 14 (sharp)
     if "cloud_offers" in rows:
         gpu_models = (
             {str(v["gpu_model"]) for _, v in rows["servers"]} if "servers" in rows else None
@@ -297,6 +298,16 @@ def _check_switch_cages(rows: Rows, problems: list[Finding]) -> None:
         if isinstance(per_cage, int) and ports % per_cage:
             expected = f"a divisor of ports ({ports}): every cage holds as many; empty: not stated"
             problems.append(error("switches", number, "ports_per_cage", per_cage, expected))
+
+
+def _check_switch_reduction(rows: Rows, problems: list[Finding]) -> None:
+    """issue 14 (sharp): in-network reduction is modelled as InfiniBand SHARP, so only an
+    InfiniBand switch may claim it (the optimizer's ideal-network bound relies on it)."""
+    for number, values in rows:
+        family = values.get("fabric_family")
+        if values.get("in_network_reduction") is True and family != "infiniband":
+            expected = f"false for a {family} switch: in-network reduction is InfiniBand SHARP"
+            problems.append(error("switches", number, "in_network_reduction", True, expected))
 
 
 def _checked_int(value: Value) -> int:

@@ -73,6 +73,14 @@ class TimeKey:
     oversubscription: float
     radix: int  # usable switch ports at the NIC speed; 0 for the switchless torus
     forwarding: bool = False  # the server or its NICs relay traffic (direct networks)
+    # issue 14 (sharp): the key's switches, every one, reduce in the network (SHARP); its
+    # designs are estimated with in-network reduction and offered only those switches.
+    in_network_skus: frozenset[str] = frozenset()
+
+    @property
+    def in_network_reduction(self) -> bool:
+        """The key's designs reduce all-reduces in the switches (InfiniBand SHARP)."""
+        return bool(self.in_network_skus)
 
     @property
     def group(self) -> tuple[str, str, str, float]:
@@ -183,7 +191,7 @@ class SearchSpace:
         hardware forwards (else two nodes back to back at most); a one-node design without a
         fabric is one key per server unless the request requires a fabric."""
         pairs = self._pairs()
-        shared: dict[tuple[object, ...], list[tuple[bool, list[tuple[Nic, Switch | None]]]]] = {}
+        shared: dict[tuple[object, ...], list[tuple[bool, frozenset[str], Parts]]] = {}
         for server in self.servers:
             yield from self._one_node_keys(server)
             for (fabric, speed, radix), parts in pairs.items():
@@ -197,11 +205,15 @@ class SearchSpace:
                         memo: tuple[object, ...] = (fabric, speed, radix, server.builtin_nic_sku)
                         memo += (server.forwarding, family.needs_forwarding)
                         if memo not in shared:
-                            shared[memo] = list(_server_parts(server, parts, family))
+                            shared[memo] = [
+                                (forwards, sharp, split)
+                                for forwards, own in _server_parts(server, parts, family)
+                                for sharp, split in in_network_split(own)  # issue 14 (sharp)
+                            ]
                         for ratio in ratios_for(topology):
                             key = TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix)
-                            for forwards, own in shared[memo]:
-                                yield replace(key, forwarding=forwards), own
+                            for forwards, sharp, own in shared[memo]:
+                                yield replace(key, forwarding=forwards, in_network_skus=sharp), own
 
     def _one_node_keys(
         self, server: Server
@@ -239,6 +251,25 @@ class SearchSpace:
                 for k, sws in sorted(radixes.items()):
                     out[(fabric, speed, k)] = [(n, w) for n in at_speed for w in sws]
         return out
+
+
+Parts = list[tuple[Nic, Switch | None]]
+"""The (NIC, switch) SKU pairs that realise a time key (switch None: switchless)."""
+
+
+def in_network_split(pairs: Parts) -> Iterator[tuple[frozenset[str], Parts]]:
+    """issue 14 (sharp): in-network reduction is a structural choice, made with the key and
+    before the time is estimated, so the time and the BOM agree: the SHARP-capable switches
+    make a key of their own (estimated with in-network reduction, offered only those
+    switches), and the rest keep the plain key with every switch (candidate_plans drops its
+    all-SHARP assignments, which the SHARP key builds faster at the same price).
+
+    Yields (the key's ``in_network_skus``, empty for the plain key; its pairs)."""
+    sharp: Parts = [(n, w) for n, w in pairs if w is not None and w.in_network_reduction]
+    if sharp:
+        yield frozenset(w.sku for _, w in sharp if w is not None), sharp
+    if len(sharp) < len(pairs):
+        yield frozenset(), pairs
 
 
 NO_NIC = Nic(
@@ -323,6 +354,9 @@ class EstimateCache:
         }
         self._cache: dict[tuple[object, ...], tuple[TimeKey, Estimate | None]] = {}
         self._ideal: dict[tuple[object, ...], float] = {}
+        # issue 14 (sharp): switch SKUs known to reduce in the network (from the keys
+        # estimated), so re-estimating a built design credits SHARP from its BOM alone.
+        self.in_network_skus: set[str] = set()
         self._flops = model_flops_per_step(workload) * workload.steps
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
@@ -336,8 +370,10 @@ class EstimateCache:
             key.oversubscription,
             key.radix,
             key.forwarding,
+            key.in_network_reduction,  # issue 14 (sharp)
             nodes,
         )
+        self.in_network_skus |= key.in_network_skus
         if memo in self._cache:
             return self._cache[memo][1]
         result: Estimate | None
@@ -354,7 +390,13 @@ class EstimateCache:
                 rails=key.nics_per_node,
             ).profile
             result = self._run(
-                key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node, nodes, profile
+                key.server_sku,
+                key.fabric,
+                key.nic_speed_gbps,
+                key.nics_per_node,
+                nodes,
+                profile,
+                in_network_reduction=key.in_network_reduction,
             )
         except InvalidInput:
             result = None
@@ -362,7 +404,9 @@ class EstimateCache:
         return result
 
     def reestimate(self, design: Design, plan: PhysicalPlan) -> Estimate | None:
-        """The estimate of a built design, from the topology profile its BOM was sized with."""
+        """The estimate of a built design, from the topology profile its BOM was sized with
+        and (issue 14, sharp) in-network reduction exactly when every switch of the BOM offers
+        it: a BOM with one non-SHARP switch is never credited."""
         nic_speed = plan.links[0].speed_gbps if plan.links else 0
         try:
             return self._run(
@@ -372,6 +416,7 @@ class EstimateCache:
                 design.nics_per_node,
                 design.nodes,
                 plan.sizing.profile,
+                in_network_reduction=all_in_network(plan, self.in_network_skus),
             )
         except InvalidInput:
             return None
@@ -384,6 +429,8 @@ class EstimateCache:
         nics_per_node: int,
         nodes: int,
         profile: TopologyProfile,
+        *,
+        in_network_reduction: bool = False,
     ) -> Estimate:
         server = self.servers[server_sku]
         if not TOPOLOGIES.get(profile.family).scale_out:
@@ -397,9 +444,13 @@ class EstimateCache:
             nic_speed_gbps=nic_speed_gbps,
             nics_per_node=nics_per_node,
             topology=profile,
+            in_network_reduction=in_network_reduction,
         )
         self.evaluations += 1
-        return plan_and_estimate(self.workload, cluster, self.fixed, options=self.options)
+        est = plan_and_estimate(self.workload, cluster, self.fixed, options=self.options)
+        if in_network_reduction:  # issue 14 (sharp): the design says so
+            est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
+        return est
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
         """The fastest (key, nodes, hours) estimated so far, for diagnosing an unmet target."""
@@ -461,8 +512,20 @@ class EstimateCache:
             endpoints_per_leaf=endpoints,
             rail_optimized=True,
         )
+        # issue 14 (sharp): an InfiniBand key may reduce in the network (only InfiniBand
+        # switches may offer it, optimizer.catalog.validation), and SHARP never slows a
+        # collective, so the ideal switch of an InfiniBand fabric reduces in the network.
+        sharp = FABRICS.get(fabric).switch_family == "infiniband"
         try:
-            est = self._run(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, profile)
+            est = self._run(
+                server_sku,
+                fabric,
+                nic_speed_gbps,
+                nics_per_node,
+                nodes,
+                profile,
+                in_network_reduction=sharp,
+            )
         except InvalidInput:
             return math.inf
         return confident_hours(est, self.confidence)
@@ -475,6 +538,7 @@ class EstimateCache:
             "different requests"
         )
         self._cache, self._ideal = earlier._cache, earlier._ideal
+        self.in_network_skus = earlier.in_network_skus  # issue 14 (sharp)
 
     def hours(self, key: TimeKey, nodes: int) -> float:
         est = self.estimate(key, nodes)
@@ -493,6 +557,19 @@ class EstimateCache:
         """Fewest nodes whose compute alone could meet ``target_hours``."""
         one = self.lower_bound_hours(server, 1)
         return max(1, math.ceil(one / target_hours - 1e-9))
+
+
+IN_NETWORK_NOTE = (
+    "in-network reduction: every switch of the fabric offers SHARP, so the data-parallel "
+    "all-reduce across nodes is reduced in the switches"
+)
+"""The estimate note (and explanation) of a design credited with in-network reduction."""
+
+
+def all_in_network(plan: PhysicalPlan, in_network_skus: set[str] | frozenset[str]) -> bool:
+    """issue 14 (sharp): the plan has switches and every one, all tiers, reduces in the
+    network."""
+    return bool(plan.switches) and all(d.sku in in_network_skus for d in plan.switches)
 
 
 def confident_hours(est: Estimate, confidence: Confidence) -> float:
@@ -715,6 +792,9 @@ def candidate_plans(
     plans = []
     switches = list({w.sku: w for _, w in parts if w is not None}.values())
     assignments = tier_assignments(key, nodes, switches, catalog) if switches else [()]
+    if not key.in_network_reduction:  # issue 14 (sharp): the SHARP key builds these
+        sharp = {w.sku for w in switches if w.in_network_reduction}
+        assignments = [a for a in assignments if not a or not set(a) <= sharp]
     for nic in {n.sku: n for n, _ in parts}.values():
         for skus in assignments:
             design = make_design(key, nodes, nic, None, layout, skus)

@@ -242,6 +242,8 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
             and a.rack_units <= b.rack_units
             and a.latency_ns <= b.latency_ns
             and _support_no_higher(a, b)
+            # issue 14 (sharp): a non-SHARP switch never stands in for a SHARP one
+            and (a.in_network_reduction or not b.in_network_reduction)
         ),
         usable,
     )

@@ -306,7 +306,9 @@ def _verified(
                 pool.pop(0)
         link_choice[need.group] = picks
     bom = build_bom(cand.design, catalog, link_choice)
-    violations = check_bom(cand.design, bom, catalog)
+    violations = check_bom(  # issue 14 (sharp): the time's SHARP claim is checked too
+        cand.design, bom, catalog, in_network_reduction=cand.key.in_network_reduction
+    )
     if violations:
         msg = f"rank {rank} failed verification: " + "; ".join(v.message for v in violations)
         raise SolverFailed(msg)

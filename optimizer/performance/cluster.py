@@ -109,10 +109,13 @@ def server_cluster(
     nic_speed_gbps: float,
     nics_per_node: int,
     topology: TopologyProfile,
+    in_network_reduction: bool = False,
 ) -> ClusterSpec:
     """``nodes`` units of a catalog server row with ``nics_per_node`` NICs each, as the
     estimator sees them: a rack-scale row (issue 16) becomes its hosts, its NICs shared out per
-    host, with the row's scale-up domain; an ordinary server is one host and one domain."""
+    host, with the row's scale-up domain; an ordinary server is one host and one domain.
+    ``in_network_reduction``: every switch of the design offers it (issue 14, sharp; the
+    caller decides from the catalog's switches.in_network_reduction)."""
     hosts = server.gpus_per_node // server.host_gpus
     return ClusterSpec(
         gpus=nodes * server.gpus_per_node,
@@ -127,4 +130,5 @@ def server_cluster(
         gpu_model=server.gpu_model,
         gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
         scale_up_gpus=server.scale_up_domain_gpus,
+        in_network_reduction=in_network_reduction,
     )

@@ -70,8 +70,17 @@ class Violation:
     message: str
 
 
-def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Violation]:
-    """Every way ``bom`` fails to build ``design`` from ``catalog``; empty when it is sound."""
+def check_bom(
+    design: Design,
+    bom: BillOfMaterials,
+    catalog: Catalog,
+    *,
+    in_network_reduction: bool = False,
+) -> list[Violation]:
+    """Every way ``bom`` fails to build ``design`` from ``catalog``; empty when it is sound.
+
+    ``in_network_reduction``: the design's time was estimated with the switches reducing in
+    the network (issue 14, sharp), which every switch of the BOM must then offer."""
     out: list[Violation] = []
     parts = _parts(catalog)
     for line in bom.lines:
@@ -117,6 +126,8 @@ def check_bom(design: Design, bom: BillOfMaterials, catalog: Catalog) -> list[Vi
     out += _check_prices(bom, known, catalog, parts, server)
     out += _check_racks(design, bom, known, catalog)
     out += _check_rack_scale(design, known, server)  # issue 16 (rackscale)
+    if in_network_reduction:  # issue 14 (sharp)
+        out += _check_in_network(known, catalog)
     return list(dict.fromkeys(out))  # one report per distinct finding
 
 
@@ -374,6 +385,24 @@ def _check_planes(design: Design, lines: list[BomLine], nic: Nic) -> list[Violat
         )
         for tier, n in sorted(count.items())
         if n % planes
+    ]
+
+
+def _check_in_network(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    """issue 14 (sharp): a design credited with in-network reduction has switches, and every
+    one of them offers it (switches.in_network_reduction)."""
+    offers = {s.sku: s.in_network_reduction for s in catalog.switches}
+    switch_lines = [ln for ln in lines if ln.category == "switch"]
+    if not switch_lines:
+        return [Violation("in-network", "in-network reduction claimed without any switch")]
+    return [
+        Violation(
+            "in-network",
+            f"switch {ln.sku} does not offer in-network reduction "
+            "(switches.in_network_reduction), yet the design's time assumes it",
+        )
+        for ln in switch_lines
+        if not offers.get(ln.sku, False)
     ]
 
 
