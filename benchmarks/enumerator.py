@@ -217,8 +217,10 @@ def estimate_of(
     nics_per_node: int,
     nodes: int,
     profile: TopologyProfile,
+    in_network_reduction: bool = False,
 ) -> Estimate | None:
-    """The public estimator on this cluster (cached across scenarios), None when no plan fits."""
+    """The public estimator on this cluster (cached across scenarios), None when no plan fits.
+    ``in_network_reduction``: every switch of the design reduces in the network (SHARP)."""
     key = (
         workload,
         server.gpu_model,
@@ -234,6 +236,7 @@ def estimate_of(
         nics_per_node,
         nodes,
         profile,
+        in_network_reduction,
     )
     if key not in _ESTIMATES:
         cluster = server_cluster(
@@ -243,6 +246,7 @@ def estimate_of(
             nic_speed_gbps=nic_speed_gbps,
             nics_per_node=nics_per_node,
             topology=profile,
+            in_network_reduction=in_network_reduction,
         )
         try:
             _ESTIMATES[key] = plan_and_estimate(workload, cluster)
@@ -483,6 +487,10 @@ class Enumerator:
         if c.budget_cents is not None and base_cents > c.budget_cents:
             return None
         nic = next(n for n in self.catalog.nics if n.sku == design.nic_sku)
+        # docs/optimizer.md, in-network reduction: a design is timed with SHARP exactly when
+        # it has switches and every one of them offers it.
+        sharp = {w.sku for w in self.catalog.switches if w.in_network_reduction}
+        reduces = bool(plan.switches) and all(d.sku in sharp for d in plan.switches)
 
         def hours_of(workload: Workload) -> float:
             est = estimate_of(
@@ -493,6 +501,7 @@ class Enumerator:
                 design.nics_per_node,
                 design.nodes,
                 plan.sizing.profile,
+                reduces,
             )
             return math.inf if est is None else _hours(est, self.spec.confidence)
 

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.enumerator import enumerate_optimum
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.canonical import canonical_json
 from optimizer.catalog.model import Catalog, Switch
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.catalog.store import CatalogStore
+from optimizer.optimize.baseline import rule_of_thumb
 from optimizer.optimize.candidates import (
     IN_NETWORK_NOTE,
     EstimateCache,
@@ -26,14 +28,20 @@ from optimizer.optimize.candidates import (
     candidate_plans,
 )
 from optimizer.optimize.dominance import prune_dominated
+from optimizer.optimize.request import Objective
 from optimizer.optimize.solve import optimize
+from optimizer.performance.cluster import ClusterSpec, server_cluster
+from optimizer.performance.estimator import estimate
+from optimizer.performance.plan import ParallelPlan
 from optimizer.topology.bom import build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.plan import physical_plan
+from optimizer.topology.sizing import size_network
+from optimizer.workload.presets import preset
 from tests.catalog_files import TODAY, add_column, copy_small, read_rows, set_cell
-from tests.optimizer_fixtures import spec_for, switch, tiny_catalog
+from tests.optimizer_fixtures import server, spec_for, switch, tiny_catalog
 
 SHARP_SW = replace(switch("SW-SHARP", "infiniband", 30_000), in_network_reduction=True)
 PLAIN_SW = switch("SW-PLAIN", "infiniband", 29_000)
@@ -218,3 +226,68 @@ def test_the_ranked_design_says_when_sharp_is_used(switch_: Switch, sharp: bool)
     (rank1,) = result.designs
     assert rank1.design.switch_skus == (switch_.sku,)
     assert ("(SHARP)" in rank1.explanation) is sharp
+
+
+# ------------------------------------------------------------------ NVLS apart from SHARP
+def _h100_cluster(sharp: bool, nvls: bool | None = False) -> ClusterSpec:
+    cluster = server_cluster(
+        server("SRV-A", 250_000),
+        nodes=4,
+        fabric="infiniband",
+        nic_speed_gbps=400,
+        nics_per_node=2,
+        topology=size_network("fat_tree", 8, 64).profile,
+        in_network_reduction=sharp,
+    )
+    return replace(cluster, nvls=nvls)
+
+
+TP8 = ParallelPlan(tensor=8, pipeline=1, data=4, zero_stage=1, micro_batch_size=1)
+
+
+def test_a_catalog_design_on_sharp_switches_is_timed_alike_inside_the_server() -> None:
+    """SHARP is the network's switches, NVLS the server's NVSwitch: a SHARP design gains on
+    the data-parallel reduction across nodes, not on the tensor all-reduces inside a node."""
+    w = preset("llama3-8b")
+    sharp = estimate(w, _h100_cluster(sharp=True), TP8).breakdown
+    plain = estimate(w, _h100_cluster(sharp=False), TP8).breakdown
+    assert sharp.tensor_parallel_s == plain.tensor_parallel_s
+    assert sharp.data_parallel_s < plain.data_parallel_s
+
+
+def test_the_estimate_requests_one_flag_still_turns_on_nvls() -> None:
+    """The request's ``cluster.in_network_reduction`` means SHARP and NVLS (estimate.proto)."""
+    w = preset("llama3-8b")
+    both = estimate(w, _h100_cluster(sharp=True, nvls=None), TP8).breakdown
+    sharp_only = estimate(w, _h100_cluster(sharp=True), TP8).breakdown
+    assert both.tensor_parallel_s < sharp_only.tensor_parallel_s
+
+
+# ------------------------------------------------------------------ the independent checks
+def _sharp_and_plain_twin() -> tuple[Catalog, Catalog]:
+    """One switch, once with SHARP and once without: everything else equal."""
+    return _catalog(SHARP_SW), _catalog(replace(SHARP_SW, in_network_reduction=False))
+
+
+def test_the_enumerator_times_an_all_sharp_design_with_in_network_reduction() -> None:
+    spec = spec_for(
+        budget_usd=2e6,
+        objective=Objective.MIN_TIME,
+        fabrics=("infiniband",),
+        topologies=("fat_tree",),
+    )
+    sharp, plain = (enumerate_optimum(c, spec, max_nodes=4) for c in _sharp_and_plain_twin())
+    assert sharp is not None and plain is not None
+    assert sharp.time_hours < plain.time_hours
+    (rank1,) = optimize(_catalog(SHARP_SW), replace(spec, top_k=1)).designs
+    assert rank1.time_hours == pytest.approx(sharp.time_hours, rel=1e-9)
+
+
+def test_the_rule_of_thumb_credits_sharp_on_its_sharp_switch() -> None:
+    catalog, twin = _sharp_and_plain_twin()
+    one_node = rule_of_thumb(catalog, spec_for(target_hours=1e6, fabrics=("infiniband",)))
+    assert one_node is not None
+    spec = spec_for(target_hours=one_node.time_hours / 2, fabrics=("infiniband",))
+    sharp, plain = rule_of_thumb(catalog, spec), rule_of_thumb(twin, spec)
+    assert sharp is not None and plain is not None and plain.gpus > 8
+    assert (sharp.gpus, sharp.time_hours) < (plain.gpus, plain.time_hours)

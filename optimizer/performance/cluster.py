@@ -35,6 +35,10 @@ class ClusterSpec:
     scale_up_gpus: int | None = None
     # issue 14: the switches reduce in the network (InfiniBand SHARP, NVLink SHARP / NVLS).
     in_network_reduction: bool = False
+    # NVLS inside a Hopper-or-later scale-up domain on its own; None: as in_network_reduction
+    # (the estimate request's one flag covers both). A catalog design sets it apart: NVLS is
+    # the server's NVSwitch, SHARP the network's switches (server_cluster).
+    nvls: bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("gpus", "gpus_per_node", "nics_per_node"):
@@ -115,7 +119,9 @@ def server_cluster(
     estimator sees them: a rack-scale row (issue 16) becomes its hosts, its NICs shared out per
     host, with the row's scale-up domain; an ordinary server is one host and one domain.
     ``in_network_reduction``: every switch of the design offers it (issue 14, sharp; the
-    caller decides from the catalog's switches.in_network_reduction)."""
+    caller decides from the catalog's switches.in_network_reduction). NVLS is never credited:
+    no server row says whether its NVSwitch runs it, so SHARP and non-SHARP designs of the
+    same server are timed alike inside the server."""
     hosts = server.gpus_per_node // server.host_gpus
     return ClusterSpec(
         gpus=nodes * server.gpus_per_node,
@@ -131,4 +137,5 @@ def server_cluster(
         gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
         scale_up_gpus=server.scale_up_domain_gpus,
         in_network_reduction=in_network_reduction,
+        nvls=False,
     )

@@ -885,7 +885,7 @@ class StepModel:
         self.shape = c.topology.shape if c.topology.direct else ()
         # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
         self.sharp = c.in_network_reduction and not c.topology.direct
-        self.nvls = c.in_network_reduction and self.gen_nvls
+        self.nvls = (c.in_network_reduction if c.nvls is None else c.nvls) and self.gen_nvls
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
         # (network seconds, of which all-to-all) before overlap, of the last _terms call:
         # the breakdown reports them without pricing every term twice.
