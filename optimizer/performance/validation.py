@@ -182,17 +182,21 @@ def _megatron_workload(r: dict[str, Any]) -> Workload:
 
 def _megatron_case(r: dict[str, Any]) -> PublishedCase:
     par = r["parallelism"]
+    # PTD-P replicates the optimizer: its data parallelism is a plain gradient all-reduce
+    # (sec. 5.9 measures "the data-parallel all-reduce"; Table 2 sets PTD-P against ZeRO-3, a
+    # different system), so no row, nor the planner's own GPT-3 plan, may shard (ZeRO 0).
     if "tp" in par:
-        fixed = PartialPlan(tensor=par["tp"], pipeline=par["pp"], data=par["dp"])
+        fixed = PartialPlan(tensor=par["tp"], pipeline=par["pp"], data=par["dp"], zero_stage=0)
     elif "model_parallel_size" in par:  # Table 2: tp = 8 is implied (published-runs.md)
         fixed = PartialPlan(
             tensor=8,
             pipeline=par["model_parallel_size"] // 8,
             data=par["dp"],
             micro_batch_size=par["microbatch"],
+            zero_stage=0,
         )
-    else:  # sec. 5.1 GPT-3 estimate: no plan given, the planner chooses
-        fixed = PartialPlan()
+    else:  # sec. 5.1 GPT-3 estimate: no plan given, the planner chooses (without ZeRO)
+        fixed = PartialPlan(zero_stage=0)
     return PublishedCase(
         id=r["id"],
         source=_source(r),
