@@ -8,6 +8,9 @@ import shutil
 from datetime import date
 from pathlib import Path
 
+from optimizer.catalog import load_catalog_report
+from optimizer.catalog.validation import Finding
+
 SMALL = Path(__file__).parent / "data" / "catalog_small"
 TODAY = date(2026, 6, 1)
 """Inside the fixture quote's validity (2026-01-15 .. 2026-12-31)."""
@@ -51,3 +54,24 @@ def add_column(folder: Path, table: str, column: str, value: str) -> None:
 
 def append_row(folder: Path, table: str, cells: list[str]) -> None:
     write_rows(folder, table, [*read_rows(folder, table), cells])
+
+
+def with_new_column(dest: Path, table: str, column: str, fill: str, row: int, value: str) -> Path:
+    """The small catalog with an optional ``column`` added to ``table`` (every cell ``fill``)
+    and ``value`` on file line ``row``: how a new column's bad cell is tried."""
+    folder = copy_small(dest)
+    add_column(folder, table, column, fill)
+    set_cell(folder, table, row, column, value)
+    return folder
+
+
+def the_one_error(dest: Path, table: str, column: str, fill: str, row: int, value: str) -> Finding:
+    """The only error of ``with_new_column``'s catalog, checked to name its table, row, column
+    and value."""
+    report = load_catalog_report(
+        with_new_column(dest, table, column, fill, row, value), today=TODAY
+    )
+    assert [(p.table, p.row, p.column, p.value) for p in report.errors] == [
+        (table, row, column, value)
+    ]
+    return report.errors[0]

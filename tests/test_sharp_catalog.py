@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.enumerator import enumerate_optimum
-from optimizer.catalog import load_catalog, load_catalog_report
+from optimizer.catalog import load_catalog
 from optimizer.catalog.canonical import canonical_json
 from optimizer.catalog.model import Catalog, Switch
 from optimizer.catalog.resolve import resolve_catalog
@@ -40,7 +40,7 @@ from optimizer.topology.layout import Layout
 from optimizer.topology.plan import physical_plan
 from optimizer.topology.sizing import size_network
 from optimizer.workload.presets import preset
-from tests.catalog_files import TODAY, add_column, copy_small, read_rows, set_cell
+from tests.catalog_files import TODAY, copy_small, read_rows, the_one_error, with_new_column
 from tests.optimizer_fixtures import server, spec_for, switch, tiny_catalog
 
 SHARP_SW = replace(switch("SW-SHARP", "infiniband", 30_000), in_network_reduction=True)
@@ -74,9 +74,7 @@ def _timer(catalog: Catalog) -> EstimateCache:
 
 # ------------------------------------------------------------------ the catalog column
 def test_the_column_is_parsed_from_switches_csv(tmp_path: Path) -> None:
-    folder = copy_small(tmp_path)
-    add_column(folder, "switches", "in_network_reduction", "false")
-    set_cell(folder, "switches", 2, "in_network_reduction", "true")  # SW-QM9790
+    folder = with_new_column(tmp_path, "switches", "in_network_reduction", "false", 2, "true")
     flags = {s.sku: s.in_network_reduction for s in load_catalog(folder, today=TODAY).switches}
     assert flags == {"SW-QM9790": True, "SW-SN4600C": False}
 
@@ -90,25 +88,14 @@ def test_a_switches_csv_without_the_column_offers_no_in_network_reduction(
 
 
 def test_a_bad_value_names_the_table_row_and_column(tmp_path: Path) -> None:
-    folder = copy_small(tmp_path)
-    add_column(folder, "switches", "in_network_reduction", "false")
-    set_cell(folder, "switches", 3, "in_network_reduction", "yes")
-    report = load_catalog_report(folder, today=TODAY)
-    assert [(p.table, p.row, p.column, p.value) for p in report.errors] == [
-        ("switches", 3, "in_network_reduction", "yes")
-    ]
-    assert "true or false" in report.errors[0].expected
+    error = the_one_error(tmp_path, "switches", "in_network_reduction", "false", 3, "yes")
+    assert "true or false" in error.expected
 
 
 def test_an_ethernet_switch_cannot_claim_in_network_reduction(tmp_path: Path) -> None:
-    folder = copy_small(tmp_path)
-    add_column(folder, "switches", "in_network_reduction", "false")
-    set_cell(folder, "switches", 3, "in_network_reduction", "true")  # SW-SN4600C, Ethernet
-    report = load_catalog_report(folder, today=TODAY)
-    assert [(p.table, p.row, p.column) for p in report.errors] == [
-        ("switches", 3, "in_network_reduction")
-    ]
-    assert "InfiniBand" in report.errors[0].expected
+    # line 3 is SW-SN4600C, an Ethernet switch
+    error = the_one_error(tmp_path, "switches", "in_network_reduction", "false", 3, "true")
+    assert "InfiniBand" in error.expected
 
 
 def test_the_flag_round_trips_through_the_store(tmp_path: Path) -> None:

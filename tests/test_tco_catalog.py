@@ -5,31 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from catalog_files import TODAY, add_column, copy_small, set_cell
+from catalog_files import TODAY, add_column, copy_small, set_cell, the_one_error, with_new_column
 
-from optimizer.catalog import load_catalog, load_catalog_report
+from optimizer.catalog import load_catalog
 from optimizer.catalog.canonical import content_hash
 
 
 @pytest.mark.parametrize("table", ["servers", "nics", "switches"])
 def test_a_rows_support_rate_is_read(tmp_path: Path, table: str) -> None:
-    folder = copy_small(tmp_path)
-    add_column(folder, table, "support_rate", "")
-    set_cell(folder, table, 2, "support_rate", "0.12")
+    folder = with_new_column(tmp_path, table, "support_rate", "", 2, "0.12")
     cat = load_catalog(folder, today=TODAY)
     rows = getattr(cat, table)
     assert [r.support_rate for r in rows] == [0.12] + [None] * (len(rows) - 1)
 
 
 def test_a_support_rate_above_one_names_table_row_and_column(tmp_path: Path) -> None:
-    folder = copy_small(tmp_path)
-    add_column(folder, "switches", "support_rate", "")
-    set_cell(folder, "switches", 3, "support_rate", "8")
-    report = load_catalog_report(folder, today=TODAY)
-    assert [(p.table, p.row, p.column, p.value) for p in report.errors] == [
-        ("switches", 3, "support_rate", "8")
-    ]
-    assert "<= 1" in report.errors[0].expected
+    error = the_one_error(tmp_path, "switches", "support_rate", "", 3, "8")
+    assert "<= 1" in error.expected
 
 
 def test_an_empty_support_rate_column_keeps_the_catalogs_id(tmp_path: Path) -> None:

@@ -307,7 +307,7 @@ def _check_switch_reduction(rows: Rows, problems: list[Finding]) -> None:
         family = values.get("fabric_family")
         if values.get("in_network_reduction") is True and family != "infiniband":
             expected = f"false for a {family} switch: in-network reduction is InfiniBand SHARP"
-            problems.append(error("switches", number, "in_network_reduction", True, expected))
+            problems.append(error("switches", number, "in_network_reduction", "true", expected))
 
 
 def _checked_int(value: Value) -> int:
