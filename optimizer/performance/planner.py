@@ -30,6 +30,7 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
     Estimate,
+    EstimateCase,
     StepModel,
     check_plan,
     compute_s_per_token,
@@ -39,7 +40,12 @@ from optimizer.performance.estimator import (
     scenario,
     usable_memory_gb,
 )
-from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, fabric_profile
+from optimizer.performance.fabrics import (
+    DEFAULT_FABRICS,
+    FabricProfile,
+    FabricTable,
+    fabric_profile,
+)
 from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
@@ -411,6 +417,24 @@ def _price_free(
     return _SizePlans(w, c, plans, free_s, columns)
 
 
+def reprice(
+    w: Workload,
+    c: ClusterSpec,
+    plan: ParallelPlan,
+    fabric: FabricProfile,
+    expected: EstimateCase,
+    reliability: Reliability,
+) -> tuple[StepModel, float]:
+    """A candidate plan timed exactly on a network: its step model and wall-clock seconds
+    per step in the expected scenario. This is the search's inner loop (issue 14's "a plan
+    re-priced on another network"); the full ``Estimate`` (range, breakdown, notes) is built
+    once per search, for the winner. Ranked on wall-clock time (issue 14, goodput): more
+    GPUs fail more often."""
+    step = StepModel(w, c, plan, fabric)
+    seconds = wall_step_s(w.parameters, plan.gpus, w.steps, step.step_time_s(expected), reliability)
+    return step, seconds
+
+
 def plan_and_estimate(
     w: Workload,
     c: ClusterSpec,
@@ -510,11 +534,7 @@ def plan_and_estimate(
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
             checked = True
-        step = StepModel(w, sub, plan, fabric)
-        # issue 14 (goodput): rank on wall-clock time (more GPUs fail more often).
-        seconds = wall_step_s(
-            w.parameters, plan.gpus, w.steps, step.step_time_s(expected), reliability
-        )
+        step, seconds = reprice(w, sub, plan, fabric, expected, reliability)
         if seconds < best_s or (seconds == best_s and (order, index) < best_key):
             best, best_s, best_key = step, seconds, (order, index)
     sizes.refine(refined)
