@@ -1,6 +1,7 @@
-"""The planner offers the interleaving depth that fits (issue 14, pipeline): when the depth
-of the least bubble does not fit in GPU memory, the cheapest deeper one that does is a
-candidate beside v = 1, since interleaving's activation memory falls as v grows."""
+"""The planner's interleaving depth (issue 14, pipeline): the depth of the least bubble plus
+chunk overhead, found without laying out every depth; and when that one does not fit in GPU
+memory, the cheapest deeper one that does is a candidate beside v = 1, since interleaving's
+activation memory falls as v grows."""
 
 from __future__ import annotations
 
@@ -10,11 +11,61 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optimizer.performance import planner
+from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S
 from optimizer.performance.estimator import estimate, usable_memory_gb
 from optimizer.performance.validation import paper_config_cases
+from optimizer.workload.model import Workload
+from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 from optimizer.workload.presets import preset
 
 LLAMA3_8192 = "llama3-405b-8192gpu-tp8-pp16-dp64"
+PIPELINES = {
+    "layers": st.integers(min_value=2, max_value=400),
+    "stages": st.integers(min_value=2, max_value=64),
+    "micro_batches": st.integers(min_value=1, max_value=128),
+    "compute_s": st.floats(min_value=1e-4, max_value=1e4),
+}
+
+
+def cost(w: Workload, p: int, m: int, compute_s: float, v: int) -> float:
+    """Bubble plus chunk overhead of depth ``v``, written out here as the docs state it."""
+    imbalance = pipeline_layout(w, p, v).chunk_imbalance
+    bubble = bubble_fraction(p, v, m, imbalance) * compute_s
+    return bubble + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+
+
+@settings(max_examples=300, deadline=None)
+@given(**PIPELINES)
+def test_the_interleaving_depth_is_the_exhaustive_minimum(
+    layers: int, stages: int, micro_batches: int, compute_s: float
+) -> None:
+    """The depth search starts at the balanced optimum and stops where its bound cannot win:
+    it finds what trying every depth up to layers / stages finds, ties to the shallowest."""
+    p, m = min(stages, layers), micro_batches
+    w = replace(preset("llama3-8b"), layers=layers)
+    want = min(range(1, layers // p + 1), key=lambda v: cost(w, p, m, compute_s, v))
+    assert planner._best_depth(w, p, m, compute_s, None) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(**PIPELINES, lightest=st.integers(min_value=1, max_value=400))
+def test_the_deeper_depth_is_the_exhaustive_minimum_of_those_that_fit(
+    layers: int, stages: int, micro_batches: int, compute_s: float, lightest: int
+) -> None:
+    """With depths from ``lightest`` up fitting (memory falls with v), the depth found is the
+    cheapest fitting depth deeper than the best that beats v = 1, as trying all of them finds
+    (None when none does), ties to the shallowest."""
+    p, m = min(stages, layers), micro_batches
+    w = replace(preset("llama3-8b"), layers=layers)
+    deep = planner._best_depth(w, p, m, compute_s, None)
+    flat = cost(w, p, m, compute_s, 1)
+    beating = [
+        v
+        for v in range(deep + 1, layers // p + 1)
+        if v >= lightest and cost(w, p, m, compute_s, v) < flat
+    ]
+    want = min(beating, key=lambda v: cost(w, p, m, compute_s, v)) if beating else None
+    assert planner._deeper_fitting_depth(w, p, m, compute_s, deep, lambda v: v >= lightest) == want
 
 
 def test_llama3_405b_on_8192_gpus_interleaves_as_deep_as_memory_requires() -> None:
@@ -28,33 +79,6 @@ def test_llama3_405b_on_8192_gpus_interleaves_as_deep_as_memory_requires() -> No
     assert est.plan.virtual_pipeline > 1
     assert est.memory_per_gpu_gb <= usable_memory_gb(c)
     assert est.step_time_s < 0.9 * flat.step_time_s
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    layers=st.integers(min_value=2, max_value=400),
-    stages=st.integers(min_value=2, max_value=64),
-    micro_batches=st.integers(min_value=1, max_value=128),
-    compute_s=st.floats(min_value=1e-4, max_value=1e4),
-    lightest=st.integers(min_value=1, max_value=400),
-)
-def test_the_deeper_depth_is_the_exhaustive_minimum_of_those_that_fit(
-    layers: int, stages: int, micro_batches: int, compute_s: float, lightest: int
-) -> None:
-    """With depths from ``lightest`` up fitting (memory falls with v), the depth found is the
-    cheapest fitting depth deeper than the best that beats v = 1, as trying all of them finds
-    (None when none does), ties to the shallowest."""
-    p, m = min(stages, layers), micro_batches
-    w = replace(preset("llama3-8b"), layers=layers)
-    dc = planner._depth_cost(w, p, m, compute_s)
-    deep = planner._best_depth(w, p, m, compute_s, None)
-
-    def fits(v: int) -> bool:
-        return v >= lightest
-
-    beating = [v for v in range(deep + 1, layers // p + 1) if fits(v) and dc.cost(v) < dc.cost(1)]
-    want = min(beating, key=dc.cost) if beating else None
-    assert planner._deeper_fitting_depth(w, p, m, compute_s, deep, fits) == want
 
 
 def test_a_fixed_depth_is_never_replaced() -> None:

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optimizer.performance import planner
-from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import StepModel, scenario
@@ -27,7 +26,6 @@ from optimizer.performance.plan_pricing import (
 )
 from optimizer.performance.validation import HGX_H100, SELENE, cluster_for
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
 from optimizer.workload.presets import preset
 
 WORKLOADS = ("bert-large", "mpt-350m", "llama3-8b", "mpt-7b", "mixtral-8x7b")
@@ -142,27 +140,3 @@ def test_a_search_on_smaller_gpu_memory_does_not_reuse_the_larger_memorys_candid
     _, plan, used = exhaustive(w, small)
     assert (est.plan, est.gpus_used) == (plan, used)
     assert est.memory_per_gpu_gb <= 24.0
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    layers=st.integers(min_value=2, max_value=400),
-    stages=st.integers(min_value=2, max_value=64),
-    micro_batches=st.integers(min_value=1, max_value=128),
-    compute_s=st.floats(min_value=1e-4, max_value=1e4),
-)
-def test_the_interleaving_depth_is_the_exhaustive_minimum(
-    layers: int, stages: int, micro_batches: int, compute_s: float
-) -> None:
-    """The depth search starts at the balanced optimum and stops where its bound cannot win:
-    it finds what trying every depth up to layers / stages finds, ties to the shallowest."""
-    p, m = min(stages, layers), micro_batches
-    w = replace(preset("llama3-8b"), layers=layers)
-
-    def cost(v: int) -> float:
-        imbalance = pipeline_layout(w, p, v).chunk_imbalance
-        bubble = bubble_fraction(p, v, m, imbalance) * compute_s
-        return bubble + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
-
-    want = min(range(1, layers // p + 1), key=cost)
-    assert planner._best_depth(w, p, m, compute_s, None) == want
