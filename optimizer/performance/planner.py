@@ -207,10 +207,10 @@ def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int |
 
 
 def _deeper_fitting_depth(
-    w: Workload, p: int, m: int, step_compute_s: float, deep: int, fits: Callable[[int], bool]
+    w: Workload, p: int, m: int, step_compute_s: float, deep: int, fits: Callable[[int], object]
 ) -> int | None:
     """The cheapest depth deeper than ``deep`` (the best, which does not fit in memory) that
-    fits and beats v = 1, or None.
+    fits (``fits(v)`` is truthy: the plans of depth v that fit) and beats v = 1, or None.
 
     Interleaving's first stage holds (v + 1) p - 1 chunks of L / (p v) layers
     (memory.in_flight_chunks): L (1 + (p - 1) / (p v)) layers, less as v grows. So a depth
@@ -315,8 +315,7 @@ def _candidate_plans_at(
                         continue
                     found = {v: at(v) for v in (deep, 1)}  # deep <= layers / p
                     if deep > 1 and not found[deep] and found[1]:
-                        fits = partial(_fits_at, at)
-                        deeper = _deeper_fitting_depth(w, p, m, work_s, deep, fits)
+                        deeper = _deeper_fitting_depth(w, p, m, work_s, deep, at)
                         if deeper is not None:
                             found[deep] = at(deeper)
                     for v_plans in found.values():
@@ -349,11 +348,6 @@ def _fitting_plans(
             plans.append(plan)
             fitted.add(z == 3)
     return plans
-
-
-def _fits_at(plans_at: Callable[[int], list[ParallelPlan]], v: int) -> bool:
-    """Whether any plan of depth ``v`` fits (``plans_at``: a partial _fitting_plans)."""
-    return bool(plans_at(v))
 
 
 # Seconds a GPU spends per FLOP at a round 400 TFLOP/s: only the ratio of bubble to chunk
