@@ -64,7 +64,10 @@ def portfolio_spec(*workloads: WorkloadTarget, **kw: object) -> OptimizeSpec:
         ),
         objective=objective,  # type: ignore[arg-type]
         portfolio=tuple(workloads),
-        time_limit_s=20.0,
+        # The slowest of these searches takes 15-18 s on one quiet core (two workloads'
+        # plans on every size; docs/performance-model.md, Speed): 60 s keeps a loaded CI
+        # machine from cutting a law's answer short. None of these tests is about the limit.
+        time_limit_s=60.0,
         **kw,  # type: ignore[arg-type]
     )
 
