@@ -13,10 +13,12 @@ network can go below, built from the same network-independent quantities the est
 - compute, straggler, optimizer step, per-step and per-micro-batch overheads: exact;
 - scale-up (NVLink) terms: the cheaper of the ring and the NVLS form, whatever the cluster
   enables;
-- scale-out terms: their lightest form's bytes at line rate times the fabric and collective
-  efficiencies, slowed by the leaf-uplink slow-down the traffic has alone on the network
-  (never by the extra flows of concurrent traffic, never by hops or latency), or at the host
-  TCP stack's rate where that is slower;
+- scale-out terms: their lightest form's bytes (SHARP's only where the switches reduce) at
+  line rate times the fabric and collective efficiencies, slowed by the leaf-uplink
+  slow-down of their own flows plus, for data-parallel rings and pipeline sends, the other's
+  flows weighted by the share of the compute its bytes keep the wire busy (as
+  ``StepModel.leaf_multipliers``; never by hops or latency), or at the host TCP stack's rate
+  where that is slower;
 - the overlap of the data-parallel reductions (DDP window, FSDP per unit) as in the
   estimator: both are non-decreasing in the communication time, so a smaller communication
   time gives a smaller step;
@@ -72,6 +74,16 @@ SECONDS_PER_HOUR = 3600.0
 Floats = npt.NDArray[np.float64]
 
 
+class NetBytes(NamedTuple):
+    """Bytes one GPU puts on the scale-out network per step, per plan: each term in its
+    lightest form."""
+
+    tp: Floats
+    a2a: Floats
+    p2p: Floats
+    dp: Floats
+
+
 @dataclass(frozen=True)
 class PlanArrays:
     """The network-independent quantities of each candidate plan on one hardware size, one
@@ -98,10 +110,8 @@ class PlanArrays:
     p2p_nv_lat_s: Floats
     dp_nv_s: Floats
     dp_nv_lat_s: Floats
-    tp_bytes: Floats
-    a2a_bytes: Floats
-    p2p_bytes: Floats
-    dp_bytes: Floats
+    plain: NetBytes  # scale-out bytes where the switches do not reduce
+    sharp: NetBytes  # and where they do (SHARP: all-reduces in their in-network form too)
     dp_span: Floats  # hosts the widest network data-parallel ring spans (0: none)
     p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
     pipeline: Floats
@@ -188,6 +198,10 @@ def plan_arrays(
             "a2a_bytes",
             "p2p_bytes",
             "dp_bytes",
+            "tp_sharp_bytes",
+            "a2a_sharp_bytes",
+            "p2p_sharp_bytes",
+            "dp_sharp_bytes",
             "dp_span",
             "p2p_stride",
             "pipeline",
@@ -206,7 +220,7 @@ def plan_arrays(
             ("a2a", traffic.all_to_all),
             ("p2p", traffic.p2p),
         ):
-            nv_s = lat_s = remote_bytes = 0.0
+            nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
             if part is not None:
                 local = 1.0 - part.remote_share
                 if local > 0:
@@ -217,17 +231,18 @@ def plan_arrays(
                     )
                     nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
                 if part.remote_share > 0:
-                    remote_bytes = part.cost.bytes * part.remote_share
+                    remote_bytes = sharp_bytes = part.cost.bytes * part.remote_share
                     if part.in_network is not None:
-                        remote_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
+                        sharp_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
             cols[f"{name}_nv_s"].append(nv_s)
             cols[f"{name}_nv_lat_s"].append(lat_s)
             cols[f"{name}_bytes"].append(remote_bytes)
+            cols[f"{name}_sharp_bytes"].append(sharp_bytes)
         a2a = traffic.all_to_all
         cols["a2a_nodes"].append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
         p2p = traffic.p2p
         cols["p2p_stride"].append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
-        dp_nv_s = dp_lat_s = dp_bytes = dp_span = 0.0
+        dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
         for dp in traffic.data:
             nvls_cost = (
                 StepModel._nvls(dp.nvlink_in_network)
@@ -238,19 +253,26 @@ def plan_arrays(
             dp_nv_s += b
             dp_lat_s += s
             if dp.nodes > 1:
-                forms = [dp.ring.bytes, dp.tree.bytes]
-                if dp.in_network is not None:
-                    forms.append(dp.in_network.bytes)
-                dp_bytes += min(forms)
+                lightest = min(dp.ring.bytes, dp.tree.bytes)
+                dp_bytes += lightest
+                reduced = dp.in_network
+                dp_sharp_bytes += lightest if reduced is None else min(lightest, reduced.bytes)
                 dp_span = max(dp_span, dp.span)
         cols["dp_nv_s"].append(dp_nv_s)
         cols["dp_nv_lat_s"].append(dp_lat_s)
         cols["dp_bytes"].append(dp_bytes)
+        cols["dp_sharp_bytes"].append(dp_sharp_bytes)
         cols["dp_span"].append(dp_span)
     arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
     arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())
+    plain, sharp = (
+        NetBytes(*(arrays.pop(f"{name}{form}_bytes") for name in ("tp", "a2a", "p2p", "dp")))
+        for form in ("", "_sharp")
+    )
     return PlanArrays(
         plans=plans,
+        plain=plain,
+        sharp=sharp,
         forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
         fsdp=arrays.pop("fsdp").astype(bool),
         reshard=arrays.pop("reshard").astype(bool),
@@ -327,16 +349,55 @@ def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
         forward=forward,
         backward=per_mb / a.units - forward,
         fsdp_times=np.where(a.reshard, a.micro_batches, 1.0),
-        tp_net=bool((a.tp_bytes > 0).any()),
-        a2a_net=bool((a.a2a_bytes > 0).any()),
-        p2p_net=bool((a.p2p_bytes > 0).any()),
-        dp_net=bool((a.dp_bytes > 0).any()),
+        tp_net=bool((a.plain.tp > 0).any()),
+        a2a_net=bool((a.plain.a2a > 0).any()),
+        p2p_net=bool((a.plain.p2p > 0).any()),
+        dp_net=bool((a.plain.dp > 0).any()),
         any_ddp=not bool(a.fsdp.all()),
         any_fsdp=bool(a.fsdp.any()),
         any_bubble=bool((a.bubble > 0).any()),
     )
     a.static[key] = static
     return static
+
+
+def _leaf_per_byte(
+    a: PlanArrays,
+    net: NetBytes,
+    st: _Static,
+    c: ClusterSpec,
+    fabric: FabricProfile,
+    wire: float,
+    cpu: float,
+) -> tuple[Floats | float, Floats | float]:
+    """Seconds per byte of the pipeline sends and of the data-parallel rings on the leaf
+    uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus the
+    other's, weighted by the share of the compute the other's bytes are busy alone), at the
+    lightest form's bytes, so no exact multiplier is smaller."""
+    per_byte = max(1.0 / wire, cpu)
+    if c.topology.direct:
+        return per_byte, per_byte
+    npl, rails, ar = c.nodes_per_leaf, float(_rails_on_leaf(c)), fabric.adaptive_routing
+    p2p_flows = np.where(
+        (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
+        np.minimum(a.p2p_stride, npl) * rails,
+        0.0,
+    )
+    rings = a.dp_span > npl  # the rings leave their leaf, a flow per rail
+    dp_flows = np.where(rings, rails, 0.0)
+    p2p_per_byte = np.maximum(_leaf_slowdowns(c, p2p_flows, ar) / wire, cpu)
+    dp_per_byte = np.where(rings, max(leaf_slowdown(c, rails, ar) / wire, cpu), per_byte)
+    if not (st.p2p_net and st.dp_net):
+        return p2p_per_byte, dp_per_byte
+    both = (p2p_flows > 0) & (dp_flows > 0) & (st.compute > 0)
+    if not both.any():
+        return p2p_per_byte, dp_per_byte
+    compute = np.where(both, st.compute, 1.0)
+    p2p_busy = np.minimum(1.0, net.p2p * p2p_per_byte / compute)
+    dp_busy = np.minimum(1.0, net.dp * dp_per_byte / compute)
+    p2p_together = np.maximum(_leaf_slowdowns(c, p2p_flows + dp_busy * dp_flows, ar) / wire, cpu)
+    dp_together = np.maximum(_leaf_slowdowns(c, dp_flows + p2p_busy * p2p_flows, ar) / wire, cpu)
+    return np.where(both, p2p_together, p2p_per_byte), np.where(both, dp_together, dp_per_byte)
 
 
 def wall_step_lower_bounds_s(
@@ -360,7 +421,9 @@ def wall_step_lower_bounds_s(
     direct = topo.direct
     npl = c.nodes_per_leaf
 
-    tp = st.tp_nv + a.tp_bytes * per_byte if st.tp_net else st.tp_nv
+    # SHARP's in-network form only where the switches reduce (StepModel.sharp)
+    net = a.sharp if c.in_network_reduction and not direct else a.plain
+    tp = st.tp_nv + net.tp * per_byte if st.tp_net else st.tp_nv
     a2a = st.a2a_nv
     if st.a2a_net:  # its own uplink slow-down (1 on a direct network, where it is >= 1)
         if direct:
@@ -370,31 +433,10 @@ def wall_step_lower_bounds_s(
             crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
             a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
-        a2a = np.maximum(st.a2a_nv, a.a2a_bytes * a2a_per_byte)
-    # pipeline sends and data-parallel rings: their slow-down alone on the leaf uplinks
-    rails = float(_rails_on_leaf(c))
-    p2p = st.p2p_nv
-    if st.p2p_net:
-        if direct:
-            p2p_per_byte: Floats | float = per_byte
-        else:
-            flows = np.where(
-                (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
-                np.minimum(a.p2p_stride, npl) * rails,
-                0.0,
-            )
-            p2p_per_byte = np.maximum(
-                _leaf_slowdowns(c, flows, fabric.adaptive_routing) / wire, cpu
-            )
-        p2p = st.p2p_nv + a.p2p_bytes * p2p_per_byte
-    dp = st.dp_nv
-    if st.dp_net:
-        if direct:
-            dp_per_byte: Floats | float = per_byte
-        else:
-            alone = max(leaf_slowdown(c, rails, fabric.adaptive_routing) / wire, cpu)
-            dp_per_byte = np.where(a.dp_span > npl, alone, per_byte)
-        dp = st.dp_nv + a.dp_bytes * dp_per_byte
+        a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
+    p2p_per_byte, dp_per_byte = _leaf_per_byte(a, net, st, c, fabric, wire, cpu)
+    p2p = st.p2p_nv + net.p2p * p2p_per_byte if st.p2p_net else st.p2p_nv
+    dp = st.dp_nv + net.dp * dp_per_byte if st.dp_net else st.dp_nv
 
     slow = fitted.COMPUTE.overlap_compute_slowdown  # the live fitted value, as overlapped_s
     exposed: Floats | float = 0.0
