@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
+    concatenated,
     goodput_factor,
     network_free_terms,
     plan_arrays,
@@ -140,6 +142,47 @@ def test_no_bound_exceeds_its_exact_step_where_traffic_shares_the_leaf_uplinks(
         step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
         exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
         assert bound <= exact, plan
+
+
+@pytest.mark.parametrize("fabric", ["ethernet", "roce"])
+def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
+    fabric: str,
+) -> None:
+    """BERT-Large on 48 nodes at 3:1: the network decides, so the search prices the first
+    chunks of dozens of sizes, in bands of up to 32 sizes per NumPy pass."""
+    w = preset("bert-large")
+    c = cluster_for(HGX_H100, 384, "fat_tree", fabric, 3.0)
+    seconds, plan, used = exhaustive(w, c)
+    est = planner.plan_and_estimate(w, c)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
+    assert wall_s == seconds
+
+
+def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alone() -> None:
+    w = preset("megatron-1.7b")
+    c = cluster_for(HGX_H100, 512, "fat_tree", "ethernet", 3.0)
+    fabric = DEFAULT_FABRICS[c.fabric]
+    expected = scenario(c, fabric, "expected")
+    parts, alone = [], []
+    for used in (512, 256, 4):  # whole nodes, and a part of one node (its own line rate)
+        sub = replace(c, gpus=used)
+        plans = tuple(planner.candidate_plans(w, sub, PartialPlan()))[:20]
+        _, columns = network_free_terms(w, sub, plans, expected.kernel_efficiency)
+        arrays = plan_arrays(w, sub, plans, columns)
+        gp = goodput_factor(w.parameters, used, DEFAULT_OPTIONS.reliability)
+        parts.append((arrays, used, gp))
+        alone += wall_step_lower_bounds_s(arrays, c, used, fabric, expected, gp).tolist()
+    lengths = [len(a.plans) for a, _, _ in parts]
+    together = wall_step_lower_bounds_s(
+        concatenated([a for a, _, _ in parts]),
+        c,
+        np.repeat([float(used) for _, used, _ in parts], lengths),
+        fabric,
+        expected,
+        np.repeat([gp for _, _, gp in parts], lengths),
+    )
+    assert together.tolist() == alone
 
 
 def _bound_share(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> float:

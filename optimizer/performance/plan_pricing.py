@@ -33,7 +33,7 @@ absorbs the rounding of a different order of the same float operations.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -280,6 +280,33 @@ def plan_arrays(
     )
 
 
+# PlanArrays' per-plan arrays other than the bytes (concatenated field by field)
+_PER_PLAN = tuple(
+    f.name
+    for f in fields(PlanArrays)
+    if f.init and f.name not in ("plans", "forward_share", "plain", "sharp")
+)
+
+
+def concatenated(parts: list[PlanArrays]) -> PlanArrays:
+    """The plans of ``parts`` (chunks of several sizes of one workload and hardware) as one
+    set of arrays, in order, so one NumPy pass bounds them all."""
+    if len(parts) == 1:
+        return parts[0]
+    columns = {name: np.concatenate([getattr(p, name) for p in parts]) for name in _PER_PLAN}
+    plain, sharp = (
+        NetBytes(*(np.concatenate(column) for column in zip(*forms, strict=True)))
+        for forms in ([p.plain for p in parts], [p.sharp for p in parts])
+    )
+    return PlanArrays(
+        plans=tuple(plan for p in parts for plan in p.plans),
+        forward_share=parts[0].forward_share,
+        plain=plain,
+        sharp=sharp,
+        **columns,
+    )
+
+
 @lru_cache(maxsize=65536)
 def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
     """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
@@ -367,14 +394,14 @@ def _leaf_per_byte(
     st: _Static,
     c: ClusterSpec,
     fabric: FabricProfile,
-    wire: float,
-    cpu: float,
+    wire: Floats | float,
+    cpu: Floats | float,
 ) -> tuple[Floats | float, Floats | float]:
     """Seconds per byte of the pipeline sends and of the data-parallel rings on the leaf
     uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus the
     other's, weighted by the share of the compute the other's bytes are busy alone), at the
     lightest form's bytes, so no exact multiplier is smaller."""
-    per_byte = max(1.0 / wire, cpu)
+    per_byte = np.maximum(1.0 / wire, cpu)
     if c.topology.direct:
         return per_byte, per_byte
     npl, rails, ar = c.nodes_per_leaf, float(_rails_on_leaf(c)), fabric.adaptive_routing
@@ -386,7 +413,7 @@ def _leaf_per_byte(
     rings = a.dp_span > npl  # the rings leave their leaf, a flow per rail
     dp_flows = np.where(rings, rails, 0.0)
     p2p_per_byte = np.maximum(_leaf_slowdowns(c, p2p_flows, ar) / wire, cpu)
-    dp_per_byte = np.where(rings, max(leaf_slowdown(c, rails, ar) / wire, cpu), per_byte)
+    dp_per_byte = np.where(rings, np.maximum(leaf_slowdown(c, rails, ar) / wire, cpu), per_byte)
     if not (st.p2p_net and st.dp_net):
         return p2p_per_byte, dp_per_byte
     both = (p2p_flows > 0) & (dp_flows > 0) & (st.compute > 0)
@@ -403,20 +430,21 @@ def _leaf_per_byte(
 def wall_step_lower_bounds_s(
     a: PlanArrays,
     c: ClusterSpec,
-    gpus: int,
+    gpus: int | Floats,
     fabric: FabricProfile,
     sc: EstimateCase,
-    goodput: float,
+    goodput: float | Floats,
 ) -> Floats:
     """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
-    size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Terms no plan of
-    the chunk has are skipped."""
+    size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Both may be arrays,
+    one entry per plan, when the plans are of several sizes of ``c``'s network (concatenated).
+    Terms no plan of the chunk has are skipped."""
     ce = sc.collective_efficiency
     st = _static(a, sc.kernel_efficiency, ce)
-    node_gpus = min(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
+    node_gpus = np.minimum(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
     cpu = sc.host_cpu_s_per_byte * node_gpus
     wire = c.nic_gbps_per_node * 1e9 / 8 / node_gpus * sc.fabric_efficiency * ce
-    per_byte = max(1.0 / wire, cpu)
+    per_byte = np.maximum(1.0 / wire, cpu)
     topo = c.topology
     direct = topo.direct
     npl = c.nodes_per_leaf

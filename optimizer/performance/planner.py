@@ -7,15 +7,16 @@ expert degrees any divisor of data and experts (the estimator keeps those that f
 its fabric), pipeline degrees are divisors of what remains, memory is checked before any time
 is computed, only the smallest ZeRO stage that fits is kept, with v = 1 and the interleaving
 depth of the least bubble and chunk overhead that fits. Candidates are then timed in order of
-a lower bound on their wall-clock step, priced for a whole chunk of candidates at once with NumPy
-(plan_pricing), and the search stops once the next bound is no faster than the best exact
-estimate: branch and bound that times a few plans exactly and returns the plan an exhaustive
-loop would (tests/test_planner_exact.py).
+a lower bound on their wall-clock step, priced for whole chunks of candidates (of several
+sizes) at once with NumPy (plan_pricing), and the search stops once the next bound is no
+faster than the best exact estimate: branch and bound that times a few plans exactly and
+returns the plan an exhaustive loop would (tests/test_planner_exact.py).
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -52,6 +53,7 @@ from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     PlanArrays,
+    concatenated,
     goodput_factor,
     network_free_terms,
     plan_arrays,
@@ -434,21 +436,46 @@ class _SizePlans:
         return arrays
 
 
-# Where the chunks of a size's candidates start (smallest network-free step first): pricing
-# a chunk costs tens of microseconds per candidate the first time, so a size's best few are
-# priced first and the rest only while their network-free steps can still beat the best.
-CHUNKS = (0, 8, 32, 128, 512)
+# Where the chunks of a size's candidates start (smallest network-free step first): a chunk's
+# arrays cost tens of microseconds per candidate to build (once per workload and hardware), so
+# a size's best 32 are priced first and the rest only while their network-free steps can
+# still beat the best. Where the network dominates, the network-free order says little: 32
+# rather than 8 spared the portfolio search of tests/test_portfolio_search.py 60 % of its
+# pricing passes.
+CHUNKS = (0, 32, 128, 512)
+
+
+# Sizes whose first chunks a search prices in one NumPy pass: the first size alone (a best
+# step soon), then bands twice as wide up to MAX_BAND, of sizes whose bound beats the best step
+# so far. A pass costs tens of microseconds whatever its length, so one per size cost more
+# than the rest of a search on a network-bound job (BERT-Large visits dozens of sizes).
+MAX_BAND = 32
+
+
+class _Size(NamedTuple):
+    """One size of a search: its candidates, goodput factor, root (index) and GPUs used."""
+
+    order: int
+    sized: _SizePlans
+    goodput: float
+    root: int
+    used: int
+
+
+class _Unpriced(NamedTuple):
+    """Chunk ``chunk`` of each size's candidates, not priced on this network yet."""
+
+    sizes: tuple[_Size, ...]
+    chunk: int
 
 
 class _Priced(NamedTuple):
-    """A chunk of a size's candidates on one network: its wall-step bounds, smallest first,
-    and each one's position in the size's list (None until priced)."""
+    """A chunk of a size's candidates priced on one network: its wall-step bounds, smallest
+    first, and each one's position in the size's list."""
 
-    sized: _SizePlans
-    goodput: float
-    chunk: int
-    bounds: list[float] | None
-    ranking: list[int] | None
+    size: _Size
+    bounds: list[float]
+    ranking: list[int]
 
 
 _SIZE_CACHE_SIZE = 16_384
@@ -492,6 +519,32 @@ def _price_free(
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
     free_s, columns = network_free_terms(w, c, plans, kernel_eff)
     return _SizePlans(w, c, plans, free_s, columns)
+
+
+def _price_chunks(
+    work: _Unpriced, c: ClusterSpec, fabric: FabricProfile, expected: EstimateCase
+) -> list[tuple[_Size, _Priced]]:
+    """Each size's chunk of ``work`` priced on ``c``'s network in one NumPy pass (a domain
+    tiling of ``c`` has its network), ranked by bound."""
+    k = work.chunk
+    parts = [size.sized.arrays(k) for size in work.sizes]
+    if len(work.sizes) == 1:
+        (size,) = work.sizes
+        bounds = wall_step_lower_bounds_s(parts[0], c, size.used, fabric, expected, size.goodput)
+    else:
+        lengths = [len(part.plans) for part in parts]
+        used = np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths)
+        gp = np.repeat(np.array([size.goodput for size in work.sizes]), lengths)
+        bounds = wall_step_lower_bounds_s(concatenated(parts), c, used, fabric, expected, gp)
+    out: list[tuple[_Size, _Priced]] = []
+    offset = 0
+    for size, part in zip(work.sizes, parts, strict=True):
+        mine = bounds[offset : offset + len(part.plans)]
+        offset += len(part.plans)
+        ranking = np.argsort(mine, kind="stable")
+        start = size.sized.chunk(k)[0]
+        out.append((size, _Priced(size, mine[ranking].tolist(), (ranking + start).tolist())))
+    return out
 
 
 def reprice(
@@ -554,60 +607,70 @@ def plan_and_estimate(
     pending = sizes.entries
     refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
     overhead_s = expected.step_overhead_s
-    # Branch and bound over (bound, order, position, ...): position -1 is a size whose
-    # candidates are not priced on this network yet, i >= 0 its i-th cheapest candidate.
-    heap: list[tuple[float, int, int, _Priced, int, int]] = []
+    # Branch and bound over (bound, order, position, tie, work): position -1 is a chunk of
+    # candidates not priced on this network yet (a band of sizes' first chunks, or one
+    # size's next chunk), i >= 0 a priced chunk's i-th cheapest candidate.
+    heap: list[tuple[float, int, int, int, _Unpriced | _Priced]] = []
+    tie = itertools.count()
     subs: dict[int, ClusterSpec] = {}  # the cluster cut to each size timed, by order
     best: StepModel | None = None
     best_s = float("inf")
     best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
     nxt = 0
+    width = 1
     while True:
         while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
-            _, order, r, used = pending[nxt]
-            nxt += 1
-            root = roots[r]
-            known = sizes.sized.get(order)
-            if known is None:
-                hw = _hardware(root, used)
-                known = sizes.sized[order] = (
-                    _size_plans(w, hw, limit_gb, fixed, eff, root, used),
-                    goodput_factor(w.parameters, used, reliability),
+            band: list[_Size] = []
+            band_bound = math.inf
+            while (
+                nxt < len(pending) and len(band) < width and (not band or pending[nxt][0] < best_s)
+            ):
+                _, order, r, used = pending[nxt]
+                nxt += 1
+                known = sizes.sized.get(order)
+                if known is None:
+                    root = roots[r]
+                    known = sizes.sized[order] = (
+                        _size_plans(w, _hardware(root, used), limit_gb, fixed, eff, root, used),
+                        goodput_factor(w.parameters, used, reliability),
+                    )
+                sized, gp = known
+                bound = math.inf
+                if sized.plans:
+                    bound = (sized.free_s[0] + overhead_s) * gp * keep
+                    band.append(_Size(order, sized, gp, r, used))
+                    band_bound = min(band_bound, bound)
+                refined[order] = bound
+            if band:
+                width = min(2 * width, MAX_BAND)
+                heapq.heappush(
+                    heap, (band_bound, band[0].order, -1, next(tie), _Unpriced(tuple(band), 0))
                 )
-            sized, gp = known
-            bound = math.inf
-            if sized.plans:
-                bound = (sized.free_s[0] + overhead_s) * gp * keep
-                heapq.heappush(heap, (bound, order, -1, _Priced(sized, gp, 0, None, None), r, used))
-            refined[order] = bound
         if not heap or heap[0][0] >= best_s:
             break
-        _, order, i, priced, r, used = heapq.heappop(heap)
-        sized, gp, k = priced.sized, priced.goodput, priced.chunk
-        if i < 0:  # price chunk k of this size's candidates on the network at once
-            start, end = sized.chunk(k)
-            if end < len(sized.plans):  # the next chunk, at its network-free bound
-                later = (sized.free_s[end] + overhead_s) * gp * keep
-                heapq.heappush(
-                    heap, (later, order, -1, _Priced(sized, gp, k + 1, None, None), r, used)
-                )
-            bounds = wall_step_lower_bounds_s(sized.arrays(k), roots[r], used, fabric, expected, gp)
-            ranking = np.argsort(bounds, kind="stable")
-            ranked_s = bounds[ranking].tolist()
-            priced = _Priced(sized, gp, k, ranked_s, (ranking + start).tolist())
-            heapq.heappush(heap, (ranked_s[0], order, 0, priced, r, used))
+        _, order, i, _, work = heapq.heappop(heap)
+        if isinstance(work, _Unpriced):
+            for size, priced in _price_chunks(work, c, fabric, expected):
+                sized, k = size.sized, work.chunk
+                end = sized.chunk(k)[1]
+                if end < len(sized.plans):  # the next chunk, at its network-free bound
+                    later = (sized.free_s[end] + overhead_s) * size.goodput * keep
+                    heapq.heappush(
+                        heap, (later, size.order, -1, next(tie), _Unpriced((size,), k + 1))
+                    )
+                heapq.heappush(heap, (priced.bounds[0], size.order, 0, next(tie), priced))
             continue
-        assert priced.bounds is not None and priced.ranking is not None
-        if i + 1 < len(priced.bounds):
-            heapq.heappush(heap, (priced.bounds[i + 1], order, i + 1, priced, r, used))
-        position = priced.ranking[i]
-        plan = sized.plans[position]
-        index = sized.indices[position]
+        size = work.size
+        if i + 1 < len(work.bounds):
+            heapq.heappush(heap, (work.bounds[i + 1], order, i + 1, next(tie), work))
+        position = work.ranking[i]
+        plan = size.sized.plans[position]
+        index = size.sized.indices[position]
         sub = subs.get(order)
         if sub is None:
-            root = roots[r]
-            sub = subs[order] = root if used == root.gpus else replace(root, gpus=used)
+            root = roots[size.root]
+            sub = subs[order] = root if size.used == root.gpus else replace(root, gpus=size.used)
         if not checked:  # what every candidate shares (e.g. fp8 support)
             check_plan(w, sub, plan)
             checked = True
