@@ -73,7 +73,9 @@ def test_the_year_share_of_each_design_is_over_the_requests_usable_hours() -> No
         workload=bert.workload,
         constraints=Constraints(target_training_hours=2.0),
         portfolio=(bert, heavy),
-        time_limit_s=20.0,
+        # Each search takes 3-9 s on one core (18.7 s for both on 067211e): 60 s keeps a
+        # loaded CI machine from cutting the law's answer short; the test is not about the limit.
+        time_limit_s=60.0,
     )
     capex: dict[float, int] = {}
     for u in (0.8, 0.4):
