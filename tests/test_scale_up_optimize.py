@@ -41,6 +41,9 @@ def _spec(model: str, objective: Objective, constraints: Constraints) -> Optimiz
         constraints=replace(constraints, cooling="liquid"),
         rack_power_kw=140.0,
         top_k=2,
+        # The MoE search with its explanations takes 20-36 s on one core: 120 s keeps a loaded
+        # machine from cutting the explanation short ("not computed: time limit").
+        time_limit_s=120.0,
     )
 
 
