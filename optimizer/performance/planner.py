@@ -523,7 +523,7 @@ def _price_free(
 
 def _price_chunks(
     work: _Unpriced, c: ClusterSpec, fabric: FabricProfile, expected: EstimateCase
-) -> list[tuple[_Size, _Priced]]:
+) -> list[_Priced]:
     """Each size's chunk of ``work`` priced on ``c``'s network in one NumPy pass (a domain
     tiling of ``c`` has its network), ranked by bound."""
     k = work.chunk
@@ -536,14 +536,14 @@ def _price_chunks(
         used = np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths)
         gp = np.repeat(np.array([size.goodput for size in work.sizes]), lengths)
         bounds = wall_step_lower_bounds_s(concatenated(parts), c, used, fabric, expected, gp)
-    out: list[tuple[_Size, _Priced]] = []
+    out: list[_Priced] = []
     offset = 0
     for size, part in zip(work.sizes, parts, strict=True):
         mine = bounds[offset : offset + len(part.plans)]
         offset += len(part.plans)
         ranking = np.argsort(mine, kind="stable")
         start = size.sized.chunk(k)[0]
-        out.append((size, _Priced(size, mine[ranking].tolist(), (ranking + start).tolist())))
+        out.append(_Priced(size, mine[ranking].tolist(), (ranking + start).tolist()))
     return out
 
 
@@ -651,8 +651,10 @@ def plan_and_estimate(
             break
         _, order, i, _, work = heapq.heappop(heap)
         if isinstance(work, _Unpriced):
-            for size, priced in _price_chunks(work, c, fabric, expected):
-                sized, k = size.sized, work.chunk
+            k = work.chunk
+            for priced in _price_chunks(work, c, fabric, expected):
+                size = priced.size
+                sized = size.sized
                 end = sized.chunk(k)[1]
                 if end < len(sized.plans):  # the next chunk, at its network-free bound
                     later = (sized.free_s[end] + overhead_s) * size.goodput * keep
