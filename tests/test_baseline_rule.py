@@ -22,9 +22,9 @@ from optimizer.topology.check import check_bom
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
-# Targets that need about 2,048 H100s (Llama 3 70B) and about 512 (MPT-30B) on the bundled
+# Targets that need 1,280-3,072 H100s (Llama 3 70B) and about 512 (MPT-30B) on the bundled
 # catalogs (benchmarks/scenarios.py states them as "N GPUs' worth of work").
-LARGE = (preset("llama3-70b"), 2400.0)
+LARGE = (preset("llama3-70b"), 1800.0)
 MEDIUM = (preset("mpt-30b"), 60.0)
 
 

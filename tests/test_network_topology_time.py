@@ -86,10 +86,12 @@ def test_static_ecmp_delivers_about_63_percent_of_many_uplinks() -> None:
     """k flows hashed onto k uplinks keep k (1 - (1 - 1/k)^k) of them busy (Al-Fares et al.,
     SIGCOMM 2008); adaptive routing keeps all k busy."""
     c = cluster(64)  # 32 uplinks per leaf
-    assert 1 / leaf_slowdown(c, 32, adaptive_routing=False) == pytest.approx(1 - (1 - 1 / 32) ** 32)
-    assert 1 / leaf_slowdown(c, 32, adaptive_routing=False) == pytest.approx(0.63, abs=0.01)
-    assert leaf_slowdown(c, 32, adaptive_routing=True) == 1.0
-    assert leaf_slowdown(c, 1, adaptive_routing=False) == 1.0  # one flow never collides
+    assert 1 / leaf_slowdown(c, (32,), adaptive_routing=False) == pytest.approx(
+        1 - (1 - 1 / 32) ** 32
+    )
+    assert 1 / leaf_slowdown(c, (32,), adaptive_routing=False) == pytest.approx(0.63, abs=0.01)
+    assert leaf_slowdown(c, (32,), adaptive_routing=True) == 1.0
+    assert leaf_slowdown(c, (1,), adaptive_routing=False) == 1.0  # one flow never collides
 
 
 def test_adaptive_routing_recovers_what_ecmp_collisions_cost_on_roce() -> None:
@@ -131,4 +133,4 @@ def test_a_single_rack_scale_node_has_no_uplinks_to_slow() -> None:
     Failed with ZeroDivisionError before (procure optimize on gen-2026, llama3-405b)."""
     c = cluster(64)
     lone = replace(c, topology=replace(c.topology, endpoints_per_leaf=0, family="single_node"))
-    assert leaf_slowdown(lone, 8, adaptive_routing=False) == 1.0
+    assert leaf_slowdown(lone, (8,), adaptive_routing=False) == 1.0

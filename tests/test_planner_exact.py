@@ -71,6 +71,19 @@ def _bounds(w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...]) -> lis
     return bounds
 
 
+def _assert_no_bound_exceeds_its_exact_step(w: Workload, c: ClusterSpec) -> None:
+    """Every candidate's bound on all of ``c`` is at most its exact wall-clock step."""
+    fabric = DEFAULT_FABRICS[c.fabric]
+    expected = scenario(c, fabric, "expected")
+    plans = tuple(planner.candidate_plans(w, c, PartialPlan()))
+    if not plans:
+        return
+    for plan, bound in zip(plans, _bounds(w, c, plans), strict=True):
+        step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
+        exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
+        assert bound <= exact, plan
+
+
 clusters = st.builds(
     _cluster,
     st.booleans(),
@@ -104,17 +117,7 @@ def test_the_search_finds_the_exhaustive_loops_plan_and_step_time(
 def test_no_candidates_bound_exceeds_its_exact_wall_clock_step(
     name: str, c: ClusterSpec, batch: int
 ) -> None:
-    w = preset(name, global_batch_size=batch)
-    fabric = DEFAULT_FABRICS[c.fabric]
-    expected = scenario(c, fabric, "expected")
-    plans = tuple(planner.candidate_plans(w, c, PartialPlan()))
-    if not plans:
-        return
-    bounds = _bounds(w, c, plans)
-    for plan, bound in zip(plans, bounds, strict=True):
-        step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
-        exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
-        assert bound <= exact, plan
+    _assert_no_bound_exceeds_its_exact_step(preset(name, global_batch_size=batch), c)
 
 
 @settings(max_examples=15, deadline=None)
@@ -134,14 +137,37 @@ def test_no_bound_exceeds_its_exact_step_where_traffic_shares_the_leaf_uplinks(
 ) -> None:
     """Past one leaf the data-parallel rings and the pipeline sends load the same uplinks:
     the bound prices that sharing and must still stay under every exact step."""
-    w = preset(name, global_batch_size=1024)
-    fabric = DEFAULT_FABRICS[c.fabric]
-    expected = scenario(c, fabric, "expected")
-    plans = tuple(planner.candidate_plans(w, c, PartialPlan()))
-    for plan, bound in zip(plans, _bounds(w, c, plans), strict=True):
-        step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
-        exact = wall_step_s(w.parameters, c.gpus, w.steps, step_s, DEFAULT_OPTIONS.reliability)
-        assert bound <= exact, plan
+    _assert_no_bound_exceeds_its_exact_step(preset(name, global_batch_size=1024), c)
+
+
+# Radix 8, 3:1 above the pods: 2 leaves per node, pods of 6 leaves (3 nodes); a third tier,
+# and so pods, from 5 nodes on.
+PODS = replace(HGX_H100, switch_radix=8, oversubscription=3.0, oversubscribed_tier="aggregation")
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    name=st.sampled_from(WORKLOADS),
+    nodes=st.integers(5, 24),
+    fabric=st.sampled_from(["infiniband", "roce", "ethernet"]),
+)
+def test_no_bound_exceeds_its_exact_step_on_a_tree_oversubscribed_above_its_pods(
+    name: str, nodes: int, fabric: str
+) -> None:
+    """The bound prices each tier's uplinks (the leaf's, then the pod's) as the step does."""
+    c = cluster_for(PODS, 8 * nodes, "fat_tree", fabric)
+    assert c.topology.endpoints_per_pod > 0
+    _assert_no_bound_exceeds_its_exact_step(preset(name, global_batch_size=1024), c)
+
+
+def test_a_search_on_a_tree_oversubscribed_above_its_pods_finds_the_exhaustive_loops_plan() -> None:
+    w = preset("llama3-8b", global_batch_size=256)
+    c = cluster_for(PODS, 8 * 16, "fat_tree", "roce")
+    seconds, plan, used = exhaustive(w, c)
+    est = planner.plan_and_estimate(w, c)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
+    assert wall_s == seconds
 
 
 @pytest.mark.parametrize("fabric", ["ethernet", "roce"])

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from optimizer.catalog.model import Server
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
+
+
+class UplinkTier(NamedTuple):
+    """A block of nodes under one switch tier and the uplinks traffic leaving it shares."""
+
+    nodes: int  # nodes under one block (a leaf, or a pod)
+    rails: int  # line-rate flows one ring puts out of a block: one per rail that leaves it
+    uplinks: float  # the block's uplinks, in endpoint line rates
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,27 @@ class ClusterSpec:
         if topo.rail_optimized:
             return max(1, topo.endpoints_per_leaf)
         return max(1, topo.endpoints_per_leaf // self.nics_per_node)
+
+    @cached_property
+    def uplink_tiers(self) -> tuple[UplinkTier, ...]:
+        """The blocks whose uplinks leaf-crossing traffic shares (none in a direct network).
+
+        The leaf, with endpoints_per_leaf x bisection_ratio uplinks (its oversubscription,
+        or non-blocking with static-ECMP collisions); where the aggregation tier is the
+        oversubscribed one, the leaf's uplinks are non-blocking and the pod's (all rails of
+        its nodes) carry endpoints_per_pod x bisection_ratio.
+        """
+        topo = self.topology
+        if topo.direct:
+            return ()
+        rails = 1 if topo.rail_optimized else self.nics_per_node
+        pod = topo.endpoints_per_pod
+        leaf_ratio = 1.0 if pod else topo.bisection_ratio
+        leaf = UplinkTier(self.nodes_per_leaf, rails, topo.endpoints_per_leaf * leaf_ratio)
+        if not pod:
+            return (leaf,)
+        pod_nodes = max(1, pod // self.nics_per_node)
+        return leaf, UplinkTier(pod_nodes, self.nics_per_node, pod * topo.bisection_ratio)
 
 
 def server_cluster(

@@ -229,35 +229,30 @@ def usable_memory_gb(c: ClusterSpec) -> float:
     return c.gpu_memory_gb * MEMORY_USABLE_FRACTION
 
 
-def _rails_on_leaf(c: ClusterSpec) -> int:
-    """Line-rate flows one node puts on its leaf when all its GPUs send at once: every NIC in
-    a plain fat-tree (a node's NICs share one leaf), one in a rail-optimized plane."""
-    return 1 if c.topology.rail_optimized else c.nics_per_node
+Flows = tuple[float, ...]  # line-rate flows out of one block of each ClusterSpec.uplink_tiers
 
 
-def _ring_flows(c: ClusterSpec, nodes: int) -> float:
-    """Line-rate flows a ring (one per rail) over ``nodes`` packed nodes sends out of a leaf:
-    a ring leaves each leaf block it spans once per rail, and not at all inside one leaf or
-    in a direct network (a ring embeds in a torus without crossing its cut)."""
-    if nodes <= c.nodes_per_leaf or c.topology.direct:
-        return 0.0
-    return float(_rails_on_leaf(c))
+def _ring_flows(c: ClusterSpec, nodes: int) -> Flows:
+    """Line-rate flows a ring (one per rail) over ``nodes`` packed nodes sends out of a block
+    of each uplink tier: a ring leaves each block it spans once per rail, and not at all
+    inside one block or in a direct network (a ring embeds in a torus without crossing its
+    cut)."""
+    return tuple([float(t.rails) if nodes > t.nodes else 0.0 for t in c.uplink_tiers])
 
 
-def _p2p_flows(c: ClusterSpec, stride: int, stages: int) -> float:
-    """Line-rate flows pipeline sends put on a leaf's uplinks: of a leaf's L nodes, the
-    min(stride, L) whose partner ``stride`` nodes on sits under another leaf (none when the
-    whole pipeline, stride x stages nodes, fits under one leaf)."""
-    per_leaf = c.nodes_per_leaf
-    if c.topology.direct or stride * stages <= per_leaf:
-        return 0.0
-    return float(min(stride, per_leaf) * _rails_on_leaf(c))
+def _p2p_flows(c: ClusterSpec, stride: int, stages: int) -> Flows:
+    """Line-rate flows pipeline sends put on a block's uplinks, per uplink tier: of a block's
+    B nodes, the min(stride, B) whose partner ``stride`` nodes on sits under another block
+    (none when the whole pipeline, stride x stages nodes, fits under one block)."""
+    span = stride * stages
+    return tuple(
+        [float(min(stride, t.nodes) * t.rails) if span > t.nodes else 0.0 for t in c.uplink_tiers]
+    )
 
 
-def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float:
-    """Slow-down of line-rate flows leaving a leaf together (``flows`` of them) over its
-    uplinks, endpoints_per_leaf x bisection_ratio line rates (1 / oversubscription of the
-    endpoints in a fat-tree).
+def uplink_slowdown(uplinks: float, flows: float, adaptive_routing: bool) -> float:
+    """Slow-down of line-rate flows leaving a block together (``flows`` of them) over its
+    ``uplinks`` line rates (endpoints x 1 / oversubscription of the tier above it).
 
     Adaptive routing (InfiniBand AR, Spectrum-X) spreads the flows: min(flows, uplinks)
     line rates are delivered. Static ECMP hashes each flow onto one of k uplinks at random;
@@ -266,11 +261,7 @@ def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float
     NSDI 2010, sec. 2), and colliding flows share their uplink. The slow-down is flows over
     what is delivered, never below 1 (a flow never beats its NIC).
     """
-    if flows <= 0:
-        return 1.0
-    topo = c.topology
-    uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
-    if uplinks <= 0:  # no switched tier (a single rack-scale node): nothing crosses one
+    if flows <= 0 or uplinks <= 0:  # no switched tier above (a single rack-scale node)
         return 1.0
     if adaptive_routing or flows <= 1:  # a single flow has nothing to collide with
         delivered = min(flows, uplinks)
@@ -280,20 +271,36 @@ def leaf_slowdown(c: ClusterSpec, flows: float, adaptive_routing: bool) -> float
     return max(1.0, flows / delivered)
 
 
-def _ring_multiplier(c: ClusterSpec, nodes: int, adaptive_routing: bool = True) -> float:
-    """Slow-down of one ring collective (one ring per rail) spanning ``nodes`` packed nodes,
-    alone on the network: its leaf-crossing flows against the leaf's uplinks."""
-    return leaf_slowdown(c, _ring_flows(c, nodes), adaptive_routing)
+def leaf_slowdown(
+    c: ClusterSpec, flows: Flows, adaptive_routing: bool, beside: Flows = (), share: float = 0.0
+) -> float:
+    """Slow-down of traffic putting ``flows`` on a block of each uplink tier, with ``share``
+    of the ``beside`` flows in flight next to it: the slowest tier's (a flow runs at the rate
+    of its most congested link)."""
+    worst = 1.0
+    for i, tier in enumerate(c.uplink_tiers):  # one flow count per tier
+        f = flows[i] + share * beside[i] if beside else flows[i]
+        if f > 0:
+            slowdown = uplink_slowdown(tier.uplinks, f, adaptive_routing)
+            if slowdown > worst:
+                worst = slowdown
+    return worst
+
+
+def oversubscribed_block_nodes(c: ClusterSpec) -> int:
+    """Nodes under one block of the oversubscribed tier (the leaf, or the pod)."""
+    return c.uplink_tiers[-1].nodes if c.uplink_tiers else c.nodes_per_leaf
 
 
 def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
     """Slow-down of uniform all-to-all traffic spanning ``nodes`` packed nodes.
 
-    A share 1 - 1/L of the traffic leaves its leaf (L leaves spanned) and crosses a tier with
-    bisection_ratio of the non-blocking bandwidth (1/oversubscription in a fat-tree; the global
-    links of a dragonfly; the cut of a torus): time x ((1 - x) + x / bisection_ratio).
+    A share 1 - 1/L of the traffic leaves its block (L blocks spanned: leaves, or the pods of
+    a tree oversubscribed at its aggregation tier) and crosses a tier with bisection_ratio of
+    the non-blocking bandwidth (1/oversubscription in a fat-tree; the global links of a
+    dragonfly; the cut of a torus): time x ((1 - x) + x / bisection_ratio).
     """
-    leaves = -(-nodes // c.nodes_per_leaf)
+    leaves = -(-nodes // oversubscribed_block_nodes(c))
     if leaves <= 1:
         return 1.0
     crossing = 1.0 - 1.0 / leaves
@@ -895,7 +902,7 @@ class StepModel:
         ar = fabric.adaptive_routing
         self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
         p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
-        self._concurrent = self.dp_flows > 0 and self.p2p_flows > 0
+        self._concurrent = any(self.dp_flows) and any(self.p2p_flows)
         tensor = traffic.tensor
         tp_mult = (
             leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
@@ -938,18 +945,19 @@ class StepModel:
         """Scale-up seconds of the expert all-to-all at the nominal collective efficiency."""
         return self.a2a_nv.seconds(self.nv_bw, NVLINK_ALPHA_S)
 
-    def _leaf_flows(self, traffic: PlanTraffic) -> tuple[float, float]:
-        """Line-rate flows the data-parallel rings and the pipeline sends put on a leaf's
-        uplinks (0: the traffic stays under its leaf, or the network is direct)."""
+    def _leaf_flows(self, traffic: PlanTraffic) -> tuple[Flows, Flows]:
+        """Line-rate flows the data-parallel rings and the pipeline sends put on a block's
+        uplinks, per uplink tier (0: the traffic stays under its block, or the network is
+        direct)."""
         c = self.c
-        dp_flows = max(
-            (_ring_flows(c, part.span) for part in traffic.data if part.nodes > 1), default=0.0
-        )
+        none = (0.0,) * len(c.uplink_tiers)
+        spans = [part.span for part in traffic.data if part.nodes > 1]
+        dp_flows = _ring_flows(c, max(spans)) if spans else none  # the widest ring's
         p2p = traffic.p2p
         p2p_flows = (
             _p2p_flows(c, p2p.stride, self.plan.pipeline)
             if p2p is not None and p2p.remote_share > 0 and not self.shape
-            else 0.0
+            else none
         )
         return dp_flows, p2p_flows
 
@@ -962,7 +970,7 @@ class StepModel:
         compute time the other's bytes occupy the wire alone (at most 1): the sum of the
         concurrent flows, averaged over the time they are concurrent."""
         p2p = self.p2p_net
-        if not (self.dp_flows > 0 and self.p2p_flows > 0 and p2p is not None and compute > 0):
+        if not (self._concurrent and p2p is not None and compute > 0):
             return self.dp_multiplier, p2p.multiplier if p2p is not None else 1.0
         rate = self.line * sc.fabric_efficiency * sc.collective_efficiency
         p2p_s = max(p2p.cost.bytes * p2p.multiplier / rate, p2p.cost.bytes * cpu_s_per_byte)
@@ -970,9 +978,10 @@ class StepModel:
         dp_s = max(dp_bytes * self.dp_multiplier / rate, dp_bytes * cpu_s_per_byte)
         p2p_busy, dp_busy = min(1.0, p2p_s / compute), min(1.0, dp_s / compute)
         c, ar = self.c, self.fabric.adaptive_routing
+        dp_flows, p2p_flows = self.dp_flows, self.p2p_flows
         return (
-            leaf_slowdown(c, self.dp_flows + p2p_busy * self.p2p_flows, ar),
-            leaf_slowdown(c, self.p2p_flows + dp_busy * self.dp_flows, ar),
+            leaf_slowdown(c, dp_flows, ar, p2p_flows, p2p_busy),
+            leaf_slowdown(c, p2p_flows, ar, dp_flows, dp_busy),
         )
 
     @staticmethod
@@ -1110,7 +1119,14 @@ class StepModel:
             # slowed while the reduction's kernels share the GPU.
             window = compute / self.micro_batches * 2.0 * self.forward_share
             dp_exposed = overlapped_s(window, dp) - window
-        exposed = tp + a2a + p2p + dp_exposed
+        # Interleaved schedules overlap each chunk's sends with the next chunk's compute
+        # (Megatron overlap_p2p_comm, on whenever virtual_pipeline > 1; Llama 3's asynchronous
+        # point-to-point, Dubey et al. 2024, sec. 3.3.2). With every send alike, the sum of
+        # per-send overlaps is the overlap of the totals. One-chunk stages send in a batch
+        # that waits for the compute (batch_p2p_comm), so their sends stay exposed.
+        interleaved = self.plan.virtual_pipeline > 1 and p2p > 0
+        p2p_exposed = overlapped_s(compute, p2p) - compute if interleaved else p2p
+        exposed = tp + a2a + p2p_exposed + dp_exposed
         if self.plan.context > 1:  # issue 14 (context)
             exposed += self._context_exposed_s(sc, cp_net)
         return tp, dp, p2p, a2a, exposed

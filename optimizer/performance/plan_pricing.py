@@ -52,11 +52,10 @@ from optimizer.performance.compute import (
 from optimizer.performance.estimator import (
     EstimateCase,
     StepModel,
-    _rails_on_leaf,
     data_parallel_collectives,
     fsdp_units,
-    leaf_slowdown,
     nvlink_bytes_per_s,
+    oversubscribed_block_nodes,
     plan_traffic,
 )
 from optimizer.performance.fabrics import FabricProfile
@@ -115,6 +114,7 @@ class PlanArrays:
     dp_span: Floats  # hosts the widest network data-parallel ring spans (0: none)
     p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
     pipeline: Floats
+    interleaved: npt.NDArray[np.bool_]  # virtual_pipeline > 1: pipeline sends overlap compute
     a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
     # per (kernel efficiency, collective efficiency): _static's terms
     static: dict[tuple[float, float], _Static] = field(
@@ -205,6 +205,7 @@ def plan_arrays(
             "dp_span",
             "p2p_stride",
             "pipeline",
+            "interleaved",
             "a2a_nodes",
         ]
     }
@@ -215,6 +216,7 @@ def plan_arrays(
         cols["units"].append(fsdp_units(w, plan))
         cols["dp_collectives"].append(data_parallel_collectives(w, plan) if traffic.data else 1)
         cols["pipeline"].append(plan.pipeline)
+        cols["interleaved"].append(plan.virtual_pipeline > 1)
         for name, part in (
             ("tp", traffic.tensor),
             ("a2a", traffic.all_to_all),
@@ -276,6 +278,7 @@ def plan_arrays(
         forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
         fsdp=arrays.pop("fsdp").astype(bool),
         reshard=arrays.pop("reshard").astype(bool),
+        interleaved=arrays.pop("interleaved").astype(bool),
         **arrays,
     )
 
@@ -316,21 +319,23 @@ def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
     return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(parameters, gpus, r)
 
 
-def _leaf_slowdowns(c: ClusterSpec, flows: Floats, adaptive_routing: bool) -> Floats:
-    """``estimator.leaf_slowdown`` for an array of flow counts."""
-    topo = c.topology
-    uplinks = topo.endpoints_per_leaf * topo.bisection_ratio
-    if uplinks <= 0:
-        return np.ones_like(flows)
-    safe = np.maximum(flows, 1.0)
-    if adaptive_routing:
-        delivered = np.minimum(safe, uplinks)
-    else:
-        k = max(1.0, uplinks)
-        delivered = np.where(
-            safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - (1.0 - 1.0 / k) ** safe)
-        )
-    return np.where(flows <= 0, 1.0, np.maximum(1.0, safe / delivered))
+def _leaf_slowdowns(c: ClusterSpec, flows: list[Floats], adaptive_routing: bool) -> Floats:
+    """``estimator.leaf_slowdown`` for arrays of flow counts (one array per uplink tier)."""
+    worst: Floats = np.ones_like(flows[0]) if flows else np.ones(1)
+    for tier, f in zip(c.uplink_tiers, flows, strict=True):
+        uplinks = tier.uplinks
+        if uplinks <= 0:
+            continue
+        safe = np.maximum(f, 1.0)
+        if adaptive_routing:
+            delivered = np.minimum(safe, uplinks)
+        else:
+            k = max(1.0, uplinks)
+            delivered = np.where(
+                safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - (1.0 - 1.0 / k) ** safe)
+            )
+        worst = np.maximum(worst, np.where(f <= 0, 1.0, np.maximum(1.0, safe / delivered)))
+    return worst
 
 
 class _Static(NamedTuple):
@@ -404,26 +409,30 @@ def _leaf_per_byte(
     per_byte = np.maximum(1.0 / wire, cpu)
     if c.topology.direct:
         return per_byte, per_byte
-    npl, rails, ar = c.nodes_per_leaf, float(_rails_on_leaf(c)), fabric.adaptive_routing
-    p2p_flows = np.where(
-        (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > npl),
-        np.minimum(a.p2p_stride, npl) * rails,
-        0.0,
-    )
-    rings = a.dp_span > npl  # the rings leave their leaf, a flow per rail
-    dp_flows = np.where(rings, rails, 0.0)
+    tiers, ar = c.uplink_tiers, fabric.adaptive_routing
+    p2p_flows = [
+        np.where(
+            (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > t.nodes),
+            np.minimum(a.p2p_stride, t.nodes) * t.rails,
+            0.0,
+        )
+        for t in tiers
+    ]
+    dp_flows = [np.where(a.dp_span > t.nodes, float(t.rails), 0.0) for t in tiers]  # per rail
     p2p_per_byte = np.maximum(_leaf_slowdowns(c, p2p_flows, ar) / wire, cpu)
-    dp_per_byte = np.where(rings, np.maximum(leaf_slowdown(c, rails, ar) / wire, cpu), per_byte)
+    dp_per_byte = np.maximum(_leaf_slowdowns(c, dp_flows, ar) / wire, cpu)
     if not (st.p2p_net and st.dp_net):
         return p2p_per_byte, dp_per_byte
-    both = (p2p_flows > 0) & (dp_flows > 0) & (st.compute > 0)
+    both = (sum(p2p_flows) > 0) & (sum(dp_flows) > 0) & (st.compute > 0)
     if not both.any():
         return p2p_per_byte, dp_per_byte
     compute = np.where(both, st.compute, 1.0)
     p2p_busy = np.minimum(1.0, net.p2p * p2p_per_byte / compute)
     dp_busy = np.minimum(1.0, net.dp * dp_per_byte / compute)
-    p2p_together = np.maximum(_leaf_slowdowns(c, p2p_flows + dp_busy * dp_flows, ar) / wire, cpu)
-    dp_together = np.maximum(_leaf_slowdowns(c, dp_flows + p2p_busy * p2p_flows, ar) / wire, cpu)
+    p2p_with = [p + dp_busy * d for p, d in zip(p2p_flows, dp_flows, strict=True)]
+    dp_with = [d + p2p_busy * p for p, d in zip(p2p_flows, dp_flows, strict=True)]
+    p2p_together = np.maximum(_leaf_slowdowns(c, p2p_with, ar) / wire, cpu)
+    dp_together = np.maximum(_leaf_slowdowns(c, dp_with, ar) / wire, cpu)
     return np.where(both, p2p_together, p2p_per_byte), np.where(both, dp_together, dp_per_byte)
 
 
@@ -447,7 +456,7 @@ def wall_step_lower_bounds_s(
     per_byte = np.maximum(1.0 / wire, cpu)
     topo = c.topology
     direct = topo.direct
-    npl = c.nodes_per_leaf
+    block = oversubscribed_block_nodes(c)
 
     # SHARP's in-network form only where the switches reduce (StepModel.sharp)
     net = a.sharp if c.in_network_reduction and not direct else a.plain
@@ -457,7 +466,7 @@ def wall_step_lower_bounds_s(
         if direct:
             a2a_per_byte: Floats | float = per_byte
         else:
-            leaves = np.ceil(a.a2a_nodes / npl)
+            leaves = np.ceil(a.a2a_nodes / block)
             crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
             a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
@@ -482,6 +491,10 @@ def wall_step_lower_bounds_s(
         fsdp = st.fsdp_times * (g + fwd + bwd + g)
         exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
 
+    # Interleaved schedules send under the next chunk's compute (StepModel._communication).
+    compute = st.compute
+    hidden_p2p = np.maximum(compute + slow * np.minimum(compute, p2p), p2p) - compute
+    p2p = np.where(a.interleaved, hidden_p2p, p2p)
     step = st.base + tp + a2a + p2p + exposed + sc.step_overhead_s
     if st.any_bubble:
         step = step + a.bubble * (st.compute + tp + a2a)

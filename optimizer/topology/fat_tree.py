@@ -216,6 +216,9 @@ def size_clos(
     )
     bisection = min(endpoints // 2, leaf_uplinks // 2, agg_uplinks // 2)
     worst_o = max(d_leaf / u_leaf, d_agg / u_agg)
+    # Where only the aggregation tier is oversubscribed, a pod's d_agg leaves reach each
+    # other at full bandwidth: the estimator prices the pod's uplinks, not the leaf's.
+    pod_block = d_agg * endpoints_per_leaf if d_agg > u_agg and d_leaf <= u_leaf else 0
     return _clos(
         family,
         endpoints,
@@ -226,6 +229,7 @@ def size_clos(
         endpoints_per_leaf,
         rail_optimized,
         pods,
+        min(pod_block, endpoints),
     )
 
 
@@ -239,6 +243,7 @@ def _clos(
     endpoints_per_leaf: int,
     rail_optimized: bool,
     pods: int = 1,
+    endpoints_per_pod: int = 0,
 ) -> NetworkSizing:
     profile = TopologyProfile(
         family=family,
@@ -249,6 +254,7 @@ def _clos(
         bisection_ratio=bisection_ratio(bisection, endpoints),
         endpoints_per_leaf=endpoints_per_leaf,
         rail_optimized=rail_optimized,
+        endpoints_per_pod=endpoints_per_pod,
     )
     return NetworkSizing(family, endpoints, tiers, groups, bisection, profile, pods)
 

@@ -41,6 +41,12 @@ class TopologyProfile:
     shape:
         A direct network's sides k_1 x ... x k_n (a torus; empty for a switched fabric): the
         estimator times collectives by it (dimension-ordered rings, hop distances).
+    endpoints_per_pod:
+        Endpoints under one pod of a three-tier Clos whose aggregation tier is the
+        oversubscribed one (0 otherwise). Its leaves' uplinks are then non-blocking: traffic
+        among a pod's leaves runs at full bandwidth, and only what leaves the pod shares the
+        oversubscribed uplinks (Meta's Llama 3 cluster: full-bisection pods of 3,072 GPUs
+        joined at 1:7, Dubey et al. 2024, sec. 3.3.1).
     """
 
     family: str
@@ -53,3 +59,4 @@ class TopologyProfile:
     rail_optimized: bool = False
     direct: bool = False
     shape: tuple[int, ...] = ()
+    endpoints_per_pod: int = 0
