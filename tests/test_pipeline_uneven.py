@@ -1,5 +1,6 @@
 """Uneven pipelines (issue 14, defect 2): layers need not split evenly over the stages; the
-slowest stage sets the pace and interleaving may go as deep as layers / stages."""
+slowest stage sets the pace and interleaving may go as deep as a layer per chunk, the end
+stages giving a chunk each to the embedding and the output layer."""
 
 from __future__ import annotations
 
@@ -74,8 +75,31 @@ def test_the_planner_interleaves_deeper_than_four_when_the_bubble_pays_for_it() 
 
 
 def test_more_chunks_than_layers_name_the_virtual_pipeline_field() -> None:
-    with pytest.raises(InvalidInput, match=r"parallelism.virtual_pipeline.*at most 7"):
-        estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=8))
+    with pytest.raises(InvalidInput, match=r"parallelism.virtual_pipeline.*at most 8"):
+        estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=9))
+
+
+def test_126_layers_interleave_a_layer_per_chunk_with_the_ends_holding_embedding_and_output() -> (
+    None
+):
+    """ "The first model chunk on the first stage has only the embedding, and the last model
+    chunk on the last stage has only output projection and loss calculation" (Dubey et al.
+    2024, sec. 3.3.2): 16 stages of 8 chunks hold 126 layers, every chunk alike, so the fill
+    and drain pass one-layer chunks. Refused before (at most 7), where the largest chunk
+    held 2 layers and the bubble was 1.75x as long."""
+    layout = pipeline_layout(LLAMA405_FULL, 16, 8)
+    assert layout.layers == (7, *[8] * 14, 7)
+    assert layout.chunk_imbalance == 1.0
+    b = estimate(LLAMA405_FULL, cluster(2048), ParallelPlan(8, 16, 16, virtual_pipeline=8))
+    m = 2048 // 16
+    assert b.breakdown.pipeline_bubble_s == pytest.approx(
+        15 / (8 * m) * (b.breakdown.compute_s + b.breakdown.tensor_parallel_s)
+    )
+
+
+def test_layers_that_fill_every_chunk_keep_a_layer_in_each() -> None:
+    """The end stages give a chunk away only where the layers cannot fill them all."""
+    assert pipeline_layout(preset("llama3-8b"), 4, 8).layers == (8, 8, 8, 8)
 
 
 def test_with_one_micro_batch_interleaving_hides_no_bubble() -> None:

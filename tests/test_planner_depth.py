@@ -15,7 +15,11 @@ from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S
 from optimizer.performance.estimator import estimate, usable_memory_gb
 from optimizer.performance.validation import paper_config_cases
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import (
+    bubble_fraction,
+    deepest_interleaving,
+    pipeline_layout,
+)
 from optimizer.workload.presets import preset
 
 LLAMA3_8192 = "llama3-405b-8192gpu-tp8-pp16-dp64"
@@ -40,10 +44,12 @@ def test_the_interleaving_depth_is_the_exhaustive_minimum(
     layers: int, stages: int, micro_batches: int, compute_s: float
 ) -> None:
     """The depth search starts at the balanced optimum and stops where its bound cannot win:
-    it finds what trying every depth up to layers / stages finds, ties to the shallowest."""
+    it finds what trying every depth up to a layer per chunk finds, ties to the shallowest."""
     p, m = min(stages, layers), micro_batches
     w = replace(preset("llama3-8b"), layers=layers)
-    want = min(range(1, layers // p + 1), key=lambda v: cost(w, p, m, compute_s, v))
+    want = min(
+        range(1, deepest_interleaving(layers, p) + 1), key=lambda v: cost(w, p, m, compute_s, v)
+    )
     assert planner._best_depth(w, p, m, compute_s, None) == want
 
 
@@ -61,7 +67,7 @@ def test_the_deeper_depth_is_the_exhaustive_minimum_of_those_that_fit(
     flat = cost(w, p, m, compute_s, 1)
     beating = [
         v
-        for v in range(deep + 1, layers // p + 1)
+        for v in range(deep + 1, deepest_interleaving(layers, p) + 1)
         if v >= lightest and cost(w, p, m, compute_s, v) < flat
     ]
     want = min(beating, key=lambda v: cost(w, p, m, compute_s, v)) if beating else None
@@ -79,6 +85,15 @@ def test_llama3_405b_on_8192_gpus_interleaves_as_deep_as_memory_requires() -> No
     assert est.plan.virtual_pipeline > 1
     assert est.memory_per_gpu_gb <= usable_memory_gb(c)
     assert est.step_time_s < 0.9 * flat.step_time_s
+
+
+def test_llama3_405b_on_8192_gpus_interleaves_a_layer_per_chunk_as_meta_did() -> None:
+    """Meta's 126 layers on 16 stages: one layer per chunk, the end stages' spare chunks
+    holding the embedding and the output layer (Dubey et al. 2024, sec. 3.3.2); the planner
+    picks that depth, v = 8, over v = 6 (chunks of up to 2 layers)."""
+    case = next(c for c in paper_config_cases() if c.id == LLAMA3_8192)
+    est = planner.plan_and_estimate(case.workload, case.cluster, case.fixed)
+    assert est.plan.virtual_pipeline == 8
 
 
 def test_a_fixed_depth_is_never_replaced() -> None:

@@ -48,7 +48,12 @@ from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import PipelineLayout, bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import (
+    PipelineLayout,
+    bubble_fraction,
+    deepest_interleaving,
+    pipeline_layout,
+)
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -156,11 +161,13 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"pipeline {plan.pipeline} exceeds the {w.layers} layers (each stage needs one)",
             field="parallelism.pipeline",
         )
-    if plan.pipeline * plan.virtual_pipeline > w.layers:
+    deepest = deepest_interleaving(w.layers, plan.pipeline)
+    if plan.virtual_pipeline > deepest:
         raise InvalidInput(
-            f"virtual_pipeline {plan.virtual_pipeline} exceeds layers / pipeline = "
-            f"{w.layers} / {plan.pipeline} (each chunk needs a layer); expected at most "
-            f"{w.layers // plan.pipeline}",
+            f"virtual_pipeline {plan.virtual_pipeline} exceeds (layers + 2) / pipeline = "
+            f"({w.layers} + 2) / {plan.pipeline} (each chunk needs a layer but the first "
+            f"stage's embedding chunk and the last stage's output chunk); expected at most "
+            f"{deepest}",
             field="parallelism.virtual_pipeline",
         )
     if plan.virtual_pipeline > 1 and plan.pipeline == 1:

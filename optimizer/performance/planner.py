@@ -62,7 +62,11 @@ from optimizer.performance.plan_pricing import (
 from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import (
+    bubble_fraction,
+    deepest_interleaving,
+    pipeline_layout,
+)
 
 MICRO_BATCH_CHOICES = (1, 2, 4)
 # Tensor degrees the search tries beyond the host inside a larger scale-up domain (NVL72):
@@ -182,7 +186,7 @@ def _depth_cost(w: Workload, p: int, m: int, step_compute_s: float) -> _DepthCos
     extra = max(0, p - m)
     a = ((p - 1) - extra) / m * step_compute_s
     b = 2 * m * CHUNK_PASS_OVERHEAD_S
-    deepest = w.layers // p
+    deepest = deepest_interleaving(w.layers, p)
     centre = min(deepest, max(1, round(math.sqrt(a / b))))
     return _DepthCost(w, p, m, step_compute_s, centre, deepest)
 

@@ -7,6 +7,11 @@ step runs at the pace of the slowest stage, so the layout minimises the largest 
 counting the output layer in layer-equivalents of hardware FLOPs; the input embedding is a
 row gather (no GEMM) and counts for memory only. Layers a balanced layout can spare come off
 the first stage (it holds the most activations in flight), then the last.
+
+Interleaved, every chunk holds a layer except two: "the first model chunk on the first stage
+has only the embedding, and the last model chunk on the last stage has only output projection
+and loss calculation" (Llama 3, sec. 3.3.2), so 126 layers interleave 8 deep on 16 stages,
+one layer per chunk: p v <= layers + 2 (``deepest_interleaving``).
 """
 
 from __future__ import annotations
@@ -63,6 +68,14 @@ def bubble_fraction(
     return ((p - 1) * chunk_imbalance + max(0, p - m) * (v - 1)) / (v * m)
 
 
+def deepest_interleaving(layers: int, pipeline: int) -> int:
+    """The largest virtual_pipeline ``layers`` fill on ``pipeline`` stages: a layer per chunk,
+    but for the first stage's embedding-only and the last stage's output-only chunks."""
+    if pipeline <= 1:
+        return layers
+    return (layers + 2) // pipeline
+
+
 def output_layer_equivalents(w: Workload) -> float:
     """Hardware FLOPs of the output layer (logits forward and backward) in transformer layers."""
     f = forward_flops_per_token(w)
@@ -74,28 +87,35 @@ def output_layer_equivalents(w: Workload) -> float:
 @lru_cache(maxsize=16384)
 def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> PipelineLayout:
     """The layout of ``w`` over ``pipeline`` stages of ``virtual_pipeline`` chunks each
-    (every chunk holds at least one layer: pipeline x virtual_pipeline <= layers)."""
+    (every chunk holds at least one layer but the embedding's and the output layer's:
+    virtual_pipeline <= deepest_interleaving)."""
     p, v, n = pipeline, virtual_pipeline, w.layers
-    if p < 1 or v < 1 or p * v > n:
+    if p < 1 or v < 1 or v > deepest_interleaving(n, p):
         msg = f"{n} layers cannot fill pipeline x virtual_pipeline = {p} x {v} chunks"
         raise ValueError(msg)
     x_out = output_layer_equivalents(w)
     extra = [0.0] * p
     extra[-1] += x_out
-    # Smallest largest load T: stage i takes floor(T - extra_i) layers, at least v of them.
+    # v chunks of a layer each on every stage; only where the layers do not fill them (p v >
+    # layers) do the end stages give one chunk to the embedding or the output layer.
+    least = [v] * p
+    if p * v > n:
+        least[0] -= 1
+        least[-1] -= 1
+    # Smallest largest load T: stage i takes floor(T - extra_i) layers, at least least_i.
     candidates = sorted(
-        {k + x for k in range(max(v, n // p - 1), math.ceil(n / p) + 2) for x in set(extra)}
+        {k + x for k in range(max(v - 1, n // p - 1), math.ceil(n / p) + 2) for x in set(extra)}
     )
     target = next(
         t
         for t in candidates
-        if all(t + _EPS >= v + x for x in extra)
+        if all(t + _EPS >= lo + x for lo, x in zip(least, extra, strict=True))
         and sum(math.floor(t - x + _EPS) for x in extra) >= n
     )
     layers = [math.floor(target - x + _EPS) for x in extra]
     surplus = sum(layers) - n
     for i in (0, p - 1, *range(1, p - 1)):
-        take = min(surplus, layers[i] - v)
+        take = min(surplus, layers[i] - least[i])
         layers[i] -= take
         surplus -= take
     loads = [k + x for k, x in zip(layers, extra, strict=True)]
