@@ -83,8 +83,9 @@ def test_fp8_on_a_gpu_without_fp8_names_the_field() -> None:
         (ParallelPlan(3, 1, 21), "parallelism"),  # 63 != 64 GPUs
         (ParallelPlan(64, 1, 1), "parallelism.tensor"),  # 64 does not divide 32 heads
         (ParallelPlan(1, 64, 1), "parallelism.pipeline"),  # more stages than layers
-        # issue 14: uneven chunks are allowed; 2 stages x 17 chunks need 34 > 32 layers
-        (ParallelPlan(1, 2, 32, virtual_pipeline=17), "parallelism.virtual_pipeline"),
+        # issue 14: uneven chunks are allowed, and the end stages may give a chunk to the
+        # embedding and the output layer; 2 stages x 18 chunks need 36 > 32 + 2 layers
+        (ParallelPlan(1, 2, 32, virtual_pipeline=18), "parallelism.virtual_pipeline"),
         (ParallelPlan(1, 1, 64, micro_batch_size=3), "parallelism.micro_batch_size"),
         (ParallelPlan(1, 1, 64, zero_stage=4), "parallelism.zero_stage"),
         (ParallelPlan(1, 1, 64, expert=2), "parallelism.expert"),  # dense model

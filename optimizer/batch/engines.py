@@ -17,6 +17,7 @@ solver threads can deadlock (shared/reliability.md B1).
 
 from __future__ import annotations
 
+import gc
 import itertools
 import multiprocessing
 import os
@@ -278,17 +279,24 @@ class DaskEngine(Engine):
         if isinstance(scheduler, str):
             self.address = scheduler
             connect: Any = Client
+            unreachable = None
             try:
                 self.client = connect(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S:g}s")
             except ValueError as e:  # distributed's own address parsing
                 msg = f"got {scheduler!r}, expected tcp://HOST:PORT or tls://HOST:PORT ({e})"
                 raise InvalidInput(msg, field="--scheduler") from None
             except OSError as e:
-                msg = (
+                unreachable = (
                     f"cannot reach the Dask scheduler at {scheduler} within "
                     f"{DASK_CONNECT_TIMEOUT_S:g} s ({e})"
                 )
-                raise EngineUnavailable(msg) from None
+            if unreachable is not None:
+                # Finalise the half-started Client now, where this thread holds no lock of
+                # distributed's: its __del__ closes its loop under LoopRunner's class-wide
+                # lock, and run by a garbage collection inside a later Client's start (which
+                # holds that lock) it deadlocks the thread (a test hung 300 s so).
+                gc.collect()
+                raise EngineUnavailable(unreachable)
             self._owns_client = True
         else:
             self.client, self._owns_client = scheduler, False
