@@ -180,27 +180,37 @@ class _DepthCost(NamedTuple):
         return (balanced + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S) * (1 - 1e-12)
 
 
-def _depth_cost(w: Workload, p: int, m: int, step_compute_s: float) -> _DepthCost:
+def _depth_cost(
+    w: Workload, p: int, m: int, step_compute_s: float, deepest: int | None = None
+) -> _DepthCost:
     # The chunk imbalance is >= 1, so cost(v) >= a / v + b v + const (the balanced bubble
     # and the overhead): convex in v with its minimum at sqrt(a / b).
     extra = max(0, p - m)
     a = ((p - 1) - extra) / m * step_compute_s
     b = 2 * m * CHUNK_PASS_OVERHEAD_S
-    deepest = deepest_interleaving(w.layers, p)
+    if deepest is None:
+        deepest = deepest_interleaving(w.layers, p)
     centre = min(deepest, max(1, round(math.sqrt(a / b))))
     return _DepthCost(w, p, m, step_compute_s, centre, deepest)
 
 
-def _best_depth(w: Workload, p: int, m: int, step_compute_s: float, fixed: int | None) -> int:
-    """The interleaving depth v <= layers / p with the smallest bubble plus chunk overhead
-    (_DepthCost.cost)."""
+def _best_depth(
+    w: Workload,
+    p: int,
+    m: int,
+    step_compute_s: float,
+    fixed: int | None,
+    deepest: int | None = None,
+) -> int:
+    """The interleaving depth v <= ``deepest`` (default: deepest_interleaving) with the
+    smallest bubble plus chunk overhead (_DepthCost.cost)."""
     if fixed is not None:
         return fixed
     if p == 1:
         return 1
     # Start at the bound's minimum and widen while the bound can still beat the best,
     # instead of laying out every depth up to layers / p (65,536-layer requests: a minute).
-    dc = _depth_cost(w, p, m, step_compute_s)
+    dc = _depth_cost(w, p, m, step_compute_s, deepest)
     best_v, best = dc.centre, dc.cost(dc.centre)
     for side in (range(dc.centre - 1, 0, -1), range(dc.centre + 1, dc.deepest + 1)):
         for v in side:
@@ -317,9 +327,17 @@ def _candidate_plans_at(
                     deep = _best_depth(w, p, m, work_s, fixed.virtual_pipeline)
                     at = partial(_fitting_plans, w, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
-                        plans.extend(at(deep) if p * deep <= w.layers else [])
+                        fits = deep <= deepest_interleaving(w.layers, p)
+                        plans.extend(at(deep) if fits else [])
                         continue
-                    found = {v: at(v) for v in (deep, 1)}  # deep <= layers / p
+                    found = {v: at(v) for v in (deep, 1)}
+                    if p * deep > w.layers:
+                        # The depth whose end chunks hold the embedding and the output layer
+                        # saves bubble but sends more per step, which a slow network may not
+                        # hide: the best depth of full chunks competes too, so an extra
+                        # depth never makes the plan found slower.
+                        full = _best_depth(w, p, m, work_s, None, w.layers // p)
+                        found.setdefault(full, at(full))
                     if deep > 1 and not found[deep] and found[1]:
                         deeper = _deeper_fitting_depth(w, p, m, work_s, deep, at)
                         if deeper is not None:
