@@ -112,6 +112,13 @@ def test_the_best_depth_of_full_chunks_competes_with_the_deeper_end_chunk_depth(
     assert planner.plan_and_estimate(w, c, fixed).plan.virtual_pipeline == 6
 
 
+def test_a_fixed_depth_whose_end_chunks_hold_the_embedding_and_output_is_planned() -> None:
+    """v = 8 on 16 stages of 126 layers is a depth a request may fix (16 x 8 > 126)."""
+    case = next(c for c in paper_config_cases() if c.id == LLAMA3_8192)
+    fixed = replace(case.fixed, virtual_pipeline=8)
+    assert planner.plan_and_estimate(case.workload, case.cluster, fixed).plan.virtual_pipeline == 8
+
+
 def test_a_fixed_depth_is_never_replaced() -> None:
     """A request's virtual_pipeline is kept even where a deeper one would fit better."""
     case = next(c for c in paper_config_cases() if c.id == LLAMA3_8192)
