@@ -12,6 +12,10 @@ from optimizer.optimize.backends import Limits, SolveStatus, available_backends,
 from optimizer.optimize.mip import MipModel
 
 BACKENDS = available_backends()
+# A model of a few variables solves in milliseconds; the limit only guards against a hang.
+# 10 s once was not enough: CBC stopped on time with the optimum found but unproven, on a
+# loaded 2-core CI box (fresh-clone run of 397b695).
+TRIVIAL_LIMIT_S = 60.0
 
 
 def knapsack(n: int = 6) -> tuple[MipModel, int]:
@@ -27,7 +31,7 @@ def knapsack(n: int = 6) -> tuple[MipModel, int]:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_small_integer_program_reaches_known_optimum(backend: str) -> None:
     model, best = knapsack()
-    res = get_backend(backend).solve(model, Limits(time_limit_s=10))
+    res = get_backend(backend).solve(model, Limits(time_limit_s=TRIVIAL_LIMIT_S))
     assert res.status is SolveStatus.OPTIMAL
     assert res.objective == best
     assert not model.violated(res.values)
@@ -39,7 +43,7 @@ def test_infeasible_model_is_a_status_not_an_exception(backend: str) -> None:
     x = m.var("x", 0, 5)
     m.add("too_much", {x: 1}, lo=6)
     m.minimize({x: 1})
-    res = get_backend(backend).solve(m, Limits(time_limit_s=10))
+    res = get_backend(backend).solve(m, Limits(time_limit_s=TRIVIAL_LIMIT_S))
     assert res.status is SolveStatus.INFEASIBLE
     assert res.values is None
 
@@ -51,7 +55,7 @@ def test_equality_and_range_constraints_hold(backend: str) -> None:
     m.add("sum", {a: 1, b: 1, c: 1}, lo=7, hi=7)
     m.add("range", {a: 2, b: -1}, lo=1, hi=3)
     m.minimize({a: 3, b: 2, c: 5})
-    res = get_backend(backend).solve(m, Limits(time_limit_s=10))
+    res = get_backend(backend).solve(m, Limits(time_limit_s=TRIVIAL_LIMIT_S))
     assert res.status is SolveStatus.OPTIMAL
     assert not m.violated(res.values)
     assert res.objective == 3 * 3 + 2 * 4 + 5 * 0
