@@ -491,10 +491,10 @@ def wall_step_lower_bounds_s(
         fsdp = st.fsdp_times * (g + fwd + bwd + g)
         exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
 
-    # Interleaved schedules send under the next chunk's compute (StepModel._communication).
-    compute = st.compute
-    hidden_p2p = np.maximum(compute + slow * np.minimum(compute, p2p), p2p) - compute
-    p2p = np.where(a.interleaved, hidden_p2p, p2p)
+    if a.interleaved.any():  # sends under the next chunk's compute (StepModel._communication)
+        compute = st.compute
+        hidden_p2p = np.maximum(compute + slow * np.minimum(compute, p2p), p2p) - compute
+        p2p = np.where(a.interleaved, hidden_p2p, p2p)
     step = st.base + tp + a2a + p2p + exposed + sc.step_overhead_s
     if st.any_bubble:
         step = step + a.bubble * (st.compute + tp + a2a)

@@ -103,9 +103,8 @@ def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> Pi
         least[0] -= 1
         least[-1] -= 1
     # Smallest largest load T: stage i takes floor(T - extra_i) layers, at least least_i.
-    candidates = sorted(
-        {k + x for k in range(max(v - 1, n // p - 1), math.ceil(n / p) + 2) for x in set(extra)}
-    )
+    lowest = max(min(least), n // p - 1)
+    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in set(extra)})
     target = next(
         t
         for t in candidates
