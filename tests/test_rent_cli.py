@@ -74,16 +74,16 @@ def test_a_catalogs_own_offers_replace_the_bundled_table(
     header += "source"
     row = ["Neo", "h100x8", "H100", "8", "infiniband_ndr", "", "3.00", "2.00", "365"]
     write_rows(folder, "cloud_offers", [header.split(","), [*row, "2026-01-01", "quote 42"]])
-    # Top 3: the one-node H100 and the same node on a switch, then an A100 design.
-    args = ("--catalog", str(folder), *SMALL_SCENARIO[2:], "--target-hours", "8", "--top-k", "3")
+    # Top 4: the one-node H100, the same node on a switch with either NIC, then an A100 design.
+    args = ("--catalog", str(folder), *SMALL_SCENARIO[2:], "--target-hours", "8", "--top-k", "4")
     resp = _response(capsys, *args)
     assert [(q.provider, q.instance) for q in resp.rent_quotes] == [("Neo", "h100x8")]
     assert "the catalog's cloud_offers table" in resp.rent_note
     [quote] = resp.rent_quotes
     assert quote.commitment_days == 365 and quote.source == "quote 42"
-    # Rank 3 is an A100 design: no offer of the catalog rents it, and the answer says so.
-    assert [bool(d.break_evens) for d in resp.designs] == [True, True, False]
-    assert "No offer rents A100 (rank 3)" in resp.rent_note
+    # Rank 4 is an A100 design: no offer of the catalog rents it, and the answer says so.
+    assert [bool(d.break_evens) for d in resp.designs] == [True, True, True, False]
+    assert "No offer rents A100 (rank 4)" in resp.rent_note
 
 
 def test_an_infeasible_answer_says_there_is_nothing_to_compare(

@@ -110,10 +110,11 @@ def test_dense_answer_says_why_hgx_wins_with_the_saving() -> None:
 
 
 def test_each_design_carries_its_scale_up_domain() -> None:
-    designs = response_from_result(_moe(), catalog=_catalog()).designs
-    assert [d.scale_up_gpus for d in designs] == [72] * len(designs)
-    hgx = response_from_result(_dense(), catalog=_catalog()).designs
-    assert [d.scale_up_gpus for d in hgx] == [8] * len(hgx)
+    domain = {HGX: 8, NVL72: 72}
+    for result in (_moe(), _dense()):
+        designs = response_from_result(result, catalog=_catalog()).designs
+        assert [d.scale_up_gpus for d in designs] == [domain[d.server_sku] for d in designs]
+    assert response_from_result(_dense(), catalog=_catalog()).designs[0].scale_up_gpus == 8
 
 
 def test_the_rack_is_bought_whole_with_its_72_builtin_nics() -> None:

@@ -34,7 +34,10 @@ SCENARIOS = {
             workload=preset("llama3-70b"),
             constraints=Constraints(budget_cents=300_000_000_00),
             objective=Objective.MIN_TIME,
-            top_k=8,
+            # Ranks 4 and 5 tie on time (760 h) at different capex; past rank 4 the whole model
+            # no longer proves its ranking within the limit (rank 5 took 120 s, top 8 timed
+            # out), while the rows settle it in seconds.
+            top_k=4,
             time_limit_s=120.0,
         ),
     ),

@@ -26,7 +26,11 @@ from functools import lru_cache
 from optimizer.performance import calibration
 from optimizer.performance.calibration import generation
 from optimizer.performance.plan import ParallelPlan
-from optimizer.workload.flops import forward_flops_per_token
+from optimizer.workload.flops import (
+    FORWARD_BACKWARD_FACTOR,
+    attention_recompute_passes,
+    forward_flops_per_token,
+)
 from optimizer.workload.memory import materialised_bytes_per_token_layer
 from optimizer.workload.model import Workload
 
@@ -125,6 +129,31 @@ def training_gemm_seconds(
     )
 
 
+# Unfused attention's a x s score matrix per token moves through dedicated kernels, not the
+# framework's generic element-wise operators (whose fitted passes scale the h-sized tensors):
+# Megatron-LM's fused scale-mask-softmax reads the scores and writes the probabilities forward
+# (2 + 2 bytes per element) and reads the probabilities and their gradient and writes the
+# scores' gradient backward (2 + 2 + 2); a softmax dropout reads its input and writes its
+# 1-byte mask and its output forward (2 + 1 + 2) and reads the gradient and the mask and
+# writes the input's gradient backward (2 + 1 + 2) (megatron/fused_kernels,
+# scaled_upper_triang_masked_softmax; the tensors as Korthikanti et al. 2022 sec. 4.1 count
+# them). The QK^T and AV GEMMs' own reads and writes are in their roofline.
+SOFTMAX_BYTES = (4.0, 6.0)  # forward, backward, per score element
+SOFTMAX_DROPOUT_BYTES = (5.0, 5.0)
+
+
+def _score_matrix_bytes_per_token(w: Workload) -> float:
+    """HBM bytes the unfused softmax (and its dropout) move per token of a step, all layers:
+    the forward twice where the core attention is recomputed (full or selective)."""
+    if w.flash_attention:
+        return 0.0
+    forward, backward = SOFTMAX_BYTES
+    if w.dropout:
+        forward, backward = forward + SOFTMAX_DROPOUT_BYTES[0], backward + SOFTMAX_DROPOUT_BYTES[1]
+    forwards = 2 if w.activation_recompute in ("full", "selective") else 1
+    return (forwards * forward + backward) * w.attention_heads * w.sequence_length * w.layers
+
+
 def moe_imbalance(expert: int) -> float:
     """Busiest expert-parallel rank's load over the mean: 1 without expert parallelism."""
     return 1.0 + (MOE_IMBALANCE - 1.0) * (1.0 - 1.0 / expert)
@@ -193,8 +222,8 @@ def compute_s_per_token(
     # issue 14 accuracy: the fitted passes cover forward and backward; a full recomputation
     # repeats the forward's share (1 of the 3 minimal passes).
     elementwise_passes = calibration.COMPUTE.elementwise_passes * (4.0 / 3.0 if full else 1.0)
-    per_token = materialised_bytes_per_token_layer(w, attention_matrix=not w.flash_attention)
-    elementwise_bytes = elementwise_passes * per_token * w.layers
+    per_token = materialised_bytes_per_token_layer(w, attention_matrix=False)
+    elementwise_bytes = elementwise_passes * per_token * w.layers + _score_matrix_bytes_per_token(w)
     if fp8:
         elementwise_bytes += FP8_CAST_BYTES_PER_ELEMENT * _fp8_cast_elements_per_token(w, full)
     if w.is_moe:
@@ -228,15 +257,13 @@ def attention_share(
 def _attention_s_per_token(
     w: Workload, micro_batch: int, tensor: int, peak_bf16: float, hbm: float, sms: int
 ) -> float:
-    """Attention-score seconds per token (QK^T and AV: forward, backward, and the forward
-    again in the backward whenever anything recomputes the scores: flash attention always,
-    selective and full recomputation).
+    """Attention-score seconds per token (QK^T and AV: forward, backward, and what is
+    recomputed: ``attention_recompute_passes``).
 
     Fused (flash attention): its FLOPs at the fitted attention efficiency. Unfused: the
     batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and AV (s x
     head_dim output, inner s), each at its own shape."""
-    recomputed = w.flash_attention or w.activation_recompute in ("full", "selective")
-    passes = 4.0 if recomputed else 3.0
+    passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
         flops = passes * forward_flops_per_token(w).attention_scores
         return flops / (peak_bf16 * calibration.COMPUTE.attention_efficiency)

@@ -74,20 +74,38 @@ def model_flops_per_step(w: Workload) -> float:
     return FORWARD_BACKWARD_FACTOR * forward_flops_per_token(w).total * w.tokens_per_step
 
 
+# FlashAttention's backward recomputes the scores S = QK^T from Q, K and the saved row
+# log-sum-exp: one of its five GEMMs, half of the forward's two (Dao 2023, FlashAttention-2,
+# Algorithm 2; the repository's benchmarks/benchmark_flash_attention.py counts the backward
+# as 2.5 x the forward, the forward and backward as 3.5 x).
+FLASH_BACKWARD_RECOMPUTE = 0.5
+
+
+def attention_recompute_passes(w: Workload) -> float:
+    """Forward passes of the attention scores recomputed per step, over the 3 of a forward
+    and backward: a full recomputation's whole forward, plus flash attention's half pass in
+    its backward; selective recomputation of an unfused attention (Korthikanti et al. 2022,
+    sec. 4.2), one. Selective recomputation adds nothing to flash attention: the s x s
+    activations it drops are never stored (Megatron-LM checkpoints the core attention only on
+    its unfused path, ParallelAttention.forward)."""
+    flash = FLASH_BACKWARD_RECOMPUTE if w.flash_attention else 0.0
+    if w.activation_recompute == "full":
+        return 1.0 + flash
+    if w.flash_attention:
+        return flash
+    return 1.0 if w.activation_recompute == "selective" else 0.0
+
+
 def recompute_flops_per_token(w: Workload) -> float:
     """Extra forward FLOPs per token spent recomputing activations.
 
     full: the whole forward of every layer again (Chen et al. 2016; Narayanan et al. eq. 3);
-    selective: only the attention-score part (Korthikanti et al. 2022, "Reducing Activation
-    Recomputation in Large Transformer Models", sec. 4.2), which flash attention recomputes in
-    its backward pass anyway; none without flash attention: nothing.
+    the attention scores as ``attention_recompute_passes`` counts them (flash attention's
+    backward recomputes half a forward of them whatever the recomputation).
     """
     f = forward_flops_per_token(w)
-    if w.activation_recompute == "full":
-        return f.layers
-    if w.activation_recompute == "selective" or w.flash_attention:
-        return f.attention_scores
-    return 0.0
+    layers = f.layer_matmul if w.activation_recompute == "full" else 0.0
+    return layers + f.attention_scores * attention_recompute_passes(w)
 
 
 @lru_cache(maxsize=1024)
