@@ -144,13 +144,14 @@ SOFTMAX_DROPOUT_BYTES = (5.0, 5.0)
 
 def _score_matrix_bytes_per_token(w: Workload) -> float:
     """HBM bytes the unfused softmax (and its dropout) move per token of a step, all layers:
-    the forward twice where the core attention is recomputed (full or selective)."""
+    the forward again for each recomputed pass of the core attention."""
     if w.flash_attention:
         return 0.0
     forward, backward = SOFTMAX_BYTES
     if w.dropout:
-        forward, backward = forward + SOFTMAX_DROPOUT_BYTES[0], backward + SOFTMAX_DROPOUT_BYTES[1]
-    forwards = 2 if w.activation_recompute in ("full", "selective") else 1
+        forward += SOFTMAX_DROPOUT_BYTES[0]
+        backward += SOFTMAX_DROPOUT_BYTES[1]
+    forwards = 1.0 + attention_recompute_passes(w)
     return (forwards * forward + backward) * w.attention_heads * w.sequence_length * w.layers
 
 
