@@ -82,6 +82,12 @@ RECORDED = (
         18_236,
         "--pairs 2000, this script, taskset -c 1, load 2.9 (per CPU second: 92 and 18,303)",
     ),
+    (
+        "9196fc9 (before session 14)",
+        226,
+        25_188,
+        "--pairs 2000, this script, taskset -c 1, idle (warm 1,334-1,443/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

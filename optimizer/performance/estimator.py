@@ -513,13 +513,14 @@ def data_parallel_collectives(w: Workload, plan: ParallelPlan) -> int:
     return 3 * units * m if plan.reshard_after_forward else 2 * units
 
 
-@lru_cache(maxsize=65536)
 def plan_traffic(
     w: Workload, plan: ParallelPlan, gpus_per_node: int, domain_gpus: int | None = None
 ) -> PlanTraffic:
     """Every collective of ``plan`` with its placement (Megatron order: tensor innermost,
-    then data with expert parallelism inside it, then pipeline). Cached: the optimizer times
-    the same plans on many candidate networks.
+    then data with expert parallelism inside it, then pipeline). Not cached itself: what
+    the optimizer times on many candidate networks is cached per plan and hardware
+    (``_plan_core``; the planner's ``PlanArrays``), and a cache of these tens of thousands
+    of small objects cost more in garbage-collection passes than it saved (issue 14, speed).
 
     ``gpus_per_node`` is the host (its NICs are the node's); ``domain_gpus`` the GPUs sharing
     the scale-up fabric (NVLink, Infinity Fabric; None: the host). A group that fits in the

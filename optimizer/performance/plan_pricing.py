@@ -15,10 +15,9 @@ network can go below, built from the same network-independent quantities the est
   enables;
 - scale-out terms: their lightest form's bytes (SHARP's only where the switches reduce) at
   line rate times the fabric and collective efficiencies, slowed by the leaf-uplink
-  slow-down of their own flows plus, for data-parallel rings and pipeline sends, the other's
-  flows weighted by the share of the compute its bytes keep the wire busy (as
-  ``StepModel.leaf_multipliers``; never by hops or latency), or at the host TCP stack's rate
-  where that is slower;
+  slow-down of their own flows (``StepModel.leaf_multipliers`` adds a share of the other
+  term's flows, which only slows them further; never hops or latency), or at the host TCP
+  stack's rate where that is slower;
 - the overlap of the data-parallel reductions (DDP window, FSDP per unit) as in the
   estimator: both are non-decreasing in the communication time, so a smaller communication
   time gives a smaller step;
@@ -34,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -43,7 +42,7 @@ import numpy.typing as npt
 from optimizer.performance import calibration as fitted
 from optimizer.performance import collectives as coll
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPHA_S, generation
-from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.cluster import ClusterSpec, UplinkTier
 from optimizer.performance.compute import (
     compute_s_per_token,
     optimizer_step_s,
@@ -120,6 +119,11 @@ class PlanArrays:
     static: dict[tuple[float, float], _Static] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+    @cached_property
+    def rings_and_sends(self) -> bool:
+        """Whether some plan puts both data-parallel and pipeline bytes on the network."""
+        return bool(((self.plain.p2p > 0) & (self.plain.dp > 0)).any())
 
 
 def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, float]:
@@ -319,22 +323,47 @@ def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
     return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(parameters, gpus, r)
 
 
-def _leaf_slowdowns(c: ClusterSpec, flows: list[Floats], adaptive_routing: bool) -> Floats:
-    """``estimator.leaf_slowdown`` for arrays of flow counts (one array per uplink tier)."""
-    worst: Floats = np.ones_like(flows[0]) if flows else np.ones(1)
-    for tier, f in zip(c.uplink_tiers, flows, strict=True):
-        uplinks = tier.uplinks
-        if uplinks <= 0:
-            continue
-        safe = np.maximum(f, 1.0)
-        if adaptive_routing:
-            delivered = np.minimum(safe, uplinks)
-        else:
-            k = max(1.0, uplinks)
-            delivered = np.where(
-                safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - (1.0 - 1.0 / k) ** safe)
-            )
-        worst = np.maximum(worst, np.where(f <= 0, 1.0, np.maximum(1.0, safe / delivered)))
+class _Tiers(NamedTuple):
+    """A network's uplink tiers as columns (one row per tier), so a chunk's flows on every
+    tier are one (tiers x plans) array; ``uplinks`` and ``miss`` only of the tiers with
+    uplinks (``switched``), the others slow nothing down."""
+
+    nodes: Floats
+    rails: Floats
+    switched: npt.NDArray[np.intp]
+    uplinks: Floats
+    miss: Floats  # 1 - 1/k: the chance a static-ECMP flow misses a given uplink of k
+
+
+@lru_cache(maxsize=256)
+def _tier_columns(tiers: tuple[UplinkTier, ...]) -> _Tiers:
+    switched = [i for i, t in enumerate(tiers) if t.uplinks > 0]
+    uplinks = [tiers[i].uplinks for i in switched]
+    return _Tiers(
+        nodes=np.array([[t.nodes] for t in tiers], dtype=np.float64),
+        rails=np.array([[t.rails] for t in tiers], dtype=np.float64),
+        switched=np.array(switched, dtype=np.intp),
+        uplinks=np.array([[u] for u in uplinks], dtype=np.float64),
+        miss=np.array([[1.0 - 1.0 / max(1.0, u)] for u in uplinks], dtype=np.float64),
+    )
+
+
+def _leaf_slowdowns(tiers: _Tiers, flows: Floats, adaptive_routing: bool) -> Floats:
+    """``estimator.leaf_slowdown`` for arrays of flow counts, ``flows[..., tier, plan]``:
+    the slowest tier's, per plan (and per leading index)."""
+    f = flows[..., tiers.switched, :]
+    if f.shape[-2] == 0:
+        return np.ones(flows.shape[:-2] + flows.shape[-1:])
+    uplinks = tiers.uplinks
+    safe = np.maximum(f, 1.0)
+    if adaptive_routing:
+        delivered = np.minimum(safe, uplinks)
+    else:
+        delivered = np.where(
+            safe <= 1.0, np.minimum(safe, uplinks), uplinks * (1.0 - tiers.miss**safe)
+        )
+    slowdown = np.where(f <= 0, 1.0, np.maximum(1.0, safe / delivered))
+    worst: Floats = np.maximum(1.0, slowdown.max(axis=-2))
     return worst
 
 
@@ -401,39 +430,44 @@ def _leaf_per_byte(
     fabric: FabricProfile,
     wire: Floats | float,
     cpu: Floats | float,
+    shared: bool,
 ) -> tuple[Floats | float, Floats | float]:
     """Seconds per byte of the pipeline sends and of the data-parallel rings on the leaf
-    uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus the
-    other's, weighted by the share of the compute the other's bytes are busy alone), at the
-    lightest form's bytes, so no exact multiplier is smaller."""
+    uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus,
+    when ``shared``, the other's, weighted by the share of the compute the other's bytes are
+    busy alone), at the lightest form's bytes, so no exact multiplier is smaller. Without
+    ``shared`` each term's own flows still bound it, for two thirds of the operations."""
     per_byte = np.maximum(1.0 / wire, cpu)
     if c.topology.direct:
         return per_byte, per_byte
-    tiers, ar = c.uplink_tiers, fabric.adaptive_routing
-    p2p_flows = [
-        np.where(
-            (a.p2p_stride > 0) & (a.p2p_stride * a.pipeline > t.nodes),
-            np.minimum(a.p2p_stride, t.nodes) * t.rails,
-            0.0,
-        )
-        for t in tiers
-    ]
-    dp_flows = [np.where(a.dp_span > t.nodes, float(t.rails), 0.0) for t in tiers]  # per rail
-    p2p_per_byte = np.maximum(_leaf_slowdowns(c, p2p_flows, ar) / wire, cpu)
-    dp_per_byte = np.maximum(_leaf_slowdowns(c, dp_flows, ar) / wire, cpu)
-    if not (st.p2p_net and st.dp_net):
+    tiers, ar = _tier_columns(c.uplink_tiers), fabric.adaptive_routing
+    # flows per (tier, plan); a plan without network sends has p2p_stride 0, so none
+    p2p_flows = np.where(
+        a.p2p_stride * a.pipeline > tiers.nodes,
+        np.minimum(a.p2p_stride, tiers.nodes) * tiers.rails,
+        0.0,
+    )
+    dp_flows = np.where(a.dp_span > tiers.nodes, tiers.rails, 0.0)  # per rail
+    p2p_per_byte, dp_per_byte = np.maximum(
+        _leaf_slowdowns(tiers, np.stack((p2p_flows, dp_flows)), ar) / wire, cpu
+    )
+    if not (shared and st.p2p_net and st.dp_net):
         return p2p_per_byte, dp_per_byte
-    both = (sum(p2p_flows) > 0) & (sum(dp_flows) > 0) & (st.compute > 0)
+    both = (p2p_flows > 0).any(axis=0) & (dp_flows > 0).any(axis=0) & (st.compute > 0)
     if not both.any():
         return p2p_per_byte, dp_per_byte
     compute = np.where(both, st.compute, 1.0)
     p2p_busy = np.minimum(1.0, net.p2p * p2p_per_byte / compute)
     dp_busy = np.minimum(1.0, net.dp * dp_per_byte / compute)
-    p2p_with = [p + dp_busy * d for p, d in zip(p2p_flows, dp_flows, strict=True)]
-    dp_with = [d + p2p_busy * p for p, d in zip(p2p_flows, dp_flows, strict=True)]
-    p2p_together = np.maximum(_leaf_slowdowns(c, p2p_with, ar) / wire, cpu)
-    dp_together = np.maximum(_leaf_slowdowns(c, dp_with, ar) / wire, cpu)
+    together = np.stack((p2p_flows + dp_busy * dp_flows, dp_flows + p2p_busy * p2p_flows))
+    p2p_together, dp_together = np.maximum(_leaf_slowdowns(tiers, together, ar) / wire, cpu)
     return np.where(both, p2p_together, p2p_per_byte), np.where(both, dp_together, dp_per_byte)
+
+
+def shares_uplinks(a: PlanArrays, c: ClusterSpec) -> bool:
+    """Whether some plan of ``a`` may put data-parallel rings and pipeline sends on the same
+    leaf uplinks of ``c``: only then does ``shared`` pricing differ."""
+    return not c.topology.direct and a.rings_and_sends
 
 
 def wall_step_lower_bounds_s(
@@ -443,11 +477,13 @@ def wall_step_lower_bounds_s(
     fabric: FabricProfile,
     sc: EstimateCase,
     goodput: float | Floats,
+    shared: bool = True,
 ) -> Floats:
     """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
     size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Both may be arrays,
     one entry per plan, when the plans are of several sizes of ``c``'s network (concatenated).
-    Terms no plan of the chunk has are skipped."""
+    Terms no plan of the chunk has are skipped. ``shared``: price the leaf uplinks the
+    data-parallel rings share with the pipeline sends (tighter, a third more operations)."""
     ce = sc.collective_efficiency
     st = _static(a, sc.kernel_efficiency, ce)
     node_gpus = np.minimum(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
@@ -471,9 +507,11 @@ def wall_step_lower_bounds_s(
             a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
-    p2p_per_byte, dp_per_byte = _leaf_per_byte(a, net, st, c, fabric, wire, cpu)
-    p2p = st.p2p_nv + net.p2p * p2p_per_byte if st.p2p_net else st.p2p_nv
-    dp = st.dp_nv + net.dp * dp_per_byte if st.dp_net else st.dp_nv
+    p2p, dp = st.p2p_nv, st.dp_nv
+    if st.p2p_net or st.dp_net:
+        p2p_per_byte, dp_per_byte = _leaf_per_byte(a, net, st, c, fabric, wire, cpu, shared)
+        p2p = st.p2p_nv + net.p2p * p2p_per_byte if st.p2p_net else p2p
+        dp = st.dp_nv + net.dp * dp_per_byte if st.dp_net else dp
 
     slow = fitted.COMPUTE.overlap_compute_slowdown  # the live fitted value, as overlapped_s
     exposed: Floats | float = 0.0

@@ -24,6 +24,7 @@ from functools import lru_cache, partial
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
@@ -52,11 +53,13 @@ from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
+    Floats,
     PlanArrays,
     concatenated,
     goodput_factor,
     network_free_terms,
     plan_arrays,
+    shares_uplinks,
     wall_step_lower_bounds_s,
 )
 from optimizer.workload.flops import hardware_flops_per_step
@@ -330,7 +333,7 @@ def _candidate_plans_at(
                         fits = deep <= deepest_interleaving(w.layers, p)
                         plans.extend(at(deep) if fits else [])
                         continue
-                    found = {v: at(v) for v in (deep, 1)}
+                    found = {v: at(v) for v in dict.fromkeys((deep, 1))}  # once at v = 1
                     if p * deep > w.layers:
                         # The depth whose end chunks hold the embedding and the output layer
                         # saves bubble but sends more per step, which a slow network may not
@@ -491,13 +494,25 @@ class _Unpriced(NamedTuple):
     chunk: int
 
 
+class _Pass:
+    """One pricing pass of a band without the uplinks rings and sends share; ``superseded``
+    once a search re-priced it with them (see _price_chunks)."""
+
+    __slots__ = ("superseded", "work")
+
+    def __init__(self, work: _Unpriced) -> None:
+        self.work, self.superseded = work, False
+
+
 class _Priced(NamedTuple):
     """A chunk of a size's candidates priced on one network: its wall-step bounds, smallest
-    first, and each one's position in the size's list."""
+    first, and each one's position in the size's list; ``cheap``: the pass that priced it,
+    if it left out the uplinks rings and sends share."""
 
     size: _Size
     bounds: list[float]
     ranking: list[int]
+    cheap: _Pass | None
 
 
 _SIZE_CACHE_SIZE = 16_384
@@ -543,30 +558,81 @@ def _price_free(
     return _SizePlans(w, c, plans, free_s, columns)
 
 
+class _Band(NamedTuple):
+    """The chunks of a band of sizes as one set of arrays, with what each plan's bound is
+    priced at (its size's GPUs and goodput factor) and ranked within (its size, and its
+    position in that size's list); ``offsets``: where each size's plans start."""
+
+    arrays: PlanArrays
+    used: Floats
+    goodput: Floats
+    size: npt.NDArray[np.intp]
+    position: npt.NDArray[np.intp]
+    offsets: list[int]
+
+
+_BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in practice)
+
+
+def _band(work: _Unpriced, bands: dict[tuple[tuple[int, ...], int], _Band]) -> _Band:
+    """``work``'s chunks as one band, cached per search order (``bands``): the next network's
+    search mostly prices the same bands."""
+    k = work.chunk
+    key = (tuple(size.order for size in work.sizes), k)
+    hit = bands.get(key)
+    if hit is None:
+        if len(bands) >= _BANDS_PER_ORDER:
+            bands.clear()
+        parts = [size.sized.arrays(k) for size in work.sizes]
+        lengths = [len(part.plans) for part in parts]
+        starts = [size.sized.chunk(k)[0] for size in work.sizes]
+        hit = bands[key] = _Band(
+            arrays=concatenated(parts),
+            used=np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths),
+            goodput=np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
+            size=np.repeat(np.arange(len(parts), dtype=np.intp), lengths),
+            position=np.concatenate(
+                [
+                    np.arange(start, start + n, dtype=np.intp)
+                    for start, n in zip(starts, lengths, strict=True)
+                ]
+            ),
+            offsets=list(itertools.accumulate(lengths, initial=0)),
+        )
+    return hit
+
+
 def _price_chunks(
-    work: _Unpriced, c: ClusterSpec, fabric: FabricProfile, expected: EstimateCase
+    work: _Unpriced,
+    c: ClusterSpec,
+    fabric: FabricProfile,
+    expected: EstimateCase,
+    bands: dict[tuple[tuple[int, ...], int], _Band],
+    shared: bool,
 ) -> list[_Priced]:
     """Each size's chunk of ``work`` priced on ``c``'s network in one NumPy pass (a domain
-    tiling of ``c`` has its network), ranked by bound."""
-    k = work.chunk
-    parts = [size.sized.arrays(k) for size in work.sizes]
-    if len(work.sizes) == 1:
-        (size,) = work.sizes
-        bounds = wall_step_lower_bounds_s(parts[0], c, size.used, fabric, expected, size.goodput)
-    else:
-        lengths = [len(part.plans) for part in parts]
-        used = np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths)
-        gp = np.repeat(np.array([size.goodput for size in work.sizes]), lengths)
-        bounds = wall_step_lower_bounds_s(concatenated(parts), c, used, fabric, expected, gp)
-    out: list[_Priced] = []
-    offset = 0
-    for size, part in zip(work.sizes, parts, strict=True):
-        mine = bounds[offset : offset + len(part.plans)]
-        offset += len(part.plans)
-        ranking = np.argsort(mine, kind="stable")
-        start = size.sized.chunk(k)[0]
-        out.append(_Priced(size, mine[ranking].tolist(), (ranking + start).tolist()))
-    return out
+    tiling of ``c`` has its network), ranked by bound within each size (ties in list order).
+
+    ``shared``: with the uplinks the data-parallel rings share with the pipeline sends. That
+    tighter bound costs a third more per pass, and a search prunes most chunks whole on a
+    looser one, so a band is first priced without it, and again with it only once one of its
+    candidates is about to be timed exactly (plan_and_estimate)."""
+    band = _band(work, bands)
+    bounds = wall_step_lower_bounds_s(
+        band.arrays, c, band.used, fabric, expected, band.goodput, shared
+    )
+    order = np.lexsort((bounds, band.size))  # by size, then bound; stable
+    ranked, positions = bounds[order].tolist(), band.position[order].tolist()
+    offsets = band.offsets
+    cheap = None if shared else _Pass(work)
+    return [
+        _Priced(size, ranked[start:end], positions[start:end], cheap)
+        for size, start, end in zip(work.sizes, offsets[:-1], offsets[1:], strict=True)
+    ]
+
+
+def _shares_uplinks(size: _Size, k: int, c: ClusterSpec) -> bool:
+    return shares_uplinks(size.sized.arrays(k), c)
 
 
 def reprice(
@@ -674,7 +740,7 @@ def plan_and_estimate(
         _, order, i, _, work = heapq.heappop(heap)
         if isinstance(work, _Unpriced):
             k = work.chunk
-            for priced in _price_chunks(work, c, fabric, expected):
+            for priced in _price_chunks(work, c, fabric, expected, sizes.bands, False):
                 size = priced.size
                 sized = size.sized
                 end = sized.chunk(k)[1]
@@ -684,6 +750,18 @@ def plan_and_estimate(
                         heap, (later, size.order, -1, next(tie), _Unpriced((size,), k + 1))
                     )
                 heapq.heappush(heap, (priced.bounds[0], size.order, 0, next(tie), priced))
+            continue
+        cheap = work.cheap
+        if cheap is not None and i == 0 and _shares_uplinks(work.size, cheap.work.chunk, c):
+            if cheap.superseded:  # its band was re-priced with the shared uplinks
+                continue
+            # A candidate of a band priced without the uplinks rings and sends share is
+            # next to be timed exactly: the band's chunks where both cross them, with them.
+            cheap.superseded = True
+            k = cheap.work.chunk
+            sharing = _Unpriced(tuple(s for s in cheap.work.sizes if _shares_uplinks(s, k, c)), k)
+            for priced in _price_chunks(sharing, c, fabric, expected, sizes.bands, True):
+                heapq.heappush(heap, (priced.bounds[0], priced.size.order, 0, next(tie), priced))
             continue
         size = work.size
         if i + 1 < len(work.bounds):
@@ -730,7 +808,7 @@ class _SizeOrder:
     candidates knows a tighter bound for it (their smallest network-free step, infinite when
     none fits): it writes it back, so the next network's search skips what cannot win."""
 
-    __slots__ = ("constants", "entries", "generation", "known", "sized")
+    __slots__ = ("bands", "constants", "entries", "generation", "known", "sized")
 
     def __init__(self, entries: _Sizes, gen: object) -> None:
         self.entries = entries
@@ -739,6 +817,7 @@ class _SizeOrder:
         # each size's candidates and goodput factor once a search has looked, by order
         self.sized: dict[int, tuple[_SizePlans, float]] = {}
         self.known: set[int] = set()  # orders whose bound is already the tighter one
+        self.bands: dict[tuple[tuple[int, ...], int], _Band] = {}  # _band's, by sizes, chunk
 
     def refine(self, refined: dict[int, float]) -> None:
         if not refined.keys() - self.known:

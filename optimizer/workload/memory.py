@@ -76,12 +76,11 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     return per_token
 
 
-@lru_cache(maxsize=65536)
 def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     """Peak memory of the fullest pipeline stage: the first (the most micro-batches in
     flight, the input embedding) or the last (the output layer and its logits).
 
-    Cached: the optimizer asks for the same (workload, plan) on many candidate clusters."""
+    Not cached itself: the planner's candidate lists are, per workload and hardware."""
     p = plan.pipeline
     layout = pipeline_layout(w, p, plan.virtual_pipeline)
     first = _stage_memory(w, plan, 0, layout.layers[0])
