@@ -174,102 +174,100 @@ def network_free_terms(
     return free, cols
 
 
+# plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order.
+_ROW_COLUMNS = (
+    "fsdp",
+    "reshard",
+    "units",
+    "dp_collectives",
+    "pipeline",
+    "interleaved",
+    "tp_nv_s",
+    "tp_nv_lat_s",
+    "tp_bytes",
+    "tp_sharp_bytes",
+    "a2a_nv_s",
+    "a2a_nv_lat_s",
+    "a2a_bytes",
+    "a2a_sharp_bytes",
+    "p2p_nv_s",
+    "p2p_nv_lat_s",
+    "p2p_bytes",
+    "p2p_sharp_bytes",
+    "a2a_nodes",
+    "p2p_stride",
+    "dp_nv_s",
+    "dp_nv_lat_s",
+    "dp_bytes",
+    "dp_sharp_bytes",
+    "dp_span",
+)
+
+
+def _plan_row(
+    w: Workload, plan: ParallelPlan, gpn: int, dom: int, nvls: bool, nv_bw: float
+) -> tuple[float, ...]:
+    """One plan's _ROW_COLUMNS (a row, not 25 list appends: this runs for every candidate
+    of every size a search prices)."""
+    traffic = plan_traffic(w, plan, gpn, dom)
+    row: list[float] = [
+        plan.zero_stage == 3,
+        plan.reshard_after_forward,
+        fsdp_units(w, plan),
+        data_parallel_collectives(w, plan) if traffic.data else 1,
+        plan.pipeline,
+        plan.virtual_pipeline > 1,
+    ]
+    for part in (traffic.tensor, traffic.all_to_all, traffic.p2p):
+        nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
+        if part is not None:
+            local = 1.0 - part.remote_share
+            if local > 0:
+                nvls_cost = (
+                    StepModel._nvls(part.in_network.times(local))
+                    if nvls and part.in_network is not None
+                    else None
+                )
+                nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
+            if part.remote_share > 0:
+                remote_bytes = sharp_bytes = part.cost.bytes * part.remote_share
+                if part.in_network is not None:
+                    sharp_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
+        row += (nv_s, lat_s, remote_bytes, sharp_bytes)
+    a2a, p2p = traffic.all_to_all, traffic.p2p
+    row.append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
+    row.append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
+    dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
+    for dp in traffic.data:
+        nvls_cost = (
+            StepModel._nvls(dp.nvlink_in_network)
+            if nvls and dp.nvlink_in_network is not None
+            else None
+        )
+        b, s = _nv(dp.nvlink, nvls_cost, nv_bw)
+        dp_nv_s += b
+        dp_lat_s += s
+        if dp.nodes > 1:
+            lightest = min(dp.ring.bytes, dp.tree.bytes)
+            dp_bytes += lightest
+            reduced = dp.in_network
+            dp_sharp_bytes += lightest if reduced is None else min(lightest, reduced.bytes)
+            dp_span = max(dp_span, dp.span)
+    row += (dp_nv_s, dp_lat_s, dp_bytes, dp_sharp_bytes, dp_span)
+    return tuple(row)
+
+
 def plan_arrays(
     w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], free: dict[str, list[float]]
 ) -> PlanArrays:
     """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
     network_free_terms columns."""
-    gen = generation(c.gpu_model)
-    nvls = gen.name in coll.NVLS_GENERATIONS
+    nvls = generation(c.gpu_model).name in coll.NVLS_GENERATIONS
     nv_bw = nvlink_bytes_per_s(c)
     gpn, dom = min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
-    cols: dict[str, list[float]] = {
-        name: []
-        for name in [
-            "fsdp",
-            "reshard",
-            "units",
-            "dp_collectives",
-            "tp_nv_s",
-            "tp_nv_lat_s",
-            "a2a_nv_s",
-            "a2a_nv_lat_s",
-            "p2p_nv_s",
-            "p2p_nv_lat_s",
-            "dp_nv_s",
-            "dp_nv_lat_s",
-            "tp_bytes",
-            "a2a_bytes",
-            "p2p_bytes",
-            "dp_bytes",
-            "tp_sharp_bytes",
-            "a2a_sharp_bytes",
-            "p2p_sharp_bytes",
-            "dp_sharp_bytes",
-            "dp_span",
-            "p2p_stride",
-            "pipeline",
-            "interleaved",
-            "a2a_nodes",
-        ]
-    }
-    for plan in plans:
-        traffic = plan_traffic(w, plan, gpn, dom)
-        cols["fsdp"].append(plan.zero_stage == 3)
-        cols["reshard"].append(plan.reshard_after_forward)
-        cols["units"].append(fsdp_units(w, plan))
-        cols["dp_collectives"].append(data_parallel_collectives(w, plan) if traffic.data else 1)
-        cols["pipeline"].append(plan.pipeline)
-        cols["interleaved"].append(plan.virtual_pipeline > 1)
-        for name, part in (
-            ("tp", traffic.tensor),
-            ("a2a", traffic.all_to_all),
-            ("p2p", traffic.p2p),
-        ):
-            nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
-            if part is not None:
-                local = 1.0 - part.remote_share
-                if local > 0:
-                    nvls_cost = (
-                        StepModel._nvls(part.in_network.times(local))
-                        if nvls and part.in_network is not None
-                        else None
-                    )
-                    nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
-                if part.remote_share > 0:
-                    remote_bytes = sharp_bytes = part.cost.bytes * part.remote_share
-                    if part.in_network is not None:
-                        sharp_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
-            cols[f"{name}_nv_s"].append(nv_s)
-            cols[f"{name}_nv_lat_s"].append(lat_s)
-            cols[f"{name}_bytes"].append(remote_bytes)
-            cols[f"{name}_sharp_bytes"].append(sharp_bytes)
-        a2a = traffic.all_to_all
-        cols["a2a_nodes"].append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
-        p2p = traffic.p2p
-        cols["p2p_stride"].append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
-        dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
-        for dp in traffic.data:
-            nvls_cost = (
-                StepModel._nvls(dp.nvlink_in_network)
-                if nvls and dp.nvlink_in_network is not None
-                else None
-            )
-            b, s = _nv(dp.nvlink, nvls_cost, nv_bw)
-            dp_nv_s += b
-            dp_lat_s += s
-            if dp.nodes > 1:
-                lightest = min(dp.ring.bytes, dp.tree.bytes)
-                dp_bytes += lightest
-                reduced = dp.in_network
-                dp_sharp_bytes += lightest if reduced is None else min(lightest, reduced.bytes)
-                dp_span = max(dp_span, dp.span)
-        cols["dp_nv_s"].append(dp_nv_s)
-        cols["dp_nv_lat_s"].append(dp_lat_s)
-        cols["dp_bytes"].append(dp_bytes)
-        cols["dp_sharp_bytes"].append(dp_sharp_bytes)
-        cols["dp_span"].append(dp_span)
-    arrays = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+    rows = [_plan_row(w, plan, gpn, dom, nvls, nv_bw) for plan in plans]
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_ROW_COLUMNS))
+    arrays = dict(zip(_ROW_COLUMNS, np.ascontiguousarray(table.T), strict=True))
     arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())
     plain, sharp = (
         NetBytes(*(arrays.pop(f"{name}{form}_bytes") for name in ("tp", "a2a", "p2p", "dp")))
@@ -330,7 +328,7 @@ class _Tiers(NamedTuple):
 
     nodes: Floats
     rails: Floats
-    switched: npt.NDArray[np.intp]
+    switched: npt.NDArray[np.intp] | None  # None: every tier
     uplinks: Floats
     miss: Floats  # 1 - 1/k: the chance a static-ECMP flow misses a given uplink of k
 
@@ -342,7 +340,7 @@ def _tier_columns(tiers: tuple[UplinkTier, ...]) -> _Tiers:
     return _Tiers(
         nodes=np.array([[t.nodes] for t in tiers], dtype=np.float64),
         rails=np.array([[t.rails] for t in tiers], dtype=np.float64),
-        switched=np.array(switched, dtype=np.intp),
+        switched=None if len(switched) == len(tiers) else np.array(switched, dtype=np.intp),
         uplinks=np.array([[u] for u in uplinks], dtype=np.float64),
         miss=np.array([[1.0 - 1.0 / max(1.0, u)] for u in uplinks], dtype=np.float64),
     )
@@ -351,7 +349,7 @@ def _tier_columns(tiers: tuple[UplinkTier, ...]) -> _Tiers:
 def _leaf_slowdowns(tiers: _Tiers, flows: Floats, adaptive_routing: bool) -> Floats:
     """``estimator.leaf_slowdown`` for arrays of flow counts, ``flows[..., tier, plan]``:
     the slowest tier's, per plan (and per leading index)."""
-    f = flows[..., tiers.switched, :]
+    f = flows if tiers.switched is None else flows[..., tiers.switched, :]
     if f.shape[-2] == 0:
         return np.ones(flows.shape[:-2] + flows.shape[-1:])
     uplinks = tiers.uplinks
@@ -389,6 +387,9 @@ class _Static(NamedTuple):
     any_ddp: bool
     any_fsdp: bool
     any_bubble: bool
+    any_interleaved: bool
+    gather_backward: Floats  # backward all-gathers per forward one: 2 re-sharding, else 1
+    p2p_reach: Floats  # nodes a pipeline's sends span: stride x stages (0: none)
 
 
 def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
@@ -417,6 +418,9 @@ def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
         any_ddp=not bool(a.fsdp.all()),
         any_fsdp=bool(a.fsdp.any()),
         any_bubble=bool((a.bubble > 0).any()),
+        any_interleaved=bool(a.interleaved.any()),
+        gather_backward=np.where(a.reshard, 2.0, 1.0),
+        p2p_reach=a.p2p_stride * a.pipeline,
     )
     a.static[key] = static
     return static
@@ -443,7 +447,7 @@ def _leaf_per_byte(
     tiers, ar = _tier_columns(c.uplink_tiers), fabric.adaptive_routing
     # flows per (tier, plan); a plan without network sends has p2p_stride 0, so none
     p2p_flows = np.where(
-        a.p2p_stride * a.pipeline > tiers.nodes,
+        st.p2p_reach > tiers.nodes,
         np.minimum(a.p2p_stride, tiers.nodes) * tiers.rails,
         0.0,
     )
@@ -486,13 +490,15 @@ def wall_step_lower_bounds_s(
     data-parallel rings share with the pipeline sends (tighter, a third more operations)."""
     ce = sc.collective_efficiency
     st = _static(a, sc.kernel_efficiency, ce)
-    node_gpus = np.minimum(gpus, c.gpus_per_node)  # as ClusterSpec.nic_bytes_per_s_per_gpu
+    # as ClusterSpec.nic_bytes_per_s_per_gpu; plain floats for one size (the same values)
+    node_gpus = (
+        min(gpus, c.gpus_per_node) if isinstance(gpus, int) else np.minimum(gpus, c.gpus_per_node)
+    )
     cpu = sc.host_cpu_s_per_byte * node_gpus
     wire = c.nic_gbps_per_node * 1e9 / 8 / node_gpus * sc.fabric_efficiency * ce
-    per_byte = np.maximum(1.0 / wire, cpu)
+    per_byte = max(1.0 / wire, cpu) if isinstance(wire, float) else np.maximum(1.0 / wire, cpu)
     topo = c.topology
     direct = topo.direct
-    block = oversubscribed_block_nodes(c)
 
     # SHARP's in-network form only where the switches reduce (StepModel.sharp)
     net = a.sharp if c.in_network_reduction and not direct else a.plain
@@ -502,7 +508,7 @@ def wall_step_lower_bounds_s(
         if direct:
             a2a_per_byte: Floats | float = per_byte
         else:
-            leaves = np.ceil(a.a2a_nodes / block)
+            leaves = np.ceil(a.a2a_nodes / oversubscribed_block_nodes(c))
             crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
             a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
@@ -522,14 +528,14 @@ def wall_step_lower_bounds_s(
         forward, backward = st.forward, st.backward
         g = dp / a.dp_collectives
         fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
-        g_bwd = np.where(a.reshard, 2.0 * g, g)
+        g_bwd = g * st.gather_backward
         bwd = a.units * (
             np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward
         )
         fsdp = st.fsdp_times * (g + fwd + bwd + g)
         exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
 
-    if a.interleaved.any():  # sends under the next chunk's compute (StepModel._communication)
+    if st.any_interleaved:  # sends under the next chunk's compute (StepModel._communication)
         compute = st.compute
         hidden_p2p = np.maximum(compute + slow * np.minimum(compute, p2p), p2p) - compute
         p2p = np.where(a.interleaved, hidden_p2p, p2p)

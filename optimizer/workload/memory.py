@@ -11,8 +11,8 @@ top-k experts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.model import Workload
@@ -24,8 +24,9 @@ OPTIMIZER_BYTES = 12.0
 LOGIT_BYTES = 2.0  # bf16 logits into a fused, vocabulary-parallel cross-entropy (Megatron-LM)
 
 
-@dataclass(frozen=True)
-class MemoryBreakdown:
+class MemoryBreakdown(NamedTuple):
+    """A rank's memory by kind (a tuple: the planner builds two per candidate it checks)."""
+
     weights_gb: float
     gradients_gb: float
     optimizer_gb: float
