@@ -4,14 +4,22 @@ stages giving a chunk each to the embedding and the output layer."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optimizer.errors import InvalidInput
 from optimizer.performance.estimator import StepModel, estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.planner import candidate_plans
-from optimizer.workload.pipeline_layout import output_layer_equivalents, pipeline_layout
+from optimizer.workload.pipeline_layout import (
+    deepest_interleaving,
+    output_layer_equivalents,
+    pipeline_layout,
+)
 from optimizer.workload.presets import preset
 from tests.estimator_fixtures import cluster
 
@@ -113,3 +121,53 @@ def test_with_one_micro_batch_interleaving_hides_no_bubble() -> None:
         3 * (plain.compute_s + plain.tensor_parallel_s + plain.all_to_all_s)
     )
     assert deep.pipeline_bubble_s == pytest.approx(plain.pipeline_bubble_s, rel=0.05)
+
+
+def _per_stage_layout(n: int, p: int, v: int, x_out: float) -> tuple[tuple[int, ...], float]:
+    """The layout worked out stage by stage (as pipeline_layout did before it worked per kind
+    of stage): the smallest largest load T over every stage's floor(T - extra) layers, then
+    the spare layers off the first stage, the last, and the middle ones in turn."""
+    eps = 1e-9
+    extra = [0.0] * p
+    extra[-1] += x_out
+    least = [v] * p
+    if p * v > n:
+        least[0] -= 1
+        least[-1] -= 1
+    lowest = max(min(least), n // p - 1)
+    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in set(extra)})
+    target = next(
+        t
+        for t in candidates
+        if all(t + eps >= lo + x for lo, x in zip(least, extra, strict=True))
+        and sum(math.floor(t - x + eps) for x in extra) >= n
+    )
+    layers = [math.floor(target - x + eps) for x in extra]
+    surplus = sum(layers) - n
+    for i in (0, p - 1, *range(1, p - 1)):
+        take = min(surplus, layers[i] - least[i])
+        layers[i] -= take
+        surplus -= take
+    return tuple(layers), max(k + x for k, x in zip(layers, extra, strict=True))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.sampled_from(["llama3-405b", "llama3-8b", "bert-large", "gpt3-175b"]),
+    n=st.integers(1, 3000),
+    p_share=st.floats(0.0, 1.0),
+    v_share=st.floats(0.0, 1.0),
+)
+def test_the_layout_per_kind_of_stage_is_the_layout_stage_by_stage(
+    name: str, n: int, p_share: float, v_share: float
+) -> None:
+    """Thousands of stages are laid out per kind (first, last, the alike ones between), in
+    time independent of the stages; the layers and the slowest load are those of the
+    stage-by-stage rule, for any depth the layers allow."""
+    w = preset(name, layers=n)
+    p = 1 + round(p_share * (min(n + 2, 400) - 1))
+    v = 1 + round(v_share * (deepest_interleaving(n, p) - 1))
+    layout = pipeline_layout(w, p, v)
+    assert (layout.layers, layout.slowest_stage_load) == _per_stage_layout(
+        n, p, v, output_layer_equivalents(w)
+    )

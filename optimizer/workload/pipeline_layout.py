@@ -52,8 +52,8 @@ class PipelineLayout:
         split into v equal chunks. The interleaved fill and drain pass (p - 1) chunks, so
         chunks of ceil(layers / v) stretch the bubble beyond (p - 1) / v of a stage."""
         v = self.virtual_pipeline
-        largest_chunk = max(-(-k // v) for k in self.layers)
-        return largest_chunk * v / max(self.layers)
+        largest = max(self.layers)
+        return -(-largest // v) * v / largest  # ceil(k / v) grows with k
 
 
 def bubble_fraction(
@@ -94,28 +94,42 @@ def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> Pi
         msg = f"{n} layers cannot fill pipeline x virtual_pipeline = {p} x {v} chunks"
         raise ValueError(msg)
     x_out = output_layer_equivalents(w)
-    extra = [0.0] * p
-    extra[-1] += x_out
-    # v chunks of a layer each on every stage; only where the layers do not fill them (p v >
-    # layers) do the end stages give one chunk to the embedding or the output layer.
-    least = [v] * p
-    if p * v > n:
-        least[0] -= 1
-        least[-1] -= 1
-    # Smallest largest load T: stage i takes floor(T - extra_i) layers, at least least_i.
-    lowest = max(min(least), n // p - 1)
-    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in set(extra)})
+    # Stages are of three kinds, (least layers, extra load, how many): the first, the last
+    # (it holds the output layer) and the p - 2 between them, alike; everything below is per
+    # kind, not per stage (a 65,536-layer request lays out thousands of stages). v chunks of
+    # a layer each on every stage; only where the layers do not fill them (p v > layers) do
+    # the end stages give one chunk to the embedding or the output layer.
+    short = 1 if p * v > n else 0
+    kinds = [(v - 2 * short, x_out, 1)] if p == 1 else [(v - short, 0.0, 1), (v - short, x_out, 1)]
+    if p > 2:
+        kinds.append((v, 0.0, p - 2))
+    # Smallest largest load T: a stage takes floor(T - extra) layers, at least its least.
+    lowest = max(min(lo for lo, _, _ in kinds), n // p - 1)
+    shifts = {x for _, x, _ in kinds}
+    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in shifts})
     target = next(
         t
         for t in candidates
-        if all(t + _EPS >= lo + x for lo, x in zip(least, extra, strict=True))
-        and sum(math.floor(t - x + _EPS) for x in extra) >= n
+        if all(t + _EPS >= lo + x for lo, x, _ in kinds)
+        and sum(count * math.floor(t - x + _EPS) for _, x, count in kinds) >= n
     )
-    layers = [math.floor(target - x + _EPS) for x in extra]
-    surplus = sum(layers) - n
-    for i in (0, p - 1, *range(1, p - 1)):
-        take = min(surplus, layers[i] - least[i])
-        layers[i] -= take
+    held = [math.floor(target - x + _EPS) for _, x, _ in kinds]
+    surplus = sum(k * count for k, (_, _, count) in zip(held, kinds, strict=True)) - n
+    # The spare layers come off the first stage, then the last, then the middle ones in turn
+    # (each down to its least: the target leaves every stage at least that).
+    for i in range(min(2, p)):
+        take = min(surplus, held[i] - kinds[i][0])
+        held[i] -= take
         surplus -= take
-    loads = [k + x for k, x in zip(layers, extra, strict=True)]
+    middle: list[int] = []
+    if p > 2:
+        k, spare = held[2], held[2] - v
+        emptied, rest = divmod(surplus, spare) if surplus else (0, 0)
+        middle = [k - spare] * emptied + [k - rest] * (1 if rest else 0)
+        middle += [k] * (p - 2 - len(middle))
+    ends = held[:2]  # the first and the last stage (one stage: itself)
+    layers = [ends[0], *middle, ends[1]] if p > 1 else ends
+    loads = [k + x for k, (_, x, _) in zip(ends, kinds, strict=False)]
+    if middle:
+        loads.append(float(max(middle)))
     return PipelineLayout(tuple(layers), v, x_out, max(loads))
