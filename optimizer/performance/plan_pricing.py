@@ -15,9 +15,10 @@ network can go below, built from the same network-independent quantities the est
   enables;
 - scale-out terms: their lightest form's bytes (SHARP's only where the switches reduce) at
   line rate times the fabric and collective efficiencies, slowed by the leaf-uplink
-  slow-down of their own flows (``StepModel.leaf_multipliers`` adds a share of the other
-  term's flows, which only slows them further; never hops or latency), or at the host TCP
-  stack's rate where that is slower;
+  slow-down of their own flows plus, for data-parallel rings and pipeline sends priced
+  ``shared`` (the default), the other's flows weighted by the share of the compute its bytes
+  keep the wire busy (as ``StepModel.leaf_multipliers``; never by hops or latency), or at
+  the host TCP stack's rate where that is slower;
 - the overlap of the data-parallel reductions (DDP window, FSDP per unit) as in the
   estimator: both are non-decreasing in the communication time, so a smaller communication
   time gives a smaller step;
@@ -434,14 +435,15 @@ def _leaf_per_byte(
     fabric: FabricProfile,
     wire: Floats | float,
     cpu: Floats | float,
+    per_byte: Floats | float,
     shared: bool,
 ) -> tuple[Floats | float, Floats | float]:
     """Seconds per byte of the pipeline sends and of the data-parallel rings on the leaf
     uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus,
     when ``shared``, the other's, weighted by the share of the compute the other's bytes are
     busy alone), at the lightest form's bytes, so no exact multiplier is smaller. Without
-    ``shared`` each term's own flows still bound it, for two thirds of the operations."""
-    per_byte = np.maximum(1.0 / wire, cpu)
+    ``shared`` each term's own flows still bound it, for two thirds of the operations.
+    ``per_byte``: max(1 / wire, cpu), the seconds per byte without any slow-down."""
     if c.topology.direct:
         return per_byte, per_byte
     tiers, ar = _tier_columns(c.uplink_tiers), fabric.adaptive_routing
@@ -515,7 +517,9 @@ def wall_step_lower_bounds_s(
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
     p2p, dp = st.p2p_nv, st.dp_nv
     if st.p2p_net or st.dp_net:
-        p2p_per_byte, dp_per_byte = _leaf_per_byte(a, net, st, c, fabric, wire, cpu, shared)
+        p2p_per_byte, dp_per_byte = _leaf_per_byte(
+            a, net, st, c, fabric, wire, cpu, per_byte, shared
+        )
         p2p = st.p2p_nv + net.p2p * p2p_per_byte if st.p2p_net else p2p
         dp = st.dp_nv + net.dp * dp_per_byte if st.dp_net else dp
 
