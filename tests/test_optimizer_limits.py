@@ -69,3 +69,20 @@ def test_progress_reports_carry_the_documented_fields() -> None:
     assert all(set(e) >= PROGRESS_KEYS for e in events)
     assert {e["phase"] for e in events} >= {"solve"}
     assert [e["designs_found"] for e in events if e["phase"] == "solve"] == [1, 2]
+
+
+def test_the_time_limit_stops_a_plan_search_that_would_outlast_it() -> None:
+    """The soak fuzzer's request (tests/test_service_fuzz.py, seed 1): BERT-Large widened to
+    65,536 layers (825B parameters) in 24 h, with 1 s to answer. One plan search on it visits
+    thousands of cluster sizes and took minutes; the clock is asked between its steps, so
+    the answer comes at the limit and says the limit ended the search."""
+    catalog, _ = _big_request(1.0)
+    w = replace(preset("bert-large"), layers=65_536, training_tokens=1e9)
+    spec = OptimizeSpec(
+        workload=w, constraints=Constraints(target_training_hours=24.0), time_limit_s=1.0
+    )
+    start = time.perf_counter()
+    result = optimize(catalog, spec)
+    assert time.perf_counter() - start < spec.time_limit_s + 5.0  # 60 s and more before
+    assert result.status == "TIME_LIMIT"
+    assert "time limit ended the search" in result.diagnosis

@@ -4,6 +4,7 @@ a plain loop over every candidate of every size finds, with the same step time."
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import numpy as np
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from optimizer.performance import planner
 from optimizer.performance.cluster import ClusterSpec
-from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.errors import PlanInfeasible, SearchStopped
 from optimizer.performance.estimator import StepModel, scenario
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.goodput import wall_step_s
@@ -284,3 +285,28 @@ def test_a_search_on_smaller_gpu_memory_does_not_reuse_the_larger_memorys_candid
     _, plan, used = exhaustive(w, small)
     assert (est.plan, est.gpus_used) == (plan, used)
     assert est.memory_per_gpu_gb <= 24.0
+
+
+@pytest.mark.parametrize("name", ["bert-large", "mpt-7b"])
+def test_a_search_the_clock_stops_part_way_leaves_nothing_half_searched(name: str) -> None:
+    """The optimizer's clock may stop a plan search at any step (SearchStopped). Stopped one
+    step later each time, the searches end with one that finishes: it still finds the
+    exhaustive loop's plan, so what the stopped ones left in the planner's caches is whole."""
+    w = preset(name, global_batch_size=768)  # a batch no other test searches: cold caches
+    c = _cluster(True, 12, "roce", 1, False)
+    stops = 0
+    while True:
+        asked = itertools.count()
+        try:
+            est = planner.plan_and_estimate(
+                w, c, stop=lambda n=stops, asked=asked: next(asked) >= n
+            )
+        except SearchStopped:
+            stops += 1
+            continue
+        break
+    assert stops > 3  # the search was stopped at several of its steps before one finished
+    seconds, plan, used = exhaustive(w, c)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
+    assert wall_s == seconds

@@ -42,10 +42,11 @@ from optimizer.optimize.candidates import (
     make_design,
     smallest_meeting,
 )
-from optimizer.optimize.explain import describe_design, usd
+from optimizer.optimize.explain import NOT_COMPUTED, describe_design, usd
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.optimize.result import RankedDesign
+from optimizer.performance.errors import SearchStopped
 from optimizer.registry.fabrics import INFINIBAND
 from optimizer.registry.topologies import RAIL_OPTIMIZED, SINGLE_SWITCH
 from optimizer.topology.bom import BillOfMaterials, build_bom
@@ -285,10 +286,14 @@ def _rule_for_server(search: _Search, server: Server) -> BaselineDesign | None:
     return None
 
 
-def rule_of_thumb(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | None:
-    """The seed article's design for the request's target (cheapest over servers)."""
+def rule_of_thumb(
+    catalog: Catalog, spec: OptimizeSpec, stop: Callable[[], bool] | None = None
+) -> BaselineDesign | None:
+    """The seed article's design for the request's target (cheapest over servers); its plan
+    searches end with SearchStopped once ``stop()`` holds (the request's clock)."""
     search = _search_for(catalog, spec)
-    found = [d for s in catalog.servers if (d := _rule_for_server(search, s)) is not None]
+    with search.timer.stopping(stop):
+        found = [d for s in catalog.servers if (d := _rule_for_server(search, s)) is not None]
     return min(found, key=lambda b: (b.bom.capex_cents, b.design.server_sku), default=None)
 
 
@@ -306,7 +311,12 @@ def reference_design(catalog: Catalog, spec: OptimizeSpec) -> BaselineDesign | N
     return min(found, key=lambda b: (b.bom.capex_cents, b.design.server_sku), default=None)
 
 
-def baseline_line(best: RankedDesign, catalog: Catalog, spec: OptimizeSpec) -> str:
+RULE_TIME_LIMIT = f"The rule of thumb (seed article): {NOT_COMPUTED}."
+
+
+def baseline_line(
+    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, stop: Callable[[], bool]
+) -> str:
     """What the seed's rule of thumb buys for the same job, and what rank 1 saves against it
     (capex and training time), for the answer's footer.
 
@@ -316,7 +326,10 @@ def baseline_line(best: RankedDesign, catalog: Catalog, spec: OptimizeSpec) -> s
     target = spec.constraints.target_training_hours
     sized_for = target if target is not None else best.time_hours
     asked = replace(spec, constraints=replace(spec.constraints, target_training_hours=sized_for))
-    rule = rule_of_thumb(catalog, asked)
+    try:
+        rule = rule_of_thumb(catalog, asked, stop)
+    except SearchStopped:
+        return RULE_TIME_LIMIT
     if rule is None:
         return (
             f"The rule of thumb (seed article) has no design meeting {sized_for:,.4g} h "

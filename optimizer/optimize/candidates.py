@@ -20,6 +20,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import cast
 
@@ -358,6 +359,18 @@ class EstimateCache:
         # estimated), so re-estimating a built design credits SHARP from its BOM alone.
         self.in_network_skus: set[str] = set()
         self._flops = model_flops_per_step(workload) * workload.steps
+        self._stop: Callable[[], bool] | None = None
+
+    @contextmanager
+    def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
+        """Plan searches inside end with SearchStopped once ``stop()`` holds: the search
+        for designs keeps to its clock, while the checks and explanations after it time
+        what they need in full."""
+        before, self._stop = self._stop, stop
+        try:
+            yield
+        finally:
+            self._stop = before
 
     def estimate(self, key: TimeKey, nodes: int) -> Estimate | None:
         """The planner's estimate, or None where no plan fits or the size cannot be built."""
@@ -447,7 +460,9 @@ class EstimateCache:
             in_network_reduction=in_network_reduction,
         )
         self.evaluations += 1
-        est = plan_and_estimate(self.workload, cluster, self.fixed, options=self.options)
+        est = plan_and_estimate(
+            self.workload, cluster, self.fixed, options=self.options, stop=self._stop
+        )
         if in_network_reduction:  # issue 14 (sharp): the design says so
             est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
         return est

@@ -19,7 +19,8 @@ time), or the year's usable hours when the first workload gives runs a year only
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 
 from optimizer._pb.procurement.v1 import optimize_pb2
@@ -169,6 +170,13 @@ class PortfolioCache(EstimateCache):
             self.reference_hours,
             self.year_hours,
         )
+
+    @contextmanager
+    def stopping(self, stop: Callable[[], bool] | None) -> Iterator[None]:
+        with ExitStack() as parts:
+            for part in self.parts:
+                parts.enter_context(part.stopping(stop))
+            yield
 
     def share(self, earlier: EstimateCache) -> None:
         assert isinstance(earlier, PortfolioCache), "different requests"

@@ -28,6 +28,7 @@ from optimizer.optimize.candidates import (
 from optimizer.optimize.formulation import over_stock
 from optimizer.optimize.problem import spec_tco_prices
 from optimizer.optimize.request import OptimizeSpec
+from optimizer.performance.errors import SearchStopped
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.registry.objectives import Measure, ObjectiveKind
 from optimizer.registry.topologies import TOPOLOGIES, TORUS
@@ -251,13 +252,14 @@ def search(
 ) -> SearchOutcome:
     keyed = list(space.keys())
     threshold: tuple[int, ...] | None = None
-    if space.spec.objective.kind.primary in (Measure.COST, Measure.TCO):
-        kbest = KBest(space.spec.top_k)
-        found = _search_cost_first(space, keyed, timer, layout, stock, clock, kbest)
-        if space.spec.objective.kind.primary is Measure.COST:
-            threshold = kbest.threshold
-    else:
-        found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
+    with timer.stopping(clock.expired):  # a plan search stops with the clock too
+        if space.spec.objective.kind.primary in (Measure.COST, Measure.TCO):
+            kbest = KBest(space.spec.top_k)
+            found = _search_cost_first(space, keyed, timer, layout, stock, clock, kbest)
+            if space.spec.objective.kind.primary is Measure.COST:
+                threshold = kbest.threshold
+        else:
+            found = _search_time_first(space, keyed, timer, layout, stock, exact_cost, clock)
     return SearchOutcome(found[0], len(keyed), found[1], found[2], threshold)
 
 
@@ -378,78 +380,66 @@ def _search_cost_first(
     heapq.heapify(heap)
     out, evaluated = list[Costed](), 0
     warm: dict[tuple[str, str, int, int], int] = {}  # similar keys have similar answers
-    while heap:
-        bound, order, tightened, seq, key, parts, lo, hi = heapq.heappop(heap)
-        if kbest.beats(bound):
-            break  # every later key's bound is at least as large
-        if clock.expired():
-            return out, evaluated, bound[0]
-        server = servers[key.server_sku]
-        family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
-        per_node = _per_node(catalog, server, key, parts, prices, by_tco, nic_memo)
-        # The fewest nodes an ideal network of the key's bandwidth needs (a one-node design
-        # has no scale-out network to idealise: its floor is its only size).
-        if not tightened and TOPOLOGIES.get(key.topology).scale_out:
-            ideal = functools.partial(timer.ideal_hours, *family, torus=key.topology == TORUS.name)
-            try:
-                floor = smallest_meeting(_until(clock, ideal), target, lo, hi, lo)
-            except _Expired:
-                heapq.heappush(heap, (bound, order, tightened, seq, key, parts, lo, hi))
-                continue  # the loop's clock check ends the search at this bound
-            if floor is not None:
-                heapq.heappush(heap, ((floor * per_node,), order, True, seq, key, parts, floor, hi))
-            continue
-        _report(clock, timer, kbest, spec.objective.kind)
-        threshold = kbest.threshold
-        if threshold is not None:  # a larger size costs more than K designs already found
-            hi = min(hi, threshold[0] // per_node)
-            if hi < lo:
+    bound = ()
+    try:
+        while heap:
+            bound, order, tightened, seq, key, parts, lo, hi = heapq.heappop(heap)
+            if kbest.beats(bound):
+                break  # every later key's bound is at least as large
+            if clock.expired():
+                return out, evaluated, bound[0]
+            server = servers[key.server_sku]
+            family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
+            per_node = _per_node(catalog, server, key, parts, prices, by_tco, nic_memo)
+            # The fewest nodes an ideal network of the key's bandwidth needs (a one-node design
+            # has no scale-out network to idealise: its floor is its only size).
+            if not tightened and TOPOLOGIES.get(key.topology).scale_out:
+                ideal = functools.partial(
+                    timer.ideal_hours, *family, torus=key.topology == TORUS.name
+                )
+                floor = smallest_meeting(ideal, target, lo, hi, lo)
+                if floor is not None:
+                    heapq.heappush(
+                        heap, ((floor * per_node,), order, True, seq, key, parts, floor, hi)
+                    )
                 continue
-        evaluated += 1
-        n = smallest_meeting(
-            functools.partial(timer.hours, key), target, lo, hi, warm.get(family, lo)
-        )
-        if n is None:
-            continue
-        warm[family] = n
-        first = len(out)
-        cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
-        _offer_all(cands, catalog, stock, spec, out, kbest, prices)
-        priced = [
-            c.standalone_tco_cents if by_tco else c.standalone_cents
-            for c in out[first:]
-            if c.standalone_cents is not None and c.standalone_tco_cents is not None
-        ]
-        if not priced:
-            continue
-        for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
-            cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
-            _offer_all(
-                [c for c in cands if c.time_hours <= target],
-                catalog,
-                stock,
-                spec,
-                out,
-                kbest,
-                prices,
+            _report(clock, timer, kbest, spec.objective.kind)
+            threshold = kbest.threshold
+            if threshold is not None:  # a larger size costs more than K designs already found
+                hi = min(hi, threshold[0] // per_node)
+                if hi < lo:
+                    continue
+            evaluated += 1
+            n = smallest_meeting(
+                functools.partial(timer.hours, key), target, lo, hi, warm.get(family, lo)
             )
+            if n is None:
+                continue
+            warm[family] = n
+            first = len(out)
+            cands = build_candidates(timer, key, n, parts, catalog, layout, space.topologies)
+            _offer_all(cands, catalog, stock, spec, out, kbest, prices)
+            priced = [
+                c.standalone_tco_cents if by_tco else c.standalone_cents
+                for c in out[first:]
+                if c.standalone_cents is not None and c.standalone_tco_cents is not None
+            ]
+            if not priced:
+                continue
+            for size in break_sizes(catalog, key, parts, n, min(hi, min(priced) // per_node)):
+                cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
+                _offer_all(
+                    [c for c in cands if c.time_hours <= target],
+                    catalog,
+                    stock,
+                    spec,
+                    out,
+                    kbest,
+                    prices,
+                )
+    except SearchStopped:  # the clock ran out inside the plan searches of the key popped last
+        return out, evaluated, bound[0]
     return out, evaluated, None
-
-
-class _Expired(Exception):
-    """The clock ran out inside a bound's own search (a key goes back to the heap as it was)."""
-
-
-def _until(clock: Clock, hours: Callable[[int], float]) -> Callable[[int], float]:
-    """``hours`` that stops a bound's search once the clock has run out: each call is a plan
-    search, and a bound may need a dozen on the largest clusters."""
-
-    def checked(n: int) -> float:
-        if clock.expired():
-            raise _Expired
-        return hours(n)
-
-    return checked
 
 
 def _per_node(
@@ -488,24 +478,19 @@ def _ideal_floors(
     servers = {s.sku: s for s in space.servers}
     floors: dict[tuple[str, str], int | None] = {}
     for (sku, fabric), (gbps, npn) in sorted(best.items()):
-        if clock.expired():  # unbounded floors: the keys stay in, the clock stops them later
-            floors[(sku, fabric)] = _node_caps(space.spec, servers[sku], None)[0]
-            continue
         server = servers[sku]
-        lo = max(_node_caps(space.spec, server, None)[0], timer.nodes_lower_bound(server, target))
-        hi = _node_caps(space.spec, server, None)[1]
+        least, hi = _node_caps(space.spec, server, None)
+        lo = max(least, timer.nodes_lower_bound(server, target))
         if npn == 0:  # only the one-node design without a fabric: compute alone bounds it
             floors[(sku, fabric)] = lo if lo <= hi else None
             continue
-        floors[(sku, fabric)] = smallest_meeting(
-            functools.partial(
-                timer.ideal_hours, sku, fabric, gbps // npn, npn, torus=(sku, fabric) in tori
-            ),
-            target,
-            lo,
-            hi,
-            lo,
+        ideal = functools.partial(
+            timer.ideal_hours, sku, fabric, gbps // npn, npn, torus=(sku, fabric) in tori
         )
+        try:
+            floors[(sku, fabric)] = smallest_meeting(ideal, target, lo, hi, lo)
+        except SearchStopped:  # unbounded floor: the key stays in, the clock stops it later
+            floors[(sku, fabric)] = least
     return floors
 
 
@@ -564,64 +549,60 @@ def _search_time_first(
         heap.append(((compute_s, lo * per_node), _key_order(key), 0, len(heap), key, parts, lo, hi))
     heapq.heapify(heap)
     kbest, out, evaluated = KBest(spec.top_k), list[Costed](), 0
-    while heap:
-        bound, order, stage, seq, key, parts, lo, hi = heapq.heappop(heap)
-        if kbest.beats(bound):
-            break
-        if clock.expired():
-            return out, evaluated, bound[0] / SECONDS_PER_HOUR
-        if stage < 2:
-            server = servers[key.server_sku]
+    bound: tuple[int, ...] = ()
+    try:
+        while heap:
+            bound, order, stage, seq, key, parts, lo, hi = heapq.heappop(heap)
+            if kbest.beats(bound):
+                break
+            if clock.expired():
+                return out, evaluated, bound[0] / SECONDS_PER_HOUR
+            if stage < 2:
+                server = servers[key.server_sku]
 
-            def ideal(n: int, k: TimeKey = key) -> float:
-                return timer.ideal_hours(
-                    k.server_sku,
-                    k.fabric,
-                    k.nic_speed_gbps,
-                    k.nics_per_node,
-                    n,
-                    torus=k.topology == TORUS.name,
-                )
+                def ideal(n: int, k: TimeKey = key) -> float:
+                    return timer.ideal_hours(
+                        k.server_sku,
+                        k.fabric,
+                        k.nic_speed_gbps,
+                        k.nics_per_node,
+                        n,
+                        torus=k.topology == TORUS.name,
+                    )
 
-            try:
-                fastest = _until(clock, ideal)(hi)
+                fastest = ideal(hi)
                 if not math.isfinite(fastest):
                     continue  # no plan fits even the largest size: none fits a smaller one
-                fewest = (
-                    lo
-                    if stage == 0
-                    else smallest_meeting(_until(clock, ideal), fastest, lo, hi, lo) or hi
-                )
-            except _Expired:
-                heapq.heappush(heap, (bound, order, stage, seq, key, parts, lo, hi))
-                continue  # the loop's clock check ends the search at this bound
-            per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
-            time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
-            heapq.heappush(heap, (time_bound, order, stage + 1, seq, key, parts, lo, hi))
-            continue
-        _report(clock, timer, kbest, spec.objective.kind)
-        evaluated += 1
-        afford = _Affordability(key, parts, catalog, layout, spec, budget, stock, exact_cost)
-        hours = functools.partial(timer.hours, key)
-        # Time is non-increasing in size and plateaus (a plan leaves GPUs idle): the cheapest
-        # way to the key's best time is the start of its last plateau. Only when that breaks a
-        # cap do the caps decide, at the largest size within budget, power, racks and stock
-        # together (each grows with the node count, so that size is found exactly).
-        start = smallest_meeting(hours, hours(hi), lo, hi, lo)
-        top: int | None
-        if start is not None and afford(start):
-            top = start
-        else:
-            top = afford.largest(lo, hi)
-            if top is None:
+                fewest = lo if stage == 0 else smallest_meeting(ideal, fastest, lo, hi, lo) or hi
+                per_node = node_cost_bound(catalog, server, key, parts, nic_memo)
+                time_bound = (math.ceil(fastest * SECONDS_PER_HOUR), fewest * per_node)
+                heapq.heappush(heap, (time_bound, order, stage + 1, seq, key, parts, lo, hi))
                 continue
-            start = smallest_meeting(hours, hours(top), lo, top, top)
-        # Volume breaks above the start can make a larger size of the same time cheaper; half
-        # the size feeds the frontier.
-        extra = break_sizes(catalog, key, parts, start or top, top)
-        for size in sorted({top, start or top, max(lo, top // 2), *extra}):
-            cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
-            _offer_all(cands, catalog, stock, spec, out, kbest, prices)
+            _report(clock, timer, kbest, spec.objective.kind)
+            evaluated += 1
+            afford = _Affordability(key, parts, catalog, layout, spec, budget, stock, exact_cost)
+            hours = functools.partial(timer.hours, key)
+            # Time is non-increasing in size and plateaus (a plan leaves GPUs idle): the cheapest
+            # way to the key's best time is the start of its last plateau. Only when that breaks a
+            # cap do the caps decide, at the largest size within budget, power, racks and stock
+            # together (each grows with the node count, so that size is found exactly).
+            start = smallest_meeting(hours, hours(hi), lo, hi, lo)
+            top: int | None
+            if start is not None and afford(start):
+                top = start
+            else:
+                top = afford.largest(lo, hi)
+                if top is None:
+                    continue
+                start = smallest_meeting(hours, hours(top), lo, top, top)
+            # Volume breaks above the start can make a larger size of the same time cheaper; half
+            # the size feeds the frontier.
+            extra = break_sizes(catalog, key, parts, start or top, top)
+            for size in sorted({top, start or top, max(lo, top // 2), *extra}):
+                cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
+                _offer_all(cands, catalog, stock, spec, out, kbest, prices)
+    except SearchStopped:  # the clock ran out inside the plan searches of the key popped last
+        return out, evaluated, bound[0] / SECONDS_PER_HOUR
     return out, evaluated, None
 
 

@@ -13,7 +13,7 @@ from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.cost.tco import breakdown_of
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
-from optimizer.optimize.baseline import baseline_line
+from optimizer.optimize.baseline import RULE_TIME_LIMIT, baseline_line
 from optimizer.optimize.candidates import (
     EstimateCache,
     SearchSpace,
@@ -23,6 +23,7 @@ from optimizer.optimize.candidates import (
 from optimizer.optimize.diagnose import diagnose
 from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.explain import (
+    NOT_COMPUTED,
     Binding,
     binding_constraints,
     explain_ranked,
@@ -188,15 +189,15 @@ def optimize(
     if not ranked or not explain:
         sens = ""
     elif clock.expired():
-        sens = "not computed: time limit"
+        sens = NOT_COMPUTED
     else:
         sens = sensitivity(ranked, given, spec, resolve)
     if not ranked or not explain:
         rule = ""
     elif clock.expired():  # the rule of thumb sizes its own clusters: a search, not a reply
-        rule = "The rule of thumb (seed article): not computed: time limit."
+        rule = RULE_TIME_LIMIT
     else:
-        rule = baseline_line(ranked[0], _for_baseline(given), spec)
+        rule = baseline_line(ranked[0], _for_baseline(given), spec, clock.expired)
     warnings: tuple[str, ...] = (
         ()
         if outcome.open_bound is None

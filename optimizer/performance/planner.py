@@ -29,7 +29,7 @@ import numpy.typing as npt
 from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
-from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.errors import PlanInfeasible, SearchStopped
 from optimizer.performance.estimator import (
     Estimate,
     EstimateCase,
@@ -659,6 +659,7 @@ def plan_and_estimate(
     fixed: PartialPlan | None = None,
     fabrics: FabricTable = DEFAULT_FABRICS,
     options: ModelOptions = DEFAULT_OPTIONS,
+    stop: Callable[[], bool] | None = None,
 ) -> Estimate:
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
@@ -671,12 +672,17 @@ def plan_and_estimate(
     best wall-clock step. Ties go to the first plan in the order of an exhaustive loop
     (sizes as _idle_sizes lists them, candidates as _candidate_plans does).
 
+    ``stop`` (the optimizer's clock) is asked before each step of the search: one search can
+    outlast a request's whole time limit (a 65,536-layer model visits thousands of sizes).
+
     Raises
     ------
     PlanInfeasible
         No plan fits the workload in the cluster's GPU memory.
     InvalidInput
         A fixed degree is impossible for this cluster or model (the field is named).
+    SearchStopped
+        ``stop()`` held before the search ended.
     """
     fixed = fixed or PartialPlan()
     complete = fixed.complete()
@@ -718,6 +724,8 @@ def plan_and_estimate(
                 nxt += 1
                 known = sizes.sized.get(order)
                 if known is None:
+                    if stop is not None and stop():
+                        raise SearchStopped
                     root = roots[r]
                     known = sizes.sized[order] = (
                         _size_plans(w, _hardware(root, used), limit_gb, fixed, eff, root, used),
@@ -737,6 +745,8 @@ def plan_and_estimate(
                 )
         if not heap or heap[0][0] >= best_s:
             break
+        if stop is not None and stop():
+            raise SearchStopped
         _, order, i, _, work = heapq.heappop(heap)
         if isinstance(work, _Unpriced):
             k = work.chunk
