@@ -129,9 +129,13 @@ def _centre(page: Any, n: int) -> tuple[float, float]:
 
 
 def _hover_text(page: Any, n: int) -> str:
-    page.mouse.move(0, 0)
-    page.mouse.move(*_centre(page, n))
+    """Point ``n``'s hover label. The last point's label goes first: Plotly redraws hover on
+    an animation frame, so a label read right after the move may still be the last point's
+    (and a click then opens a point that label does not describe)."""
     hover = page.locator("#frontier .hoverlayer .hovertext")
+    page.mouse.move(0, 0)
+    hover.first.wait_for(state="detached", timeout=5000)
+    page.mouse.move(*_centre(page, n))
     hover.first.wait_for(timeout=5000)
     return str(hover.first.text_content())
 
