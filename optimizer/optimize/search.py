@@ -438,7 +438,8 @@ def _search_cost_first(
                     prices,
                 )
     except SearchStopped:  # the clock ran out inside the plan searches of the key popped last
-        return out, evaluated, bound[0]
+        # Its designs found may already beat its bound, and so every key left: then none can.
+        return out, evaluated, None if kbest.beats(bound) else bound[0]
     return out, evaluated, None
 
 
@@ -602,7 +603,7 @@ def _search_time_first(
                 cands = build_candidates(timer, key, size, parts, catalog, layout, space.topologies)
                 _offer_all(cands, catalog, stock, spec, out, kbest, prices)
     except SearchStopped:  # the clock ran out inside the plan searches of the key popped last
-        return out, evaluated, bound[0] / SECONDS_PER_HOUR
+        return out, evaluated, None if kbest.beats(bound) else bound[0] / SECONDS_PER_HOUR
     return out, evaluated, None
 
 
