@@ -225,6 +225,26 @@ def _best_depth(
     return best_v
 
 
+# Depths a family offers below the proxy's best, at most this ratio apart (see depth_ladder).
+DEPTH_RATIO = 1.5
+
+
+def depth_ladder(deep: int) -> list[int]:
+    """The interleaving depths a family offers: ``deep`` (the proxy's best, _best_depth), 1
+    (the least activation memory) and a ladder between them, each at most DEPTH_RATIO times
+    the one below. The proxy leaves the sends out, and they grow with the depth: on a slow
+    network the best depth lies below it (MPT-7B on 256 H100s over Ethernet: v = 2 steps
+    17 % faster than the v = 1 and v = 4 alone offered before). For a cost a / v + b v a
+    ladder r apart holds a depth within (sqrt(r) + 1 / sqrt(r)) / 2 - 1 of the best one's
+    (2.1 % at 1.5). Every depth up to the proxy's would take 1.6 times these candidates for
+    at most 1.5 % on the benchmark's pairs (docs/performance-model.md, session 15)."""
+    ladder, v = [1], 1
+    while v < deep:
+        v = min(deep, max(v + 1, math.floor(v * DEPTH_RATIO)))
+        ladder.append(v)
+    return [deep, *ladder[:-1]]  # the proxy's best first, as before, then from v = 1 up
+
+
 def _deeper_fitting_depth(
     w: Workload, p: int, m: int, step_compute_s: float, deep: int, fits: Callable[[int], object]
 ) -> int | None:
@@ -333,7 +353,7 @@ def _candidate_plans_at(
                         fits = deep <= deepest_interleaving(w.layers, p)
                         plans.extend(at(deep) if fits else [])
                         continue
-                    found = {v: at(v) for v in dict.fromkeys((deep, 1))}  # once at v = 1
+                    found = {v: at(v) for v in depth_ladder(deep)}
                     if p * deep > w.layers:
                         # The depth whose end chunks hold the embedding and the output layer
                         # saves bubble but sends more per step, which a slow network may not
