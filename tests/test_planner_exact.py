@@ -220,6 +220,33 @@ def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alo
     assert together.tolist() == alone
 
 
+def test_a_chunk_priced_on_network_after_network_gets_the_bounds_fresh_arrays_get() -> None:
+    """A chunk keeps its flows and uplink slow-downs per shape of network (uplink tiers,
+    routing) and reuses them at every NIC speed of that shape: no network's terms may leak
+    into another's bounds, whatever order the search prices them in."""
+    w = preset("mpt-7b", global_batch_size=256)
+    base = cluster_for(HGX_H100, 256, "fat_tree", "roce", 3.0)
+    plans = tuple(planner.candidate_plans(w, base, PartialPlan()))[:64]
+    networks = [
+        replace(cluster_for(HGX_H100, 256, name, fabric, over), nic_gbps_per_node=gbps)
+        for name, over in TOPOLOGIES
+        for fabric in ("infiniband", "roce", "ethernet")
+        for gbps in (1600.0, 3200.0)
+    ]
+    reused = None
+    for c in [*networks, *reversed(networks)]:
+        fabric = DEFAULT_FABRICS[c.fabric]
+        expected = scenario(c, fabric, "expected")
+        _, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+        reused = reused or plan_arrays(w, c, plans, columns)
+        fresh = plan_arrays(w, c, plans, columns)
+        gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
+        for shared in (False, True):
+            got = wall_step_lower_bounds_s(reused, c, c.gpus, fabric, expected, gp, shared)
+            want = wall_step_lower_bounds_s(fresh, c, c.gpus, fabric, expected, gp, shared)
+            assert got.tolist() == want.tolist(), (c.topology.family, c.fabric, shared)
+
+
 def _bound_share(w: Workload, c: ClusterSpec, plan: ParallelPlan, shared: bool = True) -> float:
     """The plan's bound as a share of its exact wall-clock step on all of ``c``."""
     fabric = DEFAULT_FABRICS[c.fabric]

@@ -83,6 +83,11 @@ class NetBytes(NamedTuple):
     dp: Floats
 
 
+# NetRows: the rows of the arrays a pass prices the tensor-parallel, pipeline and
+# data-parallel terms in (PlanArrays.network_bytes, _Static.scale_up), one NumPy call for all.
+P2P_ROW, DP_ROW = 1, 2  # row 0: the tensor-parallel term
+
+
 @dataclass(frozen=True)
 class PlanArrays:
     """The network-independent quantities of each candidate plan on one hardware size, one
@@ -116,10 +121,23 @@ class PlanArrays:
     pipeline: Floats
     interleaved: npt.NDArray[np.bool_]  # virtual_pipeline > 1: pipeline sends overlap compute
     a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
-    # per (kernel efficiency, collective efficiency): _static's terms
-    static: dict[tuple[float, float], _Static] = field(
+    # per (kernel efficiency, collective efficiency, per-step overhead): _static's terms
+    static: dict[tuple[float, float, float], _Static] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+    # per shape of network (uplink tiers, adaptive routing): _leaf's flows and slow-downs
+    leaves: dict[tuple[tuple[UplinkTier, ...], bool], _Leaf] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    @cached_property
+    def network_bytes(self) -> tuple[Floats, Floats]:
+        """The tensor-parallel, pipeline and data-parallel bytes on the network as the rows
+        of one array (a pass prices them at once), in the plain form and the SHARP one."""
+        return (
+            np.stack((self.plain.tp, self.plain.p2p, self.plain.dp)),
+            np.stack((self.sharp.tp, self.sharp.p2p, self.sharp.dp)),
+        )
 
     @cached_property
     def rings_and_sends(self) -> bool:
@@ -369,84 +387,116 @@ def _leaf_slowdowns(tiers: _Tiers, flows: Floats, adaptive_routing: bool) -> Flo
 class _Static(NamedTuple):
     """What the bound of a chunk needs from a scenario's kernel and collective efficiencies
     only (the same on every network of a fabric): the network-free terms, and which network
-    terms any plan of the chunk has at all."""
+    terms any plan of the chunk has at all. The overlaps are priced as one array, a row per
+    overlap (wall_step_lower_bounds_s): a pass costs a microsecond or so per NumPy call
+    whatever its length, so fewer, wider calls make it cheaper."""
 
     compute: Floats
-    base: Floats  # compute + optimizer step + per-micro-batch overheads
-    tp_nv: Floats
+    # compute + optimizer step + per-micro-batch and per-step overheads + bubble x compute
+    base: Floats
+    stretch: Floats  # 1 + bubble
     a2a_nv: Floats
-    p2p_nv: Floats
-    dp_nv: Floats
-    window: Floats  # the last micro-batch's backward (DDP overlap)
-    forward: Floats  # per FSDP unit
-    backward: Floats
-    fsdp_times: Floats  # micro-batches (re-sharding) or 1
+    scale_up: Floats  # the tensor, pipeline and data-parallel scale-up seconds (NetRows rows)
+    # the rows of (NetRows) the overlapped transfers are made of, and what share of each
+    transfer_rows: npt.NDArray[np.intp]
+    transfer_share: Floats
+    # the compute each overlapped transfer hides under, a row each: the last micro-batch's
+    # backward (DDP) or an FSDP unit's forward; an FSDP unit's backward (when any plan has
+    # FSDP); the next chunk's compute (interleaved pipeline sends, when any plan has them)
+    hide_under: Floats
+    # FSDP's exposed seconds per step: the first gather and the last reduce-scatter (per
+    # data-parallel second) plus each unit's part of the first two rows, all as many times
+    # as the step gathers (micro-batches when re-sharding, else once); 0 and 1 for DDP
+    fsdp_ends: Floats
+    fsdp_units: Floats
     tp_net: bool
     a2a_net: bool
     p2p_net: bool
     dp_net: bool
-    any_ddp: bool
+    any_a2a: bool
     any_fsdp: bool
-    any_bubble: bool
     any_interleaved: bool
-    gather_backward: Floats  # backward all-gathers per forward one: 2 re-sharding, else 1
     p2p_reach: Floats  # nodes a pipeline's sends span: stride x stages (0: none)
 
 
-def _static(a: PlanArrays, ke: float, ce: float) -> _Static:
-    key = (ke, ce)
+def _static(a: PlanArrays, ke: float, ce: float, overhead_s: float) -> _Static:
+    key = (ke, ce, overhead_s)
     hit = a.static.get(key)
     if hit is not None:
         return hit
     compute = (a.tensor_core_s / ke + a.elementwise_s) * (1.0 + a.straggler)
     per_mb = compute / a.micro_batches
     forward = per_mb * a.forward_share / a.units
+    any_fsdp = bool(a.fsdp.any())
+    any_interleaved = bool(a.interleaved.any())
+    gather = 1.0 / a.dp_collectives
+    # per data-parallel second: the whole reduction (DDP) or one forward all-gather (FSDP);
+    # the backward all-gathers (2 re-sharding, else 1); the sends, whole
+    hide_under = [np.where(a.fsdp, forward, per_mb * 2.0 * a.forward_share)]
+    rows, share = [DP_ROW], [np.where(a.fsdp, gather, 1.0)]
+    fsdp_times = np.where(a.reshard, a.micro_batches, 1.0)
+    if any_fsdp:
+        hide_under.append(np.where(a.fsdp, per_mb / a.units - forward, 0.0))
+        rows.append(DP_ROW)
+        share.append(np.where(a.fsdp, gather * np.where(a.reshard, 2.0, 1.0), 0.0))
+    if any_interleaved:
+        hide_under.append(compute)
+        rows.append(P2P_ROW)
+        share.append(np.ones_like(compute))
+    a2a_nv = a.a2a_nv_s / ce + a.a2a_nv_lat_s
     static = _Static(
         compute=compute,
-        base=compute + a.fixed_s,
-        tp_nv=a.tp_nv_s / ce + a.tp_nv_lat_s,
-        a2a_nv=a.a2a_nv_s / ce + a.a2a_nv_lat_s,
-        p2p_nv=a.p2p_nv_s / ce + a.p2p_nv_lat_s,
-        dp_nv=a.dp_nv_s / ce + a.dp_nv_lat_s,
-        window=per_mb * 2.0 * a.forward_share,
-        forward=forward,
-        backward=per_mb / a.units - forward,
-        fsdp_times=np.where(a.reshard, a.micro_batches, 1.0),
+        base=compute * (1.0 + a.bubble) + a.fixed_s + overhead_s,
+        stretch=1.0 + a.bubble,
+        a2a_nv=a2a_nv,
+        scale_up=np.stack(
+            (
+                a.tp_nv_s / ce + a.tp_nv_lat_s,
+                a.p2p_nv_s / ce + a.p2p_nv_lat_s,
+                a.dp_nv_s / ce + a.dp_nv_lat_s,
+            )
+        ),
+        transfer_rows=np.array(rows, dtype=np.intp),
+        transfer_share=np.array(share),
+        hide_under=np.array(hide_under),
+        fsdp_ends=np.where(a.fsdp, 2.0 * fsdp_times * gather, 0.0),
+        fsdp_units=np.where(a.fsdp, fsdp_times * a.units, 1.0),
         tp_net=bool((a.plain.tp > 0).any()),
         a2a_net=bool((a.plain.a2a > 0).any()),
         p2p_net=bool((a.plain.p2p > 0).any()),
         dp_net=bool((a.plain.dp > 0).any()),
-        any_ddp=not bool(a.fsdp.all()),
-        any_fsdp=bool(a.fsdp.any()),
-        any_bubble=bool((a.bubble > 0).any()),
-        any_interleaved=bool(a.interleaved.any()),
-        gather_backward=np.where(a.reshard, 2.0, 1.0),
+        any_a2a=bool((a.plain.a2a > 0).any() or (a2a_nv > 0).any()),
+        any_fsdp=any_fsdp,
+        any_interleaved=any_interleaved,
         p2p_reach=a.p2p_stride * a.pipeline,
     )
     a.static[key] = static
     return static
 
 
-def _leaf_per_byte(
-    a: PlanArrays,
-    net: NetBytes,
-    st: _Static,
-    c: ClusterSpec,
-    fabric: FabricProfile,
-    wire: Floats | float,
-    cpu: Floats | float,
-    per_byte: Floats | float,
-    shared: bool,
-) -> tuple[Floats | float, Floats | float]:
-    """Seconds per byte of the pipeline sends and of the data-parallel rings on the leaf
-    uplinks: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus,
-    when ``shared``, the other's, weighted by the share of the compute the other's bytes are
-    busy alone), at the lightest form's bytes, so no exact multiplier is smaller. Without
-    ``shared`` each term's own flows still bound it, for two thirds of the operations.
-    ``per_byte``: max(1 / wire, cpu), the seconds per byte without any slow-down."""
-    if c.topology.direct:
-        return per_byte, per_byte
-    tiers, ar = _tier_columns(c.uplink_tiers), fabric.adaptive_routing
+class _Leaf(NamedTuple):
+    """A chunk's flows per (tier, plan) on one shape of network (its uplink tiers and
+    routing), and the slow-down each term's own flows cause (NetRows rows; 1 for the
+    tensor-parallel term, which stays off the uplinks): the same at every NIC speed, NIC
+    efficiency and latency of that shape, which the optimizer's networks vary."""
+
+    p2p_flows: Floats
+    dp_flows: Floats
+    slowdowns: Floats
+
+
+# Network shapes a chunk's arrays keep (_leaf): a search's networks share a few.
+_LEAVES_PER_CHUNK = 64
+
+
+def _leaf(a: PlanArrays, st: _Static, c: ClusterSpec, adaptive_routing: bool) -> _Leaf:
+    key = (c.uplink_tiers, adaptive_routing)
+    hit = a.leaves.get(key)
+    if hit is not None:
+        return hit
+    if len(a.leaves) >= _LEAVES_PER_CHUNK:
+        a.leaves.clear()
+    tiers = _tier_columns(c.uplink_tiers)
     # flows per (tier, plan); a plan without network sends has p2p_stride 0, so none
     p2p_flows = np.where(
         st.p2p_reach > tiers.nodes,
@@ -454,20 +504,51 @@ def _leaf_per_byte(
         0.0,
     )
     dp_flows = np.where(a.dp_span > tiers.nodes, tiers.rails, 0.0)  # per rail
-    p2p_per_byte, dp_per_byte = np.maximum(
-        _leaf_slowdowns(tiers, np.stack((p2p_flows, dp_flows)), ar) / wire, cpu
-    )
+    own = _leaf_slowdowns(tiers, np.stack((p2p_flows, dp_flows)), adaptive_routing)
+    slowdowns = np.vstack((np.ones_like(st.compute), own))
+    leaf = a.leaves[key] = _Leaf(p2p_flows, dp_flows, slowdowns)
+    return leaf
+
+
+def _per_byte(
+    a: PlanArrays,
+    net: Floats,
+    st: _Static,
+    c: ClusterSpec,
+    fabric: FabricProfile,
+    wire: Floats | float,
+    cpu: Floats | float,
+    per_byte: Floats | float,
+    shared: bool,
+) -> Floats | float:
+    """Seconds per byte of each network term (NetRows rows) on ``c``: ``per_byte``, max(1 /
+    wire, cpu), slowed on the leaf uplinks for the pipeline sends and the data-parallel
+    rings: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus,
+    when ``shared``, the other's, weighted by the share of the compute the other's bytes are
+    busy alone), at the lightest form's bytes (``net``), so no exact multiplier is smaller.
+    Without ``shared`` each term's own flows still bound it, for two thirds of the
+    operations."""
+    if c.topology.direct:
+        return per_byte
+    ar = fabric.adaptive_routing
+    leaf = _leaf(a, st, c, ar)
+    alone = np.maximum(leaf.slowdowns / wire, cpu)
     if not (shared and st.p2p_net and st.dp_net):
-        return p2p_per_byte, dp_per_byte
+        return alone
+    p2p_flows, dp_flows = leaf.p2p_flows, leaf.dp_flows
     both = (p2p_flows > 0).any(axis=0) & (dp_flows > 0).any(axis=0) & (st.compute > 0)
     if not both.any():
-        return p2p_per_byte, dp_per_byte
-    compute = np.where(both, st.compute, 1.0)
-    p2p_busy = np.minimum(1.0, net.p2p * p2p_per_byte / compute)
-    dp_busy = np.minimum(1.0, net.dp * dp_per_byte / compute)
+        return alone
+    p2p_busy, dp_busy = np.minimum(
+        1.0, net[P2P_ROW:] * alone[P2P_ROW:] / np.where(both, st.compute, 1.0)
+    )
     together = np.stack((p2p_flows + dp_busy * dp_flows, dp_flows + p2p_busy * p2p_flows))
-    p2p_together, dp_together = np.maximum(_leaf_slowdowns(tiers, together, ar) / wire, cpu)
-    return np.where(both, p2p_together, p2p_per_byte), np.where(both, dp_together, dp_per_byte)
+    tiers = _tier_columns(c.uplink_tiers)
+    shared_per_byte = alone.copy()
+    shared_per_byte[P2P_ROW:] = np.where(
+        both, np.maximum(_leaf_slowdowns(tiers, together, ar) / wire, cpu), alone[P2P_ROW:]
+    )
+    return shared_per_byte
 
 
 def shares_uplinks(a: PlanArrays, c: ClusterSpec) -> bool:
@@ -491,7 +572,7 @@ def wall_step_lower_bounds_s(
     Terms no plan of the chunk has are skipped. ``shared``: price the leaf uplinks the
     data-parallel rings share with the pipeline sends (tighter, a third more operations)."""
     ce = sc.collective_efficiency
-    st = _static(a, sc.kernel_efficiency, ce)
+    st = _static(a, sc.kernel_efficiency, ce, sc.step_overhead_s)
     # as ClusterSpec.nic_bytes_per_s_per_gpu; plain floats for one size (the same values)
     node_gpus = (
         min(gpus, c.gpus_per_node) if isinstance(gpus, int) else np.minimum(gpus, c.gpus_per_node)
@@ -503,8 +584,8 @@ def wall_step_lower_bounds_s(
     direct = topo.direct
 
     # SHARP's in-network form only where the switches reduce (StepModel.sharp)
-    net = a.sharp if c.in_network_reduction and not direct else a.plain
-    tp = st.tp_nv + net.tp * per_byte if st.tp_net else st.tp_nv
+    sharp = c.in_network_reduction and not direct
+    net = a.sharp if sharp else a.plain
     a2a = st.a2a_nv
     if st.a2a_net:  # its own uplink slow-down (1 on a direct network, where it is >= 1)
         if direct:
@@ -515,36 +596,34 @@ def wall_step_lower_bounds_s(
             a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
-    p2p, dp = st.p2p_nv, st.dp_nv
+    terms = st.scale_up  # the tensor, pipeline and data-parallel terms, NetRows rows
     if st.p2p_net or st.dp_net:
-        p2p_per_byte, dp_per_byte = _leaf_per_byte(
-            a, net, st, c, fabric, wire, cpu, per_byte, shared
-        )
-        p2p = st.p2p_nv + net.p2p * p2p_per_byte if st.p2p_net else p2p
-        dp = st.dp_nv + net.dp * dp_per_byte if st.dp_net else dp
+        rows = a.network_bytes[sharp]
+        terms = terms + rows * _per_byte(a, rows, st, c, fabric, wire, cpu, per_byte, shared)
+    elif st.tp_net:
+        terms = terms + a.network_bytes[sharp] * per_byte
+    tp, p2p, dp = terms
 
+    # Each overlapped transfer, a row (_Static.hide_under): its exposed part of
+    # estimator.overlapped_s, max(x + slow min(x, y), y) - x, for all rows in one pass.
     slow = fitted.COMPUTE.overlap_compute_slowdown  # the live fitted value, as overlapped_s
-    exposed: Floats | float = 0.0
-    if st.any_ddp:  # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward
-        window = st.window
-        exposed = np.maximum(window + slow * np.minimum(window, dp), dp) - window
-    if st.any_fsdp:  # per unit max(compute_i, gather_i), the first gather, last reduce-scatter
-        forward, backward = st.forward, st.backward
-        g = dp / a.dp_collectives
-        fwd = a.units * (np.maximum(forward + slow * np.minimum(forward, g), g) - forward)
-        g_bwd = g * st.gather_backward
-        bwd = a.units * (
-            np.maximum(backward + slow * np.minimum(backward, g_bwd), g_bwd) - backward
-        )
-        fsdp = st.fsdp_times * (g + fwd + bwd + g)
-        exposed = np.where(a.fsdp, fsdp, exposed) if st.any_ddp else fsdp
-
+    x = st.hide_under
+    y = terms[st.transfer_rows]
+    y *= st.transfer_share
+    hidden = np.minimum(x, y)
+    hidden *= slow
+    hidden += x
+    np.maximum(hidden, y, out=hidden)
+    hidden -= x
+    # DDP / ZeRO-1/2: the reduction overlaps the last micro-batch's backward; FSDP: per unit
+    # max(compute_i, gather_i), the first gather, the last reduce-scatter
+    exposed = hidden[0]
+    if st.any_fsdp:
+        exposed = st.fsdp_units * (exposed + hidden[1]) + st.fsdp_ends * dp
     if st.any_interleaved:  # sends under the next chunk's compute (StepModel._communication)
-        compute = st.compute
-        hidden_p2p = np.maximum(compute + slow * np.minimum(compute, p2p), p2p) - compute
-        p2p = np.where(a.interleaved, hidden_p2p, p2p)
-    step = st.base + tp + a2a + p2p + exposed + sc.step_overhead_s
-    if st.any_bubble:
-        step = step + a.bubble * (st.compute + tp + a2a)
+        p2p = np.where(a.interleaved, hidden[-1], p2p)
+    # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
+    scale_up = tp + a2a if st.any_a2a else tp
+    step = st.base + st.stretch * scale_up + p2p + exposed
     result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
     return result

@@ -530,8 +530,8 @@ class _Priced(NamedTuple):
     if it left out the uplinks rings and sends share."""
 
     size: _Size
-    bounds: list[float]
-    ranking: list[int]
+    bounds: Floats
+    ranking: npt.NDArray[np.intp]
     cheap: _Pass | None
 
 
@@ -642,7 +642,8 @@ def _price_chunks(
         band.arrays, c, band.used, fabric, expected, band.goodput, shared
     )
     order = np.lexsort((bounds, band.size))  # by size, then bound; stable
-    ranked, positions = bounds[order].tolist(), band.position[order].tolist()
+    # arrays, not lists: most chunks are pruned after their first few candidates
+    ranked, positions = bounds[order], band.position[order]
     offsets = band.offsets
     cheap = None if shared else _Pass(work)
     return [
@@ -779,7 +780,7 @@ def plan_and_estimate(
                     heapq.heappush(
                         heap, (later, size.order, -1, next(tie), _Unpriced((size,), k + 1))
                     )
-                heapq.heappush(heap, (priced.bounds[0], size.order, 0, next(tie), priced))
+                heapq.heappush(heap, (float(priced.bounds[0]), size.order, 0, next(tie), priced))
             continue
         cheap = work.cheap
         if cheap is not None and i == 0 and _shares_uplinks(work.size, cheap.work.chunk, c):
@@ -791,12 +792,14 @@ def plan_and_estimate(
             k = cheap.work.chunk
             sharing = _Unpriced(tuple(s for s in cheap.work.sizes if _shares_uplinks(s, k, c)), k)
             for priced in _price_chunks(sharing, c, fabric, expected, sizes.bands, True):
-                heapq.heappush(heap, (priced.bounds[0], priced.size.order, 0, next(tie), priced))
+                heapq.heappush(
+                    heap, (float(priced.bounds[0]), priced.size.order, 0, next(tie), priced)
+                )
             continue
         size = work.size
         if i + 1 < len(work.bounds):
-            heapq.heappush(heap, (work.bounds[i + 1], order, i + 1, next(tie), work))
-        position = work.ranking[i]
+            heapq.heappush(heap, (float(work.bounds[i + 1]), order, i + 1, next(tie), work))
+        position = int(work.ranking[i])
         plan = size.sized.plans[position]
         index = size.sized.indices[position]
         sub = subs.get(order)
