@@ -451,7 +451,7 @@ class _NetTerm:
         return cost.bytes / wire_bytes_per_s + cost.steps * (sc.base_latency_s + self.hops * hop_s)
 
 
-class _Part(NamedTuple):
+class Part(NamedTuple):
     """One collective of a plan, per step: its cost, the share that leaves the node, the
     nodes its group spans, its traffic pattern ("ring" or "all_to_all") and how many nodes
     apart two partners sit (1: neighbours; pipeline stages sit a whole stage apart).
@@ -485,11 +485,11 @@ class _DataParallel(NamedTuple):
 class PlanTraffic(NamedTuple):
     """The collectives one GPU runs per step under a plan; independent of the network."""
 
-    tensor: _Part
-    all_to_all: _Part | None
-    p2p: _Part | None
+    tensor: Part
+    all_to_all: Part | None
+    p2p: Part | None
     data: tuple[_DataParallel, ...]
-    context: _Part | None = None  # issue 14: ring attention over the context group
+    context: Part | None = None  # issue 14: ring attention over the context group
 
 
 def fsdp_units(w: Workload, plan: ParallelPlan) -> int:
@@ -527,14 +527,23 @@ def plan_traffic(
     domain stays on it; what crosses the domain goes on the scale-out network, whose spans are
     counted in hosts (docs/performance-model.md, "Scale-up domain").
     """
-    t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
-    cp = plan.context  # issue 14: Megatron order tensor, context, data, pipeline
     gpn = gpus_per_node
     dom = domain_gpus or gpn
-    m = w.global_batch_size // (d * plan.micro_batch_size)
+    tensor, a2a, data, context = depth_free_traffic(w, plan, gpn, dom)
+    return PlanTraffic(tensor, a2a, pipeline_traffic(w, plan, gpn, dom), data, context)
+
+
+def depth_free_traffic(
+    w: Workload, plan: ParallelPlan, gpn: int, dom: int
+) -> tuple[Part, Part | None, tuple[_DataParallel, ...], Part | None]:
+    """The tensor, expert all-to-all, data-parallel and context collectives of ``plan``
+    (plan_traffic): none depends on the interleaving depth, so the planner works them out
+    once for all the depths of a plan (plan_pricing.plan_arrays)."""
+    t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
+    cp = plan.context  # issue 14: Megatron order tensor, context, data, pipeline
     tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
     activation = tokens_mb * w.hidden_size * ACTIVATION_BYTES
-    tensor = _Part(
+    tensor = Part(
         tensor_parallel_cost(w, plan),
         1.0 if t > dom else 0.0,
         -(-t // gpn),
@@ -552,25 +561,11 @@ def plan_traffic(
         cost = coll.all_to_all(
             tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
         )
-        a2a = _Part(
+        a2a = Part(
             cost.times(_layer_collectives_per_step(w, plan)),
             1.0 - ep_local / e,
             -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
             "all_to_all",
-        )
-
-    # Pipeline: activations forward and gradients backward per micro-batch and chunk, split
-    # over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit in
-    # different domains once one stage (t x d ranks) fills a domain.
-    p2p = None
-    if p > 1:
-        cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
-        p2p = _Part(
-            cost.times(2 * m * plan.virtual_pipeline),
-            1.0 if t * cp * d >= dom else 0.0,
-            2,
-            "ring",
-            max(1, t * cp * d // gpn),
         )
 
     # Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
@@ -610,11 +605,31 @@ def plan_traffic(
                     ),
                 )
             )
-    return PlanTraffic(tensor, a2a, p2p, tuple(data), _context_part(w, plan, gpn, dom))
+    return tensor, a2a, tuple(data), _context_part(w, plan, gpn, dom)
+
+
+def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
+    """The pipeline's sends (plan_traffic), the one collective the interleaving depth
+    changes: activations forward and gradients backward per micro-batch and chunk, split
+    over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit in
+    different domains once one stage (t x d ranks) fills a domain."""
+    t, d, cp = plan.tensor, plan.data, plan.context
+    if plan.pipeline == 1:
+        return None
+    m = w.global_batch_size // (d * plan.micro_batch_size)
+    tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
+    cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
+    return Part(
+        cost.times(2 * m * plan.virtual_pipeline),
+        1.0 if t * cp * d >= dom else 0.0,
+        2,
+        "ring",
+        max(1, t * cp * d // gpn),
+    )
 
 
 # --- issue 14 (context): ring attention ---------------------------------------------------------
-def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> _Part | None:
+def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
     """Ring attention over the context group (Liu et al., "Ring Attention", 2023; Megatron-LM
     context parallelism): per layer and micro-batch the forward passes each rank's K and V
     chunk (2 x kv_ratio x h x local tokens, bf16, split over the tensor group's heads) to its
@@ -630,7 +645,7 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> _Part 
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
     sends = m * w.layers / plan.pipeline * passes * (cp - 1)
     span = t * cp
-    return _Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
+    return Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
 
 
 # --- end issue 14 (context) ---------------------------------------------------------------------
@@ -689,7 +704,7 @@ class _ScaleUp(NamedTuple):
     seconds: tuple[float, ...]
 
 
-def _local_cost(part: _Part | None, nvls: bool) -> coll.Cost:
+def _local_cost(part: Part | None, nvls: bool) -> coll.Cost:
     """The scale-up cost of the domain-local share of ``part`` (the cheaper NVLS form when
     ``nvls``)."""
     if part is None:
@@ -998,7 +1013,7 @@ class StepModel:
         NVLS_EFFICIENCY of the line rate, the ring at NVLINK_EFFICIENCY)."""
         return coll.Cost(cost.bytes * NVLINK_EFFICIENCY / coll.NVLS_EFFICIENCY, cost.steps)
 
-    def _remote(self, part: _Part | None, multiplier: float) -> _NetTerm | None:
+    def _remote(self, part: Part | None, multiplier: float) -> _NetTerm | None:
         """The network term of the share of ``part`` that leaves the scale-up domain
         (``multiplier``: its leaf-uplink slow-down in a switched fabric); its scale-up share
         is _scale_up_shares'."""
@@ -1020,7 +1035,7 @@ class StepModel:
             _hops(self.c, part.nodes, neighbour=False),
         )
 
-    def _torus_term(self, part: _Part, remote: coll.Cost) -> _NetTerm:
+    def _torus_term(self, part: Part, remote: coll.Cost) -> _NetTerm:
         """A tensor, pipeline or expert collective on a torus. Rings of neighbours run as
         dimension-ordered rings; partners ``stride`` nodes apart are that many hops away and
         every node's flow shares each link on the way with the others of the shift (channel

@@ -51,12 +51,14 @@ from optimizer.performance.compute import (
 )
 from optimizer.performance.estimator import (
     EstimateCase,
+    Part,
     StepModel,
     data_parallel_collectives,
+    depth_free_traffic,
     fsdp_units,
     nvlink_bytes_per_s,
     oversubscribed_block_nodes,
-    plan_traffic,
+    pipeline_traffic,
 )
 from optimizer.performance.fabrics import FabricProfile
 from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
@@ -193,14 +195,14 @@ def network_free_terms(
     return free, cols
 
 
-# plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order.
-_ROW_COLUMNS = (
+# plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order: what
+# the interleaving depth leaves alone (_depth_free_row), then the pipeline's (_pipeline_row).
+_DEPTH_FREE_COLUMNS = (
     "fsdp",
     "reshard",
     "units",
     "dp_collectives",
     "pipeline",
-    "interleaved",
     "tp_nv_s",
     "tp_nv_lat_s",
     "tp_bytes",
@@ -209,61 +211,76 @@ _ROW_COLUMNS = (
     "a2a_nv_lat_s",
     "a2a_bytes",
     "a2a_sharp_bytes",
-    "p2p_nv_s",
-    "p2p_nv_lat_s",
-    "p2p_bytes",
-    "p2p_sharp_bytes",
     "a2a_nodes",
-    "p2p_stride",
     "dp_nv_s",
     "dp_nv_lat_s",
     "dp_bytes",
     "dp_sharp_bytes",
     "dp_span",
 )
+_ROW_COLUMNS = (
+    *_DEPTH_FREE_COLUMNS,
+    "interleaved",
+    "p2p_nv_s",
+    "p2p_nv_lat_s",
+    "p2p_bytes",
+    "p2p_sharp_bytes",
+    "p2p_stride",
+)
 
 
-def _plan_row(
-    w: Workload, plan: ParallelPlan, gpn: int, dom: int, nvls: bool, nv_bw: float
-) -> tuple[float, ...]:
-    """One plan's _ROW_COLUMNS (a row, not 25 list appends: this runs for every candidate
-    of every size a search prices)."""
-    traffic = plan_traffic(w, plan, gpn, dom)
+class _Hardware(NamedTuple):
+    """What a row needs of the hardware: the host, the scale-up domain, whether it reduces
+    in the switch (NVLS), its bandwidth per GPU."""
+
+    gpn: int
+    dom: int
+    nvls: bool
+    nv_bw: float
+
+
+def _part_row(part: Part | None, hw: _Hardware) -> tuple[float, float, float, float]:
+    """(scale-up bandwidth seconds, scale-up latency seconds, network bytes, network bytes
+    where the switches reduce) of one collective."""
+    nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
+    if part is not None:
+        local = 1.0 - part.remote_share
+        if local > 0:
+            nvls_cost = (
+                StepModel._nvls(part.in_network.times(local))
+                if hw.nvls and part.in_network is not None
+                else None
+            )
+            nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, hw.nv_bw)
+        if part.remote_share > 0:
+            remote_bytes = sharp_bytes = part.cost.bytes * part.remote_share
+            if part.in_network is not None:
+                sharp_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
+    return nv_s, lat_s, remote_bytes, sharp_bytes
+
+
+def _depth_free_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
+    """One plan's _DEPTH_FREE_COLUMNS (a row, not appends: this runs for every family of
+    depths of every size a search prices)."""
+    tensor, a2a, data, _ = depth_free_traffic(w, plan, hw.gpn, hw.dom)
     row: list[float] = [
         plan.zero_stage == 3,
         plan.reshard_after_forward,
         fsdp_units(w, plan),
-        data_parallel_collectives(w, plan) if traffic.data else 1,
+        data_parallel_collectives(w, plan) if data else 1,
         plan.pipeline,
-        plan.virtual_pipeline > 1,
+        *_part_row(tensor, hw),
+        *_part_row(a2a, hw),
+        a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0,
     ]
-    for part in (traffic.tensor, traffic.all_to_all, traffic.p2p):
-        nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
-        if part is not None:
-            local = 1.0 - part.remote_share
-            if local > 0:
-                nvls_cost = (
-                    StepModel._nvls(part.in_network.times(local))
-                    if nvls and part.in_network is not None
-                    else None
-                )
-                nv_s, lat_s = _nv(part.cost.times(local), nvls_cost, nv_bw)
-            if part.remote_share > 0:
-                remote_bytes = sharp_bytes = part.cost.bytes * part.remote_share
-                if part.in_network is not None:
-                    sharp_bytes = min(remote_bytes, part.in_network.bytes * part.remote_share)
-        row += (nv_s, lat_s, remote_bytes, sharp_bytes)
-    a2a, p2p = traffic.all_to_all, traffic.p2p
-    row.append(a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0)
-    row.append(p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0)
     dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
-    for dp in traffic.data:
+    for dp in data:
         nvls_cost = (
             StepModel._nvls(dp.nvlink_in_network)
-            if nvls and dp.nvlink_in_network is not None
+            if hw.nvls and dp.nvlink_in_network is not None
             else None
         )
-        b, s = _nv(dp.nvlink, nvls_cost, nv_bw)
+        b, s = _nv(dp.nvlink, nvls_cost, hw.nv_bw)
         dp_nv_s += b
         dp_lat_s += s
         if dp.nodes > 1:
@@ -276,15 +293,51 @@ def _plan_row(
     return tuple(row)
 
 
+# A plan's degrees but its interleaving depth: a size offers each at several depths
+# (planner.depth_ladder), whose rows share _depth_free_row.
+Family = tuple[int, int, int, int, int, int, int, bool]
+
+
+def _plan_row(
+    w: Workload, plan: ParallelPlan, hw: _Hardware, families: dict[Family, tuple[float, ...]]
+) -> tuple[float, ...]:
+    """One plan's _ROW_COLUMNS; ``families``: the depth-free rows worked out so far."""
+    family = (
+        plan.tensor,
+        plan.pipeline,
+        plan.data,
+        plan.expert,
+        plan.zero_stage,
+        plan.micro_batch_size,
+        plan.context,
+        plan.reshard_after_forward,
+    )
+    head = families.get(family)
+    if head is None:
+        head = families[family] = _depth_free_row(w, plan, hw)
+    p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
+    stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
+    return (*head, plan.virtual_pipeline > 1, *_part_row(p2p, hw), stride)
+
+
 def plan_arrays(
-    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], free: dict[str, list[float]]
+    w: Workload,
+    c: ClusterSpec,
+    plans: tuple[ParallelPlan, ...],
+    free: dict[str, list[float]],
+    families: dict[Family, tuple[float, ...]] | None = None,
 ) -> PlanArrays:
     """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
-    network_free_terms columns."""
-    nvls = generation(c.gpu_model).name in coll.NVLS_GENERATIONS
-    nv_bw = nvlink_bytes_per_s(c)
-    gpn, dom = min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
-    rows = [_plan_row(w, plan, gpn, dom, nvls, nv_bw) for plan in plans]
+    network_free_terms columns; ``families``: depth-free rows to reuse and add to (one
+    size's: the hardware must be ``c``'s)."""
+    hw = _Hardware(
+        gpn=min(c.gpus, c.gpus_per_node),
+        dom=min(c.gpus, c.scale_up_domain_gpus),
+        nvls=generation(c.gpu_model).name in coll.NVLS_GENERATIONS,
+        nv_bw=nvlink_bytes_per_s(c),
+    )
+    known = {} if families is None else families
+    rows = [_plan_row(w, plan, hw, known) for plan in plans]
     table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_ROW_COLUMNS))
     arrays = dict(zip(_ROW_COLUMNS, np.ascontiguousarray(table.T), strict=True))
     arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())

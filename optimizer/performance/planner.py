@@ -53,6 +53,7 @@ from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
+    Family,
     Floats,
     PlanArrays,
     concatenated,
@@ -63,7 +64,7 @@ from optimizer.performance.plan_pricing import (
     wall_step_lower_bounds_s,
 )
 from optimizer.workload.flops import hardware_flops_per_step
-from optimizer.workload.memory import memory_per_gpu
+from optimizer.workload.memory import peak_gb, pipeline_ends
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
@@ -387,12 +388,15 @@ def _fitting_plans(
     traffic."""
     plans: list[ParallelPlan] = []
     fitted: set[bool] = set()  # families (sharded weights?) that fit
+    # the stages' loads whatever the ZeRO stage: worked out once for every choice
+    stages = pipeline_ends(w, ParallelPlan(t, p, d, e, v, 1, mb, context=context))
     for z, reshard in zeros:
         if (z == 3) in fitted:
             continue
-        plan = ParallelPlan(t, p, d, e, v, z, mb, context=context, reshard_after_forward=reshard)
-        if memory_per_gpu(w, plan).total_gb <= limit_gb:
-            plans.append(plan)
+        if peak_gb(stages, z, reshard) <= limit_gb:
+            plans.append(
+                ParallelPlan(t, p, d, e, v, z, mb, context=context, reshard_after_forward=reshard)
+            )
             fitted.add(z == 3)
     return plans
 
@@ -448,7 +452,7 @@ class _SizePlans:
     index in candidate order; the arrays their network bounds are priced from are built per
     chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
 
-    __slots__ = ("_arrays", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "_families", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
@@ -465,6 +469,7 @@ class _SizePlans:
         self.plans = tuple(plans[i] for i in order)
         self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
         self._arrays: dict[int, PlanArrays] = {}
+        self._families: dict[Family, tuple[float, ...]] = {}  # plan_arrays' depth-free rows
 
     def chunk(self, k: int) -> tuple[int, int]:
         """Positions [start, end) of chunk ``k``."""
@@ -477,7 +482,7 @@ class _SizePlans:
             start, end = self.chunk(k)
             columns = {name: values[start:end] for name, values in self.columns.items()}
             plans = self.plans[start:end]
-            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns)
+            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns, self._families)
         return arrays
 
 

@@ -82,13 +82,18 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     flight, the input embedding) or the last (the output layer and its logits).
 
     Not cached itself: the planner's candidate lists are, per workload and hardware."""
-    p = plan.pipeline
-    layout = pipeline_layout(w, p, plan.virtual_pipeline)
-    first = _stage_memory(w, plan, 0, layout.layers[0])
-    if p == 1:
-        return first
-    last = _stage_memory(w, plan, p - 1, layout.layers[-1])
-    return first if first.total_gb >= last.total_gb else last
+    first, *last = pipeline_ends(w, plan)
+    memory = first.memory(plan.zero_stage, plan.reshard_after_forward)
+    if last:
+        other = last[0].memory(plan.zero_stage, plan.reshard_after_forward)
+        memory = memory if memory.total_gb >= other.total_gb else other
+    return memory
+
+
+def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
+    """memory_per_gpu's total from pipeline_ends' stages: the planner tries several ZeRO
+    stages on the same stages."""
+    return max(s.total_gb(zero_stage, reshard_after_forward) for s in stages)
 
 
 def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
@@ -106,8 +111,57 @@ def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, r
     return min(micro_batches * v, warmup + 1)
 
 
-def _stage_memory(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> MemoryBreakdown:
-    """Memory of pipeline rank ``rank`` holding ``layers`` transformer layers."""
+class StageLoad(NamedTuple):
+    """What a pipeline rank holds whatever the ZeRO stage: its parameters (bytes per
+    parameter aside) whole and sharded over the data-parallel ranks, one unsharded layer
+    (FSDP gathers one at a time), and its activation bytes."""
+
+    params: float
+    sharded_params: float
+    layer_params: float
+    activations: float
+
+    def states(self, zero_stage: int, reshard_after_forward: bool) -> tuple[float, float, float]:
+        """Bytes of weights, gradients and optimizer states under ZeRO stage ``zero_stage``:
+        1 shards the optimizer states, 2 also the gradients, 3 also the weights."""
+        whole, sharded = self.params, self.sharded_params
+        weights = WEIGHT_BYTES * (sharded if zero_stage >= 3 else whole)
+        if zero_stage == 3:
+            if reshard_after_forward:
+                # FSDP gathers one layer (unit) at a time and prefetches the next (Zhao et
+                # al., PyTorch FSDP, VLDB 2023, sec. 3.3): two unsharded layers at the peak.
+                weights += 2 * WEIGHT_BYTES * self.layer_params
+            else:  # gathered once per step and kept: the whole (t, p) shard at the peak
+                weights = WEIGHT_BYTES * whole
+        gradients = GRADIENT_BYTES * (sharded if zero_stage >= 2 else whole)
+        return weights, gradients, OPTIMIZER_BYTES * (sharded if zero_stage >= 1 else whole)
+
+    def memory(self, zero_stage: int, reshard_after_forward: bool) -> MemoryBreakdown:
+        weights, gradients, optimizer = self.states(zero_stage, reshard_after_forward)
+        return MemoryBreakdown(
+            weights / 1e9, gradients / 1e9, optimizer / 1e9, self.activations / 1e9
+        )
+
+    def total_gb(self, zero_stage: int, reshard_after_forward: bool) -> float:
+        """``memory(...).total_gb`` without the breakdown (the planner asks it of every
+        candidate), summed in the same order."""
+        weights, gradients, optimizer = self.states(zero_stage, reshard_after_forward)
+        return weights / 1e9 + gradients / 1e9 + optimizer / 1e9 + self.activations / 1e9
+
+
+def pipeline_ends(w: Workload, plan: ParallelPlan) -> tuple[StageLoad, ...]:
+    """The first pipeline rank's load and, with more than one stage, the last's: the
+    fullest is one of them (memory_per_gpu). The ZeRO stage is not read."""
+    p = plan.pipeline
+    layout = pipeline_layout(w, p, plan.virtual_pipeline)
+    first = _stage_load(w, plan, 0, layout.layers[0])
+    if p == 1:
+        return (first,)
+    return first, _stage_load(w, plan, p - 1, layout.layers[-1])
+
+
+def _stage_load(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> StageLoad:
+    """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
     t, p, d, e, v = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.virtual_pipeline
     cp = plan.context  # issue 14 (context)
     embedding = w.vocab_size * w.hidden_size
@@ -117,25 +171,6 @@ def _stage_memory(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> Me
         ends = w.embedding_parameters
     else:  # Megatron keeps a copy of a tied output layer on the last stage
         ends = (embedding if rank == 0 else 0.0) + (embedding if rank == p - 1 else 0.0)
-    dense_params = (layer_dense * layers + ends) / t
-    expert_params = layer_expert * layers / (t * e)
-    # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x context
-    # (Megatron's distributed optimizer over the dp-cp group).
-    dense_shard, expert_shard = d * cp, d * cp // e
-
-    def sharded(bytes_per_param: float, stage: int) -> float:
-        if plan.zero_stage >= stage:
-            return bytes_per_param * (dense_params / dense_shard + expert_params / expert_shard)
-        return bytes_per_param * (dense_params + expert_params)
-
-    weights = sharded(WEIGHT_BYTES, 3)
-    if plan.zero_stage == 3:
-        if plan.reshard_after_forward:
-            # FSDP gathers one layer (unit) at a time and prefetches the next (Zhao et al.,
-            # PyTorch FSDP, VLDB 2023, sec. 3.3): two unsharded layers at the peak.
-            weights += 2 * WEIGHT_BYTES * (layer_dense / t + layer_expert / (t * e))
-        else:  # gathered once per step and kept: the whole (t, p) shard at the peak
-            weights = WEIGHT_BYTES * (dense_params + expert_params)
     micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
     chunks = in_flight_chunks(p, v, micro_batches, rank)
     activations = chunks * layers / v * activation_bytes_per_layer(w, plan.micro_batch_size, t, cp)
@@ -143,9 +178,13 @@ def _stage_memory(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> Me
         activations += (
             LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / (t * cp)
         )
-    return MemoryBreakdown(
-        weights_gb=weights / 1e9,
-        gradients_gb=sharded(GRADIENT_BYTES, 2) / 1e9,
-        optimizer_gb=sharded(OPTIMIZER_BYTES, 1) / 1e9,
-        activations_gb=activations / 1e9,
+    # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x context
+    # (Megatron's distributed optimizer over the dp-cp group).
+    dense_params = (layer_dense * layers + ends) / t
+    expert_params = layer_expert * layers / (t * e)
+    return StageLoad(
+        params=dense_params + expert_params,
+        sharded_params=dense_params / (d * cp) + expert_params / (d * cp // e),
+        layer_params=layer_dense / t + layer_expert / (t * e),
+        activations=activations,
     )
