@@ -59,6 +59,7 @@ from optimizer.performance.estimator import (
     nvlink_bytes_per_s,
     oversubscribed_block_nodes,
     pipeline_traffic,
+    torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
 from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
@@ -129,6 +130,10 @@ class PlanArrays:
     )
     # per shape of network (uplink tiers, adaptive routing): _leaf's flows and slow-downs
     leaves: dict[tuple[tuple[UplinkTier, ...], bool], _Leaf] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+    # per torus shape: _torus_slowdowns
+    tori: dict[tuple[int, ...], Floats] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -563,6 +568,27 @@ def _leaf(a: PlanArrays, st: _Static, c: ClusterSpec, adaptive_routing: bool) ->
     return leaf
 
 
+def _torus_slowdowns(a: PlanArrays, shape: tuple[int, ...]) -> Floats:
+    """The slow-down of each network term on a torus of ``shape`` (NetRows rows): a
+    pipeline's partners ``p2p_stride`` nodes apart share the most loaded link of the shift,
+    max(1, max_i min(delta_i, d_i - delta_i)) (StepModel._torus_term); rings of neighbours
+    and the data-parallel rings (dimension-ordered: more steps, the same bytes) 1. Worked out
+    once per stride of the chunk: the planner's plans share a few."""
+    hit = a.tori.get(shape)
+    if hit is not None:
+        return hit
+    if len(a.tori) >= _LEAVES_PER_CHUNK:
+        a.tori.clear()
+    load = {
+        stride: float(max(1, *torus_distance(shape, int(stride))))
+        for stride in set(a.p2p_stride.tolist())
+        if stride > 1
+    }
+    p2p = np.array([load.get(stride, 1.0) for stride in a.p2p_stride.tolist()])
+    slowdowns = a.tori[shape] = np.vstack((np.ones_like(p2p), p2p, np.ones_like(p2p)))
+    return slowdowns
+
+
 def _per_byte(
     a: PlanArrays,
     net: Floats,
@@ -582,7 +608,9 @@ def _per_byte(
     Without ``shared`` each term's own flows still bound it, for two thirds of the
     operations."""
     if c.topology.direct:
-        return per_byte
+        if not (c.topology.shape and st.p2p_net):
+            return per_byte
+        return np.maximum(_torus_slowdowns(a, c.topology.shape) / wire, cpu)
     ar = fabric.adaptive_routing
     leaf = _leaf(a, st, c, ar)
     alone = np.maximum(leaf.slowdowns / wire, cpu)
