@@ -226,24 +226,38 @@ def _best_depth(
     return best_v
 
 
-# Depths a family offers below the proxy's best, at most this ratio apart (see depth_ladder).
+# Depths a family offers around the proxy's best, at most this ratio apart (see depth_ladder).
 DEPTH_RATIO = 1.5
 
 
-def depth_ladder(deep: int) -> list[int]:
+def depth_ladder(deep: int, deepest: int) -> list[int]:
     """The interleaving depths a family offers: ``deep`` (the proxy's best, _best_depth), 1
-    (the least activation memory) and a ladder between them, each at most DEPTH_RATIO times
-    the one below. The proxy leaves the sends out, and they grow with the depth: on a slow
-    network the best depth lies below it (MPT-7B on 256 H100s over Ethernet: v = 2 steps
-    17 % faster than the v = 1 and v = 4 alone offered before). For a cost a / v + b v a
-    ladder r apart holds a depth within (sqrt(r) + 1 / sqrt(r)) / 2 - 1 of the best one's
-    (2.1 % at 1.5). Every depth up to the proxy's would take 1.6 times these candidates for
-    at most 1.5 % on the benchmark's pairs (docs/performance-model.md, session 15)."""
+    (the least activation memory), a ladder between them, each at most DEPTH_RATIO times the
+    one below, and two rungs above it on the same ladder (``deepest``: the most the layers
+    allow).
+
+    The proxy leaves the sends out, and they grow with the depth: on a slow network the best
+    depth lies below it (MPT-7B on 256 H100s over Ethernet: v = 2 steps 17 % faster than the
+    v = 1 and v = 4 alone offered before). It times the bubble at a nominal 400 TFLOP/s and
+    leaves out the tensor-parallel time the bubble idles too: on a slower GPU the best depth
+    lies above it (BERT-Large on 24 A100s: v = 2 steps 2.5 % faster than the proxy's v = 1),
+    about sqrt(2) times deeper for a GPU at half the nominal speed. For a cost
+    a / v + b v a ladder r apart holds a depth within (sqrt(r) + 1 / sqrt(r)) / 2 - 1 of the
+    best one's (2.1 % at 1.5). Every depth up to the proxy's would take 1.6 times these
+    candidates for at most 1.5 % on the benchmark's pairs (docs/performance-model.md,
+    session 15)."""
     ladder, v = [1], 1
     while v < deep:
         v = min(deep, max(v + 1, math.floor(v * DEPTH_RATIO)))
         ladder.append(v)
-    return [deep, *ladder[:-1]]  # the proxy's best first, as before, then from v = 1 up
+    above: list[int] = []
+    v = deep
+    for _ in range(2):
+        v = min(deepest, max(v + 1, math.floor(v * DEPTH_RATIO)))
+        if v > (above[-1] if above else deep):
+            above.append(v)
+    # the proxy's best first, as before, then from v = 1 up
+    return [deep, *ladder[:-1], *above]
 
 
 def _deeper_fitting_depth(
@@ -354,7 +368,9 @@ def _candidate_plans_at(
                         fits = deep <= deepest_interleaving(w.layers, p)
                         plans.extend(at(deep) if fits else [])
                         continue
-                    found = {v: at(v) for v in depth_ladder(deep)}
+                    found = {
+                        v: at(v) for v in depth_ladder(deep, deepest_interleaving(w.layers, p))
+                    }
                     if p * deep > w.layers:
                         # The depth whose end chunks hold the embedding and the output layer
                         # saves bubble but sends more per step, which a slow network may not
@@ -589,8 +605,8 @@ class _Band(NamedTuple):
     position in that size's list); ``offsets``: where each size's plans start."""
 
     arrays: PlanArrays
-    used: Floats
-    goodput: Floats
+    used: int | Floats  # plain numbers for a band of one size: a pass costs less with them
+    goodput: float | Floats
     size: npt.NDArray[np.intp]
     position: npt.NDArray[np.intp]
     offsets: list[int]
@@ -611,10 +627,15 @@ def _band(work: _Unpriced, bands: dict[tuple[tuple[int, ...], int], _Band]) -> _
         parts = [size.sized.arrays(k) for size in work.sizes]
         lengths = [len(part.plans) for part in parts]
         starts = [size.sized.chunk(k)[0] for size in work.sizes]
+        one = len(parts) == 1
         hit = bands[key] = _Band(
             arrays=concatenated(parts),
-            used=np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths),
-            goodput=np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
+            used=work.sizes[0].used
+            if one
+            else np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths),
+            goodput=work.sizes[0].goodput
+            if one
+            else np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
             size=np.repeat(np.arange(len(parts), dtype=np.intp), lengths),
             position=np.concatenate(
                 [
@@ -636,7 +657,7 @@ def _price_chunks(
     shared: bool,
 ) -> list[_Priced]:
     """Each size's chunk of ``work`` priced on ``c``'s network in one NumPy pass (a domain
-    tiling of ``c`` has its network), ranked by bound within each size (ties in list order).
+    tiling of ``c`` has its network), ranked by bound within each size.
 
     ``shared``: with the uplinks the data-parallel rings share with the pipeline sends. That
     tighter bound costs a third more per pass, and a search prunes most chunks whole on a
@@ -646,11 +667,14 @@ def _price_chunks(
     bounds = wall_step_lower_bounds_s(
         band.arrays, c, band.used, fabric, expected, band.goodput, shared
     )
-    order = np.lexsort((bounds, band.size))  # by size, then bound; stable
+    cheap = None if shared else _Pass(work)
     # arrays, not lists: most chunks are pruned after their first few candidates
+    if len(work.sizes) == 1:  # most passes (ties need no order: the exact step decides)
+        order = bounds.argsort()
+        return [_Priced(work.sizes[0], bounds[order], band.position[order], cheap)]
+    order = np.lexsort((bounds, band.size))  # by size, then bound
     ranked, positions = bounds[order], band.position[order]
     offsets = band.offsets
-    cheap = None if shared else _Pass(work)
     return [
         _Priced(size, ranked[start:end], positions[start:end], cheap)
         for size, start, end in zip(work.sizes, offsets[:-1], offsets[1:], strict=True)
