@@ -201,7 +201,7 @@ def network_free_terms(
 
 
 # plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order: what
-# the interleaving depth leaves alone (_depth_free_row), then the pipeline's (_pipeline_row).
+# the interleaving depth leaves alone (_depth_free_row), then the pipeline's (pipeline_traffic).
 _DEPTH_FREE_COLUMNS = (
     "fsdp",
     "reshard",
