@@ -606,7 +606,8 @@ def _per_byte(
     when ``shared``, the other's, weighted by the share of the compute the other's bytes are
     busy alone), at the lightest form's bytes (``net``), so no exact multiplier is smaller.
     Without ``shared`` each term's own flows still bound it, for two thirds of the
-    operations."""
+    operations. On a torus the sends are slowed by their shift's busiest link instead
+    (_torus_slowdowns)."""
     if c.topology.direct:
         if not (c.topology.shape and st.p2p_net):
             return per_byte

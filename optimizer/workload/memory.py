@@ -82,12 +82,8 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     flight, the input embedding) or the last (the output layer and its logits).
 
     Not cached itself: the planner's candidate lists are, per workload and hardware."""
-    first, *last = pipeline_ends(w, plan)
-    memory = first.memory(plan.zero_stage, plan.reshard_after_forward)
-    if last:
-        other = last[0].memory(plan.zero_stage, plan.reshard_after_forward)
-        memory = memory if memory.total_gb >= other.total_gb else other
-    return memory
+    stages = (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in pipeline_ends(w, plan))
+    return max(stages, key=lambda m: m.total_gb)  # the first of equals
 
 
 def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
