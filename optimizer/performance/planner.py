@@ -64,7 +64,7 @@ from optimizer.performance.plan_pricing import (
     wall_step_lower_bounds_s,
 )
 from optimizer.workload.flops import hardware_flops_per_step
-from optimizer.workload.memory import peak_gb, pipeline_ends
+from optimizer.workload.memory import FamilyLoads, peak_gb
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
@@ -363,7 +363,8 @@ def _candidate_plans_at(
                     m = w.global_batch_size // (d * mb)
                     work_s = _relative_work_s(w, t, p, d * context, mb)
                     deep = _best_depth(w, p, m, work_s, fixed.virtual_pipeline)
-                    at = partial(_fitting_plans, w, t, p, d, e, mb, context, zeros, limit_gb)
+                    loads = FamilyLoads(w, t, p, d, e, mb, context)
+                    at = partial(_fitting_plans, loads, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
                         fits = deep <= deepest_interleaving(w.layers, p)
                         plans.extend(at(deep) if fits else [])
@@ -388,7 +389,7 @@ def _candidate_plans_at(
 
 
 def _fitting_plans(
-    w: Workload,
+    loads: FamilyLoads,
     t: int,
     p: int,
     d: int,
@@ -405,7 +406,7 @@ def _fitting_plans(
     plans: list[ParallelPlan] = []
     fitted: set[bool] = set()  # families (sharded weights?) that fit
     # the stages' loads whatever the ZeRO stage: worked out once for every choice
-    stages = pipeline_ends(w, ParallelPlan(t, p, d, e, v, 1, mb, context=context))
+    stages = loads.ends(v)
     for z, reshard in zeros:
         if (z == 3) in fitted:
             continue

@@ -148,39 +148,77 @@ class StageLoad(NamedTuple):
 def pipeline_ends(w: Workload, plan: ParallelPlan) -> tuple[StageLoad, ...]:
     """The first pipeline rank's load and, with more than one stage, the last's: the
     fullest is one of them (memory_per_gpu). The ZeRO stage is not read."""
-    p = plan.pipeline
-    layout = pipeline_layout(w, p, plan.virtual_pipeline)
-    first = _stage_load(w, plan, 0, layout.layers[0])
-    if p == 1:
-        return (first,)
-    return first, _stage_load(w, plan, p - 1, layout.layers[-1])
-
-
-def _stage_load(w: Workload, plan: ParallelPlan, rank: int, layers: int) -> StageLoad:
-    """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
-    t, p, d, e, v = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.virtual_pipeline
-    cp = plan.context  # issue 14 (context)
-    embedding = w.vocab_size * w.hidden_size
-    layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / w.layers
-    layer_expert = w.expert_parameters / w.layers
-    if p == 1:
-        ends = w.embedding_parameters
-    else:  # Megatron keeps a copy of a tied output layer on the last stage
-        ends = (embedding if rank == 0 else 0.0) + (embedding if rank == p - 1 else 0.0)
-    micro_batches = w.global_batch_size // (d * plan.micro_batch_size)
-    chunks = in_flight_chunks(p, v, micro_batches, rank)
-    activations = chunks * layers / v * activation_bytes_per_layer(w, plan.micro_batch_size, t, cp)
-    if rank == p - 1:
-        activations += (
-            LOGIT_BYTES * plan.micro_batch_size * w.sequence_length * w.vocab_size / (t * cp)
-        )
-    # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x context
-    # (Megatron's distributed optimizer over the dp-cp group).
-    dense_params = (layer_dense * layers + ends) / t
-    expert_params = layer_expert * layers / (t * e)
-    return StageLoad(
-        params=dense_params + expert_params,
-        sharded_params=dense_params / (d * cp) + expert_params / (d * cp // e),
-        layer_params=layer_dense / t + layer_expert / (t * e),
-        activations=activations,
+    family = FamilyLoads(
+        w,
+        plan.tensor,
+        plan.pipeline,
+        plan.data,
+        plan.expert,
+        plan.micro_batch_size,
+        plan.context,
     )
+    return family.ends(plan.virtual_pipeline)
+
+
+class FamilyLoads:
+    """pipeline_ends for one (tensor, pipeline, data, expert, micro-batch, context) at any
+    interleaving depth: what no depth changes is worked out once, since the planner tries
+    several depths of each family."""
+
+    __slots__ = (
+        "act_layer",
+        "e",
+        "end_params",
+        "layer_dense",
+        "layer_expert",
+        "layer_params",
+        "logits",
+        "micro_batches",
+        "p",
+        "shard",
+        "shard_expert",
+        "t",
+        "w",
+    )
+
+    def __init__(self, w: Workload, t: int, p: int, d: int, e: int, mb: int, cp: int) -> None:
+        self.w, self.t, self.p, self.e = w, t, p, e
+        embedding = w.vocab_size * w.hidden_size
+        layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / w.layers
+        layer_expert = w.expert_parameters / w.layers
+        self.layer_dense, self.layer_expert = layer_dense, layer_expert
+        # The embedding on the first stage, the output layer on the last: Megatron keeps a
+        # copy of a tied output layer there.
+        self.end_params = w.embedding_parameters if p == 1 else float(embedding)
+        self.micro_batches = w.global_batch_size // (d * mb)
+        self.act_layer = activation_bytes_per_layer(w, mb, t, cp)
+        self.logits = LOGIT_BYTES * mb * w.sequence_length * w.vocab_size / (t * cp)
+        # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x
+        # context (Megatron's distributed optimizer over the dp-cp group).
+        self.shard, self.shard_expert = d * cp, d * cp // e
+        self.layer_params = layer_dense / t + layer_expert / (t * e)
+
+    def ends(self, v: int) -> tuple[StageLoad, ...]:
+        """The first rank's load and, with more than one stage, the last's, at depth ``v``."""
+        layout = pipeline_layout(self.w, self.p, v)
+        first = self._load(0, layout.layers[0], v)
+        if self.p == 1:
+            return (first,)
+        return first, self._load(self.p - 1, layout.layers[-1], v)
+
+    def _load(self, rank: int, layers: int, v: int) -> StageLoad:
+        """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
+        t, p, e = self.t, self.p, self.e
+        chunks = in_flight_chunks(p, v, self.micro_batches, rank)
+        activations = chunks * layers / v * self.act_layer
+        if rank == p - 1:
+            activations += self.logits
+        ends = self.end_params if rank in (0, p - 1) else 0.0
+        dense_params = (self.layer_dense * layers + ends) / t
+        expert_params = self.layer_expert * layers / (t * e)
+        return StageLoad(
+            params=dense_params + expert_params,
+            sharded_params=dense_params / self.shard + expert_params / self.shard_expert,
+            layer_params=self.layer_params,
+            activations=activations,
+        )
