@@ -60,3 +60,13 @@ def test_a_top_k_with_fewer_distinct_designs_than_asked_stays_optimal() -> None:
     assert 1 <= len(result.designs) < 5
     assert result.status == "OPTIMAL"
     assert not any("designs ranked before the time limit" in w for w in result.warnings)
+
+
+def test_a_search_the_clock_ends_before_any_design_claims_none() -> None:
+    stop = threading.Event()
+    stop.set()  # the clock has run out before the search starts
+    result = optimize(ETHERNET, _mpt_30b(top_k=10), stop=stop)
+    assert not result.designs
+    assert result.status == "TIME_LIMIT"
+    assert "before any design was found" in result.diagnosis
+    assert not any("the designs are the best found" in w for w in result.warnings)

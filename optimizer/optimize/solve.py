@@ -203,7 +203,8 @@ def optimize(
         if outcome.open_bound is None
         else (
             f"the time limit ended the search after {outcome.keys_evaluated} of "
-            f"{outcome.keys_total} structural choices; the designs are the best found",
+            f"{outcome.keys_total} structural choices; "
+            + ("the designs are the best found" if ranked else "it found no design"),
         )
     )
     if cut_short:
