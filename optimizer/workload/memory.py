@@ -82,12 +82,18 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     flight, the input embedding) or the last (the output layer and its logits).
 
     Not cached itself: the planner's candidate lists are, per workload and hardware."""
-    stages = (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in pipeline_ends(w, plan))
-    return max(stages, key=lambda m: m.total_gb)  # the first of equals
+    family = FamilyLoads(
+        w, plan.tensor, plan.pipeline, plan.data, plan.expert, plan.micro_batch_size, plan.context
+    )
+    stages = family.ends(plan.virtual_pipeline)
+    return max(  # the first of equals
+        (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in stages),
+        key=lambda m: m.total_gb,
+    )
 
 
 def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
-    """memory_per_gpu's total from pipeline_ends' stages: the planner tries several ZeRO
+    """memory_per_gpu's total from FamilyLoads.ends' stages: the planner tries several ZeRO
     stages on the same stages."""
     return max(s.total_gb(zero_stage, reshard_after_forward) for s in stages)
 
@@ -145,25 +151,11 @@ class StageLoad(NamedTuple):
         return weights / 1e9 + gradients / 1e9 + optimizer / 1e9 + self.activations / 1e9
 
 
-def pipeline_ends(w: Workload, plan: ParallelPlan) -> tuple[StageLoad, ...]:
-    """The first pipeline rank's load and, with more than one stage, the last's: the
-    fullest is one of them (memory_per_gpu). The ZeRO stage is not read."""
-    family = FamilyLoads(
-        w,
-        plan.tensor,
-        plan.pipeline,
-        plan.data,
-        plan.expert,
-        plan.micro_batch_size,
-        plan.context,
-    )
-    return family.ends(plan.virtual_pipeline)
-
-
 class FamilyLoads:
-    """pipeline_ends for one (tensor, pipeline, data, expert, micro-batch, context) at any
-    interleaving depth: what no depth changes is worked out once, since the planner tries
-    several depths of each family."""
+    """The end stages' loads (the fullest stage is the first or the last) of one (tensor,
+    pipeline, data, expert, micro-batch, context) at any interleaving depth: what no depth
+    changes is worked out once, since the planner tries several depths of each family. The
+    ZeRO stage is not read."""
 
     __slots__ = (
         "act_layer",
