@@ -54,7 +54,7 @@ from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, group_ends, link_options
+from optimizer.topology.layout import Layout, LinkOption, link_options
 from optimizer.topology.plan import PhysicalPlan, physical_plan
 from optimizer.topology.profile import TopologyProfile
 from optimizer.workload.model import Workload
@@ -520,9 +520,8 @@ class Enumerator:
         demands = [d for d in pre.plan.links if d.count]
         groups = []
         for demand in demands:
-            ends = group_ends(demand.group)
-            options = link_options(
-                demand.length_m, demand.speed_gbps, demand.fabric, self.catalog, ends
+            options = link_options(  # ends with the switches' cages and broken-out ports
+                demand.length_m, demand.speed_gbps, demand.fabric, self.catalog, demand.link_ends
             )
             if not options:
                 return (-1, {})
@@ -689,7 +688,7 @@ def link_mix(
     headroom_mw: int | None,
 ) -> tuple[int, dict[str, list[tuple[LinkOption, int]]]]:
     """Links per option per group at the least cost, exactly (CP-SAT over integers): each
-    group's links sum to its count; a transceiver's ports in a group become whole modules
+    group's links sum to its count; a multi-port part's ports in a group become whole parts
     (ceil(ports / ports per module), as the BOM buys them); each SKU's total pays the unit
     price of the deepest volume break it reaches; totals stay within stock; link power (mW)
     within ``headroom_mw``. Returns (link capex in cents, choice) or (-1, {})."""
@@ -708,7 +707,7 @@ def link_mix(
         for sku, terms in ports.items():
             expr = sum(k * v for k, v in terms)
             most = count * max(k for k, _ in terms)
-            per_module = links[sku].module_ports if links[sku].kind == "transceiver" else 1
+            per_module = links[sku].module_ports  # a twin-port module or a splitter
             if per_module > 1:
                 modules = model.new_int_var(0, most, f"m{gi}_{sku}")
                 model.add(per_module * modules >= expr)

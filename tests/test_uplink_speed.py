@@ -6,7 +6,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from optimizer.catalog import load_catalog
+from optimizer.errors import InvalidInput
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
@@ -57,7 +60,15 @@ def test_without_800g_parts_uplinks_stay_at_the_nic_speed() -> None:
     )
     plan = physical_plan(_design(32), no_800)
     assert {d.group: (d.count, d.speed_gbps) for d in plan.links}["leaf-spine"] == (256, 400)
-    assert check_bom(_design(32), build_bom(_design(32), no_800), no_800) == []
+
+
+def test_without_parts_that_fill_an_800g_port_its_breakout_cannot_be_built() -> None:
+    """256 hosts on 800G leaves need 2 x 400G per cage: only an 800G part makes that split."""
+    no_800 = dataclasses.replace(
+        ROCE, links=tuple(lk for lk in ROCE.links if lk.speed_gbps < 800 or lk.kind == "fiber")
+    )
+    with pytest.raises(InvalidInput, match="fills a broken-out 800G switch port"):
+        build_bom(_design(32), no_800)
 
 
 def test_an_800g_cable_is_not_a_host_link() -> None:

@@ -58,6 +58,8 @@ def _link(
     price_cents: int,
     power_w: float = 0.1,
     stock: int | None = None,
+    ports: int | None = None,
+    side: str | None = None,
 ) -> Link:
     return Link(
         sku=sku,
@@ -69,6 +71,8 @@ def _link(
         power_w=power_w,
         price_cents=price_cents,
         availability=Availability(stock_units=stock, source="test fixture"),
+        side=side,
+        ports_per_module=ports,
     )
 
 
@@ -144,6 +148,31 @@ def topology_catalog(*, aoc_stock: int | None = 300) -> Catalog:
             _link("ETH-AOC-50M", "aoc", 400, "ethernet", 50.0, 80_000, 12.0),
             _link("ETH-SR4", "transceiver", 400, "ethernet", 50.0, 55_000, 8.0),
             _link("ETH-DR4", "transceiver", 400, "ethernet", 500.0, 70_000, 9.0),
+            # What fills the 800G switches' broken-out ports: splitters and twin-port modules.
+            _link("ETH-DAC-SPLIT-3M", "dac", 800, "ethernet", 3.0, 50_000, ports=2),
+            _link("ETH-AOC-SPLIT-50M", "aoc", 800, "ethernet", 50.0, 160_000, 24.0, ports=2),
+            _link(
+                "ETH-2xSR4",
+                "transceiver",
+                800,
+                "ethernet",
+                50.0,
+                110_000,
+                16.0,
+                ports=2,
+                side="switch",
+            ),
+            _link(
+                "ETH-2xDR4",
+                "transceiver",
+                800,
+                "ethernet",
+                500.0,
+                140_000,
+                18.0,
+                ports=2,
+                side="switch",
+            ),
             _link("FIBER-OM4", "fiber", 800, "any", 100.0, 250, 0.0),
             _link("FIBER-OS2", "fiber", 800, "any", 2000.0, 200, 0.0),
         ),

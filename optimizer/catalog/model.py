@@ -152,7 +152,8 @@ class Link:
     price_cents: int
     availability: Availability = field(default_factory=Availability)
     # Optional columns (None where a catalog leaves them out): the end a transceiver fits,
-    # its cage form factor, and how many links' ends one module serves (2: twin-port OSFP).
+    # its cage form factor, and how many links' ends one module serves (2: twin-port OSFP,
+    # or a fan-out cable's narrow ends: an 800G to 2 x 400G splitter).
     side: str | None = None
     form_factor: str = ""
     ports_per_module: int | None = None
@@ -164,7 +165,8 @@ class Link:
 
     @property
     def module_ports(self) -> int:
-        """Link ends one module serves at ``port_speed_gbps`` (1 unless twin-port)."""
+        """Link ends one module (or fan-out cable) serves at ``port_speed_gbps`` (1 unless
+        twin-port or fan-out)."""
         return self.ports_per_module or 1
 
     @property

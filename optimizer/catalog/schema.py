@@ -388,7 +388,9 @@ COLUMNS: tuple[Column, ...] = (
         "int",
         "ports",
         "Lower-speed ports one port splits into (1: no breakout); each runs at "
-        "port_speed_gbps / breakout.",
+        "port_speed_gbps / breakout. A broken-out port takes a part that fills it: a fan-out "
+        "cable or a multi-port module (links.ports_per_module); a straight cable takes the "
+        "whole port.",
         16,
     ),
     # issue 16 (fabric800)
@@ -495,7 +497,9 @@ COLUMNS: tuple[Column, ...] = (
         "ports",
         "Links one transceiver serves at speed_gbps / ports_per_module each (2: a twin-port "
         "2x400G OSFP on 800G speed_gbps); the whole module also runs one link at speed_gbps. "
-        "Empty: 1.",
+        "On a dac, aec or aoc: a fan-out cable, one speed_gbps end that fills a switch port "
+        "and ports_per_module ends at speed_gbps / ports_per_module (an 800G OSFP to 2 x 400G "
+        "splitter: 800, 2); the only part that serves a broken-out port. Empty: 1.",
         8,
         required=False,
     ),

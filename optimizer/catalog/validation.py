@@ -265,21 +265,21 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tu
 
 
 def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
-    """A module's ports split its speed evenly, and only transceivers have a side or several
-    ports (a cable's two ends are fixed; fiber is priced per metre)."""
+    """A module's ports split its speed evenly; only transceivers have a side, and only
+    transceivers and fan-out copper or optical cables have several ports (a cable's two ends
+    are fixed; fiber is priced per metre)."""
     for number, values in rows:
         ports = values.get("ports_per_module")
         kind, speed = values["kind"], _checked_int(values["speed_gbps"])
-        if kind != "transceiver":
-            if ports not in (None, 1):
-                expected = f"empty or 1 for a {kind} (only a transceiver module has ports)"
-                problems.append(error("links", number, "ports_per_module", ports, expected))
-            if values.get("side") not in (None, "any"):
-                expected = f"empty or any for a {kind} (only a transceiver plugs into one end)"
-                problems.append(error("links", number, "side", values["side"], expected))
+        if kind == "fiber" and ports not in (None, 1):
+            expected = "empty or 1 for a fiber (priced per metre, it has no ports)"
+            problems.append(error("links", number, "ports_per_module", ports, expected))
         elif ports is not None and speed % _checked_int(ports):
             expected = f"a divisor of speed_gbps {speed} (each port runs speed_gbps / ports)"
             problems.append(error("links", number, "ports_per_module", ports, expected))
+        if kind != "transceiver" and values.get("side") not in (None, "any"):
+            expected = f"empty or any for a {kind} (only a transceiver plugs into one end)"
+            problems.append(error("links", number, "side", values["side"], expected))
 
 
 def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:

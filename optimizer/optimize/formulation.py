@@ -36,7 +36,8 @@ class LinkClass:
     # twin-port modules are rounded up to whole modules per group, as the BOM buys them.
     group: str = ""
     # issue 16 (fabric800): the ends with their switches' cages (a 1.6T module fits one
-    # switch's cage and not another's); "" where no cage is stated, so names stay as before.
+    # switch's cage and not another's) and broken-out ports (only a part that fills the port
+    # fits); plain ends name no more than the group, so names stay as before.
     ends: str = ""
 
     @classmethod
@@ -46,8 +47,10 @@ class LinkClass:
 
     @property
     def label(self) -> str:
-        """The group, and the cage ends where stated: unique in variable names."""
-        return self.group if ":" not in self.ends else f"{self.group}@{self.ends}"
+        """The group, and the cage or broken-out ends where stated: unique in variable
+        names."""
+        plain = ":" not in self.ends and "@" not in self.ends
+        return self.group if plain else f"{self.group}@{self.ends}"
 
 
 @dataclass(frozen=True)

@@ -113,11 +113,11 @@ def build_bom(
 def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple[LinkOption, int]]]:
     """Per group, the cheapest reaching option at list price; where stock runs short, the next
     cheapest."""
-    # Stock in what a link takes: module ports for transceivers (a twin-port module is two).
+    # Stock in what a link takes: module ports (a twin-port module or a 2-way splitter is two).
     stock: dict[str, int | None] = {
         lk.sku: None
         if lk.availability.stock_units is None
-        else lk.availability.stock_units * (lk.module_ports if lk.kind == "transceiver" else 1)
+        else lk.availability.stock_units * lk.module_ports
         for lk in catalog.links
     }
     choice: dict[str, list[tuple[LinkOption, int]]] = {}
@@ -130,6 +130,12 @@ def cheapest_links(plan: PhysicalPlan, catalog: Catalog) -> dict[str, list[tuple
                 f"no {demand.fabric} cable or optic at {demand.speed_gbps}G reaches "
                 f"{demand.length_m:g} m"
             )
+            ports = sorted({end.partition("@")[2] for end in demand.link_ends if "@" in end})
+            if ports:  # the tier needs the breakout: only a part of the port's speed fills it
+                msg += (
+                    f" and fills a broken-out {'/'.join(ports)}G switch port (a splitter cable "
+                    "or a multi-port module, links.ports_per_module)"
+                )
             raise InvalidInput(msg, field=f"links.{demand.group}")
         left, picks = demand.count, []
         for option in options:
@@ -302,9 +308,9 @@ def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
 def _link_items(
     demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]], links: Mapping[str, Link]
 ) -> list[_Item]:
-    """The group's cables, optics and fiber; a transceiver's module ports become whole modules
-    (``ceil(ports / ports_per_module)`` over the group: a twin-port module's spare port is
-    paid for)."""
+    """The group's cables, optics and fiber; the module ports of a transceiver or fan-out
+    cable become whole parts (``ceil(ports / ports_per_module)`` over the group: a twin-port
+    module's or a splitter's spare port is paid for)."""
     qty = Counter[str]()
     for option, count in chosen:
         for sku, per_link in option.parts:
@@ -312,7 +318,7 @@ def _link_items(
     items = []
     for sku, amount in qty.items():
         part = links[sku]
-        if part.kind == "transceiver":
+        if part.kind != "fiber":
             amount = modules_for(amount, part.module_ports)
         items.append(
             _Item(

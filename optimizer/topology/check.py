@@ -14,6 +14,8 @@ switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-sid
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
 optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
+breakout (straight cables slower than the switch port take a whole port each, more ports
+than the tier's switches have; a fan-out cable whose wide end fills no switch port there),
 no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none), rack-power (a rack-scale unit drawing more than the
@@ -310,7 +312,47 @@ def _check_network(
                     _ports_wording(tier, used, count[tier], have, tier_sku, nic.speed_gbps),
                 )
             )
+        elif tier in tier_sku:
+            sw = tier_sku[tier]
+            straight = _straight_cables(lines, catalog, sw.port_speed_gbps)
+            whole = sum(straight[g] * ends for g, ends in groups)
+            out += _check_whole_ports(tier, whole, used, count[tier], sw, nic.speed_gbps)
+    return out + _check_fan_outs(lines, catalog, tier_sku)
+
+
+def _straight_cables(lines: list[BomLine], catalog: Catalog, below_gbps: int) -> Counter[str]:
+    """Straight cables slower than ``below_gbps`` per group: each takes a whole switch port."""
+    parts = {lk.sku: lk for lk in catalog.links}
+    out: Counter[str] = Counter()
+    for ln in (ln for ln in lines if ln.category == "cable" and ln.sku in parts):
+        part = parts[ln.sku]
+        if part.module_ports == 1 and part.speed_gbps < below_gbps:
+            out[ln.tier] += ln.quantity
     return out
+
+
+def _check_whole_ports(
+    tier: str, whole: int, used: int, switches: int, sw: Switch, speed_gbps: int
+) -> list[Violation]:
+    """The tier's physical ports: ``whole`` straight cable ends slower than the port take a
+    whole port each (nothing splits it); the other ``used`` NIC-speed ports share broken-out
+    ports ``port_speed / speed`` each (a fan-out cable or a twin-port module fills one)."""
+    lanes = max(1, sw.port_speed_gbps // speed_gbps)
+    if not whole:
+        return []
+    ports = whole + -(-max(0, used - whole) // lanes)
+    if ports <= switches * sw.ports:
+        return []
+    return [
+        Violation(
+            "breakout",
+            f"{tier} tier: {whole} straight cable ends slower than {sw.sku}'s "
+            f"{sw.port_speed_gbps}G ports take a whole port each; with its other links that "
+            f"is {ports} ports, its {switches} switches have {switches * sw.ports} "
+            "(a fan-out cable or a twin-port module fills a broken-out port, "
+            "links.ports_per_module)",
+        )
+    ]
 
 
 # issue 16 (fabric800)
@@ -331,6 +373,32 @@ def _ports_wording(
 
 
 # end issue 16 (fabric800)
+
+
+def _check_fan_outs(
+    lines: list[BomLine], catalog: Catalog, tier_sku: dict[str, Switch]
+) -> list[Violation]:
+    """A fan-out cable's wide end fills one switch port of its speed at an end of its group."""
+    parts = {lk.sku: lk for lk in catalog.links}
+    first = "leaf" if "leaf" in tier_sku else "router"  # the tier hosts plug into
+    out = []
+    for ln in (ln for ln in lines if ln.category == "cable" and ln.sku in parts):
+        part = parts[ln.sku]
+        tiers = GROUP_END_TIERS.get(ln.tier, ())
+        ends = [tier_sku.get(first if t == "first" else t) for t in tiers if t != "host"]
+        there = [sw for sw in ends if sw is not None]
+        if part.module_ports == 1 or any(sw.port_speed_gbps == part.speed_gbps for sw in there):
+            continue
+        ports = ", ".join(sorted({f"{sw.sku} {sw.port_speed_gbps}G" for sw in there})) or "none"
+        out.append(
+            Violation(
+                "breakout",
+                f"{part.sku} is a fan-out cable ({part.speed_gbps}G to {part.module_ports} x "
+                f"{part.port_speed_gbps}G); its {part.speed_gbps}G end fills no switch port "
+                f"on {ln.tier} (ports there: {ports})",
+            )
+        )
+    return out
 
 
 def _required(design: Design, k: int, planes: int = 1) -> Requirement:

@@ -16,6 +16,11 @@ Modelling rules
   cage, any: either); cables and fiber fit any end. Where the switch states
   ``ports_per_cage``, a module at its end fills one cage: speed_gbps = port speed x ports per
   cage (a 1.6T twin-port module in a Q3400, an 800G module in an SN5600).
+- A broken-out port (links slower than the switch port, counted ``port_speed / speed`` per
+  port by ``ports_at_speed``) takes a part that fills it: a multi-port module or a fan-out
+  cable whose wide end runs at the port speed (an 800G OSFP to 2 x 400G splitter, NVIDIA
+  MCP7Y00; hardware.md section 4.1). A straight cable takes a whole port, so it is not
+  offered there; a fan-out cable has one wide end, so it needs exactly one broken-out end.
 """
 
 from __future__ import annotations
@@ -54,15 +59,22 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
         return False
     if link.kind == "fiber":
         return link.speed_gbps >= speed_gbps
-    if link.kind == "transceiver" and link.port_speed_gbps == speed_gbps:
-        return True
-    return link.speed_gbps == speed_gbps
+    if link.module_ports > 1 and link.port_speed_gbps == speed_gbps:
+        return True  # a twin-port module or a fan-out cable: one of its ports per link end
+    # A whole module may run one link at its full speed; a fan-out cable's ends differ.
+    return link.speed_gbps == speed_gbps and (link.kind == "transceiver" or link.module_ports == 1)
 
 
 def fits_end(link: Link, end: str) -> bool:
     """The part may sit at a link end of this kind (``host`` or ``switch``; ``switch:C``: a
-    switch whose cage holds C Gb/s, where a module must fill the cage, see ``switch_end``)."""
-    kind, _, cage_gbps = end.partition(":")
+    switch whose cage holds C Gb/s, where a module must fill the cage; ``...@P``: a switch
+    port of P Gb/s broken out, which only a part of speed P fills; see ``switch_end``)."""
+    head, _, port_gbps = end.partition("@")
+    kind, _, cage_gbps = head.partition(":")
+    if link.kind == "fiber":
+        return True
+    if port_gbps and link.speed_gbps != int(port_gbps):
+        return False
     if link.kind != "transceiver":
         return True
     if link.fits_side not in ("any", kind):
@@ -70,14 +82,27 @@ def fits_end(link: Link, end: str) -> bool:
     return not cage_gbps or link.speed_gbps == int(cage_gbps)
 
 
+def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
+    """A straight cable plugs into ports at its own speed at both ends; a fan-out cable's wide
+    end fills exactly one broken-out switch port (its narrow ends plug in at their speed)."""
+    broken_out = sum("@" in end for end in ends)
+    wide_ends = 1 if cable.module_ports > 1 else 0
+    return broken_out == wide_ends and all(fits_end(cable, end) for end in ends)
+
+
 # issue 16 (fabric800)
-def switch_end(switch: Switch) -> str:
+def switch_end(switch: Switch, speed_gbps: int | None = None) -> str:
     """The link end ``switch`` offers: ``switch``, or ``switch:C`` with C its cage bandwidth
     (port speed x ``ports_per_cage``: 1600 for a Q3400 twin-port cage, 800 for an SN5600)
-    when the catalog states it, so a module that does not fill the cage is not offered."""
-    if switch.ports_per_cage is None:
-        return "switch"
-    return f"switch:{switch.port_speed_gbps * switch.ports_per_cage}"
+    when the catalog states it, so a module that does not fill the cage is not offered.
+    Links at ``speed_gbps`` below the port speed break the port out: ``@P`` (P the port
+    speed) asks for a part that fills the port (``fits_end``)."""
+    end = "switch"
+    if switch.ports_per_cage is not None:
+        end = f"switch:{switch.port_speed_gbps * switch.ports_per_cage}"
+    if speed_gbps is not None and speed_gbps < switch.port_speed_gbps:
+        end = f"{end}@{switch.port_speed_gbps}"
+    return end
 
 
 def ports_per_end(link: Link, speed_gbps: int) -> int:

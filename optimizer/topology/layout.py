@@ -43,11 +43,12 @@ from __future__ import annotations
 import math
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Server
 from optimizer.errors import InvalidInput
-from optimizer.topology.compat import fits_end, link_fits, ports_per_end
+from optimizer.topology.compat import cable_fits_ends, fits_end, link_fits, ports_per_end
 from optimizer.topology.fat_tree import uplink_lanes
 from optimizer.topology.network import NetworkSizing
 
@@ -238,9 +239,10 @@ class LinkOption:
     plus fiber.
 
     ``parts`` lists (SKU, quantity per link): cables and fiber metres as bought, transceivers
-    in module *ports* (a host-side module is 1 port, half a twin-port switch module is 1 of
-    its 2). ``module_ports`` names the multi-port transceivers and their ports per module:
-    whole modules are bought, ``ceil(ports / ports_per_module)`` per link group.
+    and fan-out cables in module *ports* (a host-side module is 1 port, half a twin-port switch
+    module is 1 of its 2, one narrow end of a 2-way splitter 1 of 2). ``module_ports`` names
+    the multi-port parts and their ports per module: whole modules are bought,
+    ``ceil(ports / ports_per_module)`` per link group.
     ``unit_cost_cents`` (list price, a twin-port module's price shared by its ports) and
     ``power_w`` are per link.
     """
@@ -298,9 +300,9 @@ def _link_options(
 ) -> list[LinkOption]:
     fitting = [lk for lk in catalog.links if link_fits(lk, speed_gbps, fabric)]
     options = [
-        LinkOption("cable", ((lk.sku, 1),), lk.reach_m, lk.price_cents, lk.power_w)
+        _cable(lk)
         for lk in fitting
-        if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m
+        if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m and cable_fits_ends(lk, ends)
     ]
     fibers = [lk for lk in fitting if lk.kind == "fiber"]
     fiber_m = fiber_metres(group_length_m)
@@ -318,6 +320,20 @@ def _link_options(
                 continue  # different media (multimode SR vs single-mode DR) do not mate
             options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps))
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
+
+
+def _cable(cable: Link) -> LinkOption:
+    """One cable per link; a fan-out cable serves ``ports_per_module`` links, bought whole per
+    group like a twin-port module (its price and power shared by its narrow ends)."""
+    ports = cable.module_ports
+    return LinkOption(
+        "cable",
+        ((cable.sku, 1),),
+        cable.reach_m,
+        math.ceil(cable.price_cents / ports),
+        cable.power_w / ports,
+        ((cable.sku, ports),) if ports > 1 else (),
+    )
 
 
 def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) -> LinkOption:
@@ -348,16 +364,17 @@ def buildable_lanes(
     length_m: float,
     fabric: str,
     catalog: Catalog,
-    ends: tuple[str, str] | None = None,  # issue 16 (fabric800): with the switches' cages
+    ends_at: Callable[[int], tuple[str, str] | None] = lambda _: None,
 ) -> int:
     """``fat_tree.uplink_lanes`` where the catalog has a cable or optics pair reaching
-    ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise."""
+    ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise. ``ends_at``:
+    the group's ends for links at a speed (issue 16, fabric800: the switches' cages; broken
+    out below their port speed)."""
     lanes = uplink_lanes(sizing, group, port_speed_gbps, speed_gbps)
-    if lanes > 1 and not link_options(
-        length_m, speed_gbps * lanes, fabric, catalog, ends or group_ends(group)
-    ):
+    if lanes == 1:
         return 1
-    return lanes
+    ends = ends_at(speed_gbps * lanes) or group_ends(group)
+    return lanes if link_options(length_m, speed_gbps * lanes, fabric, catalog, ends) else 1
 
 
 def modules_for(ports: int, module_ports: int) -> int:

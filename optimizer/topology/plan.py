@@ -8,6 +8,7 @@ same incompatible designs with the same field-named reasons.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
@@ -151,13 +152,32 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         leaf_in_row=server.rack_scale,  # issue 16 (rackscale)
     )
     port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
-    cages = {d.tier: switch_end(by_sku[d.sku]) for d in demands}  # issue 16 (fabric800)
+    # A tier breaks its ports out only where its busiest switch needs more ports than it has
+    # cages; otherwise every link may take a whole port, a straight cable included.
+    broken_out = {d.tier: d.busiest_ports_used > by_sku[d.sku].ports for d in demands}
+
+    def ends_at(group: str) -> Callable[[int], tuple[str, str] | None]:
+        """The group's ends for links at a speed: each switch's cage (issue 16, fabric800),
+        its ports broken out below their speed where the tier needs the breakout."""
+        return lambda gbps: tier_ends(
+            sizing,
+            group,
+            {
+                d.tier: switch_end(by_sku[d.sku], gbps if broken_out[d.tier] else None)
+                for d in demands
+            },
+        )
+
     links = tuple(
         LinkDemand(
-            g.name, g.count // f, placement.length_m(g.name), speed_gbps * f, design.fabric, ends
+            g.name,
+            g.count // f,
+            placement.length_m(g.name),
+            speed_gbps * f,
+            design.fabric,
+            ends_at(g.name)(speed_gbps * f),
         )
         for g in sizing.link_groups
-        for ends in (tier_ends(sizing, g.name, cages),)
         for f in (
             buildable_lanes(
                 sizing,
@@ -167,7 +187,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
                 placement.length_m(g.name),
                 design.fabric,
                 catalog,
-                ends,
+                ends_at(g.name),
             ),
         )
     )
