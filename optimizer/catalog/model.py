@@ -108,6 +108,8 @@ class Nic:
     # issue 16 (fabric800): independent fabric planes the ports feed, one port each (2: a
     # ConnectX-8 in Ethernet mode, 2 x 400GbE); None: one plane, one port cabled per NIC.
     planes: int | None = None
+    # The cage form factor of its ports (OSFP, QSFP112, QSFP56, ...); "" where not stated.
+    form_factor: str = ""
 
     @property
     def plane_count(self) -> int:

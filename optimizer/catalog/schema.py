@@ -368,6 +368,17 @@ COLUMNS: tuple[Column, ...] = (
         minimum=1,
         maximum=16,
     ),
+    Column(
+        "nics",
+        "form_factor",
+        "text",
+        "",
+        False,
+        "Cage form factor of its ports, e.g. OSFP (a ConnectX-7 MCX75310AAS-NEAT, which takes "
+        "flat-top OSFP modules), QSFP112, QSFP56. A cable or host-side module plugs in only "
+        "with that form factor (links.form_factor; a QSFP-DD cage also takes QSFP plugs). "
+        "Empty: not stated, any fits.",
+    ),
     *_identity("switches", "switch"),
     Column(
         "switches",
@@ -488,7 +499,9 @@ COLUMNS: tuple[Column, ...] = (
         "text",
         "",
         False,
-        "Cage form factor, e.g. OSFP, OSFP-flat, QSFP112 (descriptive).",
+        "Plug form factor, e.g. OSFP, OSFP-flat, QSFP112: a cable's or host-side module's "
+        "must fit the NIC's cage (nics.form_factor; OSFP-flat is an OSFP plug). Empty: not "
+        "stated, fits any cage.",
     ),
     _positive(
         "links",

@@ -1,8 +1,9 @@
 """Drop parts that other parts of the same function beat on every count.
 
 A NIC, switch, cable or optic is *dominated* when another one with the same function
-(everything the topology and the estimator read: NIC speed, ports, protocols; switch family,
-losslessness, ports, speed, breakout; link kind, speed, family) is no dearer at every quantity
+(everything the topology and the estimator read: NIC speed, ports, protocols, cage form
+factor; switch family, losslessness, ports, speed, breakout; link kind, speed, family) is no
+dearer at every quantity
 (list price and every volume break), draws no more power, takes no more rack units, adds no
 more latency, reaches at least as far (cables and optics; fiber is kept whole) and is in stock
 at least as much. Buying the dominated part instead can never lower
@@ -227,7 +228,7 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
     nics = _keep_efficient(
         prices,
         catalog.nics,
-        lambda n: (n.speed_gbps, n.ports, n.protocols, n.forwarding),
+        lambda n: (n.speed_gbps, n.ports, n.protocols, n.forwarding, n.form_factor),
         lambda a, b: a.power_w <= b.power_w and _support_no_higher(a, b),
         usable,
     )

@@ -16,6 +16,7 @@ racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per pla
 optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
 breakout (straight cables slower than the switch port take a whole port each, more ports
 than the tier's switches have; a fan-out cable whose wide end fills no switch port there),
+nic-cage (a cable or host-side module whose plug does not fit the NIC's cage),
 no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none), rack-power (a rack-scale unit drawing more than the
@@ -38,6 +39,7 @@ from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
     fabric_family,
+    fits_cage,
     fits_end,
     link_fits,
     nic_fits_fabric,
@@ -121,6 +123,7 @@ def check_bom(
         out += _check_network(design, known, catalog, nic)
         out += _check_planes(design, known, nic)  # issue 16 (fabric800)
         out += _check_cages(known, catalog)  # issue 16 (fabric800)
+        out += _check_nic_cages(known, catalog, nic)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
     server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     ordered = [ln for ln in known if not _included(ln, server)]
@@ -373,6 +376,27 @@ def _ports_wording(
 
 
 # end issue 16 (fabric800)
+
+
+def _check_nic_cages(lines: list[BomLine], catalog: Catalog, nic: Nic) -> list[Violation]:
+    """A cable or host-side module of a group that ends at the NICs has the NIC cage's form
+    factor (``compat.fits_cage``: a QSFP112 module does not go into an OSFP cage)."""
+    parts = {lk.sku: lk for lk in catalog.links}
+    out = []
+    for ln in (ln for ln in lines if ln.category in ("cable", "transceiver")):
+        part = parts[ln.sku]
+        at_host = "host" in GROUP_END_TIERS.get(ln.tier, ())
+        if (part.kind == "transceiver" and part.fits_side != "host") or not at_host:
+            continue
+        if not fits_cage(part.form_factor, nic.form_factor):
+            out.append(
+                Violation(
+                    "nic-cage",
+                    f"{part.sku} ({part.form_factor} plug) on {ln.tier} does not fit "
+                    f"{nic.sku}'s {nic.form_factor} cage (nics.form_factor)",
+                )
+            )
+    return out
 
 
 def _check_fan_outs(

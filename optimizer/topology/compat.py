@@ -21,6 +21,10 @@ Modelling rules
   cable whose wide end runs at the port speed (an 800G OSFP to 2 x 400G splitter, NVIDIA
   MCP7Y00; hardware.md section 4.1). A straight cable takes a whole port, so it is not
   offered there; a fan-out cable has one wide end, so it needs exactly one broken-out end.
+- A cable or host-side module plugs into a NIC only with the form factor of its cage
+  (hardware.md section 2: a ConnectX-7 MCX75310AAS-NEAT has an OSFP cage for flat-top OSFP
+  modules, an MCX653105A-HDAT a QSFP56 one); a QSFP-DD cage also takes QSFP28/56/112 plugs
+  (the QSFP-DD MSA's backward compatibility). Where either side is not stated, it fits.
 """
 
 from __future__ import annotations
@@ -66,20 +70,40 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
 
 
 def fits_end(link: Link, end: str) -> bool:
-    """The part may sit at a link end of this kind (``host`` or ``switch``; ``switch:C``: a
-    switch whose cage holds C Gb/s, where a module must fill the cage; ``...@P``: a switch
-    port of P Gb/s broken out, which only a part of speed P fills; see ``switch_end``)."""
+    """The part may sit at a link end of this kind (``host`` or ``switch``; ``host:F``: a NIC
+    whose cage is of form factor F; ``switch:C``: a switch whose cage holds C Gb/s, where a
+    module must fill the cage; ``...@P``: a switch port of P Gb/s broken out, which only a
+    part of speed P fills; see ``switch_end`` and ``host_end``)."""
     head, _, port_gbps = end.partition("@")
-    kind, _, cage_gbps = head.partition(":")
+    kind, _, cage = head.partition(":")
     if link.kind == "fiber":
         return True
     if port_gbps and link.speed_gbps != int(port_gbps):
+        return False
+    if kind == "host" and not fits_cage(link.form_factor, cage):
         return False
     if link.kind != "transceiver":
         return True
     if link.fits_side not in ("any", kind):
         return False
-    return not cage_gbps or link.speed_gbps == int(cage_gbps)
+    return kind == "host" or not cage or link.speed_gbps == int(cage)
+
+
+_QSFP_PLUGS = frozenset({"QSFP28", "QSFP56", "QSFP112"})
+
+
+def fits_cage(form_factor: str, cage: str) -> bool:
+    """A plug of ``form_factor`` goes into a NIC cage of ``cage`` (either unstated: it fits;
+    a flat-top OSFP module is an OSFP plug; a QSFP-DD cage also takes QSFP plugs)."""
+    if not form_factor or not cage:
+        return True
+    plug = form_factor.removesuffix("-flat")
+    return plug == cage or (cage == "QSFP-DD" and plug in _QSFP_PLUGS)
+
+
+def host_end(nic: Nic | None) -> str:
+    """The link end a NIC offers: ``host``, or ``host:F`` with F its cage's form factor."""
+    return "host" if nic is None or not nic.form_factor else f"host:{nic.form_factor}"
 
 
 def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:

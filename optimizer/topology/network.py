@@ -172,7 +172,7 @@ def in_planes(one_plane: NetworkSizing, planes: int) -> NetworkSizing:
 
 
 def tier_ends(
-    sizing: NetworkSizing, group: str, switch_ends: dict[str, str]
+    sizing: NetworkSizing, group: str, switch_ends: dict[str, str], host: str = "host"
 ) -> tuple[str, str] | None:
     """issue 16 (fabric800): the two ends of ``group``'s links as ``fits_end`` reads them,
     each switch end as its tier's SKU offers it (``switch_ends``: tier -> ``switch`` or
@@ -184,7 +184,7 @@ def tier_ends(
 
     def end(tier: str) -> str:
         if tier == "host":
-            return "host"
+            return host  # the NIC's end: ``host`` or ``host:F``, its cage's form factor
         return switch_ends.get(first if tier == "first" else tier, "switch")
 
     return end(tiers[0]), end(tiers[1])

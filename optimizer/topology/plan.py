@@ -16,6 +16,7 @@ from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import (
+    host_end,
     nic_fits_fabric,
     ports_at_speed,
     switch_end,
@@ -166,6 +167,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
                 d.tier: switch_end(by_sku[d.sku], gbps if broken_out[d.tier] else None)
                 for d in demands
             },
+            host_end(nic),
         )
 
     links = tuple(

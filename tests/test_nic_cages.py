@@ -1,0 +1,95 @@
+"""A cable or host-side module plugs into a NIC only with the form factor of its cage.
+
+hardware.md section 2: the ConnectX-7 MCX75310AAS-NEAT has one OSFP cage (flat-top OSFP
+modules), the ConnectX-6 MCX653105A-HDAT a QSFP56 one. Before, the cage was not checked: the
+gen-2026 answer for llama3-405b bought 12,312 QSFP112-400G-SR4 modules for GB200-NVL72's
+built-in ConnectX-7s, which do not plug in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from optimizer.catalog import load_catalog
+from optimizer.topology.bom import build_bom
+from optimizer.topology.check import check_bom
+from optimizer.topology.compat import fits_cage, host_end
+from optimizer.topology.design import Design
+from optimizer.topology.layout import link_options
+from optimizer.topology.plan import physical_plan
+
+CATALOGS = Path(__file__).resolve().parents[1] / "catalogs"
+ROCE = load_catalog(CATALOGS / "roce-spectrum")
+NICS = {n.sku: n for n in ROCE.nics}
+
+
+def _cx7(nodes: int) -> Design:
+    return Design(
+        server_sku="SYS-A22GA-NBRT",
+        nodes=nodes,
+        nic_sku="MCX75310AAS-NEAT",
+        nics_per_node=1,
+        fabric="roce",
+        topology="single_switch",
+        switch_skus=("SN5600",),
+    )
+
+
+def test_a_plug_fits_a_cage_of_its_form_factor() -> None:
+    assert fits_cage("OSFP-flat", "OSFP")
+    assert fits_cage("OSFP", "OSFP")
+    assert not fits_cage("QSFP112", "OSFP")
+    assert not fits_cage("OSFP-finned", "OSFP")  # a switch module's finned top
+    assert fits_cage("QSFP56", "QSFP-DD")  # QSFP-DD cages take QSFP plugs
+    assert not fits_cage("QSFP-DD", "QSFP56")
+    assert fits_cage("", "OSFP") and fits_cage("QSFP112", "")  # not stated: fits
+
+
+def test_a_nic_end_names_its_cage() -> None:
+    assert host_end(NICS["MCX75310AAS-NEAT"]) == "host:OSFP"
+    assert host_end(NICS["BCM957608-P1400GDF"]) == "host"  # the catalog does not say
+    assert host_end(None) == "host"
+
+
+def test_an_osfp_nic_is_offered_only_osfp_plugs() -> None:
+    offered = link_options(9.0, 400, "roce", ROCE, ("host:OSFP", "switch@800"))
+    host_parts = {sku for o in offered for sku, _ in o.parts if sku.startswith(("QSFP", "OSFP-4"))}
+    assert host_parts == {"OSFP-400G-DR4"}
+    anywhere = link_options(9.0, 400, "roce", ROCE, ("host", "switch@800"))
+    assert any("QSFP112-400G-SR4" in o.label for o in anywhere)
+
+
+def test_the_builder_buys_flat_osfp_modules_for_a_connectx_7() -> None:
+    design = _cx7(65)  # 65 links on 64 cages: broken out, optics at 9 m
+    bom = build_bom(design, ROCE)
+    host_modules = {
+        ln.sku for ln in bom.lines if ln.category == "transceiver" and ln.sku.endswith("DR4")
+    }
+    assert "OSFP-400G-DR4" in host_modules
+    assert not any(ln.sku == "QSFP112-400G-SR4" for ln in bom.lines)
+    assert check_bom(design, bom, ROCE) == []
+
+
+def test_check_bom_rejects_a_module_that_does_not_fit_the_nic_cage() -> None:
+    design = _cx7(65)
+    length_m = physical_plan(design, ROCE).links[0].length_m
+    qsfp = next(
+        o
+        for o in link_options(length_m, 400, "roce", ROCE, ("host", "switch@800"))
+        if "QSFP112-400G-SR4" in o.label
+    )
+    bom = build_bom(design, ROCE, {"node-leaf": [(qsfp, 65)]})
+    violations = check_bom(design, bom, ROCE)
+    assert [v.code for v in violations] == ["nic-cage"]
+    assert "QSFP112-400G-SR4 (QSFP112 plug)" in violations[0].message
+
+
+def test_a_catalog_without_nic_form_factors_fits_any_plug() -> None:
+    unstated = dataclasses.replace(
+        ROCE, nics=tuple(dataclasses.replace(n, form_factor="") for n in ROCE.nics)
+    )
+    design = _cx7(65)
+    bom = build_bom(design, unstated)
+    assert any(ln.sku == "QSFP112-400G-SR4" for ln in bom.lines)  # the cheapest optic again
+    assert check_bom(design, bom, unstated) == []
