@@ -107,6 +107,11 @@ def test_fixed_plan_is_reported_back(capsys: pytest.CaptureFixture[str]) -> None
         ),
         ({"workload__model": "gpt-9"}, "workload.model"),
         ({"workload__activation_recompute": "sometimes"}, "workload.activation_recompute"),
+        ({"workload__framework": "jax"}, "workload.framework"),
+        (
+            {"workload__framework": "deepspeed", "parallelism__virtual_pipeline": 2},
+            "parallelism.virtual_pipeline",
+        ),
     ],
 )
 def test_bad_specs_exit_3_naming_the_field(

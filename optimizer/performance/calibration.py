@@ -95,21 +95,27 @@ class ComputeConstants:
     # Learning", arXiv:2507.03114, 2025); an all-gather's 24 blocks beside a one-wave H100
     # GEMM push it into a second wave (wave quantisation, compute.py). Fitted in that range.
     overlap_compute_slowdown: float = 0.10
+    # issue 14 (framework): a pipelined stage's compute speed under DeepSpeed's PipelineEngine
+    # relative to Megatron-LM's schedules (compute.pipeline_engine_slowdown). Fitted apart from
+    # the rest on the visible DeepSpeed-pipeline runs (BLOOM, GPT-NeoX, MT-NLG), which the
+    # other constants are not fitted on: benchmarks/estimator_accuracy.py.
+    deepspeed_pipeline_efficiency: float = 1.0
 
 
 # --- fitted block: written from `python -m benchmarks.estimator_accuracy --fit` -------------
 # (kernel_efficiency = large-GEMM efficiency of the generation; low/high = expected divided
 # by 1 + and 1 - the generation's worst relative error of the fit.) Do not edit by hand:
 # tests/test_compute_fit.py re-runs the fit and compares.
-A100_KERNEL_EFFICIENCY = (0.606, 0.673, 0.757)
-H100_KERNEL_EFFICIENCY = (0.55, 0.688, 0.918)
+A100_KERNEL_EFFICIENCY = (0.598, 0.664, 0.747)
+H100_KERNEL_EFFICIENCY = (0.542, 0.677, 0.902)
 COMPUTE = ComputeConstants(
-    gemm_inner_overhead_elements=74.0,
-    attention_efficiency=0.268,
-    straggler_per_doubling=0.0058,
+    gemm_inner_overhead_elements=73.0,
+    attention_efficiency=0.269,
+    straggler_per_doubling=0.0033,
     step_overhead_s=0.02,
-    elementwise_passes=10.8,
+    elementwise_passes=10.1,
     overlap_compute_slowdown=0.4,
+    deepspeed_pipeline_efficiency=0.85,
 )
 # --- end of fitted block ----------------------------------------------------------------
 

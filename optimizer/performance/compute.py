@@ -308,6 +308,29 @@ def straggler_fraction(data_parallel: int) -> float:
     return calibration.COMPUTE.straggler_per_doubling * math.log2(max(1, data_parallel))
 
 
+def pipeline_engine_slowdown(w: Workload, pipeline: int) -> float:
+    """Factor on a pipelined stage's compute under DeepSpeed's PipelineEngine (1 otherwise).
+
+    The engine interprets its 1F1B schedule one instruction at a time, and each send and
+    receive is a blocking collective of the two neighbouring stages, so the stages run in
+    lock-step: every micro-batch waits for the slower neighbour and for the host. On the
+    same Selene nodes and the same 530B shape, MT-NLG's engine reached 126 TFLOP/s per GPU
+    where Megatron-LM's reached 159-163 (Smith et al. 2022 sec. 2.4; Narayanan et al. SC'21
+    Tables 1-2). The share is fitted on the visible DeepSpeed-pipeline runs
+    (benchmarks/estimator_accuracy.py, calibration.ComputeConstants)."""
+    if w.framework != "deepspeed" or pipeline == 1:
+        return 1.0
+    return 1.0 / calibration.COMPUTE.deepspeed_pipeline_efficiency
+
+
+def timed_tokens_per_gpu(
+    w: Workload, gpus: int, pipeline: int, slowest_stage_share: float
+) -> float:
+    """Tokens whose compute one GPU's step takes: its share of the step's tokens at the pace
+    of the slowest pipeline stage (pipeline_layout), stretched by the pipeline engine."""
+    return w.tokens_per_step / gpus * slowest_stage_share * pipeline_engine_slowdown(w, pipeline)
+
+
 def clear_caches() -> None:
     """Forget every cached result that depends on the fitted constants (the fit's loop)."""
     compute_s_per_token.cache_clear()

@@ -63,7 +63,7 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
     """A preset with the request's fields on top, or a model given field by field; a stated
     ``parameters`` count is checked against the architecture (never ignored)."""
     fields = record_values(msg, Workload)
-    for name in ("activation_recompute", "precision"):  # choices: any case
+    for name in ("activation_recompute", "precision", "framework"):  # choices: any case
         if name in fields:
             fields[name] = fields[name].strip().lower()
     if msg.model:

@@ -29,6 +29,7 @@ from optimizer.performance.compute import (
     attention_share,
     optimizer_step_s,
     straggler_fraction,
+    timed_tokens_per_gpu,
 )
 from optimizer.performance.compute import (
     compute_s_per_token as compute_s_per_token,  # re-exported: the planner's lower bound
@@ -127,6 +128,16 @@ class Estimate:
     expected_interruptions: float = 0.0  # failures expected over the wall-clock run
 
 
+def check_pipeline_engine(w: Workload, virtual_pipeline: int) -> None:
+    """Refuse interleaving where the framework's pipeline engine has none."""
+    if virtual_pipeline > 1 and w.framework == "deepspeed":
+        raise InvalidInput(
+            f"virtual_pipeline {virtual_pipeline} with workload.framework deepspeed: "
+            "DeepSpeed's PipelineEngine runs one chunk per stage (1F1B); expected 1",
+            field="parallelism.virtual_pipeline",
+        )
+
+
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     """Refuse a plan that cannot run, naming the parallelism field at fault."""
     for name in (
@@ -175,6 +186,7 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             "virtual_pipeline > 1 needs pipeline > 1 (chunks interleave across stages)",
             field="parallelism.virtual_pipeline",
         )
+    check_pipeline_engine(w, plan.virtual_pipeline)
     if not plan.reshard_after_forward and plan.zero_stage != 3:
         raise InvalidInput(
             f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage "
@@ -805,7 +817,7 @@ def _compute_plan_core(
     # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
     # the output layer on the last stage); 1 without a pipeline.
     layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
-    tokens_per_gpu = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+    tokens_per_gpu = timed_tokens_per_gpu(w, c.gpus, plan.pipeline, layout.slowest_stage_share)
     traffic = plan_traffic(
         w, plan, min(c.gpus, c.gpus_per_node), min(c.gpus, c.scale_up_domain_gpus)
     )

@@ -48,6 +48,7 @@ from optimizer.performance.compute import (
     compute_s_per_token,
     optimizer_step_s,
     straggler_fraction,
+    timed_tokens_per_gpu,
 )
 from optimizer.performance.estimator import (
     EstimateCase,
@@ -185,7 +186,7 @@ def network_free_terms(
         )
         p, v = plan.pipeline, plan.virtual_pipeline
         layout = pipeline_layout(w, p, v)
-        tokens = w.tokens_per_step / c.gpus * layout.slowest_stage_share
+        tokens = timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share)
         tensor_core_s, elementwise_s = tensor_core_s * tokens, elementwise_s * tokens
         straggler = straggler_fraction(plan.data)
         m = w.global_batch_size // (plan.data * plan.micro_batch_size)

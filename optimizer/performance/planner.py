@@ -34,6 +34,7 @@ from optimizer.performance.estimator import (
     Estimate,
     EstimateCase,
     StepModel,
+    check_pipeline_engine,
     check_plan,
     compute_s_per_token,
     estimate,
@@ -68,7 +69,7 @@ from optimizer.workload.memory import FamilyLoads, peak_gb
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
-    deepest_interleaving,
+    deepest_depth,
     pipeline_layout,
 )
 
@@ -193,7 +194,7 @@ def _depth_cost(
     a = ((p - 1) - extra) / m * step_compute_s
     b = 2 * m * CHUNK_PASS_OVERHEAD_S
     if deepest is None:
-        deepest = deepest_interleaving(w.layers, p)
+        deepest = deepest_depth(w, p)
     centre = min(deepest, max(1, round(math.sqrt(a / b))))
     return _DepthCost(w, p, m, step_compute_s, centre, deepest)
 
@@ -206,7 +207,7 @@ def _best_depth(
     fixed: int | None,
     deepest: int | None = None,
 ) -> int:
-    """The interleaving depth v <= ``deepest`` (default: deepest_interleaving) with the
+    """The interleaving depth v <= ``deepest`` (default: deepest_depth) with the
     smallest bubble plus chunk overhead (_DepthCost.cost)."""
     if fixed is not None:
         return fixed
@@ -366,12 +367,10 @@ def _candidate_plans_at(
                     loads = FamilyLoads(w, t, p, d, e, mb, context)
                     at = partial(_fitting_plans, loads, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
-                        fits = deep <= deepest_interleaving(w.layers, p)
+                        fits = deep <= deepest_depth(w, p)
                         plans.extend(at(deep) if fits else [])
                         continue
-                    found = {
-                        v: at(v) for v in depth_ladder(deep, deepest_interleaving(w.layers, p))
-                    }
+                    found = {v: at(v) for v in depth_ladder(deep, deepest_depth(w, p))}
                     if p * deep > w.layers:
                         # The depth whose end chunks hold the embedding and the output layer
                         # saves bubble but sends more per step, which a slow network may not
@@ -1042,6 +1041,7 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:
     """Raise the most useful error when no candidate survived: a bad fixed degree names its
     field, otherwise the model does not fit."""
+    check_pipeline_engine(w, fixed.virtual_pipeline or 1)
     if fixed.tensor is not None or fixed.pipeline is not None or fixed.data is not None:
         t, p = fixed.tensor or 1, fixed.pipeline or 1
         plan = ParallelPlan(

@@ -226,8 +226,15 @@ def _mosaic_case(r: dict[str, Any]) -> PublishedCase:
         source=_source(r),
         workload=w,
         cluster=cluster_for(HGX_H100, gpus),
+        # FULL_SHARD reshards after the forward and gathers again for the backward
+        # (torch.distributed.fsdp.ShardingStrategy); SHARD_GRAD_OP (ZeRO-2) keeps them.
         fixed=PartialPlan(
-            tensor=1, pipeline=1, data=gpus, zero_stage=zero, micro_batch_size=par["microbatch"]
+            tensor=1,
+            pipeline=1,
+            data=gpus,
+            zero_stage=zero,
+            micro_batch_size=par["microbatch"],
+            reshard_after_forward=True if zero == 3 else None,
         ),
         measured_hardware_tflops_per_gpu=measured,
     )
@@ -282,7 +289,9 @@ _MODEL_KEYS = {
     "flash_attention": bool,
     "activation_recompute": str,
     "precision": str,
+    "framework": str,
 }
+_OPTIONAL_MODEL_KEYS = {"framework"}  # Workload's default (megatron) where absent
 _PLAN_KEYS = {
     "tensor": int,
     "context": int,
@@ -376,7 +385,7 @@ def paper_config_case(r: dict[str, Any]) -> PublishedCase:
         raise _bad(rid, "system", f"one of {', '.join(SYSTEMS)}, got {system_name!r}")
     gpus = int(_typed(rid, "gpus", r.get("gpus"), int))
     model = _section(r, rid, "model", _MODEL_KEYS)
-    missing = sorted(set(_MODEL_KEYS) - set(model))
+    missing = sorted(set(_MODEL_KEYS) - _OPTIONAL_MODEL_KEYS - set(model))
     if missing:
         raise _bad(rid, f"model.{missing[0]}", "a value (every model key is required)")
     tokens = float(_typed(rid, "training_tokens", r.get("training_tokens"), float))

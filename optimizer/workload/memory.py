@@ -21,6 +21,10 @@ from optimizer.workload.pipeline_layout import pipeline_layout
 WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
+# issue 14 (framework): DeepSpeed's ZeRO-3 gathers parameters module by module and releases
+# them once more than stage3_max_live_parameters are resident (DeepSpeed configuration docs,
+# "ZeRO optimizations": default 1e9), where FSDP gathers a whole unit (layer) at a time.
+DEEPSPEED_MAX_LIVE_PARAMETERS = 1e9
 LOGIT_BYTES = 2.0  # bf16 logits into a fused, vocabulary-parallel cross-entropy (Megatron-LM)
 
 
@@ -189,6 +193,8 @@ class FamilyLoads:
         # context (Megatron's distributed optimizer over the dp-cp group).
         self.shard, self.shard_expert = d * cp, d * cp // e
         self.layer_params = layer_dense / t + layer_expert / (t * e)
+        if w.framework == "deepspeed":  # the two gathered units hold at most the live cap
+            self.layer_params = min(self.layer_params, DEEPSPEED_MAX_LIVE_PARAMETERS / 2)
 
     def ends(self, v: int) -> tuple[StageLoad, ...]:
         """The first rank's load and, with more than one stage, the last's, at depth ``v``."""

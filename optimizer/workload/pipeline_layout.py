@@ -76,6 +76,12 @@ def deepest_interleaving(layers: int, pipeline: int) -> int:
     return (layers + 2) // pipeline
 
 
+def deepest_depth(w: Workload, pipeline: int) -> int:
+    """The largest virtual_pipeline the planner may give ``w``: deepest_interleaving, or 1
+    where DeepSpeed's PipelineEngine runs the pipeline (its 1F1B has no virtual stages)."""
+    return 1 if w.framework == "deepspeed" else deepest_interleaving(w.layers, pipeline)
+
+
 def output_layer_equivalents(w: Workload) -> float:
     """Hardware FLOPs of the output layer (logits forward and backward) in transformer layers."""
     f = forward_flops_per_token(w)
