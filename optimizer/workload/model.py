@@ -14,9 +14,9 @@ from optimizer.errors import InvalidInput
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp8")
-# issue 14 (framework): whose pipeline engine runs the plan. "megatron": Megatron-LM's
-# schedules (interleaved or not), also right for stacks without a pipeline;
-# "deepspeed": DeepSpeed's PipelineEngine (Megatron-DeepSpeed, GPT-NeoX, MT-NLG).
+# issue 14 (framework): whose pipeline engine and ZeRO-3 run the plan. "megatron": Megatron-LM's
+# schedules (interleaved or not) and PyTorch FSDP; "deepspeed": DeepSpeed's PipelineEngine
+# (Megatron-DeepSpeed, GPT-NeoX, MT-NLG) and its ZeRO-3.
 FRAMEWORKS = ("megatron", "deepspeed")
 
 
@@ -51,8 +51,9 @@ class Workload:
     # issue 14 (inputs): a causal (decoder) mask; with flash attention only the unmasked half
     # of the s x s scores is computed (flops.py). False for encoders (BERT).
     causal: bool = True
-    # issue 14 (framework): FRAMEWORKS; what it changes is in compute.pipeline_engine_slowdown
-    # and pipeline_layout.deepest_depth (docs/performance-model.md, "Frameworks").
+    # issue 14 (framework): FRAMEWORKS; what it changes is in compute.pipeline_engine_slowdown,
+    # pipeline_layout.deepest_depth and memory.FamilyLoads (docs/performance-model.md,
+    # "Frameworks").
     framework: str = "megatron"
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
