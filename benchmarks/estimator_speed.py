@@ -96,6 +96,12 @@ RECORDED = (
         20_159,
         "--pairs 2000, this script, taskset -c 1, idle (warm 1,226/s, re-priced 48,915/s)",
     ),
+    (
+        "6baeb58 (before session 20)",
+        172,
+        12_683,
+        "--pairs 2000, this script, taskset -c 1, idle (warm 1,304/s, re-priced 30,804/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

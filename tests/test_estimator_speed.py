@@ -13,6 +13,7 @@ import pytest
 from optimizer.performance import calibration, compute
 from optimizer.performance.estimator import StepModel, estimate, scenario_for
 from optimizer.performance.fabrics import DEFAULT_FABRICS
+from optimizer.performance.goodput import Reliability
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.validation import HGX_H100, cluster_for
@@ -67,3 +68,16 @@ def test_the_planner_follows_new_fitted_constants() -> None:
         after = plan_and_estimate(W, c)
         assert after.step_time_s == estimate(W, c, after.plan).step_time_s
         assert after.step_time_s > before.step_time_s + 0.9
+
+
+def test_equal_plans_built_apart_share_one_cached_core() -> None:
+    """The search builds a plan per candidate and the optimizer rebuilds them per request:
+    plans, workloads and reliability figures hash by their fields, once, so equal ones built
+    apart hit the same cache entries."""
+    c = cluster_for(HGX_H100, 64)
+    fabric = DEFAULT_FABRICS["infiniband"]
+    first = StepModel(W, c, ParallelPlan(2, 1, 32, micro_batch_size=1), fabric)
+    again = StepModel(preset("llama3-8b"), c, ParallelPlan(2, 1, 32, micro_batch_size=1), fabric)
+    assert again.traffic is first.traffic
+    assert hash(Reliability()) == hash(Reliability()) and Reliability() == Reliability()
+    assert hash(replace(PLAN, data=16)) != hash(PLAN)

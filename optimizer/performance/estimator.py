@@ -256,7 +256,10 @@ def _ring_flows(c: ClusterSpec, nodes: int) -> Flows:
     of each uplink tier: a ring leaves each block it spans once per rail, and not at all
     inside one block or in a direct network (a ring embeds in a torus without crossing its
     cut)."""
-    return tuple([float(t.rails) if nodes > t.nodes else 0.0 for t in c.uplink_tiers])
+    flows = []
+    for t in c.uplink_tiers:
+        flows.append(float(t.rails) if nodes > t.nodes else 0.0)
+    return tuple(flows)
 
 
 def _p2p_flows(c: ClusterSpec, stride: int, stages: int) -> Flows:
@@ -264,9 +267,10 @@ def _p2p_flows(c: ClusterSpec, stride: int, stages: int) -> Flows:
     B nodes, the min(stride, B) whose partner ``stride`` nodes on sits under another block
     (none when the whole pipeline, stride x stages nodes, fits under one block)."""
     span = stride * stages
-    return tuple(
-        [float(min(stride, t.nodes) * t.rails) if span > t.nodes else 0.0 for t in c.uplink_tiers]
-    )
+    flows = []
+    for t in c.uplink_tiers:
+        flows.append(float(min(stride, t.nodes) * t.rails) if span > t.nodes else 0.0)
+    return tuple(flows)
 
 
 def uplink_slowdown(uplinks: float, flows: float, adaptive_routing: bool) -> float:
@@ -439,28 +443,32 @@ class _NetTerm:
 
     def seconds(
         self,
-        line_bytes_per_s: float,
-        sc: EstimateCase,
+        rate_bytes_per_s: float,
+        latency_s: float,
         hop_s: float,
         cpu_s_per_byte: float = 0.0,
         multiplier: float | None = None,
     ) -> float:
-        """Seconds on the wire, or in the host's TCP stack when that is slower.
+        """Seconds on the wire at ``rate_bytes_per_s`` (the scenario's:
+        scenario_rate_bytes_per_s) over the uplink slow-down, ``latency_s`` per step plus
+        ``hop_s`` per switch hop; or in the host's TCP stack when that is slower.
 
         The stack processes bytes while they flow, so a TCP collective takes max(wire, cpu),
         never their sum (Foong et al., "TCP performance re-visited", ISPASS 2003):
-        ``cpu_s_per_byte`` is host-CPU seconds per byte this GPU sends (0 for RDMA). The
-        framework's collective efficiency derates the achieved bandwidth like the fabric's.
+        ``cpu_s_per_byte`` is host-CPU seconds per byte this GPU sends (0 for RDMA).
         ``multiplier`` replaces the term's own slow-down (traffic sharing its uplinks).
         """
-        slowdown = self.multiplier if multiplier is None else multiplier
-        wire_bytes_per_s = (
-            line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency / slowdown
-        )
+        wire = rate_bytes_per_s / (self.multiplier if multiplier is None else multiplier)
         if cpu_s_per_byte > 0:
-            wire_bytes_per_s = min(wire_bytes_per_s, 1.0 / cpu_s_per_byte)
+            wire = min(wire, 1.0 / cpu_s_per_byte)
         cost = self.cost
-        return cost.bytes / wire_bytes_per_s + cost.steps * (sc.base_latency_s + self.hops * hop_s)
+        return cost.bytes / wire + cost.steps * (latency_s + self.hops * hop_s)
+
+
+def scenario_rate_bytes_per_s(line_bytes_per_s: float, sc: EstimateCase) -> float:
+    """A GPU's scale-out line rate as the scenario achieves it: the framework's collective
+    efficiency derates the achieved bandwidth like the fabric's."""
+    return line_bytes_per_s * sc.fabric_efficiency * sc.collective_efficiency
 
 
 class Part(NamedTuple):
@@ -745,6 +753,28 @@ def _scale_up(traffic: PlanTraffic, nvls: bool, nv_bw: float) -> _ScaleUp:
     return _ScaleUp(tp, a2a, p2p, cp, dp, seconds)
 
 
+class _Remote(NamedTuple):
+    """The share of a tensor, expert, pipeline or context collective that leaves the
+    scale-up domain, before any network is known."""
+
+    part: Part
+    cost: coll.Cost
+    in_network: coll.Cost  # the same reduced by the switches (SHARP): never dearer
+    span: int  # hosts a ring's step spans: its group, or two stages ``stride`` apart
+
+
+def _remote_share(part: Part | None) -> _Remote | None:
+    """``part``'s network share (None: it stays on the scale-up fabric)."""
+    if part is None or part.remote_share <= 0:
+        return None
+    remote = part.cost.times(part.remote_share)
+    reduced = remote
+    if part.in_network is not None:
+        reduced = min(remote, part.in_network.times(part.remote_share))
+    span = part.nodes if part.stride <= 1 else part.stride + 1
+    return _Remote(part, remote, reduced, span)
+
+
 class _PlanCore(NamedTuple):
     """The StepModel attributes that depend on the workload, the plan and the hardware only."""
 
@@ -755,6 +785,7 @@ class _PlanCore(NamedTuple):
     model_flops: float
     layout: PipelineLayout
     optimizer_step_s: float
+    micro_batch_overhead_s: float
     straggler: float
     tensor_core_s: float
     elementwise_s: float
@@ -770,6 +801,14 @@ class _PlanCore(NamedTuple):
     gen_nvls: bool
     plain_local: _ScaleUp  # without NVLS
     nvls_local: _ScaleUp  # with NVLS where the GPU has it (the cluster enables it)
+    # The network shares of the terms: per network only hops and slow-downs are left.
+    tp_remote: _Remote | None
+    a2a_remote: _Remote | None
+    p2p_remote: _Remote | None
+    cp_remote: _Remote | None
+    dp_remote: tuple[_DataParallel, ...]  # the reductions that cross domains (nodes > 1)
+    dp_span: int  # hosts the widest of them spans (0: none)
+    dp_collectives: int  # collectives each of their totals is made of
 
 
 _CORE_CACHE_SIZE = 65_536
@@ -824,6 +863,7 @@ def _compute_plan_core(
     nv_bw = nvlink_bytes_per_s(c)
     gen_nvls = gen.name in coll.NVLS_GENERATIONS
     plain = _scale_up(traffic, False, nv_bw)
+    dp_remote = tuple([part for part in traffic.data if part.nodes > 1])
     return _PlanCore(
         gen=gen,
         constants=fitted.COMPUTE,
@@ -833,6 +873,12 @@ def _compute_plan_core(
         layout=layout,
         # issue 14 compute (compute.py): the optimizer update and the straggler share.
         optimizer_step_s=optimizer_step_s(w, plan, gen.hbm_tbytes_per_s),
+        # issue 14, pipeline: every forward and backward pass of a micro-batch through a
+        # model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
+        # plus the (p - 1) chunk slots of the fill and drain.
+        micro_batch_overhead_s=(
+            2 * (micro_batches * plan.virtual_pipeline + plan.pipeline - 1) * CHUNK_PASS_OVERHEAD_S
+        ),
         straggler=straggler_fraction(plan.data),
         tensor_core_s=tensor_core_s * tokens_per_gpu,
         elementwise_s=elementwise_s * tokens_per_gpu,
@@ -863,6 +909,13 @@ def _compute_plan_core(
         gen_nvls=gen_nvls,
         plain_local=plain,
         nvls_local=_scale_up(traffic, True, nv_bw) if gen_nvls else plain,
+        tp_remote=_remote_share(traffic.tensor),
+        a2a_remote=_remote_share(traffic.all_to_all),
+        p2p_remote=_remote_share(traffic.p2p),
+        cp_remote=_remote_share(traffic.context),
+        dp_remote=dp_remote,
+        dp_span=max([part.span for part in dp_remote], default=0),
+        dp_collectives=traffic.data[-1].collectives if traffic.data else 1,
     )
 
 
@@ -875,6 +928,60 @@ class StepModel:
     Each communication term is either a scale-up (NVLink) cost or a network ``_NetTerm``,
     both priced per scenario; bytes a GPU puts on the network are summed (``net_bytes``).
     """
+
+    # Slots: a plan is re-priced on every candidate network (issue 14, speed), and an
+    # instance dict of this many attributes costs more to fill than the pricing itself.
+    __slots__ = (
+        "_concurrent",
+        "_dp_min_bytes",
+        "_network_s",
+        "_nv_s",
+        "a2a_net",
+        "a2a_nv",
+        "c",
+        "cp_hidden",
+        "cp_net",
+        "cp_nv",
+        "dp_collectives",
+        "dp_flows",
+        "dp_forms",
+        "dp_multiplier",
+        "dp_nv",
+        "elementwise_s",
+        "fabric",
+        "forward_share",
+        "fsdp",
+        "gen_nvls",
+        "hardware_flops",
+        "hop_s",
+        "layout",
+        "line",
+        "memory_gb",
+        "micro_batch_overhead_s",
+        "micro_batches",
+        "model_flops",
+        "net_bytes",
+        "node_gpus",
+        "nv_bw",
+        "nvls",
+        "nvls_local",
+        "optimizer_step_s",
+        "p2p_flows",
+        "p2p_net",
+        "p2p_nv",
+        "plain_local",
+        "plan",
+        "reshard",
+        "shape",
+        "sharp",
+        "straggler",
+        "tensor_core_s",
+        "tp_net",
+        "tp_nv",
+        "traffic",
+        "units",
+        "w",
+    )
 
     micro_batches: int
     hardware_flops: float
@@ -907,6 +1014,7 @@ class StepModel:
         self.model_flops = core.model_flops
         self.layout = core.layout
         self.optimizer_step_s = core.optimizer_step_s
+        self.micro_batch_overhead_s = core.micro_batch_overhead_s
         self.straggler = core.straggler
         self.tensor_core_s = core.tensor_core_s
         self.elementwise_s = core.elementwise_s
@@ -922,82 +1030,75 @@ class StepModel:
         self.gen_nvls = core.gen_nvls
         self.plain_local = core.plain_local
         self.nvls_local = core.nvls_local
+        self.dp_collectives = core.dp_collectives
         self.line = c.nic_bytes_per_s_per_gpu
         self.hop_s = fabric.per_hop_latency_ns * 1e-9
-        self.shape = c.topology.shape if c.topology.direct else ()
+        topology = c.topology
+        shape = self.shape = topology.shape if topology.direct else ()
         # In-network reduction: SHARP needs switches; NVLS needs a Hopper-or-later NVSwitch.
-        self.sharp = c.in_network_reduction and not c.topology.direct
+        sharp = self.sharp = c.in_network_reduction and not topology.direct
         self.nvls = (c.in_network_reduction if c.nvls is None else c.nvls) and self.gen_nvls
         self.net_bytes = 0.0  # bytes one GPU puts on the scale-out network per step
         # (network seconds, of which all-to-all) before overlap, of the last _terms call:
         # the breakdown reports them without pricing every term twice.
         self._network_s = (0.0, 0.0)
-        traffic = self.traffic
-        self.dp_flows, self.p2p_flows = self._leaf_flows(traffic)
+        # Line-rate flows the data-parallel rings (the widest one's) and the pipeline sends
+        # put on a block's uplinks, per uplink tier (0: the traffic stays under its block,
+        # or the network is direct).
+        none = (0.0,) * len(c.uplink_tiers)
+        self.dp_flows = _ring_flows(c, core.dp_span) if core.dp_span else none
+        p2p = core.p2p_remote
+        self.p2p_flows = (
+            _p2p_flows(c, p2p.part.stride, plan.pipeline) if p2p is not None and not shape else none
+        )
         ar = fabric.adaptive_routing
         self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
-        p2p_multiplier = leaf_slowdown(c, self.p2p_flows, ar)
         self._concurrent = any(self.dp_flows) and any(self.p2p_flows)
-        tensor = traffic.tensor
-        tp_mult = (
-            leaf_slowdown(c, _ring_flows(c, tensor.nodes), ar) if tensor.remote_share > 0 else 1.0
-        )
         # The scale-up share of every term (with or without NVLS) is the same on every network.
         local = self.nvls_local if self.nvls else self.plain_local
         self.tp_nv, self.a2a_nv, self.p2p_nv, self.cp_nv, self.dp_nv, self._nv_s = local
-        self.tp_net = self._remote(tensor, tp_mult)
-        self.a2a_net = self._remote(traffic.all_to_all, 1.0)
-        self.p2p_net = self._remote(traffic.p2p, p2p_multiplier)
+        share = core.tp_remote
+        self.tp_net = self._remote(share, ar) if share is not None else None
+        share = core.a2a_remote
+        self.a2a_net = self._remote(share, ar) if share is not None else None
+        self.p2p_net = self._remote(p2p, ar, self.p2p_flows) if p2p is not None else None
         # issue 14 (context): ring attention, hidden behind the attention of each block
-        cp_part = traffic.context
-        cp_mult = (
-            leaf_slowdown(c, _ring_flows(c, cp_part.nodes), ar)
-            if cp_part is not None and cp_part.remote_share > 0
-            else 1.0
-        )
-        self.cp_net = self._remote(cp_part, cp_mult)
-        self.dp_forms: list[tuple[_NetTerm, ...]] = []  # each reduction's ring, tree (, SHARP)
-        self.dp_collectives = 1
-        for part in traffic.data:
-            self.dp_collectives = part.collectives
-            if part.nodes > 1:
-                hops = _hops(c, part.span, neighbour=True)
-                ring, tree = part.ring, part.tree
-                if self.shape:  # a torus: dimension-ordered rings; a tree would pay hops
-                    ring = tree = _torus_collective(part.ring, part.nodes, self.shape)
-                forms = [_NetTerm(ring, self.dp_multiplier, hops)]
-                forms.append(_NetTerm(tree, self.dp_multiplier, hops))
-                if self.sharp and part.in_network is not None:
-                    # Up and down the switch tree: the worst path's hops, once each way.
-                    forms.append(_NetTerm(part.in_network, self.dp_multiplier, hops))
-                self.dp_forms.append(tuple(forms))
-                self.net_bytes += part.ring.bytes
-        # Bytes of the data-parallel reductions on the wire, each in its lightest form.
-        self._dp_min_bytes = sum(min(t.cost.bytes for t in forms) for forms in self.dp_forms)
+        share = core.cp_remote
+        self.cp_net = self._remote(share, ar) if share is not None else None
+        # Each reduction's hops and forms (ring, tree, SHARP), all at dp_multiplier.
+        self.dp_forms: list[tuple[int, tuple[coll.Cost, ...]]] = []
+        dp_min_bytes = 0.0
+        for part in core.dp_remote:
+            hops = _hops(c, part.span, neighbour=True)
+            if shape:  # a torus: dimension-ordered rings; a tree would pay hops
+                ring = _torus_collective(part.ring, part.nodes, shape)
+                forms: tuple[coll.Cost, ...] = (ring, ring)
+            elif sharp and part.in_network is not None:
+                # Up and down the switch tree: the worst path's hops, once each way.
+                forms = (part.ring, part.tree, part.in_network)
+            else:
+                forms = (part.ring, part.tree)
+            self.dp_forms.append((hops, forms))
+            self.net_bytes += part.ring.bytes
+            # Bytes of the data-parallel reductions on the wire, each in its lightest form.
+            lightest = forms[0].bytes
+            for form in forms:
+                if form.bytes < lightest:
+                    lightest = form.bytes
+            dp_min_bytes += lightest
+        self._dp_min_bytes = dp_min_bytes
 
     @property
     def a2a_nv_s(self) -> float:
         """Scale-up seconds of the expert all-to-all at the nominal collective efficiency."""
         return self.a2a_nv.seconds(self.nv_bw, NVLINK_ALPHA_S)
 
-    def _leaf_flows(self, traffic: PlanTraffic) -> tuple[Flows, Flows]:
-        """Line-rate flows the data-parallel rings and the pipeline sends put on a block's
-        uplinks, per uplink tier (0: the traffic stays under its block, or the network is
-        direct)."""
-        c = self.c
-        none = (0.0,) * len(c.uplink_tiers)
-        spans = [part.span for part in traffic.data if part.nodes > 1]
-        dp_flows = _ring_flows(c, max(spans)) if spans else none  # the widest ring's
-        p2p = traffic.p2p
-        p2p_flows = (
-            _p2p_flows(c, p2p.stride, self.plan.pipeline)
-            if p2p is not None and p2p.remote_share > 0 and not self.shape
-            else none
-        )
-        return dp_flows, p2p_flows
-
     def leaf_multipliers(
-        self, sc: EstimateCase, compute: float, cpu_s_per_byte: float = 0.0
+        self,
+        sc: EstimateCase,
+        compute: float,
+        cpu_s_per_byte: float = 0.0,
+        rate: float | None = None,
     ) -> tuple[float, float]:
         """Uplink slow-downs of the data-parallel rings and the pipeline sends, in flight
         together in a real step (the reduction under the backward passes while stages keep
@@ -1007,7 +1108,8 @@ class StepModel:
         p2p = self.p2p_net
         if not (self._concurrent and p2p is not None and compute > 0):
             return self.dp_multiplier, p2p.multiplier if p2p is not None else 1.0
-        rate = self.line * sc.fabric_efficiency * sc.collective_efficiency
+        if rate is None:
+            rate = scenario_rate_bytes_per_s(self.line, sc)
         p2p_s = max(p2p.cost.bytes * p2p.multiplier / rate, p2p.cost.bytes * cpu_s_per_byte)
         dp_bytes = self._dp_min_bytes
         dp_s = max(dp_bytes * self.dp_multiplier / rate, dp_bytes * cpu_s_per_byte)
@@ -1025,26 +1127,27 @@ class StepModel:
         NVLS_EFFICIENCY of the line rate, the ring at NVLINK_EFFICIENCY)."""
         return coll.Cost(cost.bytes * NVLINK_EFFICIENCY / coll.NVLS_EFFICIENCY, cost.steps)
 
-    def _remote(self, part: Part | None, multiplier: float) -> _NetTerm | None:
-        """The network term of the share of ``part`` that leaves the scale-up domain
-        (``multiplier``: its leaf-uplink slow-down in a switched fabric); its scale-up share
-        is _scale_up_shares'."""
-        if part is None or part.remote_share <= 0:
-            return None
-        cost = part.cost
-        remote = cost.times(part.remote_share)
-        if self.sharp and part.in_network is not None and not self.shape:
-            remote = min(remote, part.in_network.times(part.remote_share))
+    def _remote(
+        self, share: _Remote, adaptive_routing: bool, flows: Flows | None = None
+    ) -> _NetTerm:
+        """The network term of a collective's network ``share`` (its scale-up share is
+        _scale_up's): a ring is slowed by the leaf-uplink slow-down of ``flows`` (default:
+        one ring's over its group), an all-to-all by the bisection it crosses."""
+        shape, part = self.shape, share.part
+        remote = share.in_network if self.sharp and not shape else share.cost
         self.net_bytes += remote.bytes
-        if self.shape:
+        if shape:
             return self._torus_term(part, remote)
+        c = self.c
         if part.pattern == "ring":
-            span = part.nodes if part.stride <= 1 else part.stride + 1
-            return _NetTerm(remote, multiplier, _hops(self.c, span, neighbour=True))
+            if flows is None:
+                flows = _ring_flows(c, part.nodes)
+            slowdown = leaf_slowdown(c, flows, adaptive_routing)
+            return _NetTerm(remote, slowdown, _hops(c, share.span, neighbour=True))
         return _NetTerm(
             remote,
-            _all_to_all_multiplier(self.c, part.nodes),
-            _hops(self.c, part.nodes, neighbour=False),
+            _all_to_all_multiplier(c, part.nodes),
+            _hops(c, part.nodes, neighbour=False),
         )
 
     def _torus_term(self, part: Part, remote: coll.Cost) -> _NetTerm:
@@ -1078,15 +1181,6 @@ class StepModel:
             + self.micro_batch_overhead_s
         )
 
-    @property
-    def micro_batch_overhead_s(self) -> float:
-        """issue 14, pipeline: every forward and backward pass of a micro-batch through a
-        model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
-        plus the (p - 1) chunk slots of the fill and drain."""
-        plan = self.plan
-        slots = self.micro_batches * plan.virtual_pipeline + plan.pipeline - 1
-        return 2 * slots * CHUNK_PASS_OVERHEAD_S
-
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
         compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
             sc
@@ -1110,16 +1204,25 @@ class StepModel:
         )
 
     def _dp_network_s(
-        self, sc: EstimateCase, cpu_s_per_byte: float, multiplier: float | None = None
+        self, rate: float, latency_s: float, cpu_s_per_byte: float, multiplier: float | None
     ) -> float:
         """Network seconds of the data-parallel reductions, each in its fastest form (NCCL's
-        tuner picks ring, tree or, where the switches reduce, SHARP per message size)."""
-        line, hop_s = self.line, self.hop_s
+        tuner picks ring, tree or, where the switches reduce, SHARP per message size), at
+        ``rate`` (the scenario's) slowed by ``multiplier`` (default: their own slow-down)."""
+        # As _NetTerm.seconds: every form shares the reductions' slow-down and hops.
+        wire = rate / (self.dp_multiplier if multiplier is None else multiplier)
+        if cpu_s_per_byte > 0:
+            wire = min(wire, 1.0 / cpu_s_per_byte)
+        hop_s = self.hop_s
         total = 0.0
-        for forms in self.dp_forms:
-            total += min(
-                [term.seconds(line, sc, hop_s, cpu_s_per_byte, multiplier) for term in forms]
-            )
+        for hops, forms in self.dp_forms:
+            step_s = latency_s + hops * hop_s
+            fastest = math.inf
+            for form in forms:
+                seconds = form.bytes / wire + form.steps * step_s
+                if seconds < fastest:
+                    fastest = seconds
+            total += fastest
         return total
 
     def _communication(
@@ -1128,22 +1231,27 @@ class StepModel:
         """(tensor, data-parallel, pipeline, all-to-all seconds before overlap, exposed
         communication), with the host's TCP stack bounding every network term when
         ``cpu_s_per_byte`` > 0."""
-        line, hop_s, cpu = self.line, self.hop_s, cpu_s_per_byte
+        rate = scenario_rate_bytes_per_s(self.line, sc)
+        latency_s, hop_s, cpu = sc.base_latency_s, self.hop_s, cpu_s_per_byte
         # Scale-up (bandwidth seconds at full collective efficiency, latency seconds).
         tp_b, tp_l, a2a_b, a2a_l, p2p_b, p2p_l, dp_b, dp_l = self._nv_s
         ce = sc.collective_efficiency
-        tp_net = self.tp_net.seconds(line, sc, hop_s, cpu) if self.tp_net else 0.0
+        term = self.tp_net
+        tp_net = term.seconds(rate, latency_s, hop_s, cpu) if term is not None else 0.0
         tp = tp_b / ce + tp_l + tp_net
-        a2a_net = self.a2a_net.seconds(line, sc, hop_s, cpu) if self.a2a_net else 0.0
+        term = self.a2a_net
+        a2a_net = term.seconds(rate, latency_s, hop_s, cpu) if term is not None else 0.0
         a2a = max(a2a_b / ce + a2a_l, a2a_net)
         dp_mult, p2p_mult = (
-            self.leaf_multipliers(sc, compute, cpu) if self._concurrent else (None, None)
+            self.leaf_multipliers(sc, compute, cpu, rate) if self._concurrent else (None, None)
         )
-        p2p_net = self.p2p_net.seconds(line, sc, hop_s, cpu, p2p_mult) if self.p2p_net else 0.0
+        term = self.p2p_net
+        p2p_net = term.seconds(rate, latency_s, hop_s, cpu, p2p_mult) if term is not None else 0.0
         p2p = p2p_b / ce + p2p_l + p2p_net
-        dp_net = self._dp_network_s(sc, cpu, dp_mult)
+        dp_net = self._dp_network_s(rate, latency_s, cpu, dp_mult) if self.dp_forms else 0.0
         dp = dp_b / ce + dp_l + dp_net
-        cp_net = self.cp_net.seconds(line, sc, hop_s, cpu) if self.cp_net else 0.0
+        term = self.cp_net
+        cp_net = term.seconds(rate, latency_s, hop_s, cpu) if term is not None else 0.0
         if cpu_s_per_byte == sc.host_cpu_s_per_byte * self.node_gpus:  # the step's own terms
             self._network_s = (a2a_net + tp_net + p2p_net + dp_net + cp_net, a2a_net)
         if self.fsdp:
@@ -1174,7 +1282,13 @@ class StepModel:
             return 0.0
         if cp_net is None:
             cpu = sc.host_cpu_s_per_byte * self.node_gpus
-            cp_net = self.cp_net.seconds(self.line, sc, self.hop_s, cpu) if self.cp_net else 0.0
+            cp_net = (
+                self.cp_net.seconds(
+                    scenario_rate_bytes_per_s(self.line, sc), sc.base_latency_s, self.hop_s, cpu
+                )
+                if self.cp_net
+                else 0.0
+            )
         nv = self.cp_nv
         nv_s = nv.bytes / (self.nv_bw * sc.collective_efficiency) + nv.steps * NVLINK_ALPHA_S
         return nv_s + cp_net

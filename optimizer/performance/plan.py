@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+
+from optimizer.hashed import fields_hash
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,14 @@ class ParallelPlan:
     micro_batch_size: int = 1
     context: int = 1
     reshard_after_forward: bool = True
+
+    @cached_property
+    def _hash(self) -> int:
+        return fields_hash(self)
+
+    def __hash__(self) -> int:
+        """Hashed once: plans key the estimator's caches in the optimizer's hot loop."""
+        return self._hash
 
     @property
     def gpus(self) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from optimizer.errors import InvalidInput
+from optimizer.hashed import fields_hash
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp8")
@@ -115,7 +116,7 @@ class Workload:
 
     @cached_property
     def _hash(self) -> int:
-        return hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
+        return fields_hash(self)
 
     def __hash__(self) -> int:
         """Hashed once: workloads key the estimator's caches in the optimizer's hot loop."""
