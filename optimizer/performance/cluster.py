@@ -91,6 +91,21 @@ class ClusterSpec:
         return self.scale_up_gpus or self.gpus_per_node
 
     @cached_property
+    def hardware(self) -> tuple[int, int, int, str, float, float | None, float]:
+        """Everything of the cluster but its network that a plan's time depends on: GPUs,
+        host, scale-up domain and the GPU's figures. The estimator's per-plan terms are cached
+        on it (issue 14, speed: one plan is re-priced on many candidate networks)."""
+        return (
+            self.gpus,
+            self.gpus_per_node,
+            self.scale_up_domain_gpus,
+            self.gpu_model,
+            self.gpu_peak_tflops,
+            self.gpu_peak_fp8_tflops,
+            self.intra_node_gbytes_per_s,
+        )
+
+    @cached_property
     def nodes(self) -> int:
         return -(-self.gpus // self.gpus_per_node)
 

@@ -817,17 +817,7 @@ _core_cache: dict[tuple[object, ...], _PlanCore] = {}
 
 def _plan_core(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> _PlanCore:
     """The StepModel attributes that depend on (workload, plan, hardware) only, cached."""
-    key = (
-        w,
-        plan,
-        c.gpus,
-        c.gpus_per_node,
-        c.scale_up_domain_gpus,
-        c.gpu_model,
-        c.gpu_peak_tflops,
-        c.gpu_peak_fp8_tflops,
-        c.intra_node_gbytes_per_s,
-    )
+    key = (w, plan, c.hardware)
     gen = generation(c.gpu_model)
     core = _core_cache.get(key)
     if core is not None and core.gen is gen and core.constants is fitted.COMPUTE:
@@ -1052,7 +1042,8 @@ class StepModel:
             _p2p_flows(c, p2p.part.stride, plan.pipeline) if p2p is not None and not shape else none
         )
         ar = fabric.adaptive_routing
-        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar)  # alone on the uplinks
+        # alone on the uplinks (1 when no reduction leaves its domain: no flows)
+        self.dp_multiplier = leaf_slowdown(c, self.dp_flows, ar) if core.dp_span else 1.0
         self._concurrent = any(self.dp_flows) and any(self.p2p_flows)
         # The scale-up share of every term (with or without NVLS) is the same on every network.
         local = self.nvls_local if self.nvls else self.plain_local

@@ -38,7 +38,7 @@ class ParallelPlan:
         """Hashed once: plans key the estimator's caches in the optimizer's hot loop."""
         return self._hash
 
-    @property
+    @cached_property
     def gpus(self) -> int:
         return self.tensor * self.pipeline * self.context * self.data
 
