@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
-from optimizer.hashed import fields_hash
+from optimizer.hashed import hashed_once
 
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_MINUTE = 60.0
@@ -58,6 +58,7 @@ RESTART_MINUTES = 10.0
 CHECKPOINT_BYTES_PER_PARAMETER = 14.0
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Reliability:
     """What the request says (or the sourced defaults) about failures and checkpoints.
@@ -72,14 +73,6 @@ class Reliability:
 
     def __post_init__(self) -> None:
         check_reliability(self)
-
-    @cached_property
-    def _hash(self) -> int:
-        return fields_hash(self)
-
-    def __hash__(self) -> int:
-        """Hashed once: a request's reliability keys the goodput cache of every plan priced."""
-        return self._hash
 
 
 _POSITIVE = (

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from optimizer.hashed import fields_hash
+from optimizer.hashed import hashed_once
 
 
+@hashed_once
 @dataclass(frozen=True)
 class ParallelPlan:
     """A complete plan. ``tensor * pipeline * data`` is the GPU count; expert parallel ranks
@@ -29,14 +30,6 @@ class ParallelPlan:
     micro_batch_size: int = 1
     context: int = 1
     reshard_after_forward: bool = True
-
-    @cached_property
-    def _hash(self) -> int:
-        return fields_hash(self)
-
-    def __hash__(self) -> int:
-        """Hashed once: plans key the estimator's caches in the optimizer's hot loop."""
-        return self._hash
 
     @cached_property
     def gpus(self) -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from optimizer.errors import InvalidInput
-from optimizer.hashed import fields_hash
+from optimizer.hashed import hashed_once
 
 RECOMPUTE_MODES = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp8")
@@ -21,6 +21,7 @@ PRECISIONS = ("bf16", "fp8")
 FRAMEWORKS = ("megatron", "deepspeed")
 
 
+@hashed_once
 @dataclass(frozen=True)
 class Workload:
     """A transformer (decoder or encoder stack) and its training run.
@@ -113,14 +114,6 @@ class Workload:
                 f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}",
                 field="workload.framework",
             )
-
-    @cached_property
-    def _hash(self) -> int:
-        return fields_hash(self)
-
-    def __hash__(self) -> int:
-        """Hashed once: workloads key the estimator's caches in the optimizer's hot loop."""
-        return self._hash
 
     @property
     def is_moe(self) -> bool:
