@@ -84,11 +84,15 @@ def test_the_service_engine_writes_the_same_rows_as_the_local_pool(
 
 @pytest.mark.slow
 def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPool) -> None:
+    # Both workers import the solver and decode the catalog first: on a loaded CI machine that
+    # took 2.5 s of a 3 s deadline once, which is the worker's start-up, not this behaviour.
+    warm = _plan({"catalogs": ["ethernet-budget"], "defaults": FAST, "grid": {"top_k": [1, 2]}})
+    assert len(list(ServiceEngine(pool, "default").run(warm.catalog_data, warm.scenarios))) == 2
     plan = _plan({"catalogs": ["ethernet-budget"], "scenarios": [SLOW]})
     started = time.monotonic()
-    engine = ServiceEngine(pool, "default", deadline=started + 3.0)
+    engine = ServiceEngine(pool, "default", deadline=started + 4.0)
     [result] = engine.run(plan.catalog_data, plan.scenarios)
-    assert time.monotonic() - started < 3.0  # stopped by its timeout, not killed by the pool
+    assert time.monotonic() - started < 4.0  # stopped by its timeout, not killed by the pool
     assert result.row["error_code"] == "DEADLINE_EXCEEDED"
     assert "best result found" in result.row["error"]
     assert pool.stats().restarts == 0
