@@ -260,7 +260,9 @@ def _with_budget(spec: OptimizeSpec, budget_cents: int) -> OptimizeSpec:
 def test_every_min_time_sensitivity_claim_holds_when_re_solved(case: str) -> None:
     name, spec = TIME_SENSITIVITY_CASES[case]
     catalog = resolve_catalog(name)
-    result = optimize(catalog, spec)
+    # The claims are the subject, not the speed: the README's case takes 21 s of the default
+    # 30 s on an idle machine, and ran out of it once on a loaded one ("not computed").
+    result = optimize(catalog, replace(spec, time_limit_s=120.0))
     best, text = _rank_one(result), result.sensitivity
     hours = result.designs[0].time_hours
     # The budget: the stated one buys a faster design and a cent less does not, or none does.
