@@ -458,11 +458,19 @@ class _NetTerm:
         ``cpu_s_per_byte`` is host-CPU seconds per byte this GPU sends (0 for RDMA).
         ``multiplier`` replaces the term's own slow-down (traffic sharing its uplinks).
         """
-        wire = rate_bytes_per_s / (self.multiplier if multiplier is None else multiplier)
-        if cpu_s_per_byte > 0:
-            wire = min(wire, 1.0 / cpu_s_per_byte)
+        slowdown = self.multiplier if multiplier is None else multiplier
+        wire = wire_bytes_per_s(rate_bytes_per_s, slowdown, cpu_s_per_byte)
         cost = self.cost
         return cost.bytes / wire + cost.steps * (latency_s + self.hops * hop_s)
+
+
+def wire_bytes_per_s(rate_bytes_per_s: float, slowdown: float, cpu_s_per_byte: float) -> float:
+    """What a GPU's traffic moves at: the scenario's rate over the uplink slow-down, or the
+    host's TCP stack's rate where that is slower (``cpu_s_per_byte`` 0: RDMA)."""
+    wire = rate_bytes_per_s / slowdown
+    if cpu_s_per_byte > 0:
+        wire = min(wire, 1.0 / cpu_s_per_byte)
+    return wire
 
 
 def scenario_rate_bytes_per_s(line_bytes_per_s: float, sc: EstimateCase) -> float:
@@ -1200,10 +1208,9 @@ class StepModel:
         """Network seconds of the data-parallel reductions, each in its fastest form (NCCL's
         tuner picks ring, tree or, where the switches reduce, SHARP per message size), at
         ``rate`` (the scenario's) slowed by ``multiplier`` (default: their own slow-down)."""
-        # As _NetTerm.seconds: every form shares the reductions' slow-down and hops.
-        wire = rate / (self.dp_multiplier if multiplier is None else multiplier)
-        if cpu_s_per_byte > 0:
-            wire = min(wire, 1.0 / cpu_s_per_byte)
+        # Every form shares the reductions' slow-down and hops.
+        slowdown = self.dp_multiplier if multiplier is None else multiplier
+        wire = wire_bytes_per_s(rate, slowdown, cpu_s_per_byte)
         hop_s = self.hop_s
         total = 0.0
         for hops, forms in self.dp_forms:
