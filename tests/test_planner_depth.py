@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from optimizer.performance import planner
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S
 from optimizer.performance.estimator import estimate, usable_memory_gb
-from optimizer.performance.plan import PartialPlan
-from optimizer.performance.validation import paper_config_cases
+from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.validation import calibration_cases, paper_config_cases
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
-    deepest_interleaving,
+    deepest_depth,
     pipeline_layout,
 )
 from optimizer.workload.presets import preset
@@ -46,12 +46,11 @@ def test_the_interleaving_depth_is_the_exhaustive_minimum(
     layers: int, stages: int, micro_batches: int, compute_s: float
 ) -> None:
     """The depth search starts at the balanced optimum and stops where its bound cannot win:
-    it finds what trying every depth up to a layer per chunk finds, ties to the shallowest."""
+    it finds what trying every depth the framework runs (up to a layer per chunk) finds, ties
+    to the shallowest."""
     p, m = min(stages, layers), micro_batches
     w = replace(preset("llama3-8b"), layers=layers)
-    want = min(
-        range(1, deepest_interleaving(layers, p) + 1), key=lambda v: cost(w, p, m, compute_s, v)
-    )
+    want = min(range(1, deepest_depth(w, p, m) + 1), key=lambda v: cost(w, p, m, compute_s, v))
     assert planner._best_depth(w, p, m, compute_s, None) == want
 
 
@@ -69,7 +68,7 @@ def test_the_deeper_depth_is_the_exhaustive_minimum_of_those_that_fit(
     flat = cost(w, p, m, compute_s, 1)
     beating = [
         v
-        for v in range(deep + 1, deepest_interleaving(layers, p) + 1)
+        for v in range(deep + 1, deepest_depth(w, p, m) + 1)
         if v >= lightest and cost(w, p, m, compute_s, v) < flat
     ]
     want = min(beating, key=lambda v: cost(w, p, m, compute_s, v)) if beating else None
@@ -103,10 +102,12 @@ def test_the_best_depth_of_full_chunks_competes_with_the_deeper_end_chunk_depth(
     embedding and the output layer and has the least bubble, but sends almost twice as often
     as v = 6, the best depth whose chunks all hold layers. Both are offered, and the ladder
     below them (planner.depth_ladder), so an extra depth never makes the plan found slower:
-    on 96 GPUs at 100 Gb/s per GPU the sends decide, and v = 3 wins (1.131 s per step; v = 6
-    1.165 s, v = 11 1.248 s). When only v = 11 competed, the optimizer's conformance answer
-    on 48 B200s slowed from 77.4 h to 78.1 h."""
-    w = preset("mpt-7b")
+    on 96 GPUs at 100 Gb/s per GPU the sends decide, and v = 3 wins (0.870 s per step; v = 6
+    0.888 s, v = 11 0.935 s). A batch of 384 gives each data-parallel rank 12 sequences, so
+    every micro-batch size runs whole groups of 3 micro-batches, which Megatron needs to
+    interleave 3 stages. When only v = 11 competed, the optimizer's conformance answer on 48
+    B200s slowed from 77.4 h to 78.1 h."""
+    w = preset("mpt-7b", global_batch_size=384)
     c = cluster(96, nic_gbps_per_node=800.0)
     fixed = PartialPlan(tensor=1, pipeline=3)
     depths = {plan.virtual_pipeline for plan in planner.candidate_plans(w, c, fixed)}
@@ -127,3 +128,26 @@ def test_a_fixed_depth_is_never_replaced() -> None:
     fixed = replace(case.fixed, virtual_pipeline=1)
     est = planner.plan_and_estimate(case.workload, case.cluster, fixed)
     assert est.plan.virtual_pipeline == 1
+
+
+def test_interleaved_candidates_run_whole_groups_of_micro_batches() -> None:
+    """Megatron-LM interleaves only when the micro-batches per step are a multiple of the
+    stages (pipeline_layout.interleaving_refusal). Narayanan et al.'s GPT 76.1B (SC'21 Table
+    1: 1,792 sequences on t 8, p 4, d 32, micro-batch and depth not stated) ran, per the
+    planner, at micro-batch 4 with v = 15: 14 micro-batches a step, which Megatron refuses.
+    Micro-batch 4 stays a candidate at v = 1, and the interleaved ones take micro-batch 2
+    or 1."""
+    case = next(c for c in calibration_cases() if c.id == "megatron-sc21-t1-76.1B")
+    w = case.workload
+    plans = planner.candidate_plans(w, case.cluster, case.fixed)
+
+    def per_step(plan: ParallelPlan) -> int:
+        return w.global_batch_size // (plan.data * plan.micro_batch_size)
+
+    interleaved = [p for p in plans if p.virtual_pipeline > 1]
+    assert interleaved
+    assert all(per_step(p) % p.pipeline == 0 for p in interleaved)
+    assert {p.micro_batch_size for p in plans if p.virtual_pipeline == 1} >= {4}
+    assert 4 not in {p.micro_batch_size for p in interleaved}
+    est = planner.plan_and_estimate(w, case.cluster, case.fixed)
+    assert per_step(est.plan) % est.plan.pipeline == 0

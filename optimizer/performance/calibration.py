@@ -106,16 +106,16 @@ class ComputeConstants:
 # (kernel_efficiency = large-GEMM efficiency of the generation; low/high = expected divided
 # by 1 + and 1 - the generation's worst relative error of the fit.) Do not edit by hand:
 # tests/test_compute_fit.py re-runs the fit and compares.
-A100_KERNEL_EFFICIENCY = (0.598, 0.664, 0.747)
-H100_KERNEL_EFFICIENCY = (0.542, 0.677, 0.902)
+A100_KERNEL_EFFICIENCY = (0.598, 0.666, 0.751)
+H100_KERNEL_EFFICIENCY = (0.545, 0.682, 0.912)
 COMPUTE = ComputeConstants(
-    gemm_inner_overhead_elements=73.0,
-    attention_efficiency=0.269,
-    straggler_per_doubling=0.0033,
+    gemm_inner_overhead_elements=72.0,
+    attention_efficiency=0.267,
+    straggler_per_doubling=0.0032,
     step_overhead_s=0.02,
-    elementwise_passes=10.1,
+    elementwise_passes=10.5,
     overlap_compute_slowdown=0.4,
-    deepspeed_pipeline_efficiency=0.85,
+    deepspeed_pipeline_efficiency=0.848,
 )
 # --- end of fitted block ----------------------------------------------------------------
 

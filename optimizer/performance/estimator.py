@@ -53,6 +53,7 @@ from optimizer.workload.pipeline_layout import (
     PipelineLayout,
     bubble_fraction,
     deepest_interleaving,
+    interleaving_refusal,
     pipeline_layout,
 )
 
@@ -205,6 +206,16 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"micro_batch_size = {plan.data * plan.micro_batch_size}",
             field="parallelism.micro_batch_size",
         )
+    if plan.virtual_pipeline > 1:
+        why = interleaving_refusal(
+            plan.pipeline, w.global_batch_size // (plan.data * plan.micro_batch_size)
+        )
+        if why:
+            raise InvalidInput(
+                f"virtual_pipeline {plan.virtual_pipeline}: {why}; expected 1, or a "
+                "micro_batch_size or data degree that makes it one",
+                field="parallelism.virtual_pipeline",
+            )
     check_context(w, plan)
     if plan.zero_stage not in (0, 1, 2, 3):
         raise InvalidInput(

@@ -180,8 +180,7 @@ class _DepthCost(NamedTuple):
 
     def bound(self, v: int) -> float:
         p, m = self.p, self.m
-        extra = max(0, p - m)
-        balanced = ((p - 1) + extra * (v - 1)) / (v * m) * self.step_compute_s
+        balanced = (p - 1) / (v * m) * self.step_compute_s
         return (balanced + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S) * (1 - 1e-12)
 
 
@@ -190,11 +189,10 @@ def _depth_cost(
 ) -> _DepthCost:
     # The chunk imbalance is >= 1, so cost(v) >= a / v + b v + const (the balanced bubble
     # and the overhead): convex in v with its minimum at sqrt(a / b).
-    extra = max(0, p - m)
-    a = ((p - 1) - extra) / m * step_compute_s
+    a = (p - 1) / m * step_compute_s
     b = 2 * m * CHUNK_PASS_OVERHEAD_S
     if deepest is None:
-        deepest = deepest_depth(w, p)
+        deepest = deepest_depth(w, p, m)
     centre = min(deepest, max(1, round(math.sqrt(a / b))))
     return _DepthCost(w, p, m, step_compute_s, centre, deepest)
 
@@ -367,10 +365,10 @@ def _candidate_plans_at(
                     loads = FamilyLoads(w, t, p, d, e, mb, context)
                     at = partial(_fitting_plans, loads, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
-                        fits = deep <= deepest_depth(w, p)
+                        fits = deep <= deepest_depth(w, p, m)
                         plans.extend(at(deep) if fits else [])
                         continue
-                    found = {v: at(v) for v in depth_ladder(deep, deepest_depth(w, p))}
+                    found = {v: at(v) for v in depth_ladder(deep, deepest_depth(w, p, m))}
                     if p * deep > w.layers:
                         # The depth whose end chunks hold the embedding and the output layer
                         # saves bubble but sends more per step, which a slow network may not

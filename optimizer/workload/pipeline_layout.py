@@ -61,11 +61,10 @@ def bubble_fraction(
 ) -> float:
     """Idle time of a stage over its busy time m v chunk passes: the fill and drain's p - 1
     slots of the largest chunk, (p - 1) / (v m) x imbalance (Narayanan et al. SC'21 sec.
-    2.2) once m >= p. With fewer micro-batches than stages a micro-batch still crosses all
-    p v chunks in turn, so (p - m)(v - 1) more chunk slots idle and interleaving stops
-    paying: (p - 1) / m stages' time at m = 1 whatever v."""
+    2.2); (p - 1) / m stages' time with fewer micro-batches than stages, which only a
+    one-chunk pipeline runs (``deepest_depth``)."""
     p, v, m = pipeline, virtual_pipeline, micro_batches
-    return ((p - 1) * chunk_imbalance + max(0, p - m) * (v - 1)) / (v * m)
+    return (p - 1) * chunk_imbalance / (v * m)
 
 
 def deepest_interleaving(layers: int, pipeline: int) -> int:
@@ -76,10 +75,32 @@ def deepest_interleaving(layers: int, pipeline: int) -> int:
     return (layers + 2) // pipeline
 
 
-def deepest_depth(w: Workload, pipeline: int) -> int:
-    """The largest virtual_pipeline the planner may give ``w``: deepest_interleaving, or 1
-    where DeepSpeed's PipelineEngine runs the pipeline (its 1F1B has no virtual stages)."""
-    return 1 if w.framework == "deepspeed" else deepest_interleaving(w.layers, pipeline)
+def deepest_depth(w: Workload, pipeline: int, micro_batches: int) -> int:
+    """The largest virtual_pipeline the planner may give ``w`` with ``micro_batches`` per
+    step: deepest_interleaving, or 1 where the framework cannot interleave: DeepSpeed's
+    PipelineEngine (its 1F1B has no virtual stages), and Megatron-LM's interleaved schedule
+    unless the micro-batches are a multiple of the stages (``interleaving_refusal``)."""
+    if w.framework == "deepspeed" or interleaving_refusal(pipeline, micro_batches):
+        return 1
+    return deepest_interleaving(w.layers, pipeline)
+
+
+def interleaving_refusal(pipeline: int, micro_batches: int) -> str:
+    """Why Megatron-LM will not interleave ``pipeline`` stages over ``micro_batches`` per
+    step ("" when it will). Its interleaved schedule runs the micro-batches through each
+    virtual stage in groups of p and raises unless the last group is whole (megatron/core/
+    pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving): "number
+    of microbatches is not divisible by pipeline-model-parallel-size when using interleaved
+    schedule" since the schedule's introduction (Narayanan et al. SC'21); newer releases
+    name the group size (``microbatch_group_size_per_vp_stage``, default p) and refuse a
+    remainder below p."""
+    if micro_batches % pipeline == 0:
+        return ""
+    return (
+        f"Megatron-LM's interleaved schedule runs the micro-batches in groups of pipeline = "
+        f"{pipeline}, and {micro_batches} per step (global_batch_size / (data x "
+        f"micro_batch_size)) is not a multiple of it"
+    )
 
 
 def output_layer_equivalents(w: Workload) -> float:
