@@ -120,6 +120,8 @@ def test_expert_parallel_all_to_all_appears_only_for_moe() -> None:
 
 
 def test_tensor_parallelism_beyond_a_node_uses_the_network() -> None:
-    inside = estimate(preset("llama3-70b"), cluster(64), ParallelPlan(8, 2, 4))
-    across = estimate(preset("llama3-70b"), cluster(64), ParallelPlan(16, 1, 4))
+    # 16 K/V heads: Llama 3 70B's 8 split over at most 8 tensor ranks (test_tensor_split.py)
+    w = preset("llama3-70b", kv_heads=16)
+    inside = estimate(w, cluster(64), ParallelPlan(8, 2, 4))
+    across = estimate(w, cluster(64), ParallelPlan(16, 1, 4))
     assert across.breakdown.tensor_parallel_s > 2 * inside.breakdown.tensor_parallel_s

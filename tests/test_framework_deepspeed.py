@@ -1,13 +1,15 @@
 """DeepSpeed as the framework (issue 14, `workload.framework`).
 
 DeepSpeed's PipelineEngine (Megatron-DeepSpeed, GPT-NeoX, MT-NLG) differs from Megatron-LM's
-schedules in two ways the model keeps: it has no interleaving (1F1B, one chunk per stage), and
-its stages run in lock-step, slower per micro-batch (the fitted deepspeed_pipeline_efficiency:
-MT-NLG's 126 TFLOP/s against Megatron-LM's 159 on the same Selene nodes and model). Its sends
-are split over the tensor ranks as Megatron's are (``is_pipe_partitioned``), so they cost the
-same. A plan without a pipeline never meets the engine. DeepSpeed's ZeRO-3 gathers parameters
-module by module under stage3_max_live_parameters (default 1e9), not a layer at a time as
-FSDP does, which is what lets its 1T run of 1,024 A100s fit in 80 GB.
+schedules in three ways the model keeps: it has no interleaving (1F1B, one chunk per stage), it
+runs ZeRO stage 0 or 1 only (it asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+parallelism"), and its stages run in lock-step, slower per micro-batch (the fitted
+deepspeed_pipeline_efficiency: MT-NLG's 126 TFLOP/s against Megatron-LM's 159 on the same
+Selene nodes and model). Its sends are split over the tensor ranks as Megatron's are
+(``is_pipe_partitioned``), so they cost the same. A plan without a pipeline never meets the
+engine. DeepSpeed's ZeRO-3 gathers parameters module by module under
+stage3_max_live_parameters (default 1e9), not a layer at a time as FSDP does, which is what
+lets its 1T run of 1,024 A100s fit in 80 GB.
 """
 
 from __future__ import annotations
@@ -82,22 +84,33 @@ def test_the_planner_never_interleaves_a_deepspeed_pipeline() -> None:
 
 
 @pytest.mark.parametrize(
-    "fixed",
+    ("fixed", "field", "why"),
     [
-        PartialPlan(virtual_pipeline=2),
-        PartialPlan(
-            tensor=8, pipeline=8, data=4, virtual_pipeline=2, zero_stage=1, micro_batch_size=1
+        (PartialPlan(virtual_pipeline=2), "parallelism.virtual_pipeline", "one chunk per stage"),
+        (
+            PartialPlan(
+                tensor=8, pipeline=8, data=4, virtual_pipeline=2, zero_stage=1, micro_batch_size=1
+            ),
+            "parallelism.virtual_pipeline",
+            "one chunk per stage",
+        ),
+        (PartialPlan(pipeline=8, zero_stage=3), "parallelism.zero_stage", "incompatible"),
+        (
+            PartialPlan(tensor=8, pipeline=8, data=4, zero_stage=2, micro_batch_size=1),
+            "parallelism.zero_stage",
+            "incompatible",
         ),
     ],
-    ids=["partial", "complete"],
+    ids=["interleaved-partial", "interleaved-complete", "zero3-partial", "zero2-complete"],
 )
-def test_a_fixed_interleaving_under_deepspeed_is_refused_naming_the_field(
-    fixed: PartialPlan,
+def test_what_the_pipeline_engine_cannot_run_is_refused_naming_the_field(
+    fixed: PartialPlan, field: str, why: str
 ) -> None:
     with pytest.raises(InvalidInput) as err:
         plan_and_estimate(DEEPSPEED, cluster(256, gpu="A100"), fixed)
-    assert err.value.field == "parallelism.virtual_pipeline"
+    assert err.value.field == field
     assert "PipelineEngine" in str(err.value)
+    assert why in str(err.value)
 
 
 ZERO3 = ParallelPlan(tensor=1, pipeline=1, data=1024, zero_stage=3, micro_batch_size=1)
@@ -116,3 +129,11 @@ def test_deepspeed_zero3_of_a_small_model_gathers_what_fsdp_does() -> None:
     w = preset("llama3-8b")  # 0.2B parameters a layer, under the live cap
     plan = ParallelPlan(tensor=1, pipeline=1, data=64, zero_stage=3, micro_batch_size=1)
     assert memory_per_gpu(replace(w, framework="deepspeed"), plan) == memory_per_gpu(w, plan)
+
+
+def test_the_planner_never_pipelines_a_deepspeed_job_under_zero_2_or_3() -> None:
+    """Before: Llama 3 405B on 128 H100s ran t4 p15 d2 with ZeRO-2 through DeepSpeed."""
+    w = replace(preset("llama3-405b"), framework="deepspeed")
+    plan = plan_and_estimate(w, cluster(128)).plan
+    assert plan.pipeline > 1
+    assert plan.zero_stage <= 1

@@ -27,7 +27,7 @@ CASES = [
     ),
     ("llama3-8b", 128, ParallelPlan(2, 2, 32, zero_stage=1, micro_batch_size=1)),
     ("llama3-70b", 128, ParallelPlan(8, 4, 4, virtual_pipeline=4, micro_batch_size=1)),
-    ("llama3-70b", 64, ParallelPlan(16, 2, 2, zero_stage=1, micro_batch_size=1)),
+    ("mpt-70b", 64, ParallelPlan(16, 2, 2, zero_stage=1, micro_batch_size=1)),  # 64 K/V heads
     ("mixtral-8x7b", 64, ParallelPlan(2, 1, 32, expert=8, micro_batch_size=1)),
     ("mpt-7b", 16, ParallelPlan(1, 1, 16, zero_stage=1, micro_batch_size=1)),
     ("bert-large", 32, ParallelPlan(1, 4, 8, zero_stage=1, micro_batch_size=1)),

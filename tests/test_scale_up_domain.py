@@ -136,7 +136,8 @@ def test_tensor_degrees_divide_the_domain_and_stop_at_16_beyond_the_host() -> No
     w128, w96 = preset("llama3-405b"), preset("gpt3-175b")  # 128 and 96 heads
     assert tensor_degrees(w128, 144, 4, 72) == [1, 2, 4, 8]
     assert tensor_degrees(w96, 144, 4, 72) == [1, 2, 3, 4, 6, 8, 12]
-    assert tensor_degrees(w128, 128, 4, 64) == [1, 2, 4, 8, 16]
+    assert tensor_degrees(preset("mpt-70b"), 128, 4, 64) == [1, 2, 4, 8, 16]  # 64 K/V heads
+    assert tensor_degrees(w128, 128, 4, 64) == [1, 2, 4, 8]  # 8 K/V heads (test_tensor_split)
     assert tensor_degrees(w128, 64, 8, 8) == [1, 2, 4, 8]
 
 

@@ -129,13 +129,30 @@ class Estimate:
     expected_interruptions: float = 0.0  # failures expected over the wall-clock run
 
 
-def check_pipeline_engine(w: Workload, virtual_pipeline: int) -> None:
-    """Refuse interleaving where the framework's pipeline engine has none."""
+def engine_takes_zero(w: Workload, pipeline: int, zero_stage: int) -> bool:
+    """DeepSpeed's PipelineEngine asserts ZeRO stage < 2 ("ZeRO-2 and ZeRO-3 are incompatible
+    with pipeline parallelism", deepspeed/runtime/pipe/engine.py); Megatron's schedules and
+    PyTorch FSDP take every stage."""
+    return w.framework != "deepspeed" or pipeline == 1 or zero_stage < 2
+
+
+def check_pipeline_engine(
+    w: Workload, pipeline: int, virtual_pipeline: int, zero_stage: int
+) -> None:
+    """Refuse what the framework's pipeline engine cannot run: interleaving, or a pipeline
+    under ZeRO-2/3 with DeepSpeed's."""
     if virtual_pipeline > 1 and w.framework == "deepspeed":
         raise InvalidInput(
             f"virtual_pipeline {virtual_pipeline} with workload.framework deepspeed: "
             "DeepSpeed's PipelineEngine runs one chunk per stage (1F1B); expected 1",
             field="parallelism.virtual_pipeline",
+        )
+    if not engine_takes_zero(w, pipeline, zero_stage):
+        raise InvalidInput(
+            f"zero_stage {zero_stage} with pipeline {pipeline} and workload.framework "
+            "deepspeed: DeepSpeed's PipelineEngine runs ZeRO stage 0 or 1 only (ZeRO-2 and "
+            "ZeRO-3 are incompatible with pipeline parallelism); expected at most 1",
+            field="parallelism.zero_stage",
         )
 
 
@@ -161,9 +178,20 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"{c.gpus} GPUs",
             field="parallelism",
         )
-    if w.attention_heads % plan.tensor:
+    if w.tensor_split % plan.tensor:
+        # Megatron-Core splits heads, K/V groups and FFN columns evenly (Workload.tensor_split)
+        name, n = next(
+            (name, n)
+            for name, n in (
+                ("attention_heads", w.attention_heads),
+                ("kv_heads", w.kv_heads),
+                ("ffn_hidden_size", w.ffn_hidden_size),
+            )
+            if n % plan.tensor
+        )
         raise InvalidInput(
-            f"tensor {plan.tensor} does not divide attention_heads {w.attention_heads}",
+            f"tensor {plan.tensor} does not divide {name} {n} (every tensor rank holds an "
+            "equal share of the heads, the K/V groups and the FFN)",
             field="parallelism.tensor",
         )
     # --- issue 14, pipeline: layers need not split evenly (the slowest stage is timed);
@@ -187,7 +215,7 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             "virtual_pipeline > 1 needs pipeline > 1 (chunks interleave across stages)",
             field="parallelism.virtual_pipeline",
         )
-    check_pipeline_engine(w, plan.virtual_pipeline)
+    check_pipeline_engine(w, plan.pipeline, plan.virtual_pipeline, plan.zero_stage)
     if not plan.reshard_after_forward and plan.zero_stage != 3:
         raise InvalidInput(
             f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage "

@@ -37,6 +37,7 @@ from optimizer.performance.estimator import (
     check_pipeline_engine,
     check_plan,
     compute_s_per_token,
+    engine_takes_zero,
     estimate,
     estimate_from_step,
     nvlink_bytes_per_s,
@@ -103,14 +104,15 @@ def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[Par
 
 
 def tensor_degrees(w: Workload, gpus: int, gpus_per_node: int, domain_gpus: int) -> list[int]:
-    """Tensor degrees worth trying: divisors of the scale-up domain that divide the heads; past
-    the host only up to MAX_TENSOR_IN_DOMAIN (with domain = host: the divisors of the node)."""
+    """Tensor degrees worth trying: divisors of the scale-up domain that split the K/V heads
+    and the FFN evenly (``Workload.tensor_split``); past the host only up to
+    MAX_TENSOR_IN_DOMAIN (with domain = host: the divisors of the node)."""
     gpn = min(gpus, gpus_per_node)
     dom = min(gpus, domain_gpus)
     return [
         t
         for t in _divisors(dom)
-        if w.attention_heads % t == 0 and (t <= gpn or t <= MAX_TENSOR_IN_DOMAIN)
+        if w.tensor_split % t == 0 and (t <= gpn or t <= MAX_TENSOR_IN_DOMAIN)
     ]
 
 
@@ -352,7 +354,7 @@ def _candidate_plans_at(
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
-            zeros = _zero_choices(d, fixed)
+            zeros = [z for z in _zero_choices(d, fixed) if engine_takes_zero(w, p, z[0])]
             for e in _options(fixed.expert, experts):
                 if d % e or w.experts % e:
                     continue
@@ -1017,11 +1019,11 @@ def _fillable_of(w: Workload, fixed: PartialPlan, full: int, smaller: Iterable[i
 @lru_cache(maxsize=1024)
 def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     """Every GPU count that tensor x pipeline x data x context can equal: a
-    superset of the sizes with a candidate (tensor degrees divide the heads, pipelines hold
+    superset of the sizes with a candidate (tensor degrees divide tensor_split, pipelines hold
     at least a layer each, data degrees divide the global batch), so skipping the others
     loses no plan and spares the search building empty candidate lists (about 7 in 8
     whole-node sizes of a 2,048-node cluster for Llama 3 70B)."""
-    tensors = _options(fixed.tensor, _divisors(w.attention_heads))
+    tensors = _options(fixed.tensor, _divisors(w.tensor_split))
     pipelines = _options(fixed.pipeline, tuple(range(1, w.layers + 1)))
     datas = _divisors(w.global_batch_size)
     contexts = (
@@ -1039,7 +1041,9 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:
     """Raise the most useful error when no candidate survived: a bad fixed degree names its
     field, otherwise the model does not fit."""
-    check_pipeline_engine(w, fixed.virtual_pipeline or 1)
+    check_pipeline_engine(
+        w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
+    )
     if fixed.tensor is not None or fixed.pipeline is not None or fixed.data is not None:
         t, p = fixed.tensor or 1, fixed.pipeline or 1
         plan = ParallelPlan(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from math import gcd
 
 from optimizer.errors import InvalidInput
 from optimizer.hashed import hashed_once
@@ -118,6 +119,15 @@ class Workload:
     @property
     def is_moe(self) -> bool:
         return self.experts > 1
+
+    @cached_property
+    def tensor_split(self) -> int:
+        """What every tensor degree must divide: Megatron-Core gives every tensor rank whole
+        query groups (K/V heads) and an equal share of the FFN columns (its ``divide`` asserts
+        both in attention.py and the column-parallel linears).
+        Falcon sized its "multigroup" K/V groups to its tensor degree for this reason
+        (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads."""
+        return gcd(self.kv_heads, self.ffn_hidden_size)
 
     @cached_property
     def kv_ratio(self) -> float:
