@@ -65,7 +65,7 @@ def design_label(
     topology = topology_label(d.topology, d.oversubscription)
     domain = getattr(d, "scale_up_gpus", 0)  # issue 16; a ParetoPoint has no domain
     named = domain > SERVER_DOMAIN_GPUS or (name_domain and domain > 0)
-    server = f"{d.server_sku} ({domain}-GPU NVLink)" if named else d.server_sku
+    server = f"{d.server_sku} ({domain}-GPU domain)" if named else d.server_sku
     if fabric == NO_FABRIC:
         return f"{d.gpus:,} GPUs {server} {topology} (no fabric)"
     return f"{d.gpus:,} GPUs {server} {fabric} {topology}"

@@ -62,9 +62,10 @@ def fabric_label(fabric: str, topology: str) -> str:
 
 
 def shows_scale_up(resp: optimize_pb2.OptimizeResponse) -> bool:
-    """The "scale-up" column (GPUs per NVLink domain) is shown when the designs differ in it
-    or one reaches beyond an 8-GPU server (a rack-scale NVL72): the wide table has no room
-    for a column that says "8" on every row (its JSON always carries scaleUpGpus)."""
+    """The "scale-up" column (GPUs per NVLink or Infinity Fabric domain) is shown when the
+    designs differ in it or one reaches beyond an 8-GPU server (a rack-scale NVL72): the wide
+    table has no room for a column that says "8" on every row (its JSON always carries
+    scaleUpGpus)."""
     domains = {d.scale_up_gpus for d in resp.designs}
     return len(domains) > 1 or any(n > SERVER_DOMAIN_GPUS for n in domains)
 

@@ -84,7 +84,7 @@ def test_moe_answer_says_the_all_to_all_stays_inside_the_domain_with_the_estimat
 ):
     result, hgx_only = _moe(), _moe(HGX).designs[0]
     text = result.sensitivity
-    assert "stays inside the 72-GPU NVLink domain" in text
+    assert "stays inside the 72-GPU scale-up domain" in text
     b = hgx_only.estimate.breakdown
     assert f"{b.all_to_all_network_s / hgx_only.estimate.step_time_s:.0%} on the 8-GPU" in text
     hours = [f"{result.designs[0].time_hours:,.0f} h", f"{hgx_only.time_hours:,.0f} h"]

@@ -676,7 +676,7 @@ def scale_up_line(
     if spec.objective.kind.primary is Measure.TIME:
         if spec.workload.is_moe and plan.expert > 1 and a2a < ra2a:
             why = (
-                f"the expert all-to-all (EP {plan.expert}) stays inside the {mine}-GPU NVLink "
+                f"the expert all-to-all (EP {plan.expert}) stays inside the {mine}-GPU scale-up "
                 f"domain: all-to-all on the network {a2a:.0%} of the step against {ra2a:.0%} "
                 f"on the {theirs}-GPU design"
             )
