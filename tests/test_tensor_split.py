@@ -1,7 +1,8 @@
 """A tensor degree splits the attention heads, the K/V groups and the FFN columns evenly:
 Megatron-Core's `divide` asserts all three (attention.py, the column-parallel linears), so a
-grouped-query model with 2 K/V heads cannot run tensor 4. The planner offers only degrees
-that split all three, and a request's degree that does not is refused naming the field."""
+grouped-query model with 2 K/V heads cannot run tensor 4; with sequence parallelism (which the
+memory model assumes) it splits each sequence's tokens too. The planner offers only degrees
+that split all of them, and a request's degree that does not is refused naming the field."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from optimizer.errors import InvalidInput
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import estimate
-from optimizer.performance.plan import ParallelPlan
+from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.presets import preset
@@ -63,3 +64,14 @@ def test_a_requested_tensor_degree_that_splits_the_ffn_is_refused() -> None:
     with pytest.raises(InvalidInput, match=r"ffn_hidden_size 14330") as refused:
         estimate(preset("llama3-8b", ffn_hidden_size=14_330), cluster(64), ParallelPlan(4, 1, 16))
     assert refused.value.field == "parallelism.tensor"
+
+
+def test_a_requested_tensor_degree_that_splits_a_sequence_unevenly_is_refused() -> None:
+    """Before: no refusal for a complete plan, and "no parallel plan fits" naming
+    cluster.gpus for a partial one (the check ran only under context parallelism)."""
+    w = preset("llama3-8b", sequence_length=1020)
+    with pytest.raises(InvalidInput, match=r"1020 tokens of a sequence") as complete:
+        estimate(w, cluster(64), ParallelPlan(8, 1, 8))
+    with pytest.raises(InvalidInput) as partial:
+        plan_and_estimate(w, cluster(64), PartialPlan(tensor=8))
+    assert complete.value.field == partial.value.field == "parallelism.tensor"

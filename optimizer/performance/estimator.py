@@ -261,22 +261,25 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
 def check_context(w: Workload, plan: ParallelPlan) -> None:
     """Megatron-LM's context-parallel rules: a causal sequence is cut into 2 x context chunks
     (each rank takes one early and one late chunk, so the masked work balances), and with
-    sequence parallelism each rank's tokens split again over the tensor group."""
+    sequence parallelism (which the memory model assumes wherever tensor > 1) each rank's
+    tokens split again over the tensor group, with or without context parallelism."""
     cp = plan.context
-    if cp == 1:
-        return
     chunks = 2 * cp if w.causal else cp
-    if w.sequence_length % chunks:
+    if cp > 1 and w.sequence_length % chunks:
         raise InvalidInput(
             f"sequence_length {w.sequence_length} does not split into {chunks} equal chunks "
             f"({'2 x ' if w.causal else ''}context {cp})",
             field="parallelism.context",
         )
     if (w.sequence_length // cp) % plan.tensor:
+        tokens = (
+            f"the {w.sequence_length // cp} tokens of a context rank"
+            if cp > 1
+            else f"the {w.sequence_length} tokens of a sequence"
+        )
         raise InvalidInput(
-            f"the {w.sequence_length // cp} tokens of a context rank do not split over tensor "
-            f"{plan.tensor} (sequence parallelism)",
-            field="parallelism.context",
+            f"{tokens} do not split over tensor {plan.tensor} (sequence parallelism)",
+            field="parallelism.context" if cp > 1 else "parallelism.tensor",
         )
 
 
