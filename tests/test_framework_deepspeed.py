@@ -9,7 +9,9 @@ Selene nodes and model). Its sends are split over the tensor ranks as Megatron's
 (``is_pipe_partitioned``), so they cost the same. A plan without a pipeline never meets the
 engine. DeepSpeed's ZeRO-3 gathers parameters module by module under
 stage3_max_live_parameters (default 1e9), not a layer at a time as FSDP does, which is what
-lets its 1T run of 1,024 A100s fit in 80 GB.
+lets its 1T run of 1,024 A100s fit in 80 GB. Its context parallelism is DeepSpeed-Ulysses
+(Jacobs et al., arXiv:2309.14509), not ring attention: all-to-alls that hand each rank whole
+heads, which the attention waits for, run by Megatron-DeepSpeed with tensor parallel size 1.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration
 from optimizer.performance.convert import workload_from_proto
-from optimizer.performance.estimator import estimate, pipeline_traffic
+from optimizer.performance.estimator import estimate, pipeline_traffic, plan_traffic
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.workload.memory import DEEPSPEED_MAX_LIVE_PARAMETERS, memory_per_gpu
 from optimizer.workload.presets import preset
 from tests.estimator_fixtures import cluster
+from tests.test_planner_exact import exhaustive
 
 MEGATRON = preset("gpt3-175b")
 DEEPSPEED = replace(MEGATRON, framework="deepspeed")
@@ -137,3 +140,76 @@ def test_the_planner_never_pipelines_a_deepspeed_job_under_zero_2_or_3() -> None
     plan = plan_and_estimate(w, cluster(128)).plan
     assert plan.pipeline > 1
     assert plan.zero_stage <= 1
+
+
+LONG = replace(preset("llama3-8b"), sequence_length=65_536, global_batch_size=64)  # 8 K/V heads
+ULYSSES = ParallelPlan(tensor=1, pipeline=1, data=8, context=8, zero_stage=1, micro_batch_size=1)
+
+
+def test_the_planner_gives_deepspeed_only_context_degrees_ulysses_runs() -> None:
+    """Before: Llama 3 8B at 65,536 tokens on 64 H100s ran context 32 through DeepSpeed, more
+    ranks than its 8 K/V heads (and Llama 3 70B tensor 2 with context 16)."""
+    plan = plan_and_estimate(replace(LONG, framework="deepspeed"), cluster(64)).plan
+    assert plan.context > 1
+    assert LONG.kv_heads % plan.context == 0
+    assert plan.tensor == 1
+    assert plan_and_estimate(LONG, cluster(64)).plan.context == 32  # Megatron's ring attention
+
+
+def test_ulysses_moves_q_k_v_and_the_output_by_all_to_all() -> None:
+    w = replace(LONG, framework="deepspeed")
+    part = plan_traffic(w, ULYSSES, 8, 8).context
+    assert part is not None
+    cp, tokens = 8, 65_536 / 8
+    layer_passes = 64 // 8 * w.layers * 2  # micro-batches x layers x (forward, backward)
+    size = (2 + 2 * w.kv_ratio) * w.hidden_size * tokens * 2  # Q, O, and K, V (GQA), bf16
+    assert part.pattern == "all_to_all"
+    assert part.remote_share == 0.0  # eight ranks in one node
+    assert part.cost.bytes == pytest.approx((cp - 1) / cp * size * layer_passes)
+    assert part.cost.steps == pytest.approx(4 * (cp - 1) * layer_passes)
+
+
+def test_nothing_hides_ulysses_all_to_alls_while_attention_hides_the_ring() -> None:
+    ring = estimate(LONG, cluster(64), ULYSSES).breakdown
+    ulysses = estimate(replace(LONG, framework="deepspeed"), cluster(64), ULYSSES).breakdown
+    assert ring.exposed_communication_s < ring.context_parallel_s
+    assert ulysses.exposed_communication_s >= ulysses.context_parallel_s > 0
+
+
+def test_deepspeed_needs_context_chunks_not_twice_as_many() -> None:
+    """Ulysses attends over the whole sequence of its heads; ring attention balances a causal
+    mask over 2 x context chunks."""
+    w = replace(LONG, sequence_length=8 * 4_097, global_batch_size=64)
+    with pytest.raises(InvalidInput) as err:
+        estimate(w, cluster(64), ULYSSES)
+    assert err.value.field == "parallelism.context"
+    assert "16 equal chunks" in str(err.value)
+    assert estimate(replace(w, framework="deepspeed"), cluster(64), ULYSSES).step_time_s > 0
+
+
+@pytest.mark.parametrize(
+    ("plan", "why"),
+    [
+        (replace(ULYSSES, tensor=2, data=4), "tensor parallel size 1 only"),
+        (replace(ULYSSES, context=16, data=4), "do not split evenly"),
+    ],
+    ids=["with-tensor", "more-ranks-than-kv-heads"],
+)
+def test_what_ulysses_cannot_run_is_refused_naming_the_context(
+    plan: ParallelPlan, why: str
+) -> None:
+    with pytest.raises(InvalidInput) as err:
+        estimate(replace(LONG, framework="deepspeed"), cluster(64), plan)
+    assert err.value.field == "parallelism.context"
+    assert why in str(err.value)
+
+
+@pytest.mark.parametrize("fabric", ["infiniband", "ethernet"])
+def test_a_deepspeed_long_sequence_search_finds_the_exhaustive_loops_plan(fabric: str) -> None:
+    """The bound leaves context parallelism's time out (at least 0), so exposed all-to-alls
+    keep it a bound."""
+    w, c = replace(LONG, framework="deepspeed"), cluster(32, fabric=fabric)
+    _, plan, used = exhaustive(w, c)
+    est = plan_and_estimate(w, c)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    assert plan.context > 1

@@ -258,17 +258,60 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
 
 
 # --- issue 14 (context): context-parallel rules ------------------------------------------------
+def context_chunks(w: Workload, context: int) -> int:
+    """Equal chunks the sequence is cut into over ``context`` ranks. Megatron-LM's ring
+    attention cuts a causal sequence into 2 x context (each rank takes one early and one late
+    chunk, so the masked work balances); DeepSpeed-Ulysses gives every rank the whole
+    sequence of its heads inside attention, balanced as it is, so context chunks."""
+    return 2 * context if w.causal and w.framework != "deepspeed" else context
+
+
+def ulysses_refusal(w: Workload, tensor: int, context: int) -> str:
+    """Why DeepSpeed will not run ``context`` > 1 with ``tensor`` ("" when it will). Its
+    sequence parallelism is DeepSpeed-Ulysses (Jacobs et al., arXiv:2309.14509): all-to-alls
+    that hand each rank whole query and K/V heads (deepspeed/sequence/layer.py splits the head
+    dimension by the group size; the uneven-heads path assumes as many K/V as query heads), and
+    Megatron-DeepSpeed runs it with tensor parallel size 1 only ("Currently we only support
+    MP=1 with SP>1", examples_deepspeed/sequence_parallel)."""
+    if tensor > 1:
+        return (
+            f"Megatron-DeepSpeed runs DeepSpeed-Ulysses sequence parallelism with tensor "
+            f"parallel size 1 only, not tensor {tensor}"
+        )
+    if w.attention_heads % context or w.kv_heads % context:
+        return (
+            f"DeepSpeed-Ulysses hands each of its {context} ranks whole heads, and the "
+            f"{w.attention_heads} query and {w.kv_heads} K/V heads do not split evenly"
+        )
+    return ""
+
+
+def context_runs(w: Workload, tensor: int, context: int) -> bool:
+    """Whether the framework runs ``context`` ranks with ``tensor`` (check_context)."""
+    if context > 1 and (
+        w.sequence_length % context_chunks(w, context)
+        or (w.framework == "deepspeed" and ulysses_refusal(w, tensor, context))
+    ):
+        return False
+    return (w.sequence_length // context) % tensor == 0
+
+
 def check_context(w: Workload, plan: ParallelPlan) -> None:
-    """Megatron-LM's context-parallel rules: a causal sequence is cut into 2 x context chunks
-    (each rank takes one early and one late chunk, so the masked work balances), and with
-    sequence parallelism (which the memory model assumes wherever tensor > 1) each rank's
-    tokens split again over the tensor group, with or without context parallelism."""
+    """The context-parallel rules (context_chunks, ulysses_refusal) and, with sequence
+    parallelism (which the memory model assumes wherever tensor > 1), each rank's tokens
+    split again over the tensor group, with or without context parallelism."""
     cp = plan.context
-    chunks = 2 * cp if w.causal else cp
+    chunks = context_chunks(w, cp)
     if cp > 1 and w.sequence_length % chunks:
         raise InvalidInput(
             f"sequence_length {w.sequence_length} does not split into {chunks} equal chunks "
-            f"({'2 x ' if w.causal else ''}context {cp})",
+            f"({'2 x ' if chunks > cp else ''}context {cp})",
+            field="parallelism.context",
+        )
+    if cp > 1 and w.framework == "deepspeed" and (why := ulysses_refusal(w, plan.tensor, cp)):
+        raise InvalidInput(
+            f"context {cp} with workload.framework deepspeed: {why}; expected tensor 1 and "
+            f"a context degree that divides {math.gcd(w.attention_heads, w.kv_heads)}",
             field="parallelism.context",
         )
     if (w.sequence_length // cp) % plan.tensor:
@@ -710,12 +753,34 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     if cp == 1:
         return None
     local_tokens = plan.micro_batch_size * w.sequence_length / cp
-    chunk = 2 * w.kv_ratio * w.hidden_size * local_tokens / t * ACTIVATION_BYTES
-    passes = 3 + (1 if w.activation_recompute == "full" else 0)
+    recompute = 1 if w.activation_recompute == "full" else 0
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    sends = m * w.layers / plan.pipeline * passes * (cp - 1)
+    layers = m * w.layers / plan.pipeline  # layer passes per step
+    if w.framework == "deepspeed":
+        return _ulysses_part(w, local_tokens, layers * (2 + recompute), cp, t, gpn, dom)
+    chunk = 2 * w.kv_ratio * w.hidden_size * local_tokens / t * ACTIVATION_BYTES
+    sends = layers * (3 + recompute) * (cp - 1)
     span = t * cp
     return Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
+
+
+def _ulysses_part(
+    w: Workload, local_tokens: float, passes: float, cp: int, t: int, gpn: int, dom: int
+) -> Part:
+    """DeepSpeed-Ulysses over the context group (Jacobs et al., arXiv:2309.14509, sec. 3;
+    deepspeed/sequence/layer.py DistributedAttention): per layer and micro-batch the forward
+    runs an all-to-all each for Q, K and V (sequence-sharded to head-sharded) and one for the
+    attention output, (2 + 2 x kv_ratio) x h x local tokens, bf16, in all; the backward moves
+    their gradients the same way (``passes``: forward, backward and a full recomputation's
+    forward, per step). The attention waits for them: nothing hides them (StepModel)."""
+    size = (2 + 2 * w.kv_ratio) * w.hidden_size * local_tokens * ACTIVATION_BYTES
+    local = _ranks_in_domain(cp, t, dom)
+    return Part(
+        coll.all_to_all(size / 4, cp).times(4 * passes),
+        1.0 - local / cp,
+        -(-cp // local) * _hosts_per_block(local * t, gpn),
+        "all_to_all",
+    )
 
 
 # --- end issue 14 (context) ---------------------------------------------------------------------
@@ -930,8 +995,11 @@ def _compute_plan_core(
         # Share of the compute that is the forward pass (the rest: backward and recompute).
         forward_share=model_flops / (3.0 * hardware_flops),
         nv_bw=nv_bw,
-        # issue 14 (context): ring attention, hidden behind the attention of each block
-        cp_hidden=(
+        # issue 14 (context): ring attention, hidden behind the attention of each block;
+        # DeepSpeed-Ulysses' all-to-alls, which the attention waits for, behind nothing
+        cp_hidden=0.0
+        if w.framework == "deepspeed"
+        else (
             (plan.context - 1)
             / plan.context
             * attention_share(

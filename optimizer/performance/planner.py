@@ -37,6 +37,7 @@ from optimizer.performance.estimator import (
     check_pipeline_engine,
     check_plan,
     compute_s_per_token,
+    context_runs,
     engine_takes_zero,
     estimate,
     estimate_from_step,
@@ -125,14 +126,13 @@ CONTEXT_CHOICES = (1, 2, 4, 8, 16, 32)
 
 def context_degrees(w: Workload, gpus: int, fixed: PartialPlan) -> tuple[int, ...]:
     """The request's context degree, else 1 and, for long sequences, each power of two that
-    divides the GPUs and cuts the sequence into 2 x context equal chunks."""
+    divides the GPUs and that the framework runs with some tensor degree (context_runs at
+    tensor 1)."""
     if fixed.context is not None:
         return (fixed.context,)
     if w.sequence_length < CONTEXT_FROM_SEQUENCE:
         return (1,)
-    return tuple(
-        cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and w.sequence_length % (2 * cp) == 0
-    )
+    return tuple(cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and context_runs(w, 1, cp))
 
 
 # --- issue 14, pipeline: ZeRO stages and interleaving depth ---------------------------------
@@ -315,8 +315,8 @@ def _candidate_plans(
         for plan in _candidate_plans_at(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
-        # sequence parallelism (check_context); a fixed degree is left to check_plan's error
-        if fixed.context is not None or (w.sequence_length // cp) % plan.tensor == 0
+        # check_context's rules; a fixed degree is left to check_plan's error
+        if fixed.context is not None or context_runs(w, plan.tensor, cp)
     )
 
 
