@@ -65,6 +65,29 @@ def test_table_output_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert "training time (hours)" in out and "MFU" in out
 
 
+def test_the_table_shows_the_context_degree_and_its_time(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """GPUs = tensor x pipeline x data x context: without the context degree the plan's
+    degrees did not multiply to the cluster's GPUs."""
+    spec = _spec(
+        tmp_path,
+        workload__sequence_length=65_536,
+        workload__global_batch_size=64,
+        parallelism__context=8,
+    )
+    _, out, _ = _run(capsys, str(spec), "--format", "json")
+    resp = json.loads(out)
+    p, b = resp["parallelism"], resp["breakdown"]
+    assert p["tensor"] * p["pipeline"] * p["data"] * p["context"] == 1024
+    assert b["context_parallel_s"] > 0
+    _, table, _ = _run(capsys, str(spec))
+    assert "plan (tensor, pipeline, data, expert, context)" in table
+    degrees = f"{p['tensor']}, {p['pipeline']}, {p['data']}, {p['expert']}, 8"
+    assert degrees in table
+    assert f"{b['context_parallel_s']:.3f}" in table
+
+
 def test_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     code, out, _ = _run(
@@ -111,6 +134,14 @@ def test_fixed_plan_is_reported_back(capsys: pytest.CaptureFixture[str]) -> None
         (
             {"workload__framework": "deepspeed", "parallelism__virtual_pipeline": 2},
             "parallelism.virtual_pipeline",
+        ),
+        (
+            {
+                "workload__framework": "deepspeed",
+                "workload__sequence_length": 65_536,
+                "parallelism__context": 16,  # Llama 3's 8 K/V heads over 16 Ulysses ranks
+            },
+            "parallelism.context",
         ),
     ],
 )

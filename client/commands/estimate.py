@@ -60,8 +60,8 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("MFU", f"{resp.mfu:.1%}"),
         ("memory per GPU (GB)", f"{resp.memory_per_gpu_gb:.1f}"),
         (
-            "plan (tensor, pipeline, data, expert)",
-            f"{p.tensor}, {p.pipeline}, {p.data}, {p.expert}",
+            "plan (tensor, pipeline, data, expert, context)",
+            f"{p.tensor}, {p.pipeline}, {p.data}, {p.expert}, {p.context}",
         ),
         (
             "virtual pipeline / ZeRO stage / micro-batch",
@@ -73,6 +73,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("data parallel, before overlap (s/step)", f"{b.data_parallel_s:.3f}"),
         ("pipeline p2p (s/step)", f"{b.pipeline_p2p_s:.3f}"),
         ("MoE all-to-all (s/step)", f"{b.all_to_all_s:.3f}"),
+        ("context parallel, before overlap (s/step)", f"{b.context_parallel_s:.3f}"),
         ("exposed communication (s/step)", f"{b.exposed_communication_s:.3f}"),
         ("host CPU, TCP (s/step)", f"{b.host_cpu_overhead_s:.3f}"),
     ]

@@ -260,7 +260,7 @@ class EstimateRequest(_message.Message):
     def __init__(self, workload: _Optional[_Union[Workload, _Mapping]] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., cluster: _Optional[_Union[Cluster, _Mapping]] = ..., catalog: _Optional[str] = ..., fabric_profiles: _Optional[_Iterable[_Union[FabricProfile, _Mapping]]] = ..., reliability: _Optional[_Union[Reliability, _Mapping]] = ..., calibration: _Optional[_Union[CalibrationProfile, _Mapping]] = ...) -> None: ...
 
 class StepBreakdown(_message.Message):
-    __slots__ = ("compute_s", "pipeline_bubble_s", "tensor_parallel_s", "data_parallel_s", "pipeline_p2p_s", "all_to_all_s", "exposed_communication_s", "host_cpu_overhead_s", "optimizer_step_s", "step_overhead_s", "micro_batch_overhead_s")
+    __slots__ = ("compute_s", "pipeline_bubble_s", "tensor_parallel_s", "data_parallel_s", "pipeline_p2p_s", "all_to_all_s", "exposed_communication_s", "host_cpu_overhead_s", "optimizer_step_s", "step_overhead_s", "micro_batch_overhead_s", "context_parallel_s")
     COMPUTE_S_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_BUBBLE_S_FIELD_NUMBER: _ClassVar[int]
     TENSOR_PARALLEL_S_FIELD_NUMBER: _ClassVar[int]
@@ -272,6 +272,7 @@ class StepBreakdown(_message.Message):
     OPTIMIZER_STEP_S_FIELD_NUMBER: _ClassVar[int]
     STEP_OVERHEAD_S_FIELD_NUMBER: _ClassVar[int]
     MICRO_BATCH_OVERHEAD_S_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_PARALLEL_S_FIELD_NUMBER: _ClassVar[int]
     compute_s: float
     pipeline_bubble_s: float
     tensor_parallel_s: float
@@ -283,7 +284,8 @@ class StepBreakdown(_message.Message):
     optimizer_step_s: float
     step_overhead_s: float
     micro_batch_overhead_s: float
-    def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ..., optimizer_step_s: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., micro_batch_overhead_s: _Optional[float] = ...) -> None: ...
+    context_parallel_s: float
+    def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ..., optimizer_step_s: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., micro_batch_overhead_s: _Optional[float] = ..., context_parallel_s: _Optional[float] = ...) -> None: ...
 
 class EstimateResponse(_message.Message):
     __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours", "checkpoint_interval_minutes", "expected_interruptions")
