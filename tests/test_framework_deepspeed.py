@@ -9,7 +9,8 @@ Selene nodes and model). Its sends are split over the tensor ranks as Megatron's
 (``is_pipe_partitioned``), so they cost the same. A plan without a pipeline never meets the
 engine. DeepSpeed's ZeRO-3 gathers parameters module by module under
 stage3_max_live_parameters (default 1e9), not a layer at a time as FSDP does, which is what
-lets its 1T run of 1,024 A100s fit in 80 GB. Its context parallelism is DeepSpeed-Ulysses
+lets its 1T run of 1,024 A100s fit in 80 GB; its engine runs no mixture of experts under
+ZeRO-3 ("MoE not supported with Stage 3"). Its context parallelism is DeepSpeed-Ulysses
 (Jacobs et al., arXiv:2309.14509), not ring attention: all-to-alls that hand each rank whole
 heads, which the attention waits for, run by Megatron-DeepSpeed with tensor parallel size 1.
 """
@@ -140,6 +141,32 @@ def test_the_planner_never_pipelines_a_deepspeed_job_under_zero_2_or_3() -> None
     plan = plan_and_estimate(w, cluster(128)).plan
     assert plan.pipeline > 1
     assert plan.zero_stage <= 1
+
+
+MIXTRAL = replace(preset("mixtral-8x7b"), framework="deepspeed")
+
+
+def test_the_planner_never_gives_a_deepspeed_mixture_of_experts_zero_3() -> None:
+    """Before: Mixtral 8x7B on 64 H100s ran t2 d32 with ZeRO-3 (FSDP-style, no re-sharding)
+    through DeepSpeed, whose engine asserts 'MoE not supported with Stage 3'."""
+    assert plan_and_estimate(MIXTRAL, cluster(64)).plan.zero_stage <= 2
+
+
+@pytest.mark.parametrize(
+    "fixed",
+    [
+        PartialPlan(zero_stage=3),
+        PartialPlan(
+            tensor=2, pipeline=1, data=32, zero_stage=3, micro_batch_size=1, virtual_pipeline=1
+        ),
+    ],
+    ids=["partial", "complete"],
+)
+def test_a_deepspeed_mixture_of_experts_under_zero_3_is_refused(fixed: PartialPlan) -> None:
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(MIXTRAL, cluster(64), fixed)
+    assert err.value.field == "parallelism.zero_stage"
+    assert "MoE not supported with Stage 3" in str(err.value)
 
 
 LONG = replace(preset("llama3-8b"), sequence_length=65_536, global_batch_size=64)  # 8 K/V heads

@@ -131,21 +131,34 @@ class Estimate:
 
 def engine_takes_zero(w: Workload, pipeline: int, zero_stage: int) -> bool:
     """DeepSpeed's PipelineEngine asserts ZeRO stage < 2 ("ZeRO-2 and ZeRO-3 are incompatible
-    with pipeline parallelism", deepspeed/runtime/pipe/engine.py); Megatron's schedules and
-    PyTorch FSDP take every stage."""
-    return w.framework != "deepspeed" or pipeline == 1 or zero_stage < 2
+    with pipeline parallelism", deepspeed/runtime/pipe/engine.py), and its engine ZeRO stage
+    < 3 for any model with MoE layers ("MoE not supported with Stage 3",
+    deepspeed/runtime/engine.py, _configure_zero_optimizer); Megatron's schedules and PyTorch
+    FSDP take every stage."""
+    if w.framework != "deepspeed":
+        return True
+    if w.is_moe and zero_stage == 3:
+        return False
+    return pipeline == 1 or zero_stage < 2
 
 
 def check_pipeline_engine(
     w: Workload, pipeline: int, virtual_pipeline: int, zero_stage: int
 ) -> None:
-    """Refuse what the framework's pipeline engine cannot run: interleaving, or a pipeline
-    under ZeRO-2/3 with DeepSpeed's."""
+    """Refuse what the framework's engine cannot run: interleaving, a pipeline under ZeRO-2/3
+    or a mixture of experts under ZeRO-3 with DeepSpeed's."""
     if virtual_pipeline > 1 and w.framework == "deepspeed":
         raise InvalidInput(
             f"virtual_pipeline {virtual_pipeline} with workload.framework deepspeed: "
             "DeepSpeed's PipelineEngine runs one chunk per stage (1F1B); expected 1",
             field="parallelism.virtual_pipeline",
+        )
+    if w.framework == "deepspeed" and w.is_moe and zero_stage == 3:
+        raise InvalidInput(
+            f"zero_stage 3 with the mixture of experts {w.name} and workload.framework "
+            "deepspeed: DeepSpeed's engine asserts 'MoE not supported with Stage 3'; "
+            "expected at most 2",
+            field="parallelism.zero_stage",
         )
     if not engine_takes_zero(w, pipeline, zero_stage):
         raise InvalidInput(
