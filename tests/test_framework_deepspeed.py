@@ -20,11 +20,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration
 from optimizer.performance.convert import workload_from_proto
+from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import estimate, pipeline_traffic, plan_traffic
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.planner import plan_and_estimate
@@ -240,3 +243,25 @@ def test_a_deepspeed_long_sequence_search_finds_the_exhaustive_loops_plan(fabric
     est = plan_and_estimate(w, c)
     assert (est.plan, est.gpus_used) == (plan, used)
     assert plan.context > 1
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    kv_heads=st.sampled_from([2, 4, 8, 32]),
+    sequence=st.sampled_from([32_768, 65_536, 8 * 4_097]),
+    gpus=st.sampled_from([16, 64, 128]),
+    moe=st.booleans(),
+)
+def test_every_deepspeed_plan_the_planner_gives_is_one_deepspeed_runs(
+    kv_heads: int, sequence: int, gpus: int, moe: bool
+) -> None:
+    """What the planner recommends passes check_plan (estimated as given, not refused)."""
+    base = preset("mixtral-8x7b" if moe else "mpt-7b", global_batch_size=64)
+    w = replace(base, framework="deepspeed", kv_heads=kv_heads, sequence_length=sequence)
+    try:
+        plan = plan_and_estimate(w, cluster(gpus)).plan
+    except PlanInfeasible:
+        return
+    estimate(w, cluster(plan.gpus), plan)
+    assert plan.context == 1 or (plan.tensor == 1 and w.kv_heads % plan.context == 0)
+    assert not (moe and plan.zero_stage == 3)
