@@ -129,44 +129,43 @@ class Estimate:
     expected_interruptions: float = 0.0  # failures expected over the wall-clock run
 
 
-def engine_takes_zero(w: Workload, pipeline: int, zero_stage: int) -> bool:
-    """DeepSpeed's PipelineEngine asserts ZeRO stage < 2 ("ZeRO-2 and ZeRO-3 are incompatible
-    with pipeline parallelism", deepspeed/runtime/pipe/engine.py), and its engine ZeRO stage
-    < 3 for any model with MoE layers ("MoE not supported with Stage 3",
-    deepspeed/runtime/engine.py, _configure_zero_optimizer); Megatron's schedules and PyTorch
-    FSDP take every stage."""
+def zero_refusal(w: Workload, pipeline: int, zero_stage: int) -> str:
+    """Why the framework's engine will not run ``zero_stage`` ("" when it will). DeepSpeed's
+    engine asserts ZeRO stage < 3 for any model with MoE layers ("MoE not supported with
+    Stage 3", deepspeed/runtime/engine.py, _configure_zero_optimizer) and its PipelineEngine
+    ZeRO stage < 2 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+    deepspeed/runtime/pipe/engine.py); Megatron's schedules and PyTorch FSDP take every
+    stage."""
     if w.framework != "deepspeed":
-        return True
+        return ""
     if w.is_moe and zero_stage == 3:
-        return False
-    return pipeline == 1 or zero_stage < 2
+        return (
+            f"zero_stage 3 with the mixture of experts {w.name} and workload.framework "
+            "deepspeed: DeepSpeed's engine asserts 'MoE not supported with Stage 3'; "
+            "expected at most 2"
+        )
+    if pipeline > 1 and zero_stage >= 2:
+        return (
+            f"zero_stage {zero_stage} with pipeline {pipeline} and workload.framework "
+            "deepspeed: DeepSpeed's PipelineEngine runs ZeRO stage 0 or 1 only (ZeRO-2 and "
+            "ZeRO-3 are incompatible with pipeline parallelism); expected at most 1"
+        )
+    return ""
 
 
 def check_pipeline_engine(
     w: Workload, pipeline: int, virtual_pipeline: int, zero_stage: int
 ) -> None:
-    """Refuse what the framework's engine cannot run: interleaving, a pipeline under ZeRO-2/3
-    or a mixture of experts under ZeRO-3 with DeepSpeed's."""
+    """Refuse what the framework's engine cannot run: interleaving, or a ZeRO stage
+    (zero_refusal) with DeepSpeed's."""
     if virtual_pipeline > 1 and w.framework == "deepspeed":
         raise InvalidInput(
             f"virtual_pipeline {virtual_pipeline} with workload.framework deepspeed: "
             "DeepSpeed's PipelineEngine runs one chunk per stage (1F1B); expected 1",
             field="parallelism.virtual_pipeline",
         )
-    if w.framework == "deepspeed" and w.is_moe and zero_stage == 3:
-        raise InvalidInput(
-            f"zero_stage 3 with the mixture of experts {w.name} and workload.framework "
-            "deepspeed: DeepSpeed's engine asserts 'MoE not supported with Stage 3'; "
-            "expected at most 2",
-            field="parallelism.zero_stage",
-        )
-    if not engine_takes_zero(w, pipeline, zero_stage):
-        raise InvalidInput(
-            f"zero_stage {zero_stage} with pipeline {pipeline} and workload.framework "
-            "deepspeed: DeepSpeed's PipelineEngine runs ZeRO stage 0 or 1 only (ZeRO-2 and "
-            "ZeRO-3 are incompatible with pipeline parallelism); expected at most 1",
-            field="parallelism.zero_stage",
-        )
+    if why := zero_refusal(w, pipeline, zero_stage):
+        raise InvalidInput(why, field="parallelism.zero_stage")
 
 
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
@@ -299,44 +298,39 @@ def ulysses_refusal(w: Workload, tensor: int, context: int) -> str:
     return ""
 
 
-def context_runs(w: Workload, tensor: int, context: int) -> bool:
-    """Whether the framework runs ``context`` ranks with ``tensor`` (check_context)."""
-    if context > 1 and (
-        w.sequence_length % context_chunks(w, context)
-        or (w.framework == "deepspeed" and ulysses_refusal(w, tensor, context))
-    ):
-        return False
-    return (w.sequence_length // context) % tensor == 0
+def context_refusal(w: Workload, tensor: int, context: int) -> tuple[str, str]:
+    """(why, field) the framework will not run ``context`` ranks with ``tensor`` (("", "")
+    when it will): the context chunks (context_chunks), Ulysses' rules under DeepSpeed
+    (ulysses_refusal) and, with sequence parallelism (which the memory model assumes wherever
+    tensor > 1), each rank's tokens split again over the tensor group, with or without
+    context parallelism."""
+    cp, s = context, w.sequence_length
+    if cp > 1 and s % (chunks := context_chunks(w, cp)):
+        why = (
+            f"sequence_length {s} does not split into {chunks} equal chunks "
+            f"({'2 x ' if chunks > cp else ''}context {cp})"
+        )
+        return why, "parallelism.context"
+    if cp > 1 and w.framework == "deepspeed" and (ulysses := ulysses_refusal(w, tensor, cp)):
+        why = (
+            f"context {cp} with workload.framework deepspeed: {ulysses}; expected tensor 1 and "
+            f"a context degree that divides {math.gcd(w.attention_heads, w.kv_heads)}"
+        )
+        return why, "parallelism.context"
+    if (s // cp) % tensor:
+        tokens = (
+            f"the {s // cp} tokens of a context rank" if cp > 1 else f"the {s} tokens of a sequence"
+        )
+        why = f"{tokens} do not split over tensor {tensor} (sequence parallelism)"
+        return why, "parallelism.context" if cp > 1 else "parallelism.tensor"
+    return "", ""
 
 
 def check_context(w: Workload, plan: ParallelPlan) -> None:
-    """The context-parallel rules (context_chunks, ulysses_refusal) and, with sequence
-    parallelism (which the memory model assumes wherever tensor > 1), each rank's tokens
-    split again over the tensor group, with or without context parallelism."""
-    cp = plan.context
-    chunks = context_chunks(w, cp)
-    if cp > 1 and w.sequence_length % chunks:
-        raise InvalidInput(
-            f"sequence_length {w.sequence_length} does not split into {chunks} equal chunks "
-            f"({'2 x ' if chunks > cp else ''}context {cp})",
-            field="parallelism.context",
-        )
-    if cp > 1 and w.framework == "deepspeed" and (why := ulysses_refusal(w, plan.tensor, cp)):
-        raise InvalidInput(
-            f"context {cp} with workload.framework deepspeed: {why}; expected tensor 1 and "
-            f"a context degree that divides {math.gcd(w.attention_heads, w.kv_heads)}",
-            field="parallelism.context",
-        )
-    if (w.sequence_length // cp) % plan.tensor:
-        tokens = (
-            f"the {w.sequence_length // cp} tokens of a context rank"
-            if cp > 1
-            else f"the {w.sequence_length} tokens of a sequence"
-        )
-        raise InvalidInput(
-            f"{tokens} do not split over tensor {plan.tensor} (sequence parallelism)",
-            field="parallelism.context" if cp > 1 else "parallelism.tensor",
-        )
+    """Refuse a context degree the framework will not run with the plan's tensor degree."""
+    why, field = context_refusal(w, plan.tensor, plan.context)
+    if why:
+        raise InvalidInput(why, field=field)
 
 
 # --- end issue 14 (context) ---------------------------------------------------------------------

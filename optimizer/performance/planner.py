@@ -37,13 +37,13 @@ from optimizer.performance.estimator import (
     check_pipeline_engine,
     check_plan,
     compute_s_per_token,
-    context_runs,
-    engine_takes_zero,
+    context_refusal,
     estimate,
     estimate_from_step,
     nvlink_bytes_per_s,
     scenario,
     usable_memory_gb,
+    zero_refusal,
 )
 from optimizer.performance.fabrics import (
     DEFAULT_FABRICS,
@@ -126,13 +126,15 @@ CONTEXT_CHOICES = (1, 2, 4, 8, 16, 32)
 
 def context_degrees(w: Workload, gpus: int, fixed: PartialPlan) -> tuple[int, ...]:
     """The request's context degree, else 1 and, for long sequences, each power of two that
-    divides the GPUs and that the framework runs with some tensor degree (context_runs at
+    divides the GPUs and that the framework runs with some tensor degree (context_refusal at
     tensor 1)."""
     if fixed.context is not None:
         return (fixed.context,)
     if w.sequence_length < CONTEXT_FROM_SEQUENCE:
         return (1,)
-    return tuple(cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and context_runs(w, 1, cp))
+    return tuple(
+        cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and not context_refusal(w, 1, cp)[0]
+    )
 
 
 # --- issue 14, pipeline: ZeRO stages and interleaving depth ---------------------------------
@@ -316,7 +318,7 @@ def _candidate_plans(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
         # check_context's rules; a fixed degree is left to check_plan's error
-        if fixed.context is not None or context_runs(w, plan.tensor, cp)
+        if fixed.context is not None or not context_refusal(w, plan.tensor, cp)[0]
     )
 
 
@@ -354,7 +356,7 @@ def _candidate_plans_at(
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
-            zeros = [z for z in _zero_choices(d, fixed) if engine_takes_zero(w, p, z[0])]
+            zeros = [z for z in _zero_choices(d, fixed) if not zero_refusal(w, p, z[0])]
             for e in _options(fixed.expert, experts):
                 if d % e or w.experts % e:
                     continue
