@@ -170,35 +170,45 @@ def network_free_terms(
 ) -> tuple[list[float], dict[str, list[float]]]:
     """Each plan's network-free part of the step in the way StepModel computes it (compute
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
-    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of."""
+    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of. A size's candidates share
+    a few (micro-batch, tensor, expert) kernels and (pipeline, depth) layouts: each is worked
+    out once per call (this runs for every size a search looks at)."""
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
-    cols: dict[str, list[float]] = {name: [] for name in FREE_COLUMNS}
+    kernels: dict[tuple[int, int, int], tuple[float, float]] = {}
+    stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
+    rows: list[tuple[float, float, float, float, float, int]] = []
     free: list[float] = []
     for plan in plans:
-        tensor_core_s, elementwise_s = compute_s_per_token(
-            w,
-            plan.micro_batch_size,
-            plan.tensor,
-            c.gpu_model,
-            c.gpu_peak_tflops,
-            c.gpu_peak_fp8_tflops,
-            plan.expert,
-        )
-        p, v = plan.pipeline, plan.virtual_pipeline
-        layout = pipeline_layout(w, p, v)
-        tokens = timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share)
-        tensor_core_s, elementwise_s = tensor_core_s * tokens, elementwise_s * tokens
-        straggler = straggler_fraction(plan.data)
-        m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-        bubble = bubble_fraction(p, v, m, layout.chunk_imbalance) if p > 1 else 0.0
+        p, v, mb, d = plan.pipeline, plan.virtual_pipeline, plan.micro_batch_size, plan.data
+        kernel = kernels.get((mb, plan.tensor, plan.expert))
+        if kernel is None:
+            kernel = kernels[mb, plan.tensor, plan.expert] = compute_s_per_token(
+                w,
+                mb,
+                plan.tensor,
+                c.gpu_model,
+                c.gpu_peak_tflops,
+                c.gpu_peak_fp8_tflops,
+                plan.expert,
+            )
+        stage = stages.get((p, v))
+        if stage is None:
+            layout = pipeline_layout(w, p, v)
+            stage = stages[p, v] = (
+                timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share),
+                layout.chunk_imbalance,
+            )
+        tokens, imbalance = stage
+        tensor_core_s, elementwise_s = kernel[0] * tokens, kernel[1] * tokens
+        straggler = straggler_fraction(d)
+        m = w.global_batch_size // (d * mb)
+        bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
         fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
         compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
         free.append(compute * (1.0 + bubble) + fixed_s)
-        for name, value in zip(
-            FREE_COLUMNS, (tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m), strict=True
-        ):
-            cols[name].append(value)
-    return free, cols
+        rows.append((tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m))
+    columns = zip(*rows, strict=True) if rows else ([] for _ in FREE_COLUMNS)
+    return free, {name: list(values) for name, values in zip(FREE_COLUMNS, columns, strict=True)}
 
 
 # plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order: what

@@ -344,6 +344,10 @@ def _candidate_plans_at(
     one that does (_deeper_fitting_depth), whichever fit; the timing decides."""
     plans: list[ParallelPlan] = []
     tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
+    # The depth choice reads only (pipeline, micro-batches): every family here does the same
+    # work per GPU (t p d = gpus), so each pair's depths are worked out once.
+    work_s = _relative_work_s(w, gpus * context)
+    depths: dict[tuple[int, int], _Depths] = {}
     for t in _options(fixed.tensor, tensors):
         if gpus % t:
             continue
@@ -364,22 +368,18 @@ def _candidate_plans_at(
                     if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
                         continue
                     m = w.global_batch_size // (d * mb)
-                    work_s = _relative_work_s(w, t, p, d * context, mb)
-                    deep = _best_depth(w, p, m, work_s, fixed.virtual_pipeline)
+                    ds = depths.get((p, m))
+                    if ds is None:
+                        ds = depths[p, m] = _depths(w, p, m, work_s, fixed.virtual_pipeline)
+                    deep = ds.deep
                     loads = FamilyLoads(w, t, p, d, e, mb, context)
                     at = partial(_fitting_plans, loads, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
-                        fits = deep <= deepest_depth(w, p, m)
-                        plans.extend(at(deep) if fits else [])
+                        plans.extend(at(deep) if ds.fits else [])
                         continue
-                    found = {v: at(v) for v in depth_ladder(deep, deepest_depth(w, p, m))}
-                    if p * deep > w.layers:
-                        # The depth whose end chunks hold the embedding and the output layer
-                        # saves bubble but sends more per step, which a slow network may not
-                        # hide: the best depth of full chunks competes too, so an extra
-                        # depth never makes the plan found slower.
-                        full = _best_depth(w, p, m, work_s, None, w.layers // p)
-                        found.setdefault(full, at(full))
+                    found = {v: at(v) for v in ds.ladder}
+                    if ds.full is not None:
+                        found.setdefault(ds.full, at(ds.full))
                     if deep > 1 and not found[deep] and found[1]:
                         deeper = _deeper_fitting_depth(w, p, m, work_s, deep, at)
                         if deeper is not None:
@@ -424,9 +424,34 @@ def _fitting_plans(
 _NOMINAL_S_PER_FLOP = 1 / 400e12
 
 
-def _relative_work_s(w: Workload, t: int, p: int, d: int, mb: int) -> float:
-    """The step's compute on one GPU at a nominal 400 TFLOP/s (for the depth choice only)."""
-    return hardware_flops_per_step(w) / (t * p * d) * _NOMINAL_S_PER_FLOP
+def _relative_work_s(w: Workload, gpus: int) -> float:
+    """The step's compute on one of ``gpus`` GPUs at a nominal 400 TFLOP/s (for the depth
+    choice only)."""
+    return hardware_flops_per_step(w) / gpus * _NOMINAL_S_PER_FLOP
+
+
+class _Depths(NamedTuple):
+    """The depths a family of ``p`` stages and ``m`` micro-batches is offered: ``deep`` (the
+    proxy's best, or the request's), ``fits`` (a requested depth the schedule allows),
+    ``ladder`` (depth_ladder) and ``full``: with end chunks holding the embedding and the
+    output layer at ``deep``, the best depth of full chunks (else None)."""
+
+    deep: int
+    fits: bool
+    ladder: list[int]
+    full: int | None
+
+
+def _depths(w: Workload, p: int, m: int, work_s: float, fixed_v: int | None) -> _Depths:
+    deep = _best_depth(w, p, m, work_s, fixed_v)
+    deepest = deepest_depth(w, p, m)
+    if fixed_v is not None:
+        return _Depths(deep, deep <= deepest, [deep], None)
+    # The depth whose end chunks hold the embedding and the output layer saves bubble but
+    # sends more per step, which a slow network may not hide: the best depth of full chunks
+    # competes too, so an extra depth never makes the plan found slower.
+    full = _best_depth(w, p, m, work_s, None, w.layers // p) if p * deep > w.layers else None
+    return _Depths(deep, True, depth_ladder(deep, deepest), full)
 
 
 class _Hardware(NamedTuple):
