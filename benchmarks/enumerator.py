@@ -231,6 +231,7 @@ def estimate_of(
         server.gpu_peak_fp8_tflops,
         server.gpu_memory_gb,
         server.intra_node_gbytes_per_s,
+        server.nic_slot_gbps,  # issue 14 (host link): the NIC's rate in this server
         fabric,
         nic_speed_gbps,
         nics_per_node,

@@ -222,18 +222,18 @@ def test_the_acceptance_request_weighs_nvl72_racks_against_hgx_servers(
 
 
 @pytest.mark.slow
-def test_the_acceptance_request_weighs_800g_against_400g_nics(
+def test_the_acceptance_request_buys_no_nic_bandwidth_its_servers_cannot_feed(
     acceptance: dict[str, object],
 ) -> None:
-    """Rank 1 and the other domain's best design use NICs of different speeds (400G built into
-    the GB200 rack, 800G ConnectX-8 in the B300 server): both speeds were priced and timed."""
+    """Every ranked design's NICs move their line rate in its server (servers.nic_slot_gbps):
+    before the host link was modelled, rank 1 was 2 x 800G ConnectX-8 per MI355X server, whose
+    PCIe Gen5 x16 slots carry 400 Gb/s, timed as 200 Gb/s per GPU where it moves 100."""
     speed = {nic.sku: nic.speed_gbps for nic in CATALOG.nics}
+    slot = {server.sku: server.nic_slot_gbps for server in CATALOG.servers}
     designs = acceptance["designs"]
-    assert isinstance(designs, list)
-    rank1 = speed[designs[0]["nic_sku"]]
-    rival = re.search(r"design \(.*? x (\S+) per node\)", str(acceptance["sensitivity"]))
-    assert rival is not None
-    assert {rank1, speed[rival.group(1)]} == {400, 800}
+    assert isinstance(designs, list) and designs
+    for d in designs:
+        assert speed[d["nic_sku"]] <= (slot[d["server_sku"]] or speed[d["nic_sku"]]), d
 
 
 def test_the_wheel_ships_the_catalog() -> None:

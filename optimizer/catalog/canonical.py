@@ -46,6 +46,7 @@ LATER_FIELDS = frozenset(
         "planes",  # issue 16 (fabric800)
         "ports_per_cage",  # issue 16 (fabric800)
         "in_network_reduction",  # issue 14 (sharp)
+        "nic_slot_gbps",  # issue 14 (host link)
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

@@ -72,6 +72,15 @@ class Server:
     # issue 16 (scale-up domain): None means gpus_per_node (one domain, one host per row).
     scale_up_gpus: int | None = None
     gpus_per_host: int | None = None
+    # issue 14 (host link): the line rate one NIC slot's PCIe link carries; None: any NIC's.
+    nic_slot_gbps: int | None = None
+
+    def nic_rate_gbps(self, nic_speed_gbps: float) -> float:
+        """What a NIC of ``nic_speed_gbps`` moves in this server: no more than its slot's
+        host link carries (an 800G NIC in a PCIe Gen5 x16 slot moves about 400 Gb/s)."""
+        if self.nic_slot_gbps is None:
+            return nic_speed_gbps
+        return min(nic_speed_gbps, self.nic_slot_gbps)
 
     @property
     def scale_up_domain_gpus(self) -> int:

@@ -335,6 +335,19 @@ COLUMNS: tuple[Column, ...] = (
         minimum=1,
         maximum=1_152,
     ),
+    # issue 14 (host link)
+    Column(
+        "servers",
+        "nic_slot_gbps",
+        "int",
+        "Gb/s",
+        False,
+        "Line rate one scale-out NIC slot's host link carries: 200 for PCIe Gen4 x16, 400 for "
+        "Gen5 x16, 800 for Gen6 x16. A faster NIC moves no more than this (its traffic is "
+        "bottlenecked by PCIe), and the time is estimated at it. Empty: the NIC's own rate.",
+        minimum=1,
+        maximum=100_000,
+    ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),
     _positive("nics", "ports", "int", "ports", "Network ports on the card.", 16),

@@ -123,8 +123,9 @@ class Costed:
 
 
 def scale_out_gbps_per_gpu(server: Server, nic_speed_gbps: int, nics_per_node: int) -> float:
-    """Scale-out bandwidth each GPU of a node gets: NIC speed x NICs per node / GPUs per node."""
-    return nic_speed_gbps * nics_per_node / server.gpus_per_node
+    """Scale-out bandwidth each GPU of a node gets: NIC rate in this server (its speed, or
+    less when the slot's host link carries less) x NICs per node / GPUs per node."""
+    return server.nic_rate_gbps(nic_speed_gbps) * nics_per_node / server.gpus_per_node
 
 
 def meets_nic_policy(
@@ -350,6 +351,7 @@ class EstimateCache:
                 s.intra_node_gbytes_per_s,
                 s.scale_up_domain_gpus,  # issue 16: the domain and the host change the time
                 s.host_gpus,
+                s.nic_slot_gbps,  # issue 14 (host link): what a NIC moves in it
             )
             for sku, s in servers.items()
         }
@@ -465,6 +467,9 @@ class EstimateCache:
         )
         if in_network_reduction:  # issue 14 (sharp): the design says so
             est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
+        rate = server.nic_rate_gbps(nic_speed_gbps)
+        if rate < nic_speed_gbps:  # issue 14 (host link)
+            est = replace(est, notes=(*est.notes, host_link_note(nic_speed_gbps, rate)))
         return est
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
@@ -579,6 +584,18 @@ IN_NETWORK_NOTE = (
     "all-reduce across nodes is reduced in the switches"
 )
 """The estimate note (and explanation) of a design credited with in-network reduction."""
+
+
+HOST_LINK_NOTE = "host link: "
+"""How the estimate note of a design whose NICs are faster than its slots begins."""
+
+
+def host_link_note(nic_speed_gbps: float, rate_gbps: float) -> str:
+    """issue 14 (host link): the estimate note of NICs that move less than their line rate."""
+    return (
+        f"{HOST_LINK_NOTE}each {nic_speed_gbps:g}G NIC moves {rate_gbps:g} Gb/s, what the "
+        f"server's NIC slots carry (servers.nic_slot_gbps: PCIe); it is timed at that rate"
+    )
 
 
 def all_in_network(plan: PhysicalPlan, in_network_skus: set[str] | frozenset[str]) -> bool:

@@ -11,6 +11,7 @@ from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import CostModel, TcoBreakdown, checked_cost_model
 from optimizer.errors import InvalidInput
 from optimizer.optimize.backends import BACKENDS
+from optimizer.optimize.candidates import scale_out_gbps_per_gpu
 from optimizer.optimize.portfolio import (  # issue 17 (portfolio)
     portfolio_from_proto,
     usable_hours_per_year,
@@ -221,9 +222,9 @@ def _kinds(design: Design) -> dict[str, Any]:
     }
 
 
-def scale_out_gbps_per_gpu(design: Design, catalog: Catalog | None) -> float:
-    """NIC speed x NICs per node / GPUs per node (0 when the catalog does not name the parts:
-    a design without scale-out NICs, or no catalog given)."""
+def design_gbps_per_gpu(design: Design, catalog: Catalog | None) -> float:
+    """candidates.scale_out_gbps_per_gpu of the design's parts (0 when the catalog does not
+    name them: a design without scale-out NICs, or no catalog given)."""
     if catalog is None:
         return 0.0
     servers = {s.sku: s for s in catalog.servers}
@@ -231,7 +232,7 @@ def scale_out_gbps_per_gpu(design: Design, catalog: Catalog | None) -> float:
     server, nic = servers.get(design.server_sku), nics.get(design.nic_sku)
     if server is None or nic is None or not design.nics_per_node:
         return 0.0
-    return nic.speed_gbps * design.nics_per_node / server.gpus_per_node
+    return scale_out_gbps_per_gpu(server, nic.speed_gbps, design.nics_per_node)
 
 
 def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimize_pb2.Design:
@@ -247,7 +248,7 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
         training_time_hours=d.time_hours,
         training_time_hours_low=d.estimate.training_time_hours_low,
         training_time_hours_high=d.estimate.training_time_hours_high,
-        scale_out_gbps_per_gpu=scale_out_gbps_per_gpu(d.design, catalog),
+        scale_out_gbps_per_gpu=design_gbps_per_gpu(d.design, catalog),
         scale_up_gpus=d.estimate.scale_up_gpus,  # issue 16: GPUs per NVLink domain
         network_time_share=d.network_time_share,
         # issue 17 (tco)

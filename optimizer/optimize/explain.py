@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from optimizer.catalog.model import Availability, Catalog
 from optimizer.optimize.backends import SolveStatus
-from optimizer.optimize.candidates import IN_NETWORK_NOTE, part_allowed
+from optimizer.optimize.candidates import HOST_LINK_NOTE, IN_NETWORK_NOTE, part_allowed
 from optimizer.optimize.facility import facility_at_limit, facility_relaxations
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
@@ -254,6 +254,10 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec) -> str:
     )
     if IN_NETWORK_NOTE in d.estimate.notes:  # issue 14 (sharp)
         timing += "Its switches reduce the data-parallel all-reduce in the network (SHARP). "
+    for note in d.estimate.notes:  # issue 14 (host link)
+        if note.startswith(HOST_LINK_NOTE):
+            sentence = note.removeprefix(HOST_LINK_NOTE)
+            timing += f"{sentence[0].upper()}{sentence[1:]}. "
     if d.rank == 1 or kind.primary is Measure.TCO:  # issue 17 (tco): its own sentence
         rel = ""
     elif kind.primary is Measure.COST:

@@ -468,15 +468,17 @@ def _ideal_floors(
 ) -> dict[tuple[str, str], int | None]:
     """Per (server, fabric): fewest nodes that meet the target on an ideal network with the
     fastest NICs the fabric offers there (None: no size does). A lower bound for every key."""
+    servers = {s.sku: s for s in space.servers}
     best: dict[tuple[str, str], tuple[int, int]] = {}
     tori: set[tuple[str, str]] = set()  # pairs with torus keys: their bound covers the torus
     for key, _ in keyed:
         pair = (key.server_sku, key.fabric)
-        bandwidth = (key.nic_speed_gbps * key.nics_per_node, key.nics_per_node)
+        # what the NICs move in this server (issue 14, host link), not their line rate
+        rate = int(servers[key.server_sku].nic_rate_gbps(key.nic_speed_gbps))
+        bandwidth = (rate * key.nics_per_node, key.nics_per_node)
         best[pair] = max(best.get(pair, bandwidth), bandwidth)
         if key.topology == TORUS.name:
             tori.add(pair)
-    servers = {s.sku: s for s in space.servers}
     floors: dict[tuple[str, str], int | None] = {}
     for (sku, fabric), (gbps, npn) in sorted(best.items()):
         server = servers[sku]

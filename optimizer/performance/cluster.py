@@ -166,7 +166,8 @@ def server_cluster(
     ``in_network_reduction``: every switch of the design offers it (issue 14, sharp; the
     caller decides from the catalog's switches.in_network_reduction). NVLS is never credited:
     no server row says whether its NVSwitch runs it, so SHARP and non-SHARP designs of the
-    same server are timed alike inside the server."""
+    same server are timed alike inside the server. A NIC faster than the server's slots
+    carry moves what they carry (issue 14, host link: Server.nic_rate_gbps)."""
     hosts = server.gpus_per_node // server.host_gpus
     return ClusterSpec(
         gpus=nodes * server.gpus_per_node,
@@ -175,7 +176,7 @@ def server_cluster(
         gpu_memory_gb=server.gpu_memory_gb,
         intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
         fabric=fabric,
-        nic_gbps_per_node=nic_speed_gbps * nics_per_node / hosts,
+        nic_gbps_per_node=server.nic_rate_gbps(nic_speed_gbps) * nics_per_node / hosts,
         nics_per_node=max(1, nics_per_node // hosts),
         topology=topology,
         gpu_model=server.gpu_model,
