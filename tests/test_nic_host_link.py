@@ -21,7 +21,13 @@ from click.testing import CliRunner
 from client.cli import cli
 from optimizer.catalog import load_catalog
 from optimizer.catalog.resolve import bundled_catalogs
-from optimizer.optimize.candidates import scale_out_gbps_per_gpu
+from optimizer.optimize.candidates import (
+    HOST_LINK_NOTE,
+    EstimateCache,
+    TimeKey,
+    scale_out_gbps_per_gpu,
+)
+from optimizer.optimize.request import Confidence
 from optimizer.performance.cluster import server_cluster
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.sizing import size_network
@@ -107,3 +113,15 @@ def test_an_answer_that_buys_faster_nics_than_the_slots_carry_says_so(tmp_path: 
     assert any("each 800G NIC moves 400 Gb/s" in n for n in rank1["estimate"]["notes"])
     text = CliRunner().invoke(cli, [*args, "--target-hours", "200"]).output
     assert "Each 800G NIC moves 400 Gb/s" in " ".join(text.split())
+
+
+def test_a_one_node_design_has_no_nic_to_derate() -> None:
+    """Its nominal scale-out NIC (faster than an A100 server's 200 Gb/s slots) is no NIC the
+    design buys: no host-link note."""
+    catalog = load_catalog(next(p for p in bundled_catalogs() if p.name == "ethernet-budget"))
+    servers = {s.sku: s for s in catalog.servers}
+    cache = EstimateCache(preset("bert-large"), servers, Confidence.EXPECTED)
+    key = TimeKey("AI-A100-SXM4-8NVE", "ethernet", 0, 0, "single_node", 1.0, 0)
+    est = cache.estimate(key, 1)
+    assert est is not None
+    assert not [n for n in est.notes if n.startswith(HOST_LINK_NOTE)]

@@ -448,7 +448,8 @@ class EstimateCache:
         in_network_reduction: bool = False,
     ) -> Estimate:
         server = self.servers[server_sku]
-        if not TOPOLOGIES.get(profile.family).scale_out:
+        scale_out = TOPOLOGIES.get(profile.family).scale_out
+        if not scale_out:
             # One node: no traffic leaves the server, so the scale-out network the estimator
             # requires is nominal and changes no time (tests/test_buildability.py checks it).
             nic_speed_gbps, nics_per_node = NOMINAL_NIC_GBPS, 1
@@ -468,7 +469,7 @@ class EstimateCache:
         if in_network_reduction:  # issue 14 (sharp): the design says so
             est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
         rate = server.nic_rate_gbps(nic_speed_gbps)
-        if rate < nic_speed_gbps:  # issue 14 (host link)
+        if scale_out and rate < nic_speed_gbps:  # issue 14 (host link)
             est = replace(est, notes=(*est.notes, host_link_note(nic_speed_gbps, rate)))
         return est
 
