@@ -10,6 +10,7 @@ bounds all read the NIC at that rate.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from catalog_files import TODAY, read_rows, the_one_error, with_new_column, write_rows
 from click.testing import CliRunner
 
+from benchmarks.enumerator import enumerate_optimum
 from client.cli import cli
 from optimizer.catalog import load_catalog
 from optimizer.catalog.resolve import bundled_catalogs
@@ -27,7 +29,8 @@ from optimizer.optimize.candidates import (
     TimeKey,
     scale_out_gbps_per_gpu,
 )
-from optimizer.optimize.request import Confidence
+from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
+from optimizer.optimize.solve import optimize
 from optimizer.performance.cluster import server_cluster
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.sizing import size_network
@@ -88,11 +91,17 @@ def test_a_catalog_without_the_column_moves_every_nic_at_its_line_rate(tmp_path:
     assert all(s.nic_slot_gbps is None for s in load_catalog(folder, today=TODAY).servers)
 
 
+def _dropped(servers: set[str], nics: set[str]) -> set[str]:
+    """The SKUs of gen-2026's servers and NICs not kept."""
+    return {s.sku for s in GEN_2026.servers} - servers | {n.sku for n in GEN_2026.nics} - nics
+
+
 def _only(tmp_path: Path, servers: set[str], nics: set[str]) -> Path:
-    """gen-2026 with only these servers and NICs (and the price breaks of what is left)."""
+    """gen-2026's files with only these servers and NICs (and the price breaks of what is
+    left)."""
     folder = tmp_path / "catalog"
     shutil.copytree(GEN_2026_FOLDER, folder)
-    gone = {s.sku for s in GEN_2026.servers} - servers | {n.sku for n in GEN_2026.nics} - nics
+    gone = _dropped(servers, nics)
     for table in ("servers", "nics", "price_breaks"):  # the SKU is each table's first column
         write_rows(folder, table, [r for r in read_rows(folder, table) if r[0] not in gone])
     return folder
@@ -125,3 +134,37 @@ def test_a_one_node_design_has_no_nic_to_derate() -> None:
     est = cache.estimate(key, 1)
     assert est is not None
     assert not [n for n in est.notes if n.startswith(HOST_LINK_NOTE)]
+
+
+@pytest.mark.parametrize(
+    ("objective", "limits"),
+    [
+        (Objective.MIN_TIME, {"budget_cents": 250_000_000}),
+        (Objective.MIN_COST, {"target_training_hours": 30.0}),
+    ],
+    ids=["min-time", "min-cost"],
+)
+def test_rank_one_with_derated_nics_on_offer_is_the_enumerators_optimum(
+    objective: Objective, limits: dict[str, object]
+) -> None:
+    """800G and 400G NICs for a PCIe Gen5 server: the search's bounds (ideal-network floors,
+    NIC bandwidth) read the derated rate as the independent enumerator's timing does."""
+    gone = _dropped({MI355X.sku}, {"C8180", "MCX75310AAS-NEAT"})
+    catalog = replace(
+        GEN_2026,
+        servers=(MI355X,),
+        nics=tuple(n for n in GEN_2026.nics if n.sku not in gone),
+        price_breaks=tuple(b for b in GEN_2026.price_breaks if b.sku not in gone),
+    )
+    spec = OptimizeSpec(
+        workload=preset("llama3-70b", training_tokens=2e9),
+        constraints=Constraints(max_gpus=6 * 8, **limits),  # type: ignore[arg-type]
+        objective=objective,
+        allowed_fabrics=("infiniband",),
+        time_limit_s=60.0,
+    )
+    top = optimize(catalog, spec, explain=False).designs[0]
+    want = enumerate_optimum(catalog, spec, max_nodes=6)
+    assert want is not None
+    got = (top.bom.capex_cents, math.ceil(top.time_hours * 3600))
+    assert got == (want.capex_cents, want.seconds), want.describe()
