@@ -658,12 +658,24 @@ def depth_free_traffic(
 ) -> tuple[Part, Part | None, tuple[_DataParallel, ...], Part | None]:
     """The tensor, expert all-to-all, data-parallel and context collectives of ``plan``
     (plan_traffic): none depends on the interleaving depth, so the planner works them out
-    once for all the depths of a plan (plan_pricing.plan_arrays)."""
-    t, p, d, e = plan.tensor, plan.pipeline, plan.data, plan.expert
-    cp = plan.context  # issue 14: Megatron order tensor, context, data, pipeline
-    tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
+    once for all the depths of a plan (plan_pricing.plan_arrays), each part once for the
+    plans that share what it reads."""
+    return (
+        tensor_traffic(w, plan, gpn, dom),
+        expert_traffic(w, plan, gpn, dom),
+        data_traffic(w, plan, gpn, dom),
+        _context_part(w, plan, gpn, dom),
+    )
+
+
+def tensor_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
+    """The tensor group's all-reduces (reads the tensor, pipeline, data, micro-batch and
+    context degrees)."""
+    t = plan.tensor
+    # issue 14: Megatron order tensor, context, data, pipeline; a context rank's tokens
+    tokens_mb = plan.micro_batch_size * w.sequence_length / plan.context
     activation = tokens_mb * w.hidden_size * ACTIVATION_BYTES
-    tensor = Part(
+    return Part(
         tensor_parallel_cost(w, plan),
         1.0 if t > dom else 0.0,
         -(-t // gpn),
@@ -673,26 +685,36 @@ def depth_free_traffic(
         ),
     )
 
-    # Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
-    # tokens, k copies each. Ranks of the group in the same domain use the scale-up fabric.
-    a2a = None
-    if w.is_moe and e > 1:
-        ep_local = _ranks_in_domain(e, t, dom)
-        cost = coll.all_to_all(
-            tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
-        )
-        a2a = Part(
-            cost.times(_layer_collectives_per_step(w, plan)),
-            1.0 - ep_local / e,
-            -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
-            "all_to_all",
-        )
 
-    # Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
-    # the domain, one rail per rank across domains); experts over their own d/e replicas.
-    # ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients
-    # per FSDP unit, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023), or once per
-    # step without re-sharding; otherwise one all-reduce per step.
+def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
+    """Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
+    tokens, k copies each. Ranks of the group in the same domain use the scale-up fabric.
+    Reads what tensor_traffic does and the expert degree."""
+    t, e = plan.tensor, plan.expert
+    if not w.is_moe or e == 1:
+        return None
+    tokens_mb = plan.micro_batch_size * w.sequence_length / plan.context
+    ep_local = _ranks_in_domain(e, t, dom)
+    cost = coll.all_to_all(
+        tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
+    )
+    return Part(
+        cost.times(_layer_collectives_per_step(w, plan)),
+        1.0 - ep_local / e,
+        -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
+        "all_to_all",
+    )
+
+
+def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_DataParallel, ...]:
+    """Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
+    the domain, one rail per rank across domains); experts over their own d/e replicas.
+    ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients
+    per FSDP unit, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023), or once per
+    step without re-sharding; otherwise one all-reduce per step. Reads the tensor, pipeline,
+    data, expert, ZeRO and context degrees, and the micro-batch only through
+    data_parallel_collectives (FSDP re-sharding gathers per micro-batch)."""
+    t, p, d, e, cp = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.context
     dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
     expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
     # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
@@ -725,7 +747,7 @@ def depth_free_traffic(
                     ),
                 )
             )
-    return tensor, a2a, tuple(data), _context_part(w, plan, gpn, dom)
+    return tuple(data)
 
 
 def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:

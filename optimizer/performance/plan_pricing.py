@@ -54,12 +54,15 @@ from optimizer.performance.estimator import (
     EstimateCase,
     Part,
     StepModel,
+    _DataParallel,
     data_parallel_collectives,
-    depth_free_traffic,
+    data_traffic,
+    expert_traffic,
     fsdp_units,
     nvlink_bytes_per_s,
     oversubscribed_block_nodes,
     pipeline_traffic,
+    tensor_traffic,
     torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
@@ -275,20 +278,30 @@ def _part_row(part: Part | None, hw: _Hardware) -> tuple[float, float, float, fl
     return nv_s, lat_s, remote_bytes, sharp_bytes
 
 
-def _depth_free_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
-    """One plan's _DEPTH_FREE_COLUMNS (a row, not appends: this runs for every family of
-    depths of every size a search prices)."""
-    tensor, a2a, data, _ = depth_free_traffic(w, plan, hw.gpn, hw.dom)
-    row: list[float] = [
-        plan.zero_stage == 3,
-        plan.reshard_after_forward,
-        fsdp_units(w, plan),
-        data_parallel_collectives(w, plan) if data else 1,
-        plan.pipeline,
-        *_part_row(tensor, hw),
-        *_part_row(a2a, hw),
-        a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0,
-    ]
+class RowParts:
+    """What the depth-free rows of one size's families share, each worked out once per what it
+    reads (estimator.tensor_traffic, expert_traffic, data_traffic: a size offers each tensor
+    collective to about three families, differing in ZeRO stage and expert degree), and the
+    rows themselves by family. The hardware must be one size's."""
+
+    __slots__ = ("data", "expert", "rows", "tensor")
+
+    def __init__(self) -> None:
+        self.tensor: dict[tuple[int, ...], tuple[float, ...]] = {}
+        self.expert: dict[tuple[int, ...], tuple[float, ...]] = {}
+        self.data: dict[tuple[int | bool, ...], tuple[float, ...]] = {}
+        self.rows: dict[Family, tuple[float, ...]] = {}
+
+
+def _expert_row(a2a: Part | None, hw: _Hardware) -> tuple[float, ...]:
+    nodes = a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0
+    return (*_part_row(a2a, hw), nodes)
+
+
+def _data_row(
+    w: Workload, plan: ParallelPlan, data: tuple[_DataParallel, ...], hw: _Hardware
+) -> tuple[float, ...]:
+    """(collectives, then the data-parallel columns) of one plan's data-parallel traffic."""
     dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
     for dp in data:
         nvls_cost = (
@@ -305,8 +318,50 @@ def _depth_free_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[flo
             reduced = dp.in_network
             dp_sharp_bytes += lightest if reduced is None else min(lightest, reduced.bytes)
             dp_span = max(dp_span, dp.span)
-    row += (dp_nv_s, dp_lat_s, dp_bytes, dp_sharp_bytes, dp_span)
-    return tuple(row)
+    calls = data_parallel_collectives(w, plan) if data else 1
+    return (calls, dp_nv_s, dp_lat_s, dp_bytes, dp_sharp_bytes, dp_span)
+
+
+def _depth_free_row(
+    w: Workload, plan: ParallelPlan, hw: _Hardware, parts: RowParts
+) -> tuple[float, ...]:
+    """One plan's _DEPTH_FREE_COLUMNS (a row, not appends: this runs for every family of
+    depths of every size a search prices), from the parts it shares with other families."""
+    t, p, d, e, mb, cp = (
+        plan.tensor,
+        plan.pipeline,
+        plan.data,
+        plan.expert,
+        plan.micro_batch_size,
+        plan.context,
+    )
+    z, reshard = plan.zero_stage, plan.reshard_after_forward
+    tensor = parts.tensor.get((t, p, d, mb, cp))
+    if tensor is None:
+        tensor_part = tensor_traffic(w, plan, hw.gpn, hw.dom)
+        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(tensor_part, hw)
+    expert = parts.expert.get((t, p, d, e, mb, cp))
+    if expert is None:
+        expert = parts.expert[t, p, d, e, mb, cp] = _expert_row(
+            expert_traffic(w, plan, hw.gpn, hw.dom), hw
+        )
+    # FSDP with re-sharding gathers per micro-batch: only then does the micro-batch count
+    per_micro_batch = mb if z == 3 and reshard else 0
+    key = (t, p, d, e, z, reshard, cp, per_micro_batch)
+    data = parts.data.get(key)
+    if data is None:
+        data = parts.data[key] = _data_row(w, plan, data_traffic(w, plan, hw.gpn, hw.dom), hw)
+    calls, *dp_columns = data
+    return (
+        z == 3,
+        reshard,
+        fsdp_units(w, plan),
+        calls,
+        p,
+        *tensor,
+        *expert,
+        *dp_columns,
+    )
 
 
 # A plan's degrees but its interleaving depth: a size offers each at several depths
@@ -314,10 +369,8 @@ def _depth_free_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[flo
 Family = tuple[int, int, int, int, int, int, int, bool]
 
 
-def _plan_row(
-    w: Workload, plan: ParallelPlan, hw: _Hardware, families: dict[Family, tuple[float, ...]]
-) -> tuple[float, ...]:
-    """One plan's _ROW_COLUMNS; ``families``: the depth-free rows worked out so far."""
+def _plan_row(w: Workload, plan: ParallelPlan, hw: _Hardware, parts: RowParts) -> tuple[float, ...]:
+    """One plan's _ROW_COLUMNS; ``parts``: the depth-free rows and parts worked out so far."""
     family = (
         plan.tensor,
         plan.pipeline,
@@ -328,9 +381,9 @@ def _plan_row(
         plan.context,
         plan.reshard_after_forward,
     )
-    head = families.get(family)
+    head = parts.rows.get(family)
     if head is None:
-        head = families[family] = _depth_free_row(w, plan, hw)
+        head = parts.rows[family] = _depth_free_row(w, plan, hw, parts)
     p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
     stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
     return (*head, plan.virtual_pipeline > 1, *_part_row(p2p, hw), stride)
@@ -341,18 +394,18 @@ def plan_arrays(
     c: ClusterSpec,
     plans: tuple[ParallelPlan, ...],
     free: dict[str, list[float]],
-    families: dict[Family, tuple[float, ...]] | None = None,
+    parts: RowParts | None = None,
 ) -> PlanArrays:
     """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
-    network_free_terms columns; ``families``: depth-free rows to reuse and add to (one
-    size's: the hardware must be ``c``'s)."""
+    network_free_terms columns; ``parts``: depth-free rows and their parts to reuse and add
+    to (one size's: the hardware must be ``c``'s)."""
     hw = _Hardware(
         gpn=min(c.gpus, c.gpus_per_node),
         dom=min(c.gpus, c.scale_up_domain_gpus),
         nvls=generation(c.gpu_model).name in coll.NVLS_GENERATIONS,
         nv_bw=nvlink_bytes_per_s(c),
     )
-    known = {} if families is None else families
+    known = RowParts() if parts is None else parts
     rows = [_plan_row(w, plan, hw, known) for plan in plans]
     table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_ROW_COLUMNS))
     arrays = dict(zip(_ROW_COLUMNS, np.ascontiguousarray(table.T), strict=True))

@@ -56,9 +56,9 @@ from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
-    Family,
     Floats,
     PlanArrays,
+    RowParts,
     concatenated,
     goodput_factor,
     network_free_terms,
@@ -495,7 +495,7 @@ class _SizePlans:
     index in candidate order; the arrays their network bounds are priced from are built per
     chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
 
-    __slots__ = ("_arrays", "_families", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "_parts", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
@@ -512,7 +512,7 @@ class _SizePlans:
         self.plans = tuple(plans[i] for i in order)
         self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
         self._arrays: dict[int, PlanArrays] = {}
-        self._families: dict[Family, tuple[float, ...]] = {}  # plan_arrays' depth-free rows
+        self._parts = RowParts()  # plan_arrays' depth-free rows and their parts
 
     def chunk(self, k: int) -> tuple[int, int]:
         """Positions [start, end) of chunk ``k``."""
@@ -525,7 +525,7 @@ class _SizePlans:
             start, end = self.chunk(k)
             columns = {name: values[start:end] for name, values in self.columns.items()}
             plans = self.plans[start:end]
-            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns, self._families)
+            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns, self._parts)
         return arrays
 
 
