@@ -284,10 +284,13 @@ class RowParts:
     collective to about three families, differing in ZeRO stage and expert degree), and the
     rows themselves by family. The hardware must be one size's."""
 
-    __slots__ = ("data", "expert", "rows", "tensor")
+    __slots__ = ("data", "expert", "rows", "sends", "tensor")
 
     def __init__(self) -> None:
         self.tensor: dict[tuple[int, ...], tuple[float, ...]] = {}
+        # the pipeline's sends (estimator.pipeline_traffic): the tensor, pipeline, data,
+        # micro-batch and context degrees and the depth, whatever the ZeRO stage or experts
+        self.sends: dict[tuple[int, ...], tuple[float, ...]] = {}
         self.expert: dict[tuple[int, ...], tuple[float, ...]] = {}
         self.data: dict[tuple[int | bool, ...], tuple[float, ...]] = {}
         self.rows: dict[Family, tuple[float, ...]] = {}
@@ -384,9 +387,14 @@ def _plan_row(w: Workload, plan: ParallelPlan, hw: _Hardware, parts: RowParts) -
     head = parts.rows.get(family)
     if head is None:
         head = parts.rows[family] = _depth_free_row(w, plan, hw, parts)
-    p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
-    stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
-    return (*head, plan.virtual_pipeline > 1, *_part_row(p2p, hw), stride)
+    v = plan.virtual_pipeline
+    sends_key = (plan.tensor, plan.pipeline, plan.data, plan.micro_batch_size, plan.context, v)
+    tail = parts.sends.get(sends_key)
+    if tail is None:
+        p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
+        stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
+        tail = parts.sends[sends_key] = (v > 1, *_part_row(p2p, hw), stride)
+    return (*head, *tail)
 
 
 def plan_arrays(
