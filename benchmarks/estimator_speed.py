@@ -102,6 +102,13 @@ RECORDED = (
         12_683,
         "--pairs 2000, this script, taskset -c 1, idle (warm 1,304/s, re-priced 30,804/s)",
     ),
+    (
+        "48fdf17 (before session 25)",
+        208,
+        18_938,
+        "--pairs 2000, this script, taskset -c 1, idle, slow phase (another run: 183 and "
+        "13,702; warm 1,173-1,263/s, re-priced 36,426-50,700/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
