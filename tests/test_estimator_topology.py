@@ -15,6 +15,7 @@ from optimizer.workload.presets import preset
 from tests.estimator_fixtures import cluster
 
 MIXTRAL = preset("mixtral-8x7b")
+REL = 1 + 1e-12  # as tests/test_network_laws.py: rounding, not a law broken
 # Tensor parallel inside each node, so the 8 expert-parallel ranks sit on 8 nodes (2 leaves of
 # a radix-64 fat-tree with 8 NICs per node): the all-to-all crosses the spine.
 MOE_PLAN = ParallelPlan(8, 1, 64, expert=8, zero_stage=1, micro_batch_size=1)
@@ -66,8 +67,11 @@ def test_oversubscription_never_makes_a_job_faster(
     best = plan_and_estimate(w, flat)
     worse = _oversubscribed(flat, ratio)
     used = replace(worse, gpus=best.gpus_used)  # the plan may leave GPUs idle
-    assert estimate(w, used, best.plan).step_time_s >= best.step_time_s
-    assert plan_and_estimate(w, worse).step_time_s >= best.step_time_s
+    # ``REL``: rounding alone. Hypothesis found mixtral-8x7b on 1,024 GPUs over Ethernet at
+    # 12.5:1 one ulp below the flat step: both are TCP-bound, the same max(wire, host CPU),
+    # summed as wire + (CPU - wire) with a larger wire share.
+    assert estimate(w, used, best.plan).step_time_s * REL >= best.step_time_s
+    assert plan_and_estimate(w, worse).step_time_s * REL >= best.step_time_s
 
 
 def _dp_time(topology: str, oversubscription: float, gpus: int) -> float:
