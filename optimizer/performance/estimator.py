@@ -502,6 +502,12 @@ class EstimateCase:
     collective_efficiency: float = 1.0
 
 
+def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
+    """A context rank's tokens per micro-batch (issue 14: Megatron order tensor, context,
+    data, pipeline), what each per-micro-batch collective moves activations of."""
+    return plan.micro_batch_size * w.sequence_length / plan.context
+
+
 def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
     """Per-layer collectives one GPU runs per step (tensor all-reduces; MoE all-to-alls).
 
@@ -516,8 +522,7 @@ def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
 
 def tensor_parallel_cost(w: Workload, plan: ParallelPlan) -> coll.Cost:
     """Ring all-reduces of the micro-batch activations over the tensor group, per step."""
-    tokens = plan.micro_batch_size * w.sequence_length / plan.context  # issue 14: per CP rank
-    size = tokens * w.hidden_size * ACTIVATION_BYTES
+    size = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES
     return coll.ring_all_reduce(size, plan.tensor).times(_layer_collectives_per_step(w, plan))
 
 
@@ -672,9 +677,7 @@ def tensor_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
     """The tensor group's all-reduces (reads the tensor, pipeline, data, micro-batch and
     context degrees)."""
     t = plan.tensor
-    # issue 14: Megatron order tensor, context, data, pipeline; a context rank's tokens
-    tokens_mb = plan.micro_batch_size * w.sequence_length / plan.context
-    activation = tokens_mb * w.hidden_size * ACTIVATION_BYTES
+    activation = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES
     return Part(
         tensor_parallel_cost(w, plan),
         1.0 if t > dom else 0.0,
@@ -693,7 +696,7 @@ def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part 
     t, e = plan.tensor, plan.expert
     if not w.is_moe or e == 1:
         return None
-    tokens_mb = plan.micro_batch_size * w.sequence_length / plan.context
+    tokens_mb = rank_tokens(w, plan)
     ep_local = _ranks_in_domain(e, t, dom)
     cost = coll.all_to_all(
         tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
@@ -759,7 +762,7 @@ def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Par
     if plan.pipeline == 1:
         return None
     m = w.global_batch_size // (d * plan.micro_batch_size)
-    tokens_mb = plan.micro_batch_size * w.sequence_length / cp  # a context rank's tokens
+    tokens_mb = rank_tokens(w, plan)
     cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
     return Part(
         cost.times(2 * m * plan.virtual_pipeline),
@@ -781,7 +784,7 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     cp, t = plan.context, plan.tensor
     if cp == 1:
         return None
-    local_tokens = plan.micro_batch_size * w.sequence_length / cp
+    local_tokens = rank_tokens(w, plan)
     recompute = 1 if w.activation_recompute == "full" else 0
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
     layers = m * w.layers / plan.pipeline  # layer passes per step

@@ -54,7 +54,6 @@ from optimizer.performance.estimator import (
     EstimateCase,
     Part,
     StepModel,
-    _DataParallel,
     data_parallel_collectives,
     data_traffic,
     expert_traffic,
@@ -301,10 +300,9 @@ def _expert_row(a2a: Part | None, hw: _Hardware) -> tuple[float, ...]:
     return (*_part_row(a2a, hw), nodes)
 
 
-def _data_row(
-    w: Workload, plan: ParallelPlan, data: tuple[_DataParallel, ...], hw: _Hardware
-) -> tuple[float, ...]:
+def _data_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
     """(collectives, then the data-parallel columns) of one plan's data-parallel traffic."""
+    data = data_traffic(w, plan, hw.gpn, hw.dom)
     dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
     for dp in data:
         nvls_cost = (
@@ -341,8 +339,9 @@ def _depth_free_row(
     z, reshard = plan.zero_stage, plan.reshard_after_forward
     tensor = parts.tensor.get((t, p, d, mb, cp))
     if tensor is None:
-        tensor_part = tensor_traffic(w, plan, hw.gpn, hw.dom)
-        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(tensor_part, hw)
+        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(
+            tensor_traffic(w, plan, hw.gpn, hw.dom), hw
+        )
     expert = parts.expert.get((t, p, d, e, mb, cp))
     if expert is None:
         expert = parts.expert[t, p, d, e, mb, cp] = _expert_row(
@@ -353,7 +352,7 @@ def _depth_free_row(
     key = (t, p, d, e, z, reshard, cp, per_micro_batch)
     data = parts.data.get(key)
     if data is None:
-        data = parts.data[key] = _data_row(w, plan, data_traffic(w, plan, hw.gpn, hw.dom), hw)
+        data = parts.data[key] = _data_row(w, plan, hw)
     calls, *dp_columns = data
     return (
         z == 3,
