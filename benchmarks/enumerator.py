@@ -213,13 +213,14 @@ def estimate_of(
     workload: Workload,
     server: Server,
     fabric: str,
-    nic_speed_gbps: int,
+    nic_gbps: int,
     nics_per_node: int,
     nodes: int,
     profile: TopologyProfile,
     in_network_reduction: bool = False,
 ) -> Estimate | None:
     """The public estimator on this cluster (cached across scenarios), None when no plan fits.
+    ``nic_gbps``: each NIC's line rate over all its planes (Nic.line_gbps).
     ``in_network_reduction``: every switch of the design reduces in the network (SHARP)."""
     key = (
         workload,
@@ -233,7 +234,7 @@ def estimate_of(
         server.intra_node_gbytes_per_s,
         server.nic_slot_gbps,  # issue 14 (host link): the NIC's rate in this server
         fabric,
-        nic_speed_gbps,
+        nic_gbps,
         nics_per_node,
         nodes,
         profile,
@@ -244,7 +245,7 @@ def estimate_of(
             server,
             nodes=nodes,
             fabric=fabric,
-            nic_speed_gbps=nic_speed_gbps,
+            nic_gbps=nic_gbps,
             nics_per_node=nics_per_node,
             topology=profile,
             in_network_reduction=in_network_reduction,
@@ -382,7 +383,8 @@ class Enumerator:
                     else sorted(n for n in counts if n <= server.max_nics)
                 )
                 for npn in choices:
-                    per_gpu = nic.speed_gbps * npn / server.gpus_per_node
+                    # what the NICs move in this server, over all planes (host link)
+                    per_gpu = server.nic_rate_gbps(nic.line_gbps) * npn / server.gpus_per_node
                     if min_gbps is not None and per_gpu < min_gbps - 1e-9:
                         continue
                     for nodes in self.node_range(server):
@@ -498,7 +500,7 @@ class Enumerator:
                 workload,
                 server,
                 design.fabric,
-                nic.speed_gbps,
+                nic.line_gbps,
                 design.nics_per_node,
                 design.nodes,
                 plan.sizing.profile,

@@ -107,7 +107,7 @@ def nic_policy_diagnosis(catalog: Catalog, spec: OptimizeSpec, diagnosis: str) -
         return diagnosis
     space = SearchSpace(catalog, with_catalog_vendors(catalog, spec))
     offers = [
-        (scale_out_gbps_per_gpu(server, nic.speed_gbps, npn), npn, nic, server)
+        (scale_out_gbps_per_gpu(server, nic.line_gbps, npn), npn, nic, server)
         for server in space.servers
         for nic in space.nics
         if any(nic_fits_fabric(nic, fabric) for fabric in space.fabrics)
@@ -120,7 +120,7 @@ def nic_policy_diagnosis(catalog: Catalog, spec: OptimizeSpec, diagnosis: str) -
             "the catalog offers no NIC for the allowed servers and fabrics"
             if best is None
             else f"the most the allowed parts reach is {best[0]:,.4g} Gb/s per GPU "
-            f"({best[1]} x {best[2].sku} at {best[2].speed_gbps}G on {best[3].sku}, "
+            f"({best[1]} x {best[2].sku} at {best[2].line_gbps}G on {best[3].sku}, "
             f"{best[3].gpus_per_node} GPUs per node)"
         )
         return f"no design reaches the policy of {policy}: {most}"

@@ -13,11 +13,18 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+from enumerator import assert_rank_one_is_the_optimum
+
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Limits, get_backend
+from optimizer.optimize.candidates import EstimateCache, SearchSpace
+from optimizer.optimize.convert import design_gbps_per_gpu
+from optimizer.optimize.dominance import prune_dominated
 from optimizer.optimize.problem import RowBuilder
-from optimizer.optimize.request import OptimizeSpec
+from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
+from optimizer.performance.cluster import server_cluster
+from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
@@ -27,6 +34,7 @@ from optimizer.workload.presets import preset
 DATA = Path(__file__).parent / "data" / "fabric_800g"
 CATALOG = load_catalog(DATA)
 TWO_PLANES = "CX8-ETH-2x400"
+EXPECTED = Confidence.EXPECTED
 
 
 def _one_plane(catalog: Catalog) -> Catalog:
@@ -153,3 +161,79 @@ def test_the_mip_prices_both_planes_as_the_bom_does() -> None:
     cents = builder.exact_cost(plan, get_backend("cpsat"), Limits(time_limit_s=10.0))
     assert {d.tier: d.quantity for d in plan.switches} == {"leaf": 2}
     assert cents == build_bom(design, CATALOG).capex_cents
+
+
+def _reestimate(design: Design, catalog: Catalog) -> float:
+    """Training hours of a built design of ``catalog`` as the optimizer times its answers."""
+    timer = EstimateCache(preset("llama3-70b"), {s.sku: s for s in catalog.servers}, EXPECTED)
+    est = timer.reestimate(design, physical_plan(design, catalog))
+    assert est is not None
+    return est.training_time_hours
+
+
+def _at_line_rate(design: Design, nic_gbps: int) -> float:
+    """Training hours of ``design``'s servers on one plane's network with NICs of
+    ``nic_gbps``: what two identical planes, each carrying half of every transfer, amount to."""
+    server = next(s for s in CATALOG.servers if s.sku == design.server_sku)
+    cluster = server_cluster(
+        server,
+        nodes=design.nodes,
+        fabric=design.fabric,
+        nic_gbps=nic_gbps,
+        nics_per_node=design.nics_per_node,
+        topology=physical_plan(design, CATALOG).sizing.profile,
+    )
+    return plan_and_estimate(preset("llama3-70b"), cluster).training_time_hours
+
+
+def test_a_two_plane_nic_is_timed_at_both_planes_line_rate() -> None:
+    """2 x 400G planes move 800 Gb/s per NIC: the design trains as one plane would at 800G,
+    faster than the same NICs cabling one port (found: both were timed at 400G)."""
+    design = _spectrum_x(64)
+    two = _reestimate(design, CATALOG)
+    assert two == _at_line_rate(design, 800)
+    assert two < _reestimate(design, _one_plane(CATALOG)) == _at_line_rate(design, 400)
+
+
+def test_the_bandwidth_per_gpu_an_answer_prints_counts_every_plane() -> None:
+    assert design_gbps_per_gpu(_spectrum_x(64), CATALOG) == 8 * 800 / 8
+    assert design_gbps_per_gpu(_spectrum_x(64), _one_plane(CATALOG)) == 8 * 400 / 8
+
+
+def test_two_plane_nics_make_time_keys_apart_from_one_plane_nics_of_their_port_speed() -> None:
+    spec = OptimizeSpec(workload=preset("llama3-70b"), allowed_fabrics=("roce",))
+    keyed = {
+        (nic.sku, key.planes, key.nic_gbps)
+        for key, parts in SearchSpace(CATALOG, spec).keys()  # noqa: SIM118 - not a mapping
+        for nic, _ in parts
+        if nic.speed_gbps == 400
+    }
+    assert keyed == {
+        ("CX8-ETH-2x400", 2, 800),
+        ("CX7-1x400", 1, 400),
+    }
+
+
+def test_rank_one_with_two_plane_nics_on_offer_is_the_enumerators_optimum() -> None:
+    """Two-plane and one-plane 400G NICs: the search's keys, bounds and times read the planes
+    as the independent enumerator does."""
+    four_hundred = dataclasses.replace(
+        CATALOG, nics=tuple(n for n in CATALOG.nics if n.speed_gbps == 400)
+    )
+    spec = OptimizeSpec(
+        workload=preset("llama3-70b", training_tokens=2e9),
+        constraints=Constraints(max_gpus=6 * 8, budget_cents=300_000_000),
+        objective=Objective.MIN_TIME,
+        allowed_fabrics=("roce",),
+        time_limit_s=60.0,
+    )
+    assert_rank_one_is_the_optimum(four_hundred, spec, max_nodes=6)
+
+
+def test_a_cheaper_one_plane_nic_does_not_prune_a_two_plane_nic() -> None:
+    """The same card cabling one port is cheaper to build around but moves half: no
+    dominance (found: NICs were grouped by port speed, ports and protocols alone)."""
+    two = next(n for n in CATALOG.nics if n.sku == TWO_PLANES)
+    one = dataclasses.replace(two, sku="CX8-ETH-1x400", planes=None, price_cents=1)
+    pruned = prune_dominated(dataclasses.replace(CATALOG, nics=(*CATALOG.nics, one)))
+    assert {TWO_PLANES, "CX8-ETH-1x400"} <= {n.sku for n in pruned.nics}

@@ -10,7 +10,6 @@ bounds all read the NIC at that rate.
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +17,8 @@ from pathlib import Path
 import pytest
 from catalog_files import TODAY, read_rows, the_one_error, with_new_column, write_rows
 from click.testing import CliRunner
+from enumerator import assert_rank_one_is_the_optimum
 
-from benchmarks.enumerator import enumerate_optimum
 from client.cli import cli
 from optimizer.catalog import load_catalog
 from optimizer.catalog.resolve import bundled_catalogs
@@ -30,7 +29,6 @@ from optimizer.optimize.candidates import (
     scale_out_gbps_per_gpu,
 )
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
-from optimizer.optimize.solve import optimize
 from optimizer.performance.cluster import server_cluster
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.sizing import size_network
@@ -51,7 +49,7 @@ def _training_hours(server_sku: str, nic_speed_gbps: int, nics_per_node: int) ->
         server,
         nodes=nodes,
         fabric="infiniband",
-        nic_speed_gbps=nic_speed_gbps,
+        nic_gbps=nic_speed_gbps,
         nics_per_node=nics_per_node,
         topology=profile,
     )
@@ -163,8 +161,4 @@ def test_rank_one_with_derated_nics_on_offer_is_the_enumerators_optimum(
         allowed_fabrics=("infiniband",),
         time_limit_s=60.0,
     )
-    top = optimize(catalog, spec, explain=False).designs[0]
-    want = enumerate_optimum(catalog, spec, max_nodes=6)
-    assert want is not None
-    got = (top.bom.capex_cents, math.ceil(top.time_hours * 3600))
-    assert got == (want.capex_cents, want.seconds), want.describe()
+    assert_rank_one_is_the_optimum(catalog, spec, max_nodes=6)

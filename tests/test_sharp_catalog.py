@@ -221,7 +221,7 @@ def _h100_cluster(sharp: bool, nvls: bool | None = False) -> ClusterSpec:
         server("SRV-A", 250_000),
         nodes=4,
         fabric="infiniband",
-        nic_speed_gbps=400,
+        nic_gbps=400,
         nics_per_node=2,
         topology=size_network("fat_tree", 8, 64).profile,
         in_network_reduction=sharp,

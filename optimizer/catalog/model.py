@@ -125,6 +125,12 @@ class Nic:
         """Fabric planes, one cabled port in each (1 unless the row says more)."""
         return self.planes or 1
 
+    @property
+    def line_gbps(self) -> int:
+        """What one NIC sends at line rate over all its planes (2 x 400G planes: 800): each
+        plane is a whole copy of the network and carries its share of every collective."""
+        return self.speed_gbps * self.plane_count
+
 
 @dataclass(frozen=True)
 class Switch:

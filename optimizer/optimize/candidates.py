@@ -77,6 +77,14 @@ class TimeKey:
     # issue 14 (sharp): the key's switches, every one, reduce in the network (SHARP); its
     # designs are estimated with in-network reduction and offered only those switches.
     in_network_skus: frozenset[str] = frozenset()
+    # issue 16 (fabric800): the NICs' fabric planes (nics.planes), one port of
+    # ``nic_speed_gbps`` in each; the radix and the sizing are one plane's.
+    planes: int = 1
+
+    @property
+    def nic_gbps(self) -> int:
+        """What each NIC moves over all its planes (Nic.line_gbps): what the key is timed at."""
+        return self.nic_speed_gbps * self.planes
 
     @property
     def in_network_reduction(self) -> bool:
@@ -122,19 +130,18 @@ class Costed:
     standalone_tco_cents: int | None = None  # issue 17 (tco): that BOM's lifetime cost
 
 
-def scale_out_gbps_per_gpu(server: Server, nic_speed_gbps: int, nics_per_node: int) -> float:
-    """Scale-out bandwidth each GPU of a node gets: NIC rate in this server (its speed, or
-    less when the slot's host link carries less) x NICs per node / GPUs per node."""
-    return server.nic_rate_gbps(nic_speed_gbps) * nics_per_node / server.gpus_per_node
+def scale_out_gbps_per_gpu(server: Server, nic_gbps: int, nics_per_node: int) -> float:
+    """Scale-out bandwidth each GPU of a node gets: NIC rate in this server (its line rate
+    over all planes, Nic.line_gbps, or less when the slot's host link carries less) x NICs
+    per node / GPUs per node."""
+    return server.nic_rate_gbps(nic_gbps) * nics_per_node / server.gpus_per_node
 
 
-def meets_nic_policy(
-    spec: OptimizeSpec, server: Server, nic_speed_gbps: int, nics_per_node: int
-) -> bool:
+def meets_nic_policy(spec: OptimizeSpec, server: Server, nic_gbps: int, nics_per_node: int) -> bool:
     """The buyer's ``constraints.min_nic_gbps_per_gpu`` policy (a choice, not physics: the
     search applies it to time keys, check_bom does not)."""
     floor = spec.constraints.min_nic_gbps_per_gpu
-    return floor is None or scale_out_gbps_per_gpu(server, nic_speed_gbps, nics_per_node) >= floor
+    return floor is None or scale_out_gbps_per_gpu(server, nic_gbps, nics_per_node) >= floor
 
 
 def part_allowed(spec: OptimizeSpec, part: Server | Nic | Switch | Link) -> bool:
@@ -186,7 +193,8 @@ class SearchSpace:
 
     def keys(self) -> Iterator[tuple[TimeKey, list[tuple[Nic, Switch | None]]]]:
         """Every time key with the (NIC, switch) SKU pairs that realise it (one shared list
-        per fabric, speed and radix: keys of different servers reference the same pairs).
+        per fabric, speed, planes and radix: keys of different servers reference the same
+        pairs).
 
         Buildability (docs/optimizer.md, "Buildability rules"): a server with built-in NICs
         is offered only with all of them, at $0 each; a direct family's key says whether its
@@ -196,15 +204,16 @@ class SearchSpace:
         shared: dict[tuple[object, ...], list[tuple[bool, frozenset[str], Parts]]] = {}
         for server in self.servers:
             yield from self._one_node_keys(server)
-            for (fabric, speed, radix), parts in pairs.items():
+            for (fabric, speed, planes, radix), parts in pairs.items():
                 for npn in nics_per_node_options(server):
-                    if not meets_nic_policy(self.spec, server, speed, npn):
+                    if not meets_nic_policy(self.spec, server, speed * planes, npn):
                         continue
                     for topology in self.topologies:
                         family = TOPOLOGIES.get(topology)
                         if not family.scale_out or family.switchless != (radix == 0):
                             continue
-                        memo: tuple[object, ...] = (fabric, speed, radix, server.builtin_nic_sku)
+                        memo: tuple[object, ...] = (fabric, speed, planes, radix)
+                        memo += (server.builtin_nic_sku,)
                         memo += (server.forwarding, family.needs_forwarding)
                         if memo not in shared:
                             shared[memo] = [
@@ -214,6 +223,7 @@ class SearchSpace:
                             ]
                         for ratio in ratios_for(topology):
                             key = TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix)
+                            key = replace(key, planes=planes)
                             for forwards, sharp, own in shared[memo]:
                                 yield replace(key, forwarding=forwards, in_network_skus=sharp), own
 
@@ -236,22 +246,24 @@ class SearchSpace:
             key = TimeKey(server.sku, self.fabrics[0], 0, npn, topology, 1.0, 0)
             yield key, [(nic or NO_NIC, None)]
 
-    def _pairs(self) -> dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]]:
-        """(fabric, NIC speed, radix) -> the (NIC, switch) pairs; radix 0: switchless families."""
-        out: dict[tuple[str, int, int], list[tuple[Nic, Switch | None]]] = {}
+    def _pairs(self) -> dict[tuple[str, int, int, int], list[tuple[Nic, Switch | None]]]:
+        """(fabric, NIC port speed, planes, radix) -> the (NIC, switch) pairs; radix 0:
+        switchless families. NICs of more planes move more (Nic.line_gbps): a key of their
+        own, as a faster NIC is."""
+        out: dict[tuple[str, int, int, int], list[tuple[Nic, Switch | None]]] = {}
         for fabric in self.fabrics:
             nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
-            for speed in sorted({n.speed_gbps for n in nics}):
-                at_speed = [n for n in nics if n.speed_gbps == speed]
+            for speed, planes in sorted({(n.speed_gbps, n.plane_count) for n in nics}):
+                alike = [n for n in nics if (n.speed_gbps, n.plane_count) == (speed, planes)]
                 radixes: dict[int, list[Switch]] = {}
                 for w in self.switches:
                     k = ports_at_speed(w, speed)
                     if k and switch_fits_fabric(w, fabric):
                         radixes.setdefault(k, []).append(w)
                 if any(is_switchless(t) for t in self.topologies):
-                    out[(fabric, speed, 0)] = [(n, None) for n in at_speed]
+                    out[(fabric, speed, planes, 0)] = [(n, None) for n in alike]
                 for k, sws in sorted(radixes.items()):
-                    out[(fabric, speed, k)] = [(n, w) for n in at_speed for w in sws]
+                    out[(fabric, speed, planes, k)] = [(n, w) for n in alike for w in sws]
         return out
 
 
@@ -379,7 +391,7 @@ class EstimateCache:
         memo = (
             self._perf[key.server_sku],
             key.fabric,
-            key.nic_speed_gbps,
+            key.nic_gbps,  # over all planes (issue 16, fabric800)
             key.nics_per_node,
             key.topology,
             key.oversubscription,
@@ -407,7 +419,7 @@ class EstimateCache:
             result = self._run(
                 key.server_sku,
                 key.fabric,
-                key.nic_speed_gbps,
+                key.nic_gbps,
                 key.nics_per_node,
                 nodes,
                 profile,
@@ -421,13 +433,14 @@ class EstimateCache:
     def reestimate(self, design: Design, plan: PhysicalPlan) -> Estimate | None:
         """The estimate of a built design, from the topology profile its BOM was sized with
         and (issue 14, sharp) in-network reduction exactly when every switch of the BOM offers
-        it: a BOM with one non-SHARP switch is never credited."""
-        nic_speed = plan.links[0].speed_gbps if plan.links else 0
+        it: a BOM with one non-SHARP switch is never credited. Each NIC moves its port speed
+        in every plane the BOM builds (issue 16, fabric800)."""
+        nic_gbps = plan.links[0].speed_gbps * plan.sizing.planes if plan.links else 0
         try:
             return self._run(
                 design.server_sku,
                 design.fabric,
-                nic_speed,
+                nic_gbps,
                 design.nics_per_node,
                 design.nodes,
                 plan.sizing.profile,
@@ -440,7 +453,7 @@ class EstimateCache:
         self,
         server_sku: str,
         fabric: str,
-        nic_speed_gbps: int,
+        nic_gbps: int,
         nics_per_node: int,
         nodes: int,
         profile: TopologyProfile,
@@ -452,12 +465,12 @@ class EstimateCache:
         if not scale_out:
             # One node: no traffic leaves the server, so the scale-out network the estimator
             # requires is nominal and changes no time (tests/test_buildability.py checks it).
-            nic_speed_gbps, nics_per_node = NOMINAL_NIC_GBPS, 1
+            nic_gbps, nics_per_node = NOMINAL_NIC_GBPS, 1
         cluster = server_cluster(
             server,
             nodes=nodes,
             fabric=fabric,
-            nic_speed_gbps=nic_speed_gbps,
+            nic_gbps=nic_gbps,
             nics_per_node=nics_per_node,
             topology=profile,
             in_network_reduction=in_network_reduction,
@@ -468,9 +481,9 @@ class EstimateCache:
         )
         if in_network_reduction:  # issue 14 (sharp): the design says so
             est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
-        rate = server.nic_rate_gbps(nic_speed_gbps)
-        if scale_out and rate < nic_speed_gbps:  # issue 14 (host link)
-            est = replace(est, notes=(*est.notes, host_link_note(nic_speed_gbps, rate)))
+        rate = server.nic_rate_gbps(nic_gbps)
+        if scale_out and rate < nic_gbps:  # issue 14 (host link)
+            est = replace(est, notes=(*est.notes, host_link_note(nic_gbps, rate)))
         return est
 
     def fastest(self) -> tuple[TimeKey, int, float] | None:
@@ -489,7 +502,7 @@ class EstimateCache:
         self,
         server_sku: str,
         fabric: str,
-        nic_speed_gbps: int,
+        nic_gbps: int,
         nics_per_node: int,
         nodes: int,
         torus: bool = True,
@@ -507,20 +520,18 @@ class EstimateCache:
             # can pick a plan whose high time is worse (found by tests/test_optimizer_bounds.py):
             # under pessimistic planning only compute alone is a valid bound.
             return self.lower_bound_hours(self.servers[server_sku], nodes)
-        memo = (self._perf[server_sku], fabric, nic_speed_gbps, nics_per_node, nodes)
+        memo = (self._perf[server_sku], fabric, nic_gbps, nics_per_node, nodes)
         if memo not in self._ideal:
             self._ideal[memo] = self._switch_hours(
-                server_sku, fabric, nic_speed_gbps, nics_per_node, nodes
+                server_sku, fabric, nic_gbps, nics_per_node, nodes
             )
         if not torus:
             return self._ideal[memo]
-        key = TimeKey(
-            server_sku, fabric, nic_speed_gbps, nics_per_node, "torus", 1.0, 0, forwarding=True
-        )
+        key = TimeKey(server_sku, fabric, nic_gbps, nics_per_node, "torus", 1.0, 0, forwarding=True)
         return min(self._ideal[memo], self.hours(key, nodes))
 
     def _switch_hours(
-        self, server_sku: str, fabric: str, nic_speed_gbps: int, nics_per_node: int, nodes: int
+        self, server_sku: str, fabric: str, nic_gbps: int, nics_per_node: int, nodes: int
     ) -> float:
         endpoints = nodes * nics_per_node
         profile = TopologyProfile(
@@ -541,7 +552,7 @@ class EstimateCache:
             est = self._run(
                 server_sku,
                 fabric,
-                nic_speed_gbps,
+                nic_gbps,
                 nics_per_node,
                 nodes,
                 profile,
@@ -591,10 +602,10 @@ HOST_LINK_NOTE = "host link: "
 """How the estimate note of a design whose NICs are faster than its slots begins."""
 
 
-def host_link_note(nic_speed_gbps: float, rate_gbps: float) -> str:
+def host_link_note(nic_gbps: float, rate_gbps: float) -> str:
     """issue 14 (host link): the estimate note of NICs that move less than their line rate."""
     return (
-        f"{HOST_LINK_NOTE}each {nic_speed_gbps:g}G NIC moves {rate_gbps:g} Gb/s, what the "
+        f"{HOST_LINK_NOTE}each {nic_gbps:g}G NIC moves {rate_gbps:g} Gb/s, what the "
         f"server's NIC slots carry (servers.nic_slot_gbps: PCIe); it is timed at that rate"
     )
 

@@ -232,7 +232,7 @@ def design_gbps_per_gpu(design: Design, catalog: Catalog | None) -> float:
     server, nic = servers.get(design.server_sku), nics.get(design.nic_sku)
     if server is None or nic is None or not design.nics_per_node:
         return 0.0
-    return scale_out_gbps_per_gpu(server, nic.speed_gbps, design.nics_per_node)
+    return scale_out_gbps_per_gpu(server, nic.line_gbps, design.nics_per_node)
 
 
 def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimize_pb2.Design:

@@ -228,7 +228,7 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
     nics = _keep_efficient(
         prices,
         catalog.nics,
-        lambda n: (n.speed_gbps, n.ports, n.protocols, n.forwarding, n.form_factor),
+        lambda n: (n.speed_gbps, n.plane_count, n.ports, n.protocols, n.forwarding, n.form_factor),
         lambda a, b: a.power_w <= b.power_w and _support_no_higher(a, b),
         usable,
     )

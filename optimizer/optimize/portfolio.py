@@ -148,14 +148,14 @@ class PortfolioCache(EstimateCache):
         self,
         server_sku: str,
         fabric: str,
-        nic_speed_gbps: int,
+        nic_gbps: int,
         nics_per_node: int,
         nodes: int,
         torus: bool = True,
     ) -> float:
         return portfolio_hours(
             [
-                p.ideal_hours(server_sku, fabric, nic_speed_gbps, nics_per_node, nodes, torus)
+                p.ideal_hours(server_sku, fabric, nic_gbps, nics_per_node, nodes, torus)
                 for p in self.parts
             ],
             self.portfolio,

@@ -389,7 +389,7 @@ def _search_cost_first(
             if clock.expired():
                 return out, evaluated, bound[0]
             server = servers[key.server_sku]
-            family = (key.server_sku, key.fabric, key.nic_speed_gbps, key.nics_per_node)
+            family = (key.server_sku, key.fabric, key.nic_gbps, key.nics_per_node)
             per_node = _per_node(catalog, server, key, parts, prices, by_tco, nic_memo)
             # The fewest nodes an ideal network of the key's bandwidth needs (a one-node design
             # has no scale-out network to idealise: its floor is its only size).
@@ -474,7 +474,7 @@ def _ideal_floors(
     for key, _ in keyed:
         pair = (key.server_sku, key.fabric)
         # what the NICs move in this server (issue 14, host link), not their line rate
-        rate = int(servers[key.server_sku].nic_rate_gbps(key.nic_speed_gbps))
+        rate = int(servers[key.server_sku].nic_rate_gbps(key.nic_gbps))
         bandwidth = (rate * key.nics_per_node, key.nics_per_node)
         best[pair] = max(best.get(pair, bandwidth), bandwidth)
         if key.topology == TORUS.name:
@@ -567,7 +567,7 @@ def _search_time_first(
                     return timer.ideal_hours(
                         k.server_sku,
                         k.fabric,
-                        k.nic_speed_gbps,
+                        k.nic_gbps,
                         k.nics_per_node,
                         n,
                         torus=k.topology == TORUS.name,
@@ -744,6 +744,7 @@ def _key_order(key: TimeKey) -> tuple[object, ...]:
         key.oversubscription,
         key.nics_per_node,
         key.nic_speed_gbps,
+        key.planes,
         key.radix,
     )
 

@@ -155,7 +155,7 @@ def server_cluster(
     *,
     nodes: int,
     fabric: str,
-    nic_speed_gbps: float,
+    nic_gbps: float,
     nics_per_node: int,
     topology: TopologyProfile,
     in_network_reduction: bool = False,
@@ -166,8 +166,10 @@ def server_cluster(
     ``in_network_reduction``: every switch of the design offers it (issue 14, sharp; the
     caller decides from the catalog's switches.in_network_reduction). NVLS is never credited:
     no server row says whether its NVSwitch runs it, so SHARP and non-SHARP designs of the
-    same server are timed alike inside the server. A NIC faster than the server's slots
-    carry moves what they carry (issue 14, host link: Server.nic_rate_gbps)."""
+    same server are timed alike inside the server. ``nic_gbps``: each NIC's line rate over
+    all its planes (Nic.line_gbps; each plane is a whole copy of the network, so the time is
+    one plane's at that rate); a NIC faster than the server's slots carry moves what they
+    carry (issue 14, host link: Server.nic_rate_gbps)."""
     hosts = server.gpus_per_node // server.host_gpus
     return ClusterSpec(
         gpus=nodes * server.gpus_per_node,
@@ -176,7 +178,7 @@ def server_cluster(
         gpu_memory_gb=server.gpu_memory_gb,
         intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
         fabric=fabric,
-        nic_gbps_per_node=server.nic_rate_gbps(nic_speed_gbps) * nics_per_node / hosts,
+        nic_gbps_per_node=server.nic_rate_gbps(nic_gbps) * nics_per_node / hosts,
         nics_per_node=max(1, nics_per_node // hosts),
         topology=topology,
         gpu_model=server.gpu_model,
