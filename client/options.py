@@ -172,7 +172,7 @@ def scenario_options(*, top_k_default: int | None = None) -> Callable[[F], F]:
         click.option(
             "--min-nic-gbps-per-gpu",
             type=float,
-            help="Policy: scale-out bandwidth per GPU (NIC speed x NICs per node / GPUs per "
+            help="Policy: scale-out bandwidth per GPU (NIC rate x NICs per node / GPUs per "
             "node) of at least this many Gb/s, e.g. 400.",
         ),
         click.option("--backend", type=click.Choice(["cpsat", "cbc", "highs"]), help="Solver."),

@@ -135,7 +135,7 @@ def session(work: Path) -> list[Step]:
             "than two nodes is offered) and cables every NIC it buys (the NIC and node-leaf "
             "lines have the same count). The table shows the network's share of capex (`net "
             "capex`) beside its share of step time (`net time`: exposed communication, what "
-            "overlap cannot hide) and each design's scale-out `Gb/s/GPU` (NIC speed x NICs per "
+            "overlap cannot hide) and each design's scale-out `Gb/s/GPU` (NIC rate x NICs per "
             "node / GPUs per node); then the rank-1 bill of materials by category and tier, why "
             "each design ranks where it does, and the price sensitivity. Too wide for 120 "
             "columns, the designs table falls back to its narrow layout (the two network shares "
@@ -169,8 +169,9 @@ def session(work: Path) -> list[Step]:
             "## A bandwidth policy, and quotes from several vendors\n\n"
             "`--min-nic-gbps-per-gpu G` (request field `constraints.min_nic_gbps_per_gpu`) is a "
             "buyer's policy, not physics: every design offered gives each GPU at least G Gb/s of "
-            "scale-out bandwidth (NIC speed x NICs per node / GPUs per node). Without it the "
-            "cheapest design meeting the target may be lean on network; the `Gb/s/GPU` and "
+            "scale-out bandwidth (NIC rate x NICs per node / GPUs per node; a NIC's rate is its "
+            "line rate over all its planes, at most what its server's slot carries). Without it "
+            "the cheapest design meeting the target may be lean on network; the `Gb/s/GPU` and "
             "`net time` columns show it at a glance:\n",
             "optimize --catalog roce-spectrum --workload llama3-8b --tokens 1e12 "
             "--target-hours 720 --top-k 2",

@@ -37,7 +37,7 @@ class Constraints:
     min_gpus: int | None = None
     max_gpus: int | None = None
     max_lead_time_days: float | None = None
-    # Scale-out bandwidth a buyer insists on per GPU (NIC speed x NICs per node / GPUs per node).
+    # Scale-out bandwidth a buyer insists on per GPU (NIC rate x NICs per node / GPUs per node).
     min_nic_gbps_per_gpu: float | None = None
     # issue 17 (tco): cap on the lifetime cost (capex + operating cost over the years)
     max_tco_cents: int | None = None
