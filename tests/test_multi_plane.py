@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 
 from enumerator import assert_rank_one_is_the_optimum
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog
@@ -237,3 +239,41 @@ def test_a_cheaper_one_plane_nic_does_not_prune_a_two_plane_nic() -> None:
     one = dataclasses.replace(two, sku="CX8-ETH-1x400", planes=None, price_cents=1)
     pruned = prune_dominated(dataclasses.replace(CATALOG, nics=(*CATALOG.nics, one)))
     assert {TWO_PLANES, "CX8-ETH-1x400"} <= {n.sku for n in pruned.nics}
+
+
+def test_a_two_plane_nic_moves_no_more_than_its_servers_slot_carries() -> None:
+    """2 x 400G planes in a PCIe Gen5 x16 slot (400 Gb/s, issue 14 host link): the NIC's
+    800G over both planes is capped at the slot, as a one-port 800G NIC would be, and the
+    estimate says so."""
+    design = _spectrum_x(64)
+    gen5 = dataclasses.replace(
+        CATALOG,
+        servers=tuple(dataclasses.replace(s, nic_slot_gbps=400) for s in CATALOG.servers),
+    )
+    timer = EstimateCache(preset("llama3-70b"), {s.sku: s for s in gen5.servers}, EXPECTED)
+    est = timer.reestimate(design, physical_plan(design, gen5))
+    assert est is not None
+    assert est.training_time_hours == _at_line_rate(design, 400)
+    assert any("each 800G NIC moves 400 Gb/s" in note for note in est.notes)
+    assert design_gbps_per_gpu(design, gen5) == 8 * 400 / 8
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    model=st.sampled_from(["llama3-8b", "llama3-70b", "mixtral-8x7b", "gpt3-175b"]),
+    nodes=st.integers(min_value=2, max_value=96),
+    nics=st.sampled_from([1, 2, 4, 8]),
+    topology=st.sampled_from(["fat_tree", "rail_optimized"]),
+)
+def test_a_second_plane_never_makes_a_job_slower(
+    model: str, nodes: int, nics: int, topology: str
+) -> None:
+    design = dataclasses.replace(_spectrum_x(nodes, topology), nics_per_node=nics)
+    two, one = (
+        EstimateCache(preset(model), {s.sku: s for s in c.servers}, EXPECTED).reestimate(
+            design, physical_plan(design, c)
+        )
+        for c in (CATALOG, _one_plane(CATALOG))
+    )
+    assert two is not None and one is not None
+    assert two.training_time_hours <= one.training_time_hours
