@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog
 from optimizer.optimize.backends import Limits, get_backend
+from optimizer.optimize.baseline import nics_in_rule_order
 from optimizer.optimize.candidates import EstimateCache, SearchSpace
 from optimizer.optimize.convert import design_gbps_per_gpu
 from optimizer.optimize.dominance import prune_dominated
@@ -277,3 +278,14 @@ def test_a_second_plane_never_makes_a_job_slower(
     )
     assert two is not None and one is not None
     assert two.training_time_hours <= one.training_time_hours
+
+
+def test_the_rule_of_thumb_reads_a_twin_plane_nic_as_the_800g_class() -> None:
+    """The seed article's rule buys the 400G class per GPU: a cheaper 2 x 400G twin-plane NIC
+    moves 800G and buys two networks, so a one-plane 400G NIC comes first."""
+    cheap = tuple(
+        dataclasses.replace(n, price_cents=100_000) if n.sku == TWO_PLANES else n
+        for n in CATALOG.nics
+    )
+    order = nics_in_rule_order(dataclasses.replace(CATALOG, nics=cheap), "roce")
+    assert [n.sku for n in order][:2] == ["CX7-1x400", TWO_PLANES]

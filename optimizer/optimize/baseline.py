@@ -84,13 +84,14 @@ def rule_fabrics(gpus: int) -> tuple[str, ...]:
 
 
 def nics_in_rule_order(catalog: Catalog, fabric: str) -> list[Nic]:
-    """The fabric's NICs, the rule's first: speed nearest the 400G class (the faster on a
-    tie), then the cheaper. The rest are the parts it falls back to when stock runs out."""
+    """The fabric's NICs, the rule's first: line rate (over all planes, Nic.line_gbps)
+    nearest the 400G class (the faster on a tie), then the cheaper. The rest are the parts it
+    falls back to when stock runs out."""
     return sorted(
         (n for n in catalog.nics if nic_fits_fabric(n, fabric)),
         key=lambda n: (
-            abs(math.log2(n.speed_gbps / NIC_CLASS_GBPS)),
-            -n.speed_gbps,
+            abs(math.log2(n.line_gbps / NIC_CLASS_GBPS)),
+            -n.line_gbps,
             n.price_cents,
             n.sku,
         ),
