@@ -200,8 +200,17 @@ def _for_fabric(
         radix = ports_at_speed(parts.switch, parts.nic.speed_gbps)
         top = min(hi, search.node_cap(server))
         for topology, first, last in topologies(npn, radix, lo, top):
-            key = TimeKey(server.sku, fabric, parts.nic.speed_gbps, npn, topology, 1.0, radix)
-            key = replace(key, planes=parts.nic.plane_count)
+            nic = parts.nic
+            key = TimeKey(
+                server.sku,
+                fabric,
+                nic.speed_gbps,
+                npn,
+                topology,
+                1.0,
+                radix,
+                planes=nic.plane_count,
+            )
             if parts.switch.in_network_reduction:  # its one switch reduces in the network
                 key = replace(key, in_network_skus=frozenset({parts.switch.sku}))
             most = max_endpoints(topology, radix, rails=npn)

@@ -213,8 +213,8 @@ class SearchSpace:
                         if not family.scale_out or family.switchless != (radix == 0):
                             continue
                         memo: tuple[object, ...] = (fabric, speed, planes, radix)
-                        memo += (server.builtin_nic_sku,)
-                        memo += (server.forwarding, family.needs_forwarding)
+                        memo += (server.builtin_nic_sku, server.forwarding)
+                        memo += (family.needs_forwarding,)
                         if memo not in shared:
                             shared[memo] = [
                                 (forwards, sharp, split)
@@ -222,8 +222,16 @@ class SearchSpace:
                                 for sharp, split in in_network_split(own)  # issue 14 (sharp)
                             ]
                         for ratio in ratios_for(topology):
-                            key = TimeKey(server.sku, fabric, speed, npn, topology, ratio, radix)
-                            key = replace(key, planes=planes)
+                            key = TimeKey(
+                                server.sku,
+                                fabric,
+                                speed,
+                                npn,
+                                topology,
+                                ratio,
+                                radix,
+                                planes=planes,
+                            )
                             for forwards, sharp, own in shared[memo]:
                                 yield replace(key, forwarding=forwards, in_network_skus=sharp), own
 

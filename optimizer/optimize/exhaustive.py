@@ -14,7 +14,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Nic, Switch
 from optimizer.cost.tco import TcoPrices, bom_tco, tco_prices
@@ -285,8 +285,9 @@ def _consider(
     nodes: int,
 ) -> None:
     radix = 0 if switch is None else ports_at_speed(switch, nic.speed_gbps)
-    key = TimeKey(server_sku, fabric, nic.speed_gbps, npn, topology, ratio, radix)
-    key = replace(key, planes=nic.plane_count)
+    key = TimeKey(
+        server_sku, fabric, nic.speed_gbps, npn, topology, ratio, radix, planes=nic.plane_count
+    )
     design = make_design(key, nodes, nic, switch, layout)
     try:
         plan = physical_plan(design, catalog)
