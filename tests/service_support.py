@@ -158,16 +158,6 @@ def process_cpu_s(pid: int) -> float:
     return total
 
 
-def worker_pids(server_pid: int) -> list[int]:
-    import psutil
-
-    return [
-        p.pid
-        for p in psutil.Process(server_pid).children(recursive=True)
-        if "python" in p.name().lower()
-    ]
-
-
 def idle_within(pids: list[int], seconds: float, *, busy_below_s: float = 0.05) -> bool:
     """Whether the processes together use less than ``busy_below_s`` CPU over a 0.5 s window,
     at some point within ``seconds``."""

@@ -1,15 +1,16 @@
 """Solves under pressure: deadlines and cancellation stop the solve (the worker's CPU goes idle),
 a full queue refuses at once, and health answers fast while every worker is busy.
 
-A stopped solve's worker is killed and replaced; the replacement spends its first seconds
-starting Python and importing. So "the solve stopped" is measured on the worker that ran it,
-and "nothing runs any more" only once the replacement has reported ready by answering a job
-(``_ready_and_idle``), never while it imports (that made these tests flaky on 2 cores).
+A stopped solve's worker is killed; the warm spare takes its place and a new spare starts,
+spending its first seconds starting Python and importing. So "the solve stopped" is measured on
+the solver worker that ran it (asked of the pool, never guessed from the process tree), and
+"nothing runs any more" waits until every worker has idled once (``_ready_and_idle``): a running
+solve never idles, a spare that is importing does once it is done (that made these tests flaky on
+2 cores).
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections.abc import Iterator
@@ -21,35 +22,51 @@ import pytest
 from optimizer._pb.procurement.v1 import service_pb2
 from optimizer.service.errors import DeadlineExceeded
 from optimizer.service.pool import WorkerPool
+from optimizer.service.server import Service
 from tests.service_support import (
     READY_TIMEOUT_S,
     Stubs,
     health_status,
     idle_within,
     long_optimize,
-    serving,
     small_estimate,
-    worker_pids,
+    start,
 )
 
 pytestmark = pytest.mark.slow  # starts a server and kills workers: about 15 s on 2 cores
 
 
 @pytest.fixture(scope="module")
-def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
-    for address in serving(tmp_path_factory.mktemp("solves"), workers=1, queue_size=1):
-        with grpc.insecure_channel(address) as channel:
-            yield Stubs(channel)
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, str]]:
+    service, address = start(tmp_path_factory.mktemp("solves"), workers=1, queue_size=1)
+    yield service, address
+    service.shutdown(1)
 
 
-def _busy_workers(before_s: float = 60.0) -> list[int]:
-    """The worker processes once one of them is using CPU (a replacement worker may first
-    have to start and import, which takes seconds on a loaded machine)."""
+@pytest.fixture(scope="module")
+def stubs(served: tuple[Service, str]) -> Iterator[Stubs]:
+    with grpc.insecure_channel(served[1]) as channel:
+        yield Stubs(channel)
+
+
+@pytest.fixture
+def pool(served: tuple[Service, str]) -> WorkerPool:
+    return served[0]._pool
+
+
+def _solver(pool: WorkerPool) -> int:
+    """The solver lane's one worker (the pool lists it before the cheap lane's)."""
+    return pool.pids()[0][0]
+
+
+def _solving(pool: WorkerPool, before_s: float = 60.0) -> int:
+    """The solver worker once it has taken a job and uses CPU on it (a spare that took a killed
+    worker's place may still be importing: the job is then sent and runs next)."""
     deadline = time.monotonic() + before_s
     while time.monotonic() < deadline:
-        pids = worker_pids(os.getpid())
-        if pids and not idle_within(pids, 0.5, busy_below_s=0.1):
-            return pids
+        if pool.stats().busy and not idle_within([_solver(pool)], 0.5, busy_below_s=0.1):
+            return _solver(pool)
+        time.sleep(0.05)
     raise AssertionError("no worker started solving")
 
 
@@ -57,10 +74,11 @@ def _restarts(stubs: Stubs) -> int:
     return stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5).worker_restarts
 
 
-def _ready_and_idle(stubs: Stubs, within_s: float = 10.0) -> bool:
-    """Whether the workers are idle once ready: first no job is running or queued (a
-    cancelled job leaves the queue when the feeder reaches it); then the module's one worker
-    answers an estimate, so it has started and imported; then it must use no CPU."""
+def _ready_and_idle(stubs: Stubs, pool: WorkerPool, within_s: float = 10.0) -> bool:
+    """Whether nothing runs any more: first no job is running or queued (a cancelled job
+    leaves the queue when the feeder reaches it); then an estimate is still answered; then
+    every worker, the spare too, idles within READY_TIMEOUT_S. A solve never idles; a new
+    spare does once it has imported."""
     deadline = time.monotonic() + within_s
     while True:
         metrics = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5)
@@ -70,7 +88,8 @@ def _ready_and_idle(stubs: Stubs, within_s: float = 10.0) -> bool:
             return False
         time.sleep(0.05)
     stubs.optimizer.Estimate(small_estimate(), timeout=READY_TIMEOUT_S)
-    return idle_within(worker_pids(os.getpid()), 2.0)
+    workers, spare = pool.pids()
+    return idle_within([*workers, *([spare] if spare else [])], READY_TIMEOUT_S)
 
 
 def _fast_health(stubs: Stubs) -> float:
@@ -79,10 +98,10 @@ def _fast_health(stubs: Stubs) -> float:
     return time.monotonic() - started
 
 
-def test_a_call_ends_by_its_deadline_and_its_solve_stops(stubs: Stubs) -> None:
+def test_a_call_ends_by_its_deadline_and_its_solve_stops(stubs: Stubs, pool: WorkerPool) -> None:
     """Asks for 120 s of solver time with a 2 s deadline: the solver gets what the deadline
     leaves, and whatever is still running when it passes is killed."""
-    solving = worker_pids(os.getpid())  # the module's one worker, ready: it takes the call
+    solving = _solver(pool)  # idle, ready: it takes the call
     started = time.monotonic()
     try:
         reply = stubs.optimizer.Optimize(long_optimize(), timeout=2.0)
@@ -91,7 +110,7 @@ def test_a_call_ends_by_its_deadline_and_its_solve_stops(stubs: Stubs) -> None:
         assert e.code() is grpc.StatusCode.DEADLINE_EXCEEDED
     assert time.monotonic() - started < 2.5
     assert _fast_health(stubs) < 0.1
-    assert idle_within(solving, 2.0)
+    assert idle_within([solving], 2.0)
 
 
 def test_a_job_past_its_deadline_is_killed(tmp_path: Path) -> None:
@@ -112,13 +131,15 @@ def test_a_job_past_its_deadline_is_killed(tmp_path: Path) -> None:
         pool.close()
 
 
-def test_a_cancelled_call_stops_the_solve_and_health_stays_fast(stubs: Stubs) -> None:
+def test_a_cancelled_call_stops_the_solve_and_health_stays_fast(
+    stubs: Stubs, pool: WorkerPool
+) -> None:
     restarts = _restarts(stubs)
     future = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
-    pids = _busy_workers()
+    solving = _solving(pool)
     assert _fast_health(stubs) < 0.1
     future.cancel()
-    assert idle_within(pids, 2.0)
+    assert idle_within([solving], 2.0)
     assert future.cancelled()
     deadline = time.monotonic() + 5
     while _restarts(stubs) == restarts and time.monotonic() < deadline:
@@ -126,15 +147,17 @@ def test_a_cancelled_call_stops_the_solve_and_health_stays_fast(stubs: Stubs) ->
     assert _restarts(stubs) == restarts + 1
 
 
-def test_a_cancelled_stream_stops_the_solve(stubs: Stubs) -> None:
+def test_a_cancelled_stream_stops_the_solve(stubs: Stubs, pool: WorkerPool) -> None:
     events = stubs.optimizer.OptimizeStream(long_optimize(), timeout=60)
     assert next(events).progress.phase == "queued"
-    pids = _busy_workers()
+    solving = _solving(pool)
     events.cancel()
-    assert idle_within(pids, 2.0)
+    assert idle_within([solving], 2.0)
 
 
-def test_a_cancelled_batch_stops_its_solve_and_starts_no_other(stubs: Stubs) -> None:
+def test_a_cancelled_batch_stops_its_solve_and_starts_no_other(
+    stubs: Stubs, pool: WorkerPool
+) -> None:
     before = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5)
     scenarios = [long_optimize() for _ in range(3)]
     for i, scenario in enumerate(scenarios):
@@ -142,20 +165,20 @@ def test_a_cancelled_batch_stops_its_solve_and_starts_no_other(stubs: Stubs) -> 
     results = stubs.optimizer.BatchOptimize(
         service_pb2.BatchOptimizeRequest(scenarios=scenarios), timeout=60
     )
-    pids = _busy_workers()
+    solving = _solving(pool)
     results.cancel()
-    assert idle_within(pids, 2.0)
+    assert idle_within([solving], 2.0)
     time.sleep(1.0)  # long enough for a next scenario to be queued and started, were it sent
     after = stubs.optimizer.GetMetrics(service_pb2.GetMetricsRequest(), timeout=5)
     assert (after.workers_busy, after.queue_depth) == (0, 0)
     assert after.solves == before.solves
     assert after.worker_restarts == before.worker_restarts + 1
-    assert _ready_and_idle(stubs)
+    assert _ready_and_idle(stubs, pool)
 
 
-def test_a_full_queue_refuses_at_once_while_health_answers(stubs: Stubs) -> None:
+def test_a_full_queue_refuses_at_once_while_health_answers(stubs: Stubs, pool: WorkerPool) -> None:
     running = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
-    _busy_workers()
+    _solving(pool)
     queued = stubs.optimizer.Optimize.future(long_optimize(), timeout=60)
     time.sleep(0.2)
     started = time.monotonic()
@@ -167,4 +190,4 @@ def test_a_full_queue_refuses_at_once_while_health_answers(stubs: Stubs) -> None
     assert _fast_health(stubs) < 0.1
     queued.cancel()
     running.cancel()
-    assert _ready_and_idle(stubs)
+    assert _ready_and_idle(stubs, pool)
