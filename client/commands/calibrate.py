@@ -70,7 +70,7 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
         params.add_row("step overhead (s)", f"{profile.step_overhead_s:.3f}")
     params.add_row("fitted", ", ".join(profile.fitted) or "nothing")
     params.add_row(
-        "low/high range half-width",
+        "low/high efficiency spread",
         f"{profile.range_spread:.1%}  (largest residual {profile.residual_spread:.1%}, "
         f"at least {MIN_RESIDUAL_SPREAD:.0%})",
     )
