@@ -33,11 +33,6 @@ def _rows(table: str) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _range_ratio(name: str) -> float:
-    gen = GENERATIONS[name]
-    return gen.kernel_efficiency_high / gen.kernel_efficiency_low
-
-
 def test_catalog_validates_without_errors_or_warnings() -> None:
     report = load_catalog_report(FOLDER)
     assert report.errors == [] and report.warnings == []
@@ -148,10 +143,18 @@ def test_every_gpu_of_the_catalog_has_its_own_generation() -> None:
 
 @pytest.mark.parametrize("name", NEW_GENERATIONS)
 def test_a_generation_without_a_published_run_is_unverified_and_wider(name: str) -> None:
-    fitted_widest = max(_range_ratio(g.name) for g in GENERATIONS.values() if g.fitted)
-    assert not GENERATIONS[name].fitted
-    assert "UNVERIFIED" in GENERATIONS[name].source
-    assert _range_ratio(name) > fitted_widest
+    """Wider on each side, relative to its expected value: a wider high/low ratio alone let
+    H200's pessimistic end sit above H100's fitted one."""
+    fitted = [g for g in GENERATIONS.values() if g.fitted]
+    gen = GENERATIONS[name]
+    assert not gen.fitted
+    assert "UNVERIFIED" in gen.source
+    assert gen.kernel_efficiency_low / gen.kernel_efficiency < min(
+        g.kernel_efficiency_low / g.kernel_efficiency for g in fitted
+    )
+    assert gen.kernel_efficiency_high / gen.kernel_efficiency > max(
+        g.kernel_efficiency_high / g.kernel_efficiency for g in fitted
+    )
 
 
 def test_the_estimate_range_widens_for_a_gpu_without_a_published_run() -> None:

@@ -6,13 +6,12 @@ compute.py derates it for each GEMM's shape and adds attention, element-wise wor
 optimizer step, a per-step overhead and a straggler loss. The fitted block below is written
 by ``python -m benchmarks.estimator_accuracy --fit --write`` (least squares on every visible
 published run; docs/performance-model.md sec. 7). The low/high bounds of a fitted generation
-are the expected value divided by (1 + worst error) and (1 - worst error) of that fit, so the
-reported range brackets every calibration point.
+are the narrowest whose pessimistic and optimistic training times hold the measured time of
+every run it was fitted on.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -103,11 +102,11 @@ class ComputeConstants:
 
 
 # --- fitted block: written from `python -m benchmarks.estimator_accuracy --fit` -------------
-# (kernel_efficiency = large-GEMM efficiency of the generation; low/high = expected divided
-# by 1 + and 1 - the generation's worst relative error of the fit.) Do not edit by hand:
+# (kernel_efficiency = large-GEMM efficiency of the generation; low/high = the narrowest
+# range whose training times hold every fitted run's measured time.) Do not edit by hand:
 # tests/test_compute_fit.py re-runs the fit and compares.
-A100_KERNEL_EFFICIENCY = (0.598, 0.666, 0.751)
-H100_KERNEL_EFFICIENCY = (0.545, 0.682, 0.912)
+A100_KERNEL_EFFICIENCY = (0.59, 0.666, 0.744)
+H100_KERNEL_EFFICIENCY = (0.53, 0.682, 0.755)
 COMPUTE = ComputeConstants(
     gemm_inner_overhead_elements=72.0,
     attention_efficiency=0.267,
@@ -120,15 +119,21 @@ COMPUTE = ComputeConstants(
 # --- end of fitted block ----------------------------------------------------------------
 
 
+# Each bound of an unfitted generation lies at least this factor beyond the widest fitted
+# generation's, relative to the expected value: a guess is never narrower than a fit.
+UNFITTED_MARGIN = 1.05
+
+
 def _like_h100(low: float, expected: float, high: float) -> tuple[float, float, float]:
     """An unfitted generation's guess, written against H100's end-to-end efficiency of 0.55
-    (issue 16), rescaled so it keeps its ratio to the fitted H100 value, and widened (low
-    and high by the same factor) until its high/low ratio is 10 % above the widest fitted
-    generation's: a guess is never narrower than what a fit leaves."""
+    (issue 16), rescaled so it keeps its ratio to the fitted H100 value, and each bound moved
+    out until it lies UNFITTED_MARGIN beyond the fitted generations' widest on its side. Per
+    side, not by the high/low ratio: widened symmetrically, H200's low ended above H100's."""
     scale = H100_KERNEL_EFFICIENCY[1] / 0.55
-    fitted_ratio = max(hi / lo for lo, _, hi in (A100_KERNEL_EFFICIENCY, H100_KERNEL_EFFICIENCY))
-    widen = math.sqrt(max(1.0, 1.1 * fitted_ratio / (high / low)))
-    return low * scale / widen, expected * scale, high * scale * widen
+    fitted = (A100_KERNEL_EFFICIENCY, H100_KERNEL_EFFICIENCY)
+    low_share = min(min(lo / e for lo, e, _ in fitted) / UNFITTED_MARGIN, low / expected)
+    high_share = max(max(hi / e for _, e, hi in fitted) * UNFITTED_MARGIN, high / expected)
+    return low_share * expected * scale, expected * scale, high_share * expected * scale
 
 
 GENERATIONS: dict[str, GpuGeneration] = {
