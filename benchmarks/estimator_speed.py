@@ -109,6 +109,13 @@ RECORDED = (
         "--pairs 2000, this script, taskset -c 1, idle, slow phase (another run: 183 and "
         "13,702; warm 1,173-1,263/s, re-priced 36,426-50,700/s)",
     ),
+    (
+        "1468336 (before session 28)",
+        264,
+        16_135,
+        "--pairs 2000, this script, taskset -c 1, idle (another run: 292 and 17,897; warm "
+        "1,566-1,651/s, re-priced 49,481-51,108/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

@@ -1311,23 +1311,31 @@ class StepModel:
         return _NetTerm(_torus_collective(remote, part.nodes, shape), 1.0, 1)
 
     def step_time_s(self, sc: EstimateCase) -> float:
-        compute, bubble, _, _, _, _, exposed, host_cpu, optimizer, overhead = self._terms(sc)
-        return (
-            compute
-            + bubble
-            + exposed
-            + host_cpu
-            + optimizer
-            + overhead
-            + self.micro_batch_overhead_s
-        )
+        return self._step_s(self._terms(sc))
+
+    def _step_s(self, terms: tuple[float, ...]) -> float:
+        compute, bubble, _, _, _, _, exposed, optimizer, overhead = terms
+        return compute + bubble + exposed + optimizer + overhead + self.micro_batch_overhead_s
 
     def breakdown(self, sc: EstimateCase) -> StepBreakdown:
-        compute, bubble, tp, dp, p2p, a2a, exposed, host_cpu, optimizer_s, overhead_s = self._terms(
-            sc
-        )
+        return self.breakdown_and_step_s(sc)[0]
+
+    def breakdown_and_step_s(self, sc: EstimateCase) -> tuple[StepBreakdown, float]:
+        """The step's breakdown, and its step time (``step_time_s``, of which the breakdown's
+        sum may differ by an ulp where TCP's host CPU binds: the split is reported, never
+        timed). Where the host's TCP stack binds, the communication terms take max(wire, host
+        CPU) per collective; the breakdown reports what the host CPU adds over the wire alone,
+        which costs a second pricing of the collectives: the search's step times skip it."""
+        terms = self._terms(sc)
+        compute, bubble, tp, dp, p2p, a2a, exposed, optimizer_s, overhead_s = terms
+        host_cpu = 0.0
+        cpu = sc.host_cpu_s_per_byte * self.node_gpus
+        # The stack binds only where it is slower than the line rate (before any slow-down).
+        if cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0:
+            wire_exposed = self._communication(sc, compute, 0.0)[4]
+            exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         network, a2a_net = self._network_s
-        return StepBreakdown(
+        breakdown = StepBreakdown(
             compute,
             bubble,
             tp,
@@ -1343,6 +1351,7 @@ class StepModel:
             context_parallel_s=self._context_s(sc),
             micro_batch_overhead_s=self.micro_batch_overhead_s,
         )
+        return breakdown, self._step_s(terms)
 
     def _dp_network_s(
         self, rate: float, latency_s: float, cpu_s_per_byte: float, multiplier: float | None
@@ -1465,8 +1474,9 @@ class StepModel:
 
     def _terms(
         self, sc: EstimateCase
-    ) -> tuple[float, float, float, float, float, float, float, float, float, float]:
-        """The StepBreakdown fields, in order (through step_overhead_s)."""
+    ) -> tuple[float, float, float, float, float, float, float, float, float]:
+        """The StepBreakdown fields but host_cpu_overhead_s, in order (through
+        step_overhead_s); the exposed communication includes what the host CPU adds."""
         plan = self.plan
         m = self.micro_batches
         # issue 14 compute block: the straggler share of waiting for the slowest replica.
@@ -1475,20 +1485,12 @@ class StepModel:
         )
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         tp, dp, p2p, a2a, exposed = self._communication(sc, compute, cpu)
-        host_cpu = 0.0
-        # TCP: the communication terms above already take max(wire, host CPU) per
-        # collective; the breakdown reports what the host CPU adds over the wire alone.
-        # The stack binds only where it is slower than the line rate (before any slow-down).
-        cpu_binds = cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0
-        wire_exposed = self._communication(sc, compute, 0.0)[4] if cpu_binds else exposed
         bubble = (
             bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
             * (compute + tp + a2a)
             if plan.pipeline > 1
             else 0.0
         )
-        if cpu_binds:
-            exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         # issue 14 compute block (compute.py): Adam's update and the fixed per-step overhead.
         return (
             compute,
@@ -1498,7 +1500,6 @@ class StepModel:
             p2p,
             a2a,
             exposed,
-            host_cpu,
             self.optimizer_step_s,
             sc.step_overhead_s,
         )
@@ -1508,8 +1509,8 @@ def _host_cpu_split(
     before_s: float, exposed_s: float, wire_exposed_s: float
 ) -> tuple[float, float]:
     """(exposed wire time, host-CPU time) whose sum after ``before_s`` rounds to exactly
-    before_s + exposed_s, so reporting the split never moves the step time by an ulp (a
-    larger wire time must not make the step faster through rounding)."""
+    before_s + exposed_s where a few ulps of host time reach it, so the reported fields add
+    up to the step time (which is timed without the split: StepModel.breakdown)."""
     target = before_s + exposed_s
     host_s = max(0.0, exposed_s - wire_exposed_s)
     for _ in range(8):
@@ -1579,10 +1580,9 @@ def estimate_from_step(
     step: StepModel, fabric: FabricProfile, options: ModelOptions = DEFAULT_OPTIONS
 ) -> Estimate:
     w, c = step.w, step.c
-    expected = step.breakdown(scenario(c, fabric, "expected", options))
+    expected, step_s = step.breakdown_and_step_s(scenario(c, fabric, "expected", options))
     low = step.step_time_s(scenario(c, fabric, "optimistic", options))
     high = step.step_time_s(scenario(c, fabric, "pessimistic", options))
-    step_s = expected.step_time_s
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
     notes: list[str] = list(w.inferred)  # issue 14 (inputs): what the request left implicit
