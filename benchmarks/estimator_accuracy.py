@@ -293,8 +293,8 @@ def _bracketing_range(
     eff = theta[FITTED_GENERATIONS.index(generation)]
     low, high = eff, eff
     with constants_restored():
+        apply_parameters(theta)  # each round below changes this generation's range alone
         for _ in range(RANGE_ROUNDS):
-            apply_parameters(theta)
             gen = calibration.GENERATIONS[generation]
             calibration.set_generation(
                 replace(gen, kernel_efficiency_low=low, kernel_efficiency_high=high)
