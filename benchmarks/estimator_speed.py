@@ -230,7 +230,7 @@ def main() -> None:
     print(
         "cached across pairs, keyed on workload + hardware only (never on the network): "
         "candidate plans and their network-free terms per size, the order of the sizes, "
-        "each plan's collectives and compute terms (StepModel's core); per chunk of "
+        "each plan's collectives and compute terms (StepModel's core); per size's "
         "candidates and shape of network (uplink tiers, routing), their flows and uplink "
         "slow-downs (the same at every NIC speed)"
     )

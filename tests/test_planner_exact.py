@@ -69,7 +69,7 @@ def _bounds(
     w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], shared: bool = True
 ) -> list[float]:
     """The planner's bound on each plan's wall-clock step on all of ``c`` (``shared``: with
-    the uplinks rings and sends share, as the search prices a chunk it times)."""
+    the uplinks rings and sends share, as the search prices a band it times)."""
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
     _, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
@@ -370,7 +370,7 @@ def test_a_search_the_clock_stops_part_way_leaves_nothing_half_searched(name: st
     step later each time, the searches end with one that finishes: it still finds the
     exhaustive loop's plan, so what the stopped ones left in the planner's caches is whole."""
     w = preset(name, global_batch_size=768)  # a batch no other test searches: cold caches
-    c = _cluster(True, 12, "roce", 1, False)
+    c = _cluster(True, 12, "ethernet", 1, False)  # network-bound: a search of many steps
     stops = 0
     while True:
         asked = itertools.count()

@@ -1062,6 +1062,10 @@ def _compute_plan_core(
 # --- end issue 14, speed ----------------------------------------------------------------------
 
 
+# StepModel._terms: the StepBreakdown fields but host_cpu_overhead_s, in order.
+_Terms = tuple[float, float, float, float, float, float, float, float, float]
+
+
 class StepModel:
     """Everything about one (workload, cluster, plan) that no scenario changes.
 
@@ -1074,6 +1078,7 @@ class StepModel:
     __slots__ = (
         "_concurrent",
         "_dp_min_bytes",
+        "_last",
         "_network_s",
         "_nv_s",
         "a2a_net",
@@ -1182,6 +1187,9 @@ class StepModel:
         # (network seconds, of which all-to-all) before overlap, of the last _terms call:
         # the breakdown reports them without pricing every term twice.
         self._network_s = (0.0, 0.0)
+        # The last scenario _terms priced, its terms and _network_s: the planner times the
+        # winner in the expected scenario, and its estimate's breakdown asks again.
+        self._last: tuple[EstimateCase, _Terms, tuple[float, float]] | None = None
         # Line-rate flows the data-parallel rings (the widest one's) and the pipeline sends
         # put on a block's uplinks, per uplink tier (0: the traffic stays under its block,
         # or the network is direct).
@@ -1313,7 +1321,7 @@ class StepModel:
     def step_time_s(self, sc: EstimateCase) -> float:
         return self._step_s(self._terms(sc))
 
-    def _step_s(self, terms: tuple[float, ...]) -> float:
+    def _step_s(self, terms: _Terms) -> float:
         compute, bubble, _, _, _, _, exposed, optimizer, overhead = terms
         return compute + bubble + exposed + optimizer + overhead + self.micro_batch_overhead_s
 
@@ -1472,11 +1480,13 @@ class StepModel:
         bwd = units * (overlapped_s(backward, g) - backward)
         return g + fwd + bwd + g
 
-    def _terms(
-        self, sc: EstimateCase
-    ) -> tuple[float, float, float, float, float, float, float, float, float]:
+    def _terms(self, sc: EstimateCase) -> _Terms:
         """The StepBreakdown fields but host_cpu_overhead_s, in order (through
         step_overhead_s); the exposed communication includes what the host CPU adds."""
+        last = self._last
+        if last is not None and last[0] is sc:
+            self._network_s = last[2]
+            return last[1]
         plan = self.plan
         m = self.micro_batches
         # issue 14 compute block: the straggler share of waiting for the slowest replica.
@@ -1492,7 +1502,7 @@ class StepModel:
             else 0.0
         )
         # issue 14 compute block (compute.py): Adam's update and the fixed per-step overhead.
-        return (
+        terms = (
             compute,
             bubble,
             tp,
@@ -1503,6 +1513,8 @@ class StepModel:
             self.optimizer_step_s,
             sc.step_overhead_s,
         )
+        self._last = (sc, terms, self._network_s)
+        return terms
 
 
 def _host_cpu_split(
@@ -1577,8 +1589,14 @@ def estimate(
 
 
 def estimate_from_step(
-    step: StepModel, fabric: FabricProfile, options: ModelOptions = DEFAULT_OPTIONS
+    step: StepModel,
+    fabric: FabricProfile,
+    options: ModelOptions = DEFAULT_OPTIONS,
+    planned_on: ClusterSpec | None = None,
 ) -> Estimate:
+    """The whole answer for ``step``'s plan. ``planned_on``: the cluster a planner searched,
+    when the plan uses fewer of its GPUs (``step.c``): its scale-up domain is reported, and a
+    note says why the plan leaves the rest idle."""
     w, c = step.w, step.c
     expected, step_s = step.breakdown_and_step_s(scenario(c, fabric, "expected", options))
     low = step.step_time_s(scenario(c, fabric, "optimistic", options))
@@ -1605,6 +1623,17 @@ def estimate_from_step(
     wall = 1.0 / good.goodput
     if options.calibration is not None:  # issue 14 (calibrate): what of the profile is unused
         notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric))
+    root = c if planned_on is None else planned_on
+    if c.scale_up_domain_gpus != root.scale_up_domain_gpus:
+        notes.append(
+            f"the plan uses {c.scale_up_domain_gpus} of the {root.scale_up_domain_gpus} GPUs "
+            f"of each scale-up domain ({c.gpus:,} of {root.gpus:,}): its groups tile "
+            f"{c.scale_up_domain_gpus} GPUs and none straddles two domains"
+        )
+    elif c.gpus < root.gpus:
+        notes.append(
+            f"the plan uses {c.gpus:,} of the {root.gpus:,} GPUs: no plan on more of them is faster"
+        )
     return Estimate(
         step_time_s=step_s,
         training_time_hours=productive_hours * wall,
@@ -1625,5 +1654,5 @@ def estimate_from_step(
         tokens_per_s=w.tokens_per_step / step_s,
         notes=tuple(notes),
         gpus_used=step.plan.gpus,
-        scale_up_gpus=c.scale_up_domain_gpus,
+        scale_up_gpus=root.scale_up_domain_gpus,
     )

@@ -442,7 +442,7 @@ _PER_PLAN = tuple(
 
 
 def concatenated(parts: list[PlanArrays]) -> PlanArrays:
-    """The plans of ``parts`` (chunks of several sizes of one workload and hardware) as one
+    """The plans of ``parts`` (the candidates of several sizes of one workload and hardware) as one
     set of arrays, in order, so one NumPy pass bounds them all."""
     if len(parts) == 1:
         return parts[0]
@@ -470,7 +470,7 @@ def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
 
 
 class _Tiers(NamedTuple):
-    """A network's uplink tiers as columns (one row per tier), so a chunk's flows on every
+    """A network's uplink tiers as columns (one row per tier), so the plans' flows on every
     tier are one (tiers x plans) array; ``uplinks`` and ``miss`` only of the tiers with
     uplinks (``switched``), the others slow nothing down."""
 
@@ -514,9 +514,9 @@ def _leaf_slowdowns(tiers: _Tiers, flows: Floats, adaptive_routing: bool) -> Flo
 
 
 class _Static(NamedTuple):
-    """What the bound of a chunk needs from a scenario's kernel and collective efficiencies
-    only (the same on every network of a fabric): the network-free terms, and which network
-    terms any plan of the chunk has at all. The overlaps are priced as one array, a row per
+    """What the plans' bounds need from a scenario's kernel and collective efficiencies only
+    (the same on every network of a fabric): the network-free terms, and which network terms
+    any of the plans has at all. The overlaps are priced as one array, a row per
     overlap (wall_step_lower_bounds_s): a pass costs a microsecond or so per NumPy call
     whatever its length, so fewer, wider calls make it cheaper."""
 
@@ -604,7 +604,7 @@ def _static(a: PlanArrays, ke: float, ce: float, overhead_s: float) -> _Static:
 
 
 class _Leaf(NamedTuple):
-    """A chunk's flows per (tier, plan) on one shape of network (its uplink tiers and
+    """The plans' flows per (tier, plan) on one shape of network (its uplink tiers and
     routing), and the slow-down each term's own flows cause (NetRows rows; 1 for the
     tensor-parallel term, which stays off the uplinks): the same at every NIC speed, NIC
     efficiency and latency of that shape, which the optimizer's networks vary."""
@@ -614,8 +614,8 @@ class _Leaf(NamedTuple):
     slowdowns: Floats
 
 
-# Network shapes a chunk's arrays keep (_leaf): a search's networks share a few.
-_LEAVES_PER_CHUNK = 64
+# Network shapes a set of plans' arrays keep (_leaf): a search's networks share a few.
+_SHAPES_KEPT = 64
 
 
 def _leaf(a: PlanArrays, st: _Static, c: ClusterSpec, adaptive_routing: bool) -> _Leaf:
@@ -623,7 +623,7 @@ def _leaf(a: PlanArrays, st: _Static, c: ClusterSpec, adaptive_routing: bool) ->
     hit = a.leaves.get(key)
     if hit is not None:
         return hit
-    if len(a.leaves) >= _LEAVES_PER_CHUNK:
+    if len(a.leaves) >= _SHAPES_KEPT:
         a.leaves.clear()
     tiers = _tier_columns(c.uplink_tiers)
     # flows per (tier, plan); a plan without network sends has p2p_stride 0, so none
@@ -644,11 +644,11 @@ def _torus_slowdowns(a: PlanArrays, shape: tuple[int, ...]) -> Floats:
     pipeline's partners ``p2p_stride`` nodes apart share the most loaded link of the shift,
     max(1, max_i min(delta_i, d_i - delta_i)) (StepModel._torus_term); rings of neighbours
     and the data-parallel rings (dimension-ordered: more steps, the same bytes) 1. Worked out
-    once per stride of the chunk: the planner's plans share a few."""
+    once per stride of the plans: the planner's plans share a few."""
     hit = a.tori.get(shape)
     if hit is not None:
         return hit
-    if len(a.tori) >= _LEAVES_PER_CHUNK:
+    if len(a.tori) >= _SHAPES_KEPT:
         a.tori.clear()
     load = {
         stride: float(max(1, *torus_distance(shape, int(stride))))
@@ -722,7 +722,7 @@ def wall_step_lower_bounds_s(
     """A lower bound on each plan's wall-clock step on ``c`` cut to ``gpus`` GPUs (the plans'
     size) in scenario ``sc``; ``goodput``: goodput_factor for that size. Both may be arrays,
     one entry per plan, when the plans are of several sizes of ``c``'s network (concatenated).
-    Terms no plan of the chunk has are skipped. ``shared``: price the leaf uplinks the
+    Terms none of the plans has are skipped. ``shared``: price the leaf uplinks the
     data-parallel rings share with the pipeline sends (tighter, a third more operations)."""
     ce = sc.collective_efficiency
     st = _static(a, sc.kernel_efficiency, ce, sc.step_overhead_s)

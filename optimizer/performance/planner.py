@@ -7,8 +7,8 @@ expert degrees any divisor of data and experts (the estimator keeps those that f
 its fabric), pipeline degrees are divisors of what remains, memory is checked before any time
 is computed, only the smallest ZeRO stage that fits is kept, with v = 1 and the interleaving
 depth of the least bubble and chunk overhead that fits. Candidates are then timed in order of
-a lower bound on their wall-clock step, priced for whole chunks of candidates (of several
-sizes) at once with NumPy (plan_pricing), and the search stops once the next bound is no
+a lower bound on their wall-clock step, priced for all the candidates of a band of sizes at
+once with NumPy (plan_pricing), and the search stops once the next bound is no
 faster than the best exact estimate: branch and bound that times a few plans exactly and
 returns the plan an exhaustive loop would (tests/test_planner_exact.py).
 """
@@ -492,10 +492,10 @@ def _compute_s(
 class _SizePlans:
     """The candidates on one hardware size, smallest network-free step first (compute with
     straggler and bubble, optimizer step, per-micro-batch overheads: ``free_s``), with their
-    index in candidate order; the arrays their network bounds are priced from are built per
-    chunk (CHUNKS) on first use, so a search pays only for the candidates that can win."""
+    index in candidate order; the arrays their network bounds are priced from are built on
+    first use, when a search prices the size."""
 
-    __slots__ = ("_arrays", "_parts", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
@@ -511,34 +511,20 @@ class _SizePlans:
         self.indices = order
         self.plans = tuple(plans[i] for i in order)
         self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
-        self._arrays: dict[int, PlanArrays] = {}
-        self._parts = RowParts()  # plan_arrays' depth-free rows and their parts
+        self._arrays: PlanArrays | None = None
 
-    def chunk(self, k: int) -> tuple[int, int]:
-        """Positions [start, end) of chunk ``k``."""
-        start, end = CHUNKS[k], CHUNKS[k + 1] if k + 1 < len(CHUNKS) else len(self.plans)
-        return start, min(end, len(self.plans))
-
-    def arrays(self, k: int) -> PlanArrays:
-        arrays = self._arrays.get(k)
-        if arrays is None:
-            start, end = self.chunk(k)
-            columns = {name: values[start:end] for name, values in self.columns.items()}
-            plans = self.plans[start:end]
-            arrays = self._arrays[k] = plan_arrays(self.w, self.c, plans, columns, self._parts)
-        return arrays
+    @property
+    def arrays(self) -> PlanArrays:
+        """All the candidates' arrays in one: the network-free order says little where the
+        network dominates, so a search that priced a size's best few went on to price nearly
+        all of them, a pass each (in chunks of 32, 96, 384 and the rest, one search in two
+        priced four; one pass is 30 % faster: docs/performance-model.md, Speed)."""
+        if self._arrays is None:
+            self._arrays = plan_arrays(self.w, self.c, self.plans, self.columns, RowParts())
+        return self._arrays
 
 
-# Where the chunks of a size's candidates start (smallest network-free step first): a chunk's
-# arrays cost tens of microseconds per candidate to build (once per workload and hardware), so
-# a size's best 32 are priced first and the rest only while their network-free steps can
-# still beat the best. Where the network dominates, the network-free order says little: 32
-# rather than 8 spared the portfolio search of tests/test_portfolio_search.py 60 % of its
-# pricing passes.
-CHUNKS = (0, 32, 128, 512)
-
-
-# Sizes whose first chunks a search prices in one NumPy pass: the first size alone (a best
+# Sizes whose candidates a search prices in one NumPy pass: the first size alone (a best
 # step soon), then bands twice as wide up to MAX_BAND, of sizes whose bound beats the best step
 # so far. A pass costs tens of microseconds whatever its length, so one per size cost more
 # than the rest of a search on a network-bound job (BERT-Large visits dozens of sizes).
@@ -556,15 +542,14 @@ class _Size(NamedTuple):
 
 
 class _Unpriced(NamedTuple):
-    """Chunk ``chunk`` of each size's candidates, not priced on this network yet."""
+    """A band of sizes whose candidates are not priced on this network yet."""
 
     sizes: tuple[_Size, ...]
-    chunk: int
 
 
 class _Pass:
     """One pricing pass of a band without the uplinks rings and sends share; ``superseded``
-    once a search re-priced it with them (see _price_chunks)."""
+    once a search re-priced it with them (see _price_band)."""
 
     __slots__ = ("superseded", "work")
 
@@ -573,9 +558,9 @@ class _Pass:
 
 
 class _Priced(NamedTuple):
-    """A chunk of a size's candidates priced on one network: its wall-step bounds, smallest
-    first, and each one's position in the size's list; ``cheap``: the pass that priced it,
-    if it left out the uplinks rings and sends share."""
+    """A size's candidates priced on one network: their wall-step bounds, smallest first,
+    and each one's position in the size's list; ``cheap``: the pass that priced them, if it
+    left out the uplinks rings and sends share."""
 
     size: _Size
     bounds: Floats
@@ -627,7 +612,7 @@ def _price_free(
 
 
 class _Band(NamedTuple):
-    """The chunks of a band of sizes as one set of arrays, with what each plan's bound is
+    """The candidates of a band of sizes as one set of arrays, with what each plan's bound is
     priced at (its size's GPUs and goodput factor) and ranked within (its size, and its
     position in that size's list); ``offsets``: where each size's plans start."""
 
@@ -642,18 +627,16 @@ class _Band(NamedTuple):
 _BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in practice)
 
 
-def _band(work: _Unpriced, bands: dict[tuple[tuple[int, ...], int], _Band]) -> _Band:
-    """``work``'s chunks as one band, cached per search order (``bands``): the next network's
+def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band]) -> _Band:
+    """``work``'s sizes as one band, cached per search order (``bands``): the next network's
     search mostly prices the same bands."""
-    k = work.chunk
-    key = (tuple(size.order for size in work.sizes), k)
+    key = tuple(size.order for size in work.sizes)
     hit = bands.get(key)
     if hit is None:
         if len(bands) >= _BANDS_PER_ORDER:
             bands.clear()
-        parts = [size.sized.arrays(k) for size in work.sizes]
+        parts = [size.sized.arrays for size in work.sizes]
         lengths = [len(part.plans) for part in parts]
-        starts = [size.sized.chunk(k)[0] for size in work.sizes]
         one = len(parts) == 1
         hit = bands[key] = _Band(
             arrays=concatenated(parts),
@@ -664,38 +647,34 @@ def _band(work: _Unpriced, bands: dict[tuple[tuple[int, ...], int], _Band]) -> _
             if one
             else np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
             size=np.repeat(np.arange(len(parts), dtype=np.intp), lengths),
-            position=np.concatenate(
-                [
-                    np.arange(start, start + n, dtype=np.intp)
-                    for start, n in zip(starts, lengths, strict=True)
-                ]
-            ),
+            position=np.concatenate([np.arange(n, dtype=np.intp) for n in lengths]),
             offsets=list(itertools.accumulate(lengths, initial=0)),
         )
     return hit
 
 
-def _price_chunks(
+def _price_band(
     work: _Unpriced,
     c: ClusterSpec,
     fabric: FabricProfile,
     expected: EstimateCase,
-    bands: dict[tuple[tuple[int, ...], int], _Band],
+    bands: dict[tuple[int, ...], _Band],
     shared: bool,
 ) -> list[_Priced]:
-    """Each size's chunk of ``work`` priced on ``c``'s network in one NumPy pass (a domain
-    tiling of ``c`` has its network), ranked by bound within each size.
+    """The candidates of ``work``'s sizes priced on ``c``'s network in one NumPy pass (a
+    domain tiling of ``c`` has its network), ranked by bound within each size.
 
     ``shared``: with the uplinks the data-parallel rings share with the pipeline sends. That
-    tighter bound costs a third more per pass, and a search prunes most chunks whole on a
+    tighter bound costs a third more per pass, and a search prunes most bands whole on a
     looser one, so a band is first priced without it, and again with it only once one of its
-    candidates is about to be timed exactly (plan_and_estimate)."""
+    candidates is about to be timed exactly (plan_and_estimate); the first band, whose best
+    candidate is timed next, with it at once."""
     band = _band(work, bands)
     bounds = wall_step_lower_bounds_s(
         band.arrays, c, band.used, fabric, expected, band.goodput, shared
     )
     cheap = None if shared else _Pass(work)
-    # arrays, not lists: most chunks are pruned after their first few candidates
+    # arrays, not lists: most sizes are pruned after their first few candidates
     if len(work.sizes) == 1:  # most passes (ties need no order: the exact step decides)
         order = bounds.argsort()
         return [_Priced(work.sizes[0], bounds[order], band.position[order], cheap)]
@@ -708,8 +687,8 @@ def _price_chunks(
     ]
 
 
-def _shares_uplinks(size: _Size, k: int, c: ClusterSpec) -> bool:
-    return shares_uplinks(size.sized.arrays(k), c)
+def _shares_uplinks(size: _Size, c: ClusterSpec) -> bool:
+    return shares_uplinks(size.sized.arrays, c)
 
 
 def reprice(
@@ -744,7 +723,7 @@ def plan_and_estimate(
     idle), so more GPUs are never slower by construction. Branch and bound: a size joins
     once its bound (its fastest compute plus the per-step overhead, then, once its candidates
     are known, their smallest network-free step) is below the next bound in the heap; its
-    candidates are priced on this network in chunks (plan_pricing.wall_step_lower_bounds_s),
+    candidates are priced on this network in bands of sizes (plan_pricing.wall_step_lower_bounds_s),
     and timed exactly in the order of those bounds until the next bound is no faster than the
     best wall-clock step. Ties go to the first plan in the order of an exhaustive loop
     (sizes as _idle_sizes lists them, candidates as _candidate_plans does).
@@ -778,9 +757,8 @@ def plan_and_estimate(
     pending = sizes.entries
     refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
     overhead_s = expected.step_overhead_s
-    # Branch and bound over (bound, order, position, tie, work): position -1 is a chunk of
-    # candidates not priced on this network yet (a band of sizes' first chunks, or one
-    # size's next chunk), i >= 0 a priced chunk's i-th cheapest candidate.
+    # Branch and bound over (bound, order, position, tie, work): position -1 is a band of
+    # sizes not priced on this network yet, i >= 0 a priced size's i-th cheapest candidate.
     heap: list[tuple[float, int, int, int, _Unpriced | _Priced]] = []
     tie = itertools.count()
     subs: dict[int, ClusterSpec] = {}  # the cluster cut to each size timed, by order
@@ -788,6 +766,7 @@ def plan_and_estimate(
     best_s = float("inf")
     best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
+    first = True  # no pass priced yet
     nxt = 0
     width = 1
     while True:
@@ -818,7 +797,7 @@ def plan_and_estimate(
             if band:
                 width = min(2 * width, MAX_BAND)
                 heapq.heappush(
-                    heap, (band_bound, band[0].order, -1, next(tie), _Unpriced(tuple(band), 0))
+                    heap, (band_bound, band[0].order, -1, next(tie), _Unpriced(tuple(band)))
                 )
         if not heap or heap[0][0] >= best_s:
             break
@@ -826,28 +805,23 @@ def plan_and_estimate(
             raise SearchStopped
         _, order, i, _, work = heapq.heappop(heap)
         if isinstance(work, _Unpriced):
-            k = work.chunk
-            for priced in _price_chunks(work, c, fabric, expected, sizes.bands, False):
-                size = priced.size
-                sized = size.sized
-                end = sized.chunk(k)[1]
-                if end < len(sized.plans):  # the next chunk, at its network-free bound
-                    later = (sized.free_s[end] + overhead_s) * size.goodput * keep
-                    heapq.heappush(
-                        heap, (later, size.order, -1, next(tie), _Unpriced((size,), k + 1))
-                    )
-                heapq.heappush(heap, (float(priced.bounds[0]), size.order, 0, next(tie), priced))
+            # The first band's best candidate is timed next, almost always: priced with the
+            # uplinks rings and sends share at once, not twice.
+            for priced in _price_band(work, c, fabric, expected, sizes.bands, first):
+                heapq.heappush(
+                    heap, (float(priced.bounds[0]), priced.size.order, 0, next(tie), priced)
+                )
+            first = False
             continue
         cheap = work.cheap
-        if cheap is not None and i == 0 and _shares_uplinks(work.size, cheap.work.chunk, c):
+        if cheap is not None and i == 0 and _shares_uplinks(work.size, c):
             if cheap.superseded:  # its band was re-priced with the shared uplinks
                 continue
             # A candidate of a band priced without the uplinks rings and sends share is
-            # next to be timed exactly: the band's chunks where both cross them, with them.
+            # next to be timed exactly: the band's sizes where both cross them, with them.
             cheap.superseded = True
-            k = cheap.work.chunk
-            sharing = _Unpriced(tuple(s for s in cheap.work.sizes if _shares_uplinks(s, k, c)), k)
-            for priced in _price_chunks(sharing, c, fabric, expected, sizes.bands, True):
+            sharing = _Unpriced(tuple(s for s in cheap.work.sizes if _shares_uplinks(s, c)))
+            for priced in _price_band(sharing, c, fabric, expected, sizes.bands, True):
                 heapq.heappush(
                     heap, (float(priced.bounds[0]), priced.size.order, 0, next(tie), priced)
                 )
@@ -872,21 +846,7 @@ def plan_and_estimate(
     if best is None:
         _explain_infeasible(w, c, fixed)
     assert best is not None
-    result = estimate_from_step(best, fabric, options)
-    if best.c.scale_up_domain_gpus != c.scale_up_domain_gpus:
-        note = (
-            f"the plan uses {best.c.scale_up_domain_gpus} of the {c.scale_up_domain_gpus} GPUs "
-            f"of each scale-up domain ({best.c.gpus:,} of {c.gpus:,}): its groups tile "
-            f"{best.c.scale_up_domain_gpus} GPUs and none straddles two domains"
-        )
-        result = replace(result, notes=(*result.notes, note))
-    elif best.c.gpus < c.gpus:
-        note = (
-            f"the plan uses {best.c.gpus:,} of the {c.gpus:,} GPUs: no plan on more of them "
-            f"is faster"
-        )
-        result = replace(result, notes=(*result.notes, note))
-    return replace(result, scale_up_gpus=c.scale_up_domain_gpus)
+    return estimate_from_step(best, fabric, options, planned_on=c)
 
 
 _Sizes = tuple[tuple[float, int, int, int], ...]  # (bound, order, root, GPUs used)
@@ -906,7 +866,7 @@ class _SizeOrder:
         # each size's candidates and goodput factor once a search has looked, by order
         self.sized: dict[int, tuple[_SizePlans, float]] = {}
         self.known: set[int] = set()  # orders whose bound is already the tighter one
-        self.bands: dict[tuple[tuple[int, ...], int], _Band] = {}  # _band's, by sizes, chunk
+        self.bands: dict[tuple[int, ...], _Band] = {}  # _band's, by sizes
 
     def refine(self, refined: dict[int, float]) -> None:
         if not refined.keys() - self.known:
