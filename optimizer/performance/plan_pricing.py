@@ -612,6 +612,7 @@ class _Leaf(NamedTuple):
     p2p_flows: Floats
     dp_flows: Floats
     slowdowns: Floats
+    both: npt.NDArray[np.bool_]  # plans whose sends and rings both leave a block somewhere
 
 
 # Network shapes a set of plans' arrays keep (_leaf): a search's networks share a few.
@@ -635,7 +636,8 @@ def _leaf(a: PlanArrays, st: _Static, c: ClusterSpec, adaptive_routing: bool) ->
     dp_flows = np.where(a.dp_span > tiers.nodes, tiers.rails, 0.0)  # per rail
     own = _leaf_slowdowns(tiers, np.stack((p2p_flows, dp_flows)), adaptive_routing)
     slowdowns = np.vstack((np.ones_like(st.compute), own))
-    leaf = a.leaves[key] = _Leaf(p2p_flows, dp_flows, slowdowns)
+    both = np.logical_and((p2p_flows > 0).any(axis=0), (dp_flows > 0).any(axis=0))
+    leaf = a.leaves[key] = _Leaf(p2p_flows, dp_flows, slowdowns, both)
     return leaf
 
 
@@ -689,7 +691,7 @@ def _per_byte(
     if not (shared and st.p2p_net and st.dp_net):
         return alone
     p2p_flows, dp_flows = leaf.p2p_flows, leaf.dp_flows
-    both = (p2p_flows > 0).any(axis=0) & (dp_flows > 0).any(axis=0) & (st.compute > 0)
+    both = leaf.both & (st.compute > 0)
     if not both.any():
         return alone
     p2p_busy, dp_busy = np.minimum(

@@ -557,15 +557,30 @@ class _Pass:
         self.work, self.superseded = work, False
 
 
-class _Priced(NamedTuple):
-    """A size's candidates priced on one network: their wall-step bounds, smallest first,
-    and each one's position in the size's list; ``cheap``: the pass that priced them, if it
-    left out the uplinks rings and sends share."""
+class _Priced:
+    """A size's candidates priced on one network: their wall-step bounds (``least``, the
+    smallest) and each one's position in the size's list, ranked smallest first when the
+    search first times one of them (``rank``): most sizes of a band are pruned whole, unranked;
+    ``cheap``: the pass that priced them, if it left out the uplinks rings and sends share."""
 
-    size: _Size
-    bounds: Floats
-    ranking: npt.NDArray[np.intp]
-    cheap: _Pass | None
+    __slots__ = ("bounds", "cheap", "least", "ranked", "ranking", "size")
+
+    def __init__(
+        self,
+        size: _Size,
+        bounds: Floats,
+        positions: npt.NDArray[np.intp],
+        least: float,
+        cheap: _Pass | None,
+    ) -> None:
+        self.size, self.bounds, self.ranking, self.least = size, bounds, positions, least
+        self.cheap, self.ranked = cheap, False
+
+    def rank(self) -> None:
+        if not self.ranked:  # ties need no order: the exact step decides
+            order = self.bounds.argsort()
+            self.bounds, self.ranking = self.bounds[order], self.ranking[order]
+            self.ranked = True
 
 
 _SIZE_CACHE_SIZE = 16_384
@@ -614,14 +629,13 @@ def _price_free(
 class _Band(NamedTuple):
     """The candidates of a band of sizes as one set of arrays, with what each plan's bound is
     priced at (its size's GPUs and goodput factor) and ranked within (its size, and its
-    position in that size's list); ``offsets``: where each size's plans start."""
+    position in that size's list)."""
 
     arrays: PlanArrays
     used: int | Floats  # plain numbers for a band of one size: a pass costs less with them
     goodput: float | Floats
     size: npt.NDArray[np.intp]
     position: npt.NDArray[np.intp]
-    offsets: list[int]
 
 
 _BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in practice)
@@ -648,7 +662,6 @@ def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band]) -> _Band:
             else np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
             size=np.repeat(np.arange(len(parts), dtype=np.intp), lengths),
             position=np.concatenate([np.arange(n, dtype=np.intp) for n in lengths]),
-            offsets=list(itertools.accumulate(lengths, initial=0)),
         )
     return hit
 
@@ -660,30 +673,47 @@ def _price_band(
     expected: EstimateCase,
     bands: dict[tuple[int, ...], _Band],
     shared: bool,
+    best_s: float,
 ) -> list[_Priced]:
     """The candidates of ``work``'s sizes priced on ``c``'s network in one NumPy pass (a
-    domain tiling of ``c`` has its network), ranked by bound within each size.
+    domain tiling of ``c`` has its network), per size (each ranked when first timed).
 
     ``shared``: with the uplinks the data-parallel rings share with the pipeline sends. That
     tighter bound costs a third more per pass, and a search prunes most bands whole on a
     looser one, so a band is first priced without it, and again with it only once one of its
     candidates is about to be timed exactly (plan_and_estimate); the first band, whose best
-    candidate is timed next, with it at once."""
+    candidate is timed next, with it at once.
+
+    Only candidates whose bound is below ``best_s`` (the best wall-clock step the search has
+    timed) are kept: the others can never be timed, as the best step only falls. A size none
+    of whose candidates is left is not returned."""
     band = _band(work, bands)
     bounds = wall_step_lower_bounds_s(
         band.arrays, c, band.used, fabric, expected, band.goodput, shared
     )
     cheap = None if shared else _Pass(work)
+    position, owner = band.position, band.size
+    if best_s < math.inf:
+        left = np.flatnonzero(bounds < best_s)
+        bounds, position, owner = bounds[left], position[left], owner[left]
     # arrays, not lists: most sizes are pruned after their first few candidates
-    if len(work.sizes) == 1:  # most passes (ties need no order: the exact step decides)
-        order = bounds.argsort()
-        return [_Priced(work.sizes[0], bounds[order], band.position[order], cheap)]
-    order = np.lexsort((bounds, band.size))  # by size, then bound
-    ranked, positions = bounds[order], band.position[order]
-    offsets = band.offsets
+    if len(work.sizes) == 1:
+        if not len(bounds):
+            return []
+        return [_Priced(work.sizes[0], bounds, position, float(bounds.min()), cheap)]
+    # the band's plans are its sizes' in turn: each size's a slice, its least bound one pass
+    cuts = np.searchsorted(owner, np.arange(len(work.sizes) + 1)).tolist()
+    kept = [
+        (size, start, end)
+        for size, start, end in zip(work.sizes, cuts[:-1], cuts[1:], strict=True)
+        if end > start
+    ]
+    if not kept:
+        return []
+    least = np.minimum.reduceat(bounds, [start for _, start, _ in kept]).tolist()
     return [
-        _Priced(size, ranked[start:end], positions[start:end], cheap)
-        for size, start, end in zip(work.sizes, offsets[:-1], offsets[1:], strict=True)
+        _Priced(size, bounds[start:end], position[start:end], low, cheap)
+        for (size, start, end), low in zip(kept, least, strict=True)
     ]
 
 
@@ -807,10 +837,8 @@ def plan_and_estimate(
         if isinstance(work, _Unpriced):
             # The first band's best candidate is timed next, almost always: priced with the
             # uplinks rings and sends share at once, not twice.
-            for priced in _price_band(work, c, fabric, expected, sizes.bands, first):
-                heapq.heappush(
-                    heap, (float(priced.bounds[0]), priced.size.order, 0, next(tie), priced)
-                )
+            for priced in _price_band(work, c, fabric, expected, sizes.bands, first, best_s):
+                heapq.heappush(heap, (priced.least, priced.size.order, 0, next(tie), priced))
             first = False
             continue
         cheap = work.cheap
@@ -821,12 +849,11 @@ def plan_and_estimate(
             # next to be timed exactly: the band's sizes where both cross them, with them.
             cheap.superseded = True
             sharing = _Unpriced(tuple(s for s in cheap.work.sizes if _shares_uplinks(s, c)))
-            for priced in _price_band(sharing, c, fabric, expected, sizes.bands, True):
-                heapq.heappush(
-                    heap, (float(priced.bounds[0]), priced.size.order, 0, next(tie), priced)
-                )
+            for priced in _price_band(sharing, c, fabric, expected, sizes.bands, True, best_s):
+                heapq.heappush(heap, (priced.least, priced.size.order, 0, next(tie), priced))
             continue
         size = work.size
+        work.rank()
         if i + 1 < len(work.bounds):
             heapq.heappush(heap, (float(work.bounds[i + 1]), order, i + 1, next(tie), work))
         position = int(work.ranking[i])
