@@ -516,9 +516,8 @@ class _SizePlans:
     @property
     def arrays(self) -> PlanArrays:
         """All the candidates' arrays in one: the network-free order says little where the
-        network dominates, so a search that priced a size's best few went on to price nearly
-        all of them, a pass each (in chunks of 32, 96, 384 and the rest, one search in two
-        priced four; one pass is 30 % faster: docs/performance-model.md, Speed)."""
+        network dominates, so a search that priced a size's best 32 went on to price nearly
+        all of them, a pass per chunk (docs/performance-model.md, sec. 9, session 29)."""
         if self._arrays is None:
             self._arrays = plan_arrays(self.w, self.c, self.plans, self.columns, RowParts())
         return self._arrays
@@ -696,12 +695,8 @@ def _price_band(
     if best_s < math.inf:
         left = np.flatnonzero(bounds < best_s)
         bounds, position, owner = bounds[left], position[left], owner[left]
-    # arrays, not lists: most sizes are pruned after their first few candidates
-    if len(work.sizes) == 1:
-        if not len(bounds):
-            return []
-        return [_Priced(work.sizes[0], bounds, position, float(bounds.min()), cheap)]
-    # the band's plans are its sizes' in turn: each size's a slice, its least bound one pass
+    # The band's plans are its sizes' in turn: each size's a slice (arrays, not lists: most
+    # sizes are pruned after their first few candidates), its least bound one pass.
     cuts = np.searchsorted(owner, np.arange(len(work.sizes) + 1)).tolist()
     kept = [
         (size, start, end)
