@@ -124,6 +124,14 @@ RECORDED = (
         "--pairs 2000, this script (warm: best of three passes), taskset -c 1, idle (another "
         "run: 275 and 18,281; warm 1,644-1,688/s, re-priced 55,001-56,107/s)",
     ),
+    (
+        "965e474 (before session 30)",
+        532,
+        31_493,
+        "--pairs 2000, this script, taskset -c 1, idle, a faster phase of the machine (session "
+        "29 measured this tree at 301-309; another run: 520 and 30,434; warm 3,878-4,166/s, "
+        "re-priced 97,007-102,768/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

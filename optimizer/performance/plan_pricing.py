@@ -178,37 +178,47 @@ def network_free_terms(
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
     kernels: dict[tuple[int, int, int], tuple[float, float]] = {}
     stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
+    # A row reads the degrees but the context, and the ZeRO stage only as sharded optimizer
+    # states or not (optimizer_step_s): plans differing in the rest share it.
+    known: dict[tuple[int, ...], tuple[float, tuple[float, float, float, float, float, int]]] = {}
     rows: list[tuple[float, float, float, float, float, int]] = []
     free: list[float] = []
     for plan in plans:
         p, v, mb, d = plan.pipeline, plan.virtual_pipeline, plan.micro_batch_size, plan.data
-        kernel = kernels.get((mb, plan.tensor, plan.expert))
-        if kernel is None:
-            kernel = kernels[mb, plan.tensor, plan.expert] = compute_s_per_token(
-                w,
-                mb,
-                plan.tensor,
-                c.gpu_model,
-                c.gpu_peak_tflops,
-                c.gpu_peak_fp8_tflops,
-                plan.expert,
+        key = (mb, plan.tensor, plan.expert, p, v, d, plan.zero_stage >= 1)
+        hit = known.get(key)
+        if hit is None:
+            kernel = kernels.get((mb, plan.tensor, plan.expert))
+            if kernel is None:
+                kernel = kernels[mb, plan.tensor, plan.expert] = compute_s_per_token(
+                    w,
+                    mb,
+                    plan.tensor,
+                    c.gpu_model,
+                    c.gpu_peak_tflops,
+                    c.gpu_peak_fp8_tflops,
+                    plan.expert,
+                )
+            stage = stages.get((p, v))
+            if stage is None:
+                layout = pipeline_layout(w, p, v)
+                stage = stages[p, v] = (
+                    timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share),
+                    layout.chunk_imbalance,
+                )
+            tokens, imbalance = stage
+            tensor_core_s, elementwise_s = kernel[0] * tokens, kernel[1] * tokens
+            straggler = straggler_fraction(d)
+            m = w.global_batch_size // (d * mb)
+            bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
+            fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+            compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
+            hit = known[key] = (
+                compute * (1.0 + bubble) + fixed_s,
+                (tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m),
             )
-        stage = stages.get((p, v))
-        if stage is None:
-            layout = pipeline_layout(w, p, v)
-            stage = stages[p, v] = (
-                timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share),
-                layout.chunk_imbalance,
-            )
-        tokens, imbalance = stage
-        tensor_core_s, elementwise_s = kernel[0] * tokens, kernel[1] * tokens
-        straggler = straggler_fraction(d)
-        m = w.global_batch_size // (d * mb)
-        bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
-        fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
-        compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
-        free.append(compute * (1.0 + bubble) + fixed_s)
-        rows.append((tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m))
+        free.append(hit[0])
+        rows.append(hit[1])
     columns = zip(*rows, strict=True) if rows else ([] for _ in FREE_COLUMNS)
     return free, {name: list(values) for name, values in zip(FREE_COLUMNS, columns, strict=True)}
 

@@ -15,6 +15,7 @@ returns the plan an exhaustive loop would (tests/test_planner_exact.py).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import math
@@ -495,7 +496,7 @@ class _SizePlans:
     index in candidate order; the arrays their network bounds are priced from are built on
     first use, when a search prices the size."""
 
-    __slots__ = ("_arrays", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "_parts", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
@@ -512,15 +513,37 @@ class _SizePlans:
         self.plans = tuple(plans[i] for i in order)
         self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
         self._arrays: PlanArrays | None = None
+        self._parts: RowParts | None = RowParts()  # until every candidate's row is built
 
-    @property
-    def arrays(self) -> PlanArrays:
-        """All the candidates' arrays in one: the network-free order says little where the
-        network dominates, so a search that priced a size's best 32 went on to price nearly
-        all of them, a pass per chunk (docs/performance-model.md, sec. 9, session 29)."""
-        if self._arrays is None:
-            self._arrays = plan_arrays(self.w, self.c, self.plans, self.columns, RowParts())
-        return self._arrays
+    def arrays(self, count: int) -> PlanArrays:
+        """The arrays of the first ``count`` candidates at least (one at the least), in one:
+        what is built is kept and grows at least twofold, so the next network's search
+        mostly finds it. A band priced once the search has timed a step needs only the
+        candidates whose network-free bound beats that step, and building the rows was a
+        third of a search on new hardware (docs/performance-model.md, sec. 9, session 30)."""
+        built = self._arrays
+        have = 0 if built is None else len(built.plans)
+        if built is None or count > have:
+            end = min(len(self.plans), max(count, 2 * have, 1))
+            more = plan_arrays(
+                self.w,
+                self.c,
+                self.plans[have:end],
+                {name: values[have:end] for name, values in self.columns.items()},
+                self._parts,
+            )
+            built = self._arrays = more if built is None else concatenated([built, more])
+            if end == len(self.plans):
+                self._parts = None
+        return built
+
+    def below(self, step_s: float, overhead_s: float, goodput: float) -> int:
+        """How many candidates' network-free bound (the search's size bound,
+        (free_s + overhead) x goodput x keep) is below ``step_s``."""
+        keep = 1.0 - BOUND_SLACK
+        return bisect.bisect_left(
+            self.free_s, step_s, key=lambda free_s: (free_s + overhead_s) * goodput * keep
+        )
 
 
 # Sizes whose candidates a search prices in one NumPy pass: the first size alone (a best
@@ -640,16 +663,17 @@ class _Band(NamedTuple):
 _BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in practice)
 
 
-def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band]) -> _Band:
-    """``work``'s sizes as one band, cached per search order (``bands``): the next network's
-    search mostly prices the same bands."""
-    key = tuple(size.order for size in work.sizes)
+def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int]) -> _Band:
+    """``work``'s sizes as one band, each with at least its first ``counts`` candidates, cached
+    per search order and what is built of each size (``bands``): the next network's search
+    mostly prices the same bands."""
+    parts = [size.sized.arrays(n) for size, n in zip(work.sizes, counts, strict=True)]
+    lengths = [len(part.plans) for part in parts]
+    key = (*(size.order for size in work.sizes), *lengths)
     hit = bands.get(key)
     if hit is None:
         if len(bands) >= _BANDS_PER_ORDER:
             bands.clear()
-        parts = [size.sized.arrays for size in work.sizes]
-        lengths = [len(part.plans) for part in parts]
         one = len(parts) == 1
         hit = bands[key] = _Band(
             arrays=concatenated(parts),
@@ -685,8 +709,16 @@ def _price_band(
 
     Only candidates whose bound is below ``best_s`` (the best wall-clock step the search has
     timed) are kept: the others can never be timed, as the best step only falls. A size none
-    of whose candidates is left is not returned."""
-    band = _band(work, bands)
+    of whose candidates is left is not returned, nor is a candidate built whose size bound
+    (_SizePlans.below) is not below ``best_s``."""
+    overhead_s = expected.step_overhead_s
+    counts = [
+        len(size.sized.plans)
+        if best_s == math.inf
+        else size.sized.below(best_s, overhead_s, size.goodput)
+        for size in work.sizes
+    ]
+    band = _band(work, bands, counts)
     bounds = wall_step_lower_bounds_s(
         band.arrays, c, band.used, fabric, expected, band.goodput, shared
     )
@@ -713,7 +745,7 @@ def _price_band(
 
 
 def _shares_uplinks(size: _Size, c: ClusterSpec) -> bool:
-    return shares_uplinks(size.sized.arrays, c)
+    return shares_uplinks(size.sized.arrays(1), c)  # what is built: what was priced, or more
 
 
 def reprice(
@@ -792,10 +824,11 @@ def plan_and_estimate(
     best_key = (len(pending), 0)  # ties: the first in the exhaustive order (sizes, candidates)
     checked = False
     first = True  # no pass priced yet
+    lead = False  # the first pass's best candidate is next
     nxt = 0
     width = 1
     while True:
-        while nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
+        while not lead and nxt < len(pending) and (not heap or pending[nxt][0] < heap[0][0]):
             band: list[_Size] = []
             band_bound = math.inf
             while (
@@ -824,6 +857,7 @@ def plan_and_estimate(
                 heapq.heappush(
                     heap, (band_bound, band[0].order, -1, next(tie), _Unpriced(tuple(band)))
                 )
+        lead = False
         if not heap or heap[0][0] >= best_s:
             break
         if stop is not None and stop():
@@ -834,7 +868,9 @@ def plan_and_estimate(
             # uplinks rings and sends share at once, not twice.
             for priced in _price_band(work, c, fabric, expected, sizes.bands, first, best_s):
                 heapq.heappush(heap, (priced.least, priced.size.order, 0, next(tie), priced))
-            first = False
+            # Its best candidate is timed before any other band is priced: the step it sets
+            # spares those bands the rows of candidates that cannot beat it (_price_band).
+            lead, first = first, False
             continue
         cheap = work.cheap
         if cheap is not None and i == 0 and _shares_uplinks(work.size, c):

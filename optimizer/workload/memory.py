@@ -96,10 +96,18 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     )
 
 
-def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
+def peak_gb(
+    stages: tuple[StageLoad] | tuple[StageLoad, StageLoad],
+    zero_stage: int,
+    reshard_after_forward: bool,
+) -> float:
     """memory_per_gpu's total from FamilyLoads.ends' stages: the planner tries several ZeRO
-    stages on the same stages."""
-    return max(s.total_gb(zero_stage, reshard_after_forward) for s in stages)
+    stages on the same stages (of every family and depth: two stages at most, compared
+    without a generator)."""
+    first = stages[0].total_gb(zero_stage, reshard_after_forward)
+    if len(stages) == 1:
+        return first
+    return max(first, stages[1].total_gb(zero_stage, reshard_after_forward))
 
 
 def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
@@ -196,7 +204,7 @@ class FamilyLoads:
         if w.framework == "deepspeed":  # the two gathered units hold at most the live cap
             self.layer_params = min(self.layer_params, DEEPSPEED_MAX_LIVE_PARAMETERS / 2)
 
-    def ends(self, v: int) -> tuple[StageLoad, ...]:
+    def ends(self, v: int) -> tuple[StageLoad] | tuple[StageLoad, StageLoad]:
         """The first rank's load and, with more than one stage, the last's, at depth ``v``."""
         layout = pipeline_layout(self.w, self.p, v)
         first = self._load(0, layout.layers[0], v)
