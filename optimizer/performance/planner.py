@@ -493,8 +493,8 @@ def _compute_s(
 class _SizePlans:
     """The candidates on one hardware size, smallest network-free step first (compute with
     straggler and bubble, optimizer step, per-micro-batch overheads: ``free_s``), with their
-    index in candidate order; the arrays their network bounds are priced from are built on
-    first use, when a search prices the size."""
+    index in candidate order; the arrays their network bounds are priced from are built when
+    a search prices the size, for the candidates it needs (``arrays``)."""
 
     __slots__ = ("_arrays", "_parts", "c", "columns", "free_s", "indices", "plans", "w")
 
