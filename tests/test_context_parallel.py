@@ -30,7 +30,7 @@ from optimizer.performance.estimator import (
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.plan import ParallelPlan, PartialPlan
-from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.planner import candidate_plans, plan_and_estimate
 from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.memory import activation_bytes_per_layer
 from optimizer.workload.presets import preset
@@ -202,3 +202,31 @@ def test_a_fixed_context_that_breaks_the_split_names_the_field() -> None:
         plan_and_estimate(w, cluster_for(HGX_H100, 256), PartialPlan(context=32, tensor=8))
 
     assert err.value.field == "parallelism.context"
+
+
+def test_a_fixed_context_above_the_gpus_is_refused_naming_the_degrees() -> None:
+    # The soak fuzzer's context 2**31 - 1 on 64 GPUs left no GPU per context rank: a
+    # ZeroDivisionError (INTERNAL over gRPC) before, INVALID_ARGUMENT now.
+    c = cluster_for(HGX_H100, 64)
+
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(preset("bert-large"), c, PartialPlan(context=2**31 - 1))
+
+    assert err.value.field == "parallelism"
+    assert "does not match the cluster's 64 GPUs" in str(err.value)
+
+
+def test_a_fixed_context_that_does_not_divide_the_gpus_offers_no_candidate_there() -> None:
+    # 3 does not divide 64: 63-GPU plans were offered as candidates of all 64 GPUs
+    w = preset("llama3-8b", sequence_length=49_152, global_batch_size=64)
+
+    assert candidate_plans(w, cluster_for(HGX_H100, 64), PartialPlan(context=3)) == []
+
+
+def test_a_fixed_context_that_divides_only_fewer_gpus_plans_on_them() -> None:
+    w = preset("llama3-8b", sequence_length=49_152, global_batch_size=64)
+
+    est = plan_and_estimate(w, cluster_for(HGX_H100, 64), PartialPlan(context=3))
+
+    assert est.plan.context == 3
+    assert est.plan.gpus == est.gpus_used == 48

@@ -311,10 +311,13 @@ def _candidate_plans(
     domain_gpus: int | None = None,
 ) -> tuple[ParallelPlan, ...]:
     """The plans depend only on these, not on the network: cached across the optimizer's
-    candidate clusters. Each context degree leaves gpus / context for the other degrees."""
+    candidate clusters. Each context degree leaves gpus / context for the other degrees; a
+    fixed one that does not divide ``gpus`` has no plans here (a smaller size it divides may,
+    else _explain_infeasible names it)."""
     return tuple(
         plan
         for cp in context_degrees(w, gpus, fixed)
+        if gpus % cp == 0
         for plan in _candidate_plans_at(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
@@ -1089,7 +1092,7 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
     check_pipeline_engine(
         w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
     )
-    if fixed.tensor is not None or fixed.pipeline is not None or fixed.data is not None:
+    if any(d is not None for d in (fixed.tensor, fixed.pipeline, fixed.data, fixed.context)):
         t, p = fixed.tensor or 1, fixed.pipeline or 1
         plan = ParallelPlan(
             t,
