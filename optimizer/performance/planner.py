@@ -541,12 +541,17 @@ class _SizePlans:
         return built
 
     def below(self, step_s: float, overhead_s: float, goodput: float) -> int:
-        """How many candidates' network-free bound (the search's size bound,
-        (free_s + overhead) x goodput x keep) is below ``step_s``."""
-        keep = 1.0 - BOUND_SLACK
+        """How many candidates' network-free bound (_free_bound_s) is below ``step_s``."""
         return bisect.bisect_left(
-            self.free_s, step_s, key=lambda free_s: (free_s + overhead_s) * goodput * keep
+            self.free_s, step_s, key=lambda free_s: _free_bound_s(free_s, overhead_s, goodput)
         )
+
+
+def _free_bound_s(free_s: float, overhead_s: float, goodput: float) -> float:
+    """A lower bound on the wall-clock step of a candidate whose network-free step is
+    ``free_s``: a size's bound in the search (its best candidate's), and what decides which
+    candidates a band priced after a step builds (_SizePlans.below)."""
+    return (free_s + overhead_s) * goodput * (1.0 - BOUND_SLACK)
 
 
 # Sizes whose candidates a search prices in one NumPy pass: the first size alone (a best
@@ -808,7 +813,6 @@ def plan_and_estimate(
     expected = scenario(c, fabric, "expected", options)
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
-    keep = 1.0 - BOUND_SLACK
     roots = [c, *_domain_tilings(c)]
     reliability = options.reliability
     sizes = _pending_sizes(
@@ -851,7 +855,7 @@ def plan_and_estimate(
                 sized, gp = known
                 bound = math.inf
                 if sized.plans:
-                    bound = (sized.free_s[0] + overhead_s) * gp * keep
+                    bound = _free_bound_s(sized.free_s[0], overhead_s, gp)
                     band.append(_Size(order, sized, gp, r, used))
                     band_bound = min(band_bound, bound)
                 refined[order] = bound
