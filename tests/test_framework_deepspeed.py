@@ -217,6 +217,15 @@ def test_deepspeed_needs_context_chunks_not_twice_as_many() -> None:
     assert estimate(replace(w, framework="deepspeed"), cluster(64), ULYSSES).step_time_s > 0
 
 
+def test_a_fixed_context_degree_ulysses_runs_without_tensor_parallelism_is_planned() -> None:
+    """Context 2 under DeepSpeed leaves the tensor degree to the planner: Ulysses runs it at
+    tensor 1. It was refused ("context 2 with workload.framework deepspeed") because the
+    planner offered a fixed context with every tensor degree and timed a tensor-2 plan
+    first."""
+    est = plan_and_estimate(MIXTRAL, cluster(64), PartialPlan(context=2))
+    assert (est.plan.context, est.plan.tensor) == (2, 1)
+
+
 @pytest.mark.parametrize(
     ("plan", "why"),
     [

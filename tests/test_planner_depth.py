@@ -151,3 +151,25 @@ def test_interleaved_candidates_run_whole_groups_of_micro_batches() -> None:
     assert 4 not in {p.micro_batch_size for p in interleaved}
     est = planner.plan_and_estimate(w, case.cluster, case.fixed)
     assert per_step(est.plan) % est.plan.pipeline == 0
+
+
+def test_no_candidate_interleaves_a_one_stage_pipeline() -> None:
+    """Chunks interleave across stages: estimate refuses virtual_pipeline > 1 on one stage
+    (check_plan), so the planner offers none. It offered v = 2 and 3 beside every one-stage
+    family (depth_ladder's two rungs above v = 1, as deep as the layers allowed), a fifth of
+    MPT-3B's candidates on 8 GPUs, each timed and never the fastest (more chunk passes, the
+    same memory)."""
+    plans = planner.candidate_plans(preset("mpt-3b"), cluster(8), PartialPlan())
+    assert any(p.pipeline == 1 for p in plans)
+    assert all(p.virtual_pipeline == 1 for p in plans if p.pipeline == 1)
+
+
+def test_a_fixed_depth_alone_is_planned_on_a_pipeline() -> None:
+    """A request that fixes virtual_pipeline 2 and leaves the pipeline to the planner gets a
+    pipelined plan of that depth. It was refused ("virtual_pipeline > 1 needs pipeline > 1")
+    when the first candidate timed was a one-stage plan of depth 2."""
+    est = planner.plan_and_estimate(
+        preset("llama3-8b"), cluster(64), PartialPlan(virtual_pipeline=2)
+    )
+    assert est.plan.virtual_pipeline == 2
+    assert est.plan.pipeline > 1

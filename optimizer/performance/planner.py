@@ -321,8 +321,10 @@ def _candidate_plans(
         for plan in _candidate_plans_at(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
-        # check_context's rules; a fixed degree is left to check_plan's error
-        if fixed.context is not None or not context_refusal(w, plan.tensor, cp)[0]
+        # check_context's rules, for a fixed degree too: one its framework runs with some
+        # tensor degrees only keeps their plans (a degree no plan may take has none, and
+        # _explain_infeasible names it)
+        if not context_refusal(w, plan.tensor, cp)[0]
     )
 
 

@@ -77,10 +77,11 @@ def deepest_interleaving(layers: int, pipeline: int) -> int:
 
 def deepest_depth(w: Workload, pipeline: int, micro_batches: int) -> int:
     """The largest virtual_pipeline the planner may give ``w`` with ``micro_batches`` per
-    step: deepest_interleaving, or 1 where the framework cannot interleave: DeepSpeed's
-    PipelineEngine (its 1F1B has no virtual stages), and Megatron-LM's interleaved schedule
-    unless the micro-batches are a multiple of the stages (``interleaving_refusal``)."""
-    if w.framework == "deepspeed" or interleaving_refusal(pipeline, micro_batches):
+    step: deepest_interleaving, or 1 where nothing interleaves: one stage (chunks interleave
+    across stages; estimator.check_plan refuses more), DeepSpeed's PipelineEngine (its 1F1B
+    has no virtual stages), and Megatron-LM's interleaved schedule unless the micro-batches
+    are a multiple of the stages (``interleaving_refusal``)."""
+    if pipeline == 1 or w.framework == "deepspeed" or interleaving_refusal(pipeline, micro_batches):
         return 1
     return deepest_interleaving(w.layers, pipeline)
 
