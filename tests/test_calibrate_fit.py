@@ -185,6 +185,37 @@ def test_a_bad_entry_is_refused_naming_its_index_and_field(
     assert e.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("measured", "why"),
+    [
+        ({"hardware_tflops_per_gpu": 1.53e14}, "above the GPU's 312 TFLOP/s BF16 peak"),
+        ({"model_tflops_per_gpu": 313.0}, "expected TFLOP/s (1e12 FLOP/s) per GPU"),
+        ({"step_time_s": 0.0295}, "shorter than the model's FLOPs per step take"),
+    ],
+    ids=["flop-per-s-for-tflop-per-s", "above-peak", "milliseconds-for-seconds"],
+)
+def test_a_measurement_no_gpu_reaches_is_refused(
+    tmp_path: Path, measured: dict[str, float], why: str
+) -> None:
+    """GPT 175B on 384 A100s (312 TFLOP/s each) cannot run above peak, nor a step in less
+    than its 28.3 s of model FLOPs at peak. Before, such a point was fitted silently: a
+    unit slip drove the kernel efficiency to its bound or was outweighed and ignored."""
+    good = json.loads((DATA / "measurements.json").read_text())[0]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps([{**good, "measured": measured}]))
+    with pytest.raises(InvalidInput) as e:
+        load_measurements(path)
+    assert e.value.field == f"measurements[0].measured.{next(iter(measured))}"
+    assert why in str(e.value)
+
+
+def test_a_measurement_at_the_peak_is_read(tmp_path: Path) -> None:
+    good = json.loads((DATA / "measurements.json").read_text())[0]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps([{**good, "measured": {"hardware_tflops_per_gpu": 312}}]))
+    assert [p.measured for p in load_measurements(path).points] == [312.0]
+
+
 def test_a_bad_request_field_is_named_inside_its_entry(tmp_path: Path) -> None:
     good = json.loads((DATA / "measurements.json").read_text())[0]
     bad = json.loads(json.dumps(good))

@@ -43,6 +43,7 @@ from optimizer.performance.profile import (
     CalibrationPoint,
     CalibrationProfile,
 )
+from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
 KERNEL = "kernel_efficiency"
@@ -478,6 +479,36 @@ def _measured(entry: dict[str, Any], where: str) -> tuple[str, float]:
     return metric, float(value)
 
 
+def _within_peak(metric: str, value: float, w: Workload, c: ClusterSpec, field: str) -> None:
+    """Refuse a measurement no GPU reaches: a rate per GPU above its peak (at the run's
+    precision), or a step shorter than the model's FLOPs take at that peak on all the
+    cluster's GPUs. Such a point (often a unit slip: FLOP/s for TFLOP/s, milliseconds for
+    seconds) only drives the fit to a bound, or is outweighed and ignored."""
+    fp8_peak = c.gpu_peak_fp8_tflops if w.precision == "fp8" else None
+    peak = fp8_peak or c.gpu_peak_tflops
+    name = (
+        "FP8 peak (cluster.gpu_peak_fp8_tflops)"
+        if fp8_peak
+        else "BF16 peak (cluster.gpu_peak_tflops)"
+    )
+    where = f"the GPU's {peak:g} TFLOP/s {name}"
+    if metric != "step_time_s":
+        if value > peak:
+            raise InvalidInput(
+                f"{value:g} TFLOP/s per GPU is above {where}; expected TFLOP/s (1e12 FLOP/s) "
+                "per GPU",
+                field=field,
+            )
+        return
+    fastest_s = model_flops_per_step(w) / (c.gpus * peak * 1e12)
+    if value < fastest_s:
+        raise InvalidInput(
+            f"a step of {value:g} s is shorter than the model's FLOPs per step take at {where} "
+            f"on all {c.gpus} GPUs ({fastest_s:.3g} s); expected seconds per optimizer step",
+            field=field,
+        )
+
+
 def load_measurements(
     path: Path, data_dir: str | None = None, tenant: str = "default"
 ) -> MeasurementSet:
@@ -523,6 +554,7 @@ def load_measurements(
             nccl.append(NcclMeasurement(label, parse_nccl_tests(text, f"{where}.nccl_tests"), c))
             continue
         metric, value = _measured(entry, where)
+        _within_peak(metric, value, w, c, f"{where}.measured.{metric}")
         if fixed.complete() is None:
             notes.append(
                 f"{label}: the request leaves part of the plan open; the planner's "
