@@ -93,6 +93,27 @@ def test_a_fixed_degree_that_cannot_divide_the_gpus_names_its_field() -> None:
         plan_and_estimate(preset("llama3-8b"), cluster(64), PartialPlan(tensor=3))
 
 
+@pytest.mark.parametrize(
+    ("name", "fixed", "field", "why"),
+    [
+        ("bert-large", PartialPlan(expert=2), "parallelism.expert", "bert-large is dense"),
+        ("mixtral-8x7b", PartialPlan(expert=3), "parallelism.expert", "the 8 experts"),
+        ("bert-large", PartialPlan(micro_batch_size=3), "parallelism.micro_batch_size", "256"),
+    ],
+    ids=["expert-of-a-dense-model", "expert-not-dividing-the-experts", "micro-batch"],
+)
+def test_a_fixed_degree_no_size_can_take_names_its_field(
+    name: str, fixed: PartialPlan, field: str, why: str
+) -> None:
+    """Before, these said "no parallel plan fits ... in 8 GPUs of 80 GB" (cluster.gpus): a
+    memory problem where there is none."""
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(preset(name), cluster(8), fixed)
+    assert not isinstance(err.value, PlanInfeasible)
+    assert err.value.field == field
+    assert why in str(err.value)
+
+
 def test_moe_plans_use_expert_parallelism() -> None:
     # Issue 14: expert parallelism now pays the busiest expert (compute.moe_imbalance), so
     # with no per-micro-batch cost yet a 16-stage pipeline without it times faster; fixed at

@@ -27,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from optimizer.errors import InvalidInput
 from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, generation
 from optimizer.performance.cluster import ClusterSpec
@@ -1098,6 +1099,21 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
     check_pipeline_engine(
         w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
     )
+    # Degrees no size can take, whatever the others: not a memory problem.
+    if fixed.expert is not None and w.experts % fixed.expert:
+        why = (
+            f"does not divide the {w.experts} experts of {w.name} (each expert rank holds "
+            "whole experts)"
+            if w.is_moe
+            else f"needs a mixture of experts; {w.name} is dense (expected 1)"
+        )
+        raise InvalidInput(f"expert {fixed.expert} {why}", field="parallelism.expert")
+    if fixed.micro_batch_size is not None and w.global_batch_size % fixed.micro_batch_size:
+        raise InvalidInput(
+            f"micro_batch_size {fixed.micro_batch_size} does not divide global_batch_size "
+            f"{w.global_batch_size}: no data degree runs it",
+            field="parallelism.micro_batch_size",
+        )
     if any(d is not None for d in (fixed.tensor, fixed.pipeline, fixed.data, fixed.context)):
         t, p = fixed.tensor or 1, fixed.pipeline or 1
         plan = ParallelPlan(
