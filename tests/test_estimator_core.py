@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from optimizer.errors import InvalidInput
@@ -74,6 +76,16 @@ def test_fp8_is_faster_than_bf16_on_hopper() -> None:
 def test_fp8_on_a_gpu_without_fp8_names_the_field() -> None:
     with pytest.raises(InvalidInput, match=r"workload.precision"):
         estimate(preset("llama3-8b", precision="fp8"), cluster(64, gpu="A100"), PLAN)
+
+
+def test_fp8_on_a_hopper_without_its_fp8_peak_asks_for_the_peak() -> None:
+    """An H100 request without gpu_peak_fp8_tflops was told 'H100 has no
+    gpu_peak_fp8_tflops', as if the GPU had no FP8; the request lacks the figure."""
+    c = replace(cluster(64), gpu_peak_fp8_tflops=None)
+    with pytest.raises(InvalidInput, match=r"workload.precision") as err:
+        estimate(preset("llama3-8b", precision="fp8"), c, PLAN)
+    assert "expected cluster.gpu_peak_fp8_tflops" in str(err.value)
+    assert "or precision bf16" in str(err.value)
 
 
 @pytest.mark.parametrize(

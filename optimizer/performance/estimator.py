@@ -263,8 +263,10 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
         )
     if w.precision == "fp8" and c.gpu_peak_fp8_tflops is None:
         raise InvalidInput(
-            f"fp8 needs a GPU with FP8 tensor cores; {c.gpu_model or 'this GPU'} "
-            "has no gpu_peak_fp8_tflops",
+            f"fp8 needs the GPU's dense FP8 peak, and the cluster gives no "
+            f"gpu_peak_fp8_tflops{f' for {c.gpu_model}' if c.gpu_model else ''}; expected "
+            "cluster.gpu_peak_fp8_tflops (H100, H200, B200: twice the BF16 peak) or precision "
+            "bf16 (A100 has no FP8 tensor cores)",
             field="workload.precision",
         )
 
