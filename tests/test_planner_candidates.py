@@ -6,10 +6,13 @@ that has valid plans into an error (check_plan runs on the first candidate timed
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.performance.estimator import check_plan
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import candidate_plans
@@ -41,3 +44,33 @@ def test_every_candidate_is_a_plan_the_estimator_accepts(
     c = cluster(gpus)
     for plan in candidate_plans(w, c, fixed):
         check_plan(w, c, plan)
+
+
+def _optimize(workload: estimate_pb2.Workload, hours: float, **fixed: int) -> Any:
+    return api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="infiniband-ndr",
+            top_k=1,
+            workload=workload,
+            constraints=optimize_pb2.Constraints(target_training_hours=hours),
+            parallelism=estimate_pb2.Parallelism(**fixed),
+        )
+    )
+
+
+def test_an_optimize_request_fixing_the_depth_alone_gets_designs() -> None:
+    """Llama 3 8B with virtual_pipeline 2: every cluster size was refused, so the answer was
+    INFEASIBLE with no design."""
+    response = _optimize(estimate_pb2.Workload(model="llama3-8b"), 2000, virtual_pipeline=2)
+    assert response.designs
+    assert response.designs[0].estimate.parallelism.virtual_pipeline == 2
+
+
+def test_the_cheapest_design_is_not_lost_to_a_refused_candidate() -> None:
+    """Mixtral 8x7B under DeepSpeed with context 2, 3,000 h: one 8-GPU server meets it
+    (t1 c2 d4 e4, 2,859 h). Its search was refused (a tensor-2 candidate timed first), so
+    the answer was two servers at twice the price."""
+    w = estimate_pb2.Workload(model="mixtral-8x7b", framework="deepspeed")
+    design = _optimize(w, 3000, context=2).designs[0]
+    assert design.gpus == 8
+    assert design.training_time_hours <= 3000
