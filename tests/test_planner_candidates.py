@@ -74,3 +74,11 @@ def test_the_cheapest_design_is_not_lost_to_a_refused_candidate() -> None:
     design = _optimize(w, 3000, context=2).designs[0]
     assert design.gpus == 8
     assert design.training_time_hours <= 3000
+
+
+def test_no_design_for_a_parallelism_no_size_runs_says_why() -> None:
+    """BERT-Large with expert 2 (a dense model): the diagnosis used to blame memory ("no
+    parallel plan fits its memory on any allowed server"); it names the refused field."""
+    response = _optimize(estimate_pb2.Workload(model="bert-large"), 2000, expert=2)
+    assert not response.designs
+    assert "parallelism.expert: expert 2 needs a mixture of experts" in response.diagnosis

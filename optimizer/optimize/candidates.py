@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -380,6 +381,9 @@ class EstimateCache:
         # issue 14 (sharp): switch SKUs known to reduce in the network (from the keys
         # estimated), so re-estimating a built design credits SHARP from its BOM alone.
         self.in_network_skus: set[str] = set()
+        # Why sizes refused the request's fixed parallel plan (a degree no plan of that size
+        # takes), by message: when no design is left the diagnosis says so, not "memory".
+        self.refusals: Counter[str] = Counter()
         self._flops = model_flops_per_step(workload) * workload.steps
         self._stop: Callable[[], bool] | None = None
 
@@ -433,7 +437,8 @@ class EstimateCache:
                 profile,
                 in_network_reduction=key.in_network_reduction,
             )
-        except InvalidInput:
+        except InvalidInput as e:
+            self._refused(e)
             result = None
         self._cache[memo] = (key, result)
         return result
@@ -454,7 +459,8 @@ class EstimateCache:
                 plan.sizing.profile,
                 in_network_reduction=all_in_network(plan, self.in_network_skus),
             )
-        except InvalidInput:
+        except InvalidInput as e:
+            self._refused(e)
             return None
 
     def _run(
@@ -566,7 +572,8 @@ class EstimateCache:
                 profile,
                 in_network_reduction=sharp,
             )
-        except InvalidInput:
+        except InvalidInput as e:
+            self._refused(e)
             return math.inf
         return confident_hours(est, self.confidence)
 
@@ -579,6 +586,15 @@ class EstimateCache:
         )
         self._cache, self._ideal = earlier._cache, earlier._ideal
         self.in_network_skus = earlier.in_network_skus  # issue 14 (sharp)
+        self.refusals = earlier.refusals
+
+    def _refused(self, e: InvalidInput) -> None:
+        if (e.field or "").startswith("parallelism"):
+            self.refusals[str(e)] += 1
+
+    def refusal(self) -> str | None:
+        """The commonest refusal of the fixed parallel plan, if a size refused it."""
+        return self.refusals.most_common(1)[0][0] if self.refusals else None
 
     def hours(self, key: TimeKey, nodes: int) -> float:
         est = self.estimate(key, nodes)

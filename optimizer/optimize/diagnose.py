@@ -6,6 +6,7 @@ Every design the diagnosis names is one a re-solve returned: verified like any a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from optimizer.catalog.model import Catalog
@@ -34,6 +35,7 @@ def diagnose(
     status: SolveStatus,
     clock_expired: bool,
     resolve: Resolver,
+    refusal: Callable[[], str | None] = lambda: None,
 ) -> str:
     """Say why nothing meets ``spec``: re-solve without the budget, power and rack caps and
     say which one the cheapest design misses; failing that, name the fastest design the
@@ -68,10 +70,17 @@ def diagnose(
     if fastest is None:
         return f"no design meets the constraints; the fastest buildable design: {NOT_COMPUTED}"
     if not fastest.designs:
+        stock = "" if not stock_limits(catalog) else ", from the parts in stock"
+        refused = refusal()  # read after the re-solves: they time sizes too
+        if refused is not None:
+            return (
+                "no design in the catalog can run this workload with the request's "
+                f"parallelism: every allowed server size within the size limits{stock} "
+                f"either refuses it or fits no plan in memory; it was refused with {refused}"
+            )
         return (
             "no design in the catalog can run this workload: no parallel plan fits its "
-            "memory on any allowed server within the size limits"
-            + ("" if not stock_limits(catalog) else ", from the parts in stock")
+            f"memory on any allowed server within the size limits{stock}"
         )
     best = fastest.designs[0]
     target = c.target_training_hours

@@ -178,6 +178,9 @@ class PortfolioCache(EstimateCache):
                 parts.enter_context(part.stopping(stop))
             yield
 
+    def refusal(self) -> str | None:
+        return self.parts[0].refusal()  # the fixed plan is the first workload's
+
     def share(self, earlier: EstimateCache) -> None:
         assert isinstance(earlier, PortfolioCache), "different requests"
         assert earlier.portfolio == self.portfolio, "different portfolios"

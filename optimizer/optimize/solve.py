@@ -185,7 +185,7 @@ def optimize(
     ranked = explain_ranked(ranked, spec, stock, binding)
     text = ""
     if not ranked and explain:
-        text = diagnose(given, spec, status, clock.expired(), resolve)
+        text = diagnose(given, spec, status, clock.expired(), resolve, timer.refusal)
     if not ranked or not explain:
         sens = ""
     elif clock.expired():
