@@ -114,6 +114,16 @@ def test_a_fixed_degree_no_size_can_take_names_its_field(
     assert why in str(err.value)
 
 
+def test_a_fixed_zero_stage_is_never_replaced_to_keep_the_weights_gathered() -> None:
+    """ZeRO-1 with reshard_after_forward false contradicts itself (only FSDP gathers the
+    weights): refused as a complete plan is. Before, the planner silently ran ZeRO-3."""
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(
+            preset("llama3-8b"), cluster(64), PartialPlan(zero_stage=1, reshard_after_forward=False)
+        )
+    assert err.value.field == "parallelism.reshard_after_forward"
+
+
 def test_moe_plans_use_expert_parallelism() -> None:
     # Issue 14: expert parallelism now pays the busiest expert (compute.moe_imbalance), so
     # with no per-micro-batch cost yet a 16-stage pipeline without it times faster; fixed at

@@ -168,6 +168,16 @@ def check_pipeline_engine(
         raise InvalidInput(why, field="parallelism.zero_stage")
 
 
+def reshard_refusal(zero_stage: int, reshard_after_forward: bool) -> str:
+    """Why a plan cannot keep its gathered weights ("" when it can): only FSDP (ZeRO-3)
+    gathers them."""
+    if reshard_after_forward or zero_stage == 3:
+        return ""
+    return (
+        f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage {zero_stage}"
+    )
+
+
 def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     """Refuse a plan that cannot run, naming the parallelism field at fault."""
     for name in (
@@ -228,12 +238,8 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             field="parallelism.virtual_pipeline",
         )
     check_pipeline_engine(w, plan.pipeline, plan.virtual_pipeline, plan.zero_stage)
-    if not plan.reshard_after_forward and plan.zero_stage != 3:
-        raise InvalidInput(
-            f"reshard_after_forward false applies to zero_stage 3 (FSDP); got zero_stage "
-            f"{plan.zero_stage}",
-            field="parallelism.reshard_after_forward",
-        )
+    if why := reshard_refusal(plan.zero_stage, plan.reshard_after_forward):
+        raise InvalidInput(why, field="parallelism.reshard_after_forward")
     # --- end issue 14, pipeline
     if plan.data % plan.expert or w.experts % plan.expert:
         raise InvalidInput(

@@ -43,6 +43,7 @@ from optimizer.performance.estimator import (
     estimate,
     estimate_from_step,
     nvlink_bytes_per_s,
+    reshard_refusal,
     scenario,
     usable_memory_gb,
     zero_refusal,
@@ -159,8 +160,8 @@ def _zero_choices(d: int, fixed: PartialPlan) -> list[tuple[int, bool]]:
         choices = [(z, r) for z, r in ZERO_CHOICES if z == fixed.zero_stage] or [
             (fixed.zero_stage, True)
         ]
-    if fixed.reshard_after_forward is False:
-        choices = [(3, False)]
+    if fixed.reshard_after_forward is False:  # FSDP without re-sharding, if the stage agrees
+        choices = [(3, False)] if fixed.zero_stage in (None, 3) else []
     elif fixed.reshard_after_forward:
         choices = [(z, r) for z, r in choices if r]
     return choices
@@ -1100,6 +1101,10 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
         w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
     )
     # Degrees no size can take, whatever the others: not a memory problem.
+    if fixed.zero_stage is not None and fixed.reshard_after_forward is not None:
+        why = reshard_refusal(fixed.zero_stage, fixed.reshard_after_forward)
+        if why:
+            raise InvalidInput(why, field="parallelism.reshard_after_forward")
     if fixed.expert is not None and w.experts % fixed.expert:
         why = (
             f"does not divide the {w.experts} experts of {w.name} (each expert rank holds "
