@@ -131,6 +131,15 @@ def test_a_broken_nccl_row_is_refused_naming_its_line() -> None:
     assert e.value.field == "measurements[2].nccl_tests"
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-22.2"])
+def test_an_nccl_row_with_a_bandwidth_no_run_measures_is_refused(value: str) -> None:
+    """Before, bus bandwidths of "nan" on the large messages gave a fabric efficiency of 1
+    (min(1, nan)) without a word."""
+    row = f"8589934592 2147483648 float sum -1 725541.2 11.84 {value} 0 727717.9 11.80 22.13 0"
+    with pytest.raises(InvalidInput, match=r"line 1: .* finite numbers >= 0"):
+        parse_nccl_tests(row, "measurements[2].nccl_tests")
+
+
 def test_fabric_efficiency_is_large_message_busbw_over_line_rate_per_gpu() -> None:
     rows = parse_nccl_tests((DATA / "all_reduce_2nodes.txt").read_text(), "nccl")
     cluster = dataclasses.replace(_case(STRONG[0]).cluster, gpus=16)  # 8 x 200 Gb/s per node

@@ -130,6 +130,8 @@ def parse_nccl_tests(text: str, where: str) -> tuple[NcclRow, ...]:
             root = int(head[4]) if len(head) == 5 else -1
             oop = [float(tail[i]) for i in (0, 1, 2)]
             inp = [float(tail[i]) for i in (4, 5, 6)]
+            if not all(math.isfinite(v) and v >= 0 for v in (*oop, *inp)):
+                raise ValueError("times and bandwidths must be finite numbers >= 0")
             rows.append(NcclRow(int(head[0]), int(head[1]), head[2], head[3], root, *oop, *inp))
         except ValueError as e:
             raise InvalidInput(
