@@ -200,15 +200,25 @@ def test_a_bad_entry_is_refused_naming_its_index_and_field(
         ({"hardware_tflops_per_gpu": 1.53e14}, "above the GPU's 312 TFLOP/s BF16 peak"),
         ({"model_tflops_per_gpu": 313.0}, "expected TFLOP/s (1e12 FLOP/s) per GPU"),
         ({"step_time_s": 0.0295}, "shorter than the model's FLOPs per step take"),
+        ({"hardware_tflops_per_gpu": 0.153}, "below the 0.001 any training run reaches"),
+        ({"step_time_s": 29_500.0}, "below the 0.001 any training run reaches"),
     ],
-    ids=["flop-per-s-for-tflop-per-s", "above-peak", "milliseconds-for-seconds"],
+    ids=[
+        "flop-per-s-for-tflop-per-s",
+        "above-peak",
+        "a-thousandth-of-the-step",
+        "pflop-per-s-for-tflop-per-s",
+        "milliseconds-for-seconds",
+    ],
 )
 def test_a_measurement_no_gpu_reaches_is_refused(
     tmp_path: Path, measured: dict[str, float], why: str
 ) -> None:
     """GPT 175B on 384 A100s (312 TFLOP/s each) cannot run above peak, nor a step in less
-    than its 28.3 s of model FLOPs at peak. Before, such a point was fitted silently: a
-    unit slip drove the kernel efficiency to its bound or was outweighed and ignored."""
+    than its 28.3 s of model FLOPs at peak, nor as slowly as a thousandth of either. Before,
+    such a point was fitted silently: a unit slip drove the kernel efficiency to its bound,
+    overflowed the fit (1e-300 TFLOP/s: a residual of 1e302 and the fit left at its start)
+    or was outweighed and ignored."""
     good = json.loads((DATA / "measurements.json").read_text())[0]
     path = tmp_path / "m.json"
     path.write_text(json.dumps([{**good, "measured": measured}]))
