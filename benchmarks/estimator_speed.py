@@ -132,6 +132,14 @@ RECORDED = (
         "29 measured this tree at 301-309; another run: 520 and 30,434; warm 3,878-4,166/s, "
         "re-priced 97,007-102,768/s)",
     ),
+    (
+        "66b2ae0 (before session 31)",
+        503,
+        25_423,
+        "--pairs 2000, this script, taskset -c 1, idle, a slow phase of the machine (session "
+        "30 measured this tree at 699-700; another run: 473 and 21,221; warm 2,912-3,349/s, "
+        "re-priced 66,847-77,440/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
