@@ -210,6 +210,8 @@ def optimize(
     if cut_short:
         status = SolveStatus.TIME_LIMIT
         warnings = (*warnings, _cut_short_warning(len(ranked), proven, spec.top_k))
+    if (missed := _target_missed(ranked, spec)) is not None:
+        warnings = (*warnings, missed)
     # issue 17 (tco): the lifetime-cost sentence, and why min-tco's rank 1 is not the cheapest
     comparison = ""
     if ranked and explain and spec.objective is Objective.MIN_TCO:
@@ -237,6 +239,22 @@ def _rows_left(problem: MipInstance, excluded: list[int]) -> bool:
     """Some candidate is in a group not yet ranked (or skipped as a twin)."""
     groups = set(excluded)
     return any(r.group not in groups for r in problem.rows)
+
+
+def _target_missed(ranked: list[RankedDesign], spec: OptimizeSpec) -> str | None:
+    """Under min-time (one workload), that rank 1 misses the request's target: min-time
+    ranks by time within the budget and does not refuse a design above the target
+    (docs/optimizer.md), so the fastest affordable design is the answer, and this says the
+    budget cannot buy the target."""
+    target = spec.constraints.target_training_hours
+    if not ranked or target is None or spec.portfolio:
+        return None
+    if spec.objective.kind.primary is not Measure.TIME or ranked[0].time_hours <= target:
+        return None
+    return (
+        f"no design within the budget and limits meets the {target:,.4g} h target: rank 1, "
+        f"the fastest, takes {ranked[0].time_hours:,.0f} h"
+    )
 
 
 def _cut_short_warning(found: int, proven: int, top_k: int) -> str:
