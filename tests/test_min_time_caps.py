@@ -107,3 +107,17 @@ def test_min_time_says_when_its_answer_misses_the_target() -> None:
     assert any("meets the 1 h target" in w for w in result.warnings)
     met = _with_target(1e6, rank_one.time_hours * 2)
     assert not any("target" in w for w in met.warnings)
+
+
+def test_a_design_past_the_target_is_not_at_it() -> None:
+    """A lower rank's "at limit" lists the constraints it uses up; a min-time design over the
+    target was listed as at the time limit."""
+    spec = OptimizeSpec(
+        workload=preset("mpt-7b"),
+        objective=Objective.MIN_TIME,
+        top_k=2,
+        constraints=Constraints(budget_cents=100_000_000, target_training_hours=1.0),
+    )
+    ranked = optimize(INFINIBAND, spec).designs
+    assert len(ranked) == 2 and ranked[1].time_hours > 1.0
+    assert "time" not in ranked[1].binding

@@ -177,7 +177,8 @@ def at_limit(d: RankedDesign, spec: OptimizeSpec, stock: dict[str, int]) -> list
     budget, target = c.budget_cents, c.target_training_hours
     if budget is not None and budget - d.bom.capex_cents <= BINDING_SLACK * budget:
         out.append("budget")
-    if target is not None and target - d.time_hours <= BINDING_SLACK * target:
+    # a min-time design over the target (it does not refuse one) is not at it but past it
+    if target is not None and 0 <= target - d.time_hours <= BINDING_SLACK * target:
         out.append("time")
     if c.max_power_kw is not None and d.bom.power_kw >= (1 - BINDING_SLACK) * c.max_power_kw:
         out.append("power")
