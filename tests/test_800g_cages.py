@@ -103,6 +103,28 @@ def test_ports_per_cage_must_divide_the_ports(tmp_path: Path) -> None:
     assert [(p.table, p.column) for p in report.errors] == [("switches", "ports_per_cage")]
 
 
-def test_a_catalog_without_the_cage_column_states_no_cage() -> None:
-    ndr = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "infiniband-ndr")
-    assert all(s.ports_per_cage is None for s in ndr.switches)
+def test_a_catalog_without_the_cage_column_states_no_cage(tmp_path: Path) -> None:
+    shutil.copytree(DATA, tmp_path / "cat")
+    path = tmp_path / "cat" / "switches.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("".join(line.rsplit(",", 1)[0] + "\n" for line in lines))
+    assert all(s.ports_per_cage is None for s in load_catalog(tmp_path / "cat").switches)
+
+
+def test_the_bundled_switches_state_their_cages() -> None:
+    """hardware.md section 3: a Quantum-2 QM9700 has 32 twin-port OSFP cages for its 64 x
+    400G ports, a Q3400-RA 72 for 144 x 800G, the 800G Ethernet boxes one port per cage."""
+    root = Path(__file__).resolve().parents[1] / "catalogs"
+    cages = {
+        s.sku: s.ports_per_cage
+        for name in ("infiniband-ndr", "gen-2026")
+        for s in load_catalog(root / name).switches
+    }
+    assert cages == {
+        "MQM9700-NS2F": 2,
+        "MQM9790-NS2F": 2,
+        "Q3400-RA": 2,
+        "SN5600": 1,
+        "7060X6-64PE": 1,
+        "AS9817-64O": 1,
+    }

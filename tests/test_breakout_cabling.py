@@ -52,10 +52,11 @@ def _with_reach(catalog: Catalog, sku: str, reach_m: float) -> Catalog:
 
 
 def test_a_switch_end_says_its_port_is_broken_out_below_the_port_speed() -> None:
-    sn5600 = SWITCHES["SN5600"]
+    sn5600 = dataclasses.replace(SWITCHES["SN5600"], ports_per_cage=None)
     assert switch_end(sn5600, 400) == "switch@800"
     assert switch_end(sn5600, 800) == "switch"
     assert switch_end(sn5600) == "switch"
+    assert switch_end(SWITCHES["SN5600"], 400) == "switch:800@800"  # the catalog states its cage
 
 
 def test_only_a_part_of_the_port_speed_fills_a_broken_out_port() -> None:
@@ -114,8 +115,11 @@ def test_a_switch_with_a_cage_per_link_takes_straight_cables() -> None:
     """24 links on 64 cages need no breakout: each takes a whole port, a straight cable
     included (the independent enumerator found this cheaper build)."""
     plan_ends = {d.group: d.link_ends for d in physical_plan(_single_switch(24), ROCE).links}
-    assert plan_ends == {"node-leaf": ("host", "switch")}
-    assert physical_plan(_single_switch(65), ROCE).links[0].link_ends == ("host", "switch@800")
+    assert plan_ends == {"node-leaf": ("host", "switch:800")}
+    assert physical_plan(_single_switch(65), ROCE).links[0].link_ends == (
+        "host",
+        "switch:800@800",
+    )
 
 
 def test_check_bom_counts_the_whole_port_each_straight_cable_takes() -> None:

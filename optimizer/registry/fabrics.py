@@ -34,6 +34,11 @@ class FabricKind:
         The switches must be lossless (PFC/ECN): RoCE's RDMA does not survive drops.
     plot_colour:
         Matplotlib colour of its points on the cost/time plot.
+    bonds_module_ports:
+        One link may run at a multi-port module's full speed: an Ethernet 800G OSFP 2 x DR4
+        module carries 800GBASE-DR8 on its eight lanes. An InfiniBand port is four lanes
+        (NDR 4 x 100G, XDR 4 x 200G), so a twin-port module is two ports and never one link
+        (docs.nvidia.com cablemanagfaq and 400g100gpam4ovpub).
     """
 
     name: str
@@ -43,6 +48,7 @@ class FabricKind:
     switch_family: str
     lossless_switch: bool
     plot_colour: str
+    bonds_module_ports: bool = True
 
     @property
     def switch_wording(self) -> str:
@@ -58,7 +64,7 @@ FABRICS: Registry[FabricKind] = Registry("fabric", "fabric")
 # Sources: domain.md sections 1-2 (InfiniBand end to end; RoCE over lossless Ethernet with
 # PFC/ECN; TCP over any Ethernet).
 INFINIBAND = FABRICS.register(
-    FabricKind("infiniband", "InfiniBand", 1, "infiniband", "infiniband", False, "tab:blue")
+    FabricKind("infiniband", "InfiniBand", 1, "infiniband", "infiniband", False, "tab:blue", False)
 )
 ROCE = FABRICS.register(FabricKind("roce", "RoCE", 2, "roce", "ethernet", True, "tab:orange"))
 ETHERNET = FABRICS.register(

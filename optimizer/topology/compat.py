@@ -11,7 +11,9 @@ Modelling rules
   than the switch's ``breakout``; a NIC faster than the switch port is incompatible.
 - A cable assembly or transceiver runs at exactly its rated speed; fiber carries any speed up
   to its rating. A multi-port transceiver (``ports_per_module`` > 1, e.g. a twin-port 2 x 400G
-  OSFP rated 800G) also serves links at its per-port speed, one port per link end.
+  OSFP rated 800G) also serves links at its per-port speed, one port per link end; it runs
+  one link at its full speed only where the fabric bonds its ports (Ethernet's 800GBASE-DR8 on
+  a 2 x DR4 module; an InfiniBand port is four lanes, so a twin-port module is two ports).
 - A transceiver plugs into the end its ``side`` names (host: a NIC cage, switch: a switch
   cage, any: either); cables and fiber fit any end. Where the switch states
   ``ports_per_cage``, a module at its end fills one cage: speed_gbps = port speed x ports per
@@ -65,8 +67,13 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
         return link.speed_gbps >= speed_gbps
     if link.module_ports > 1 and link.port_speed_gbps == speed_gbps:
         return True  # a twin-port module or a fan-out cable: one of its ports per link end
-    # A whole module may run one link at its full speed; a fan-out cable's ends differ.
-    return link.speed_gbps == speed_gbps and (link.kind == "transceiver" or link.module_ports == 1)
+    # A whole module may run one link at its full speed where the fabric bonds its ports
+    # (not InfiniBand: a twin-port module is two 4-lane ports); a fan-out cable's ends differ.
+    if link.module_ports > 1 and not (
+        link.kind == "transceiver" and _kind(fabric).bonds_module_ports
+    ):
+        return False
+    return link.speed_gbps == speed_gbps
 
 
 def fits_end(link: Link, end: str) -> bool:
