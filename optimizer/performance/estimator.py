@@ -764,8 +764,10 @@ def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_
 def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
     """The pipeline's sends (plan_traffic), the one collective the interleaving depth
     changes: activations forward and gradients backward per micro-batch and chunk, split
-    over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). Adjacent stages sit in
-    different domains once one stage (t x d ranks) fills a domain."""
+    over the t ranks (scatter/gather, Narayanan et al. sec. 4.1). The stages are the
+    outermost ranks, so once the pipeline spans more than one domain some adjacent stages
+    sit in different domains (all of them once a stage, t x cp x d ranks, fills one), and
+    every micro-batch crosses those edges: the network paces the sends."""
     t, d, cp = plan.tensor, plan.data, plan.context
     if plan.pipeline == 1:
         return None
@@ -774,7 +776,7 @@ def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Par
     cost = coll.p2p(tokens_mb * w.hidden_size * ACTIVATION_BYTES / t)
     return Part(
         cost.times(2 * m * plan.virtual_pipeline),
-        1.0 if t * cp * d >= dom else 0.0,
+        1.0 if t * cp * d * plan.pipeline > dom else 0.0,
         2,
         "ring",
         max(1, t * cp * d // gpn),
