@@ -139,9 +139,10 @@ def test_deepspeed_zero3_of_a_small_model_gathers_what_fsdp_does() -> None:
 
 
 def test_the_planner_never_pipelines_a_deepspeed_job_under_zero_2_or_3() -> None:
-    """Before: Llama 3 405B on 128 H100s ran t4 p15 d2 with ZeRO-2 through DeepSpeed."""
+    """Before: Llama 3 405B on 128 H100s ran t4 p15 d2 with ZeRO-2 through DeepSpeed. (Since
+    session 32 counts every stage's memory, 512 GPUs are the fewest it fits.)"""
     w = replace(preset("llama3-405b"), framework="deepspeed")
-    plan = plan_and_estimate(w, cluster(128)).plan
+    plan = plan_and_estimate(w, cluster(512)).plan
     assert plan.pipeline > 1
     assert plan.zero_stage <= 1
 

@@ -419,11 +419,12 @@ def test_a_slower_gpu_can_make_a_deeper_depth_than_the_proxys_the_fastest() -> N
     be too shallow; the ladder has two rungs above it. Hypothesis found it against the law
     below on BERT-Large, 3 A100 nodes, batch 1024 (t1 p3 d8: v = 2 2.5 % faster than the
     proxy's v = 1), a plan Megatron cannot interleave (128 micro-batches on 3 stages). Here:
-    2 A100 nodes (dragonfly, InfiniBand), batch 96, t1 p4 d4 with 12 micro-batches: the proxy
-    gives v = 2, and v = 4 steps 3.5 % faster (0.0992 s against 0.1028 s)."""
-    w = preset("bert-large", global_batch_size=96)
-    c = _cluster(False, 2, "infiniband", 3, False)
-    est = planner.plan_and_estimate(w, c)
+    one A100 node, batch 48, four stages: t1 p4 d2 with 12 micro-batches: the proxy gives
+    v = 2, and v = 4 steps 3.5 % faster (0.0991 s against 0.1027 s). (Until session 32 the
+    same on 2 nodes, batch 96; since its stage sends cross the nodes there, v = 2 is best.)"""
+    w = preset("bert-large", global_batch_size=48)
+    c = _cluster(False, 1, "infiniband", 3, False)
+    est = planner.plan_and_estimate(w, c, PartialPlan(pipeline=4))
     assert est.plan.virtual_pipeline == 4
     assert est.step_time_s <= min(_depth_steps_s(w, c, est))
 

@@ -81,11 +81,15 @@ def test_tensor_group_larger_than_the_host_stays_on_nvlink_inside_the_domain() -
 
 
 def test_pipeline_neighbours_inside_one_domain_use_nvlink() -> None:
+    """Four stages of 16 GPUs fit one 72-GPU domain; eight span two, and every micro-batch
+    crosses the domain edge between them (session 32: counted on NVLink before)."""
     w = preset("llama3-70b")
-    plan = ParallelPlan(tensor=4, pipeline=8, data=4, virtual_pipeline=2)
+    plan = ParallelPlan(tensor=4, pipeline=4, data=4, virtual_pipeline=2)
     traffic = plan_traffic(w, plan, 4, 72)
     assert traffic.p2p is not None and traffic.p2p.remote_share == 0.0
     assert plan_traffic(w, plan, 4, 4).p2p.remote_share == 1.0  # type: ignore[union-attr]
+    wider = plan_traffic(w, replace(plan, pipeline=8), 4, 72).p2p
+    assert wider is not None and wider.remote_share == 1.0
 
 
 @pytest.mark.parametrize(

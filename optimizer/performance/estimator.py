@@ -59,7 +59,13 @@ from optimizer.workload.pipeline_layout import (
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
-MEMORY_USABLE_FRACTION = 0.95  # CUDA context (~1 GB) and NCCL buffers take the rest
+# A GPU's memory figure is in binary gigabytes (GiB: nvidia-smi shows 81,559 MiB of an "H100
+# 80GB HBM3"); the model counts bytes in decimal GB. The driver keeps about 0.45 GiB of it,
+# the CUDA context about 0.5 GiB and NCCL's buffers the rest of the reserve. Llama 3 405B ran
+# tensor 8, pipeline 16, 8 chunks a stage on 80 GB H100s (Dubey et al. 2024, Table 4 and sec.
+# 3.3.2), whose fullest stage needs 76.6 GiB in this model: the reserve is at most 3.4 GiB.
+BYTES_PER_GIB = 2.0**30
+MEMORY_USABLE_FRACTION = 0.96
 SECONDS_PER_HOUR = 3600.0
 
 
@@ -345,7 +351,8 @@ def check_context(w: Workload, plan: ParallelPlan) -> None:
 
 
 def usable_memory_gb(c: ClusterSpec) -> float:
-    return c.gpu_memory_gb * MEMORY_USABLE_FRACTION
+    """Decimal GB a rank may fill of its GPU's ``gpu_memory_gb`` (binary, as vendors state it)."""
+    return c.gpu_memory_gb * BYTES_PER_GIB / 1e9 * MEMORY_USABLE_FRACTION
 
 
 Flows = tuple[float, ...]  # line-rate flows out of one block of each ClusterSpec.uplink_tiers

@@ -82,32 +82,28 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
 
 
 def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
-    """Peak memory of the fullest pipeline stage: the first (the most micro-batches in
-    flight, the input embedding) or the last (the output layer and its logits).
+    """Peak memory of the fullest pipeline stage (FamilyLoads.stages): the first (the most
+    micro-batches in flight, the input embedding), the last (the output layer and its
+    logits) or a middle one (an uneven layout gives it the layers the first spares).
 
     Not cached itself: the planner's candidate lists are, per workload and hardware."""
     family = FamilyLoads(
         w, plan.tensor, plan.pipeline, plan.data, plan.expert, plan.micro_batch_size, plan.context
     )
-    stages = family.ends(plan.virtual_pipeline)
+    stages = family.stages(plan.virtual_pipeline)
     return max(  # the first of equals
         (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in stages),
         key=lambda m: m.total_gb,
     )
 
 
-def peak_gb(
-    stages: tuple[StageLoad] | tuple[StageLoad, StageLoad],
-    zero_stage: int,
-    reshard_after_forward: bool,
-) -> float:
-    """memory_per_gpu's total from FamilyLoads.ends' stages: the planner tries several ZeRO
-    stages on the same stages (of every family and depth: two stages at most, compared
-    without a generator)."""
-    first = stages[0].total_gb(zero_stage, reshard_after_forward)
-    if len(stages) == 1:
-        return first
-    return max(first, stages[1].total_gb(zero_stage, reshard_after_forward))
+def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
+    """memory_per_gpu's total from FamilyLoads.stages: the planner tries several ZeRO stages
+    on the same stages (of every family and depth)."""
+    peak = stages[0].total_gb(zero_stage, reshard_after_forward)
+    for stage in stages[1:]:
+        peak = max(peak, stage.total_gb(zero_stage, reshard_after_forward))
+    return peak
 
 
 def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
@@ -164,10 +160,9 @@ class StageLoad(NamedTuple):
 
 
 class FamilyLoads:
-    """The end stages' loads (the fullest stage is the first or the last) of one (tensor,
-    pipeline, data, expert, micro-batch, context) at any interleaving depth: what no depth
-    changes is worked out once, since the planner tries several depths of each family. The
-    ZeRO stage is not read."""
+    """The stages' loads of one (tensor, pipeline, data, expert, micro-batch, context) at any
+    interleaving depth: what no depth changes is worked out once, since the planner tries
+    several depths of each family. The ZeRO stage is not read."""
 
     __slots__ = (
         "act_layer",
@@ -204,13 +199,18 @@ class FamilyLoads:
         if w.framework == "deepspeed":  # the two gathered units hold at most the live cap
             self.layer_params = min(self.layer_params, DEEPSPEED_MAX_LIVE_PARAMETERS / 2)
 
-    def ends(self, v: int) -> tuple[StageLoad] | tuple[StageLoad, StageLoad]:
-        """The first rank's load and, with more than one stage, the last's, at depth ``v``."""
-        layout = pipeline_layout(self.w, self.p, v)
-        first = self._load(0, layout.layers[0], v)
-        if self.p == 1:
-            return (first,)
-        return first, self._load(self.p - 1, layout.layers[-1], v)
+    def stages(self, v: int) -> tuple[StageLoad, ...]:
+        """The loads at depth ``v`` of the ranks one of which is the fullest: the first, the
+        last and, of the middle ranks holding each layer count, the lowest (ranks further on
+        hold fewer micro-batches in flight: ``in_flight_chunks``)."""
+        layers = pipeline_layout(self.w, self.p, v).layers
+        ranks = {0, self.p - 1}
+        ranks.update(layers.index(k, 1) for k in set(layers[1:-1]))
+        return tuple(self._load(rank, layers[rank], v) for rank in sorted(ranks))
+
+    def stage(self, rank: int, v: int) -> StageLoad:
+        """The load of pipeline rank ``rank`` at depth ``v``."""
+        return self._load(rank, pipeline_layout(self.w, self.p, v).layers[rank], v)
 
     def _load(self, rank: int, layers: int, v: int) -> StageLoad:
         """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
