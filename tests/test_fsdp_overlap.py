@@ -7,6 +7,8 @@ from dataclasses import replace
 
 import pytest
 
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.performance import calibration
 from optimizer.performance.estimator import (
     data_parallel_collectives,
@@ -88,3 +90,26 @@ def test_a_reduction_hidden_under_the_backward_still_slows_the_compute() -> None
         calibration.COMPUTE.overlap_compute_slowdown * b.data_parallel_s, rel=1e-12
     )
     assert b.exposed_communication_s > 0
+
+
+def test_a_request_may_fix_fsdp_without_re_sharding() -> None:
+    """``parallelism.reshard_after_forward: false`` was refused as "must be >= 1, got False"
+    (the degrees' lower bound applied to the flag), so a plan the planner itself returns could
+    not be fed back (found by a randomised hunt over request fields)."""
+    request = estimate_pb2.EstimateRequest(
+        workload=estimate_pb2.Workload(model="llama3-8b"),
+        cluster=estimate_pb2.Cluster(
+            gpus=64,
+            gpus_per_node=8,
+            gpu_model="H100",
+            gpu_peak_tflops=989,
+            gpu_memory_gb=80,
+            intra_node_gbytes_per_s=450,
+            fabric="infiniband",
+            nic_gbps_per_node=3200,
+            topology="fat_tree",
+        ),
+        parallelism=estimate_pb2.Parallelism(zero_stage=3, reshard_after_forward=False),
+    )
+    parallelism = api.estimate(request).parallelism
+    assert parallelism.zero_stage == 3 and not parallelism.reshard_after_forward

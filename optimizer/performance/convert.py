@@ -176,6 +176,8 @@ def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPl
     if "micro_batch_size" not in fixed and workload_msg.HasField("micro_batch_size"):
         fixed["micro_batch_size"] = workload_msg.micro_batch_size
     for name, value in fixed.items():
+        if isinstance(value, bool):  # reshard_after_forward: either value is a choice
+            continue
         low = 0 if name == "zero_stage" else 1
         if value < low:
             raise InvalidInput(f"must be >= {low}, got {value}", field=f"parallelism.{name}")
