@@ -40,6 +40,7 @@ from optimizer.errors import CatalogInvalid, InvalidInput
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.estimator import Estimate
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.topology.profile import TopologyProfile
@@ -241,10 +242,12 @@ def quote_offer(
     fixed: PartialPlan | None = None,
     *,
     pessimistic: bool = False,
+    options: ModelOptions = DEFAULT_OPTIONS,
 ) -> RentQuote:
     """The training run on ``offer`` at ``gpus`` (rounded up to whole instances), priced at
-    each rate the offer has. ``server`` gives the GPU's figures; None: the run cannot be
-    timed (the note says why)."""
+    each rate the offer has, timed under the request's ``options`` (its calibration and
+    reliability, as the designs it is compared with). ``server`` gives the GPU's figures;
+    None: the run cannot be timed (the note says why)."""
     total, instances = rented_gpus(offer, gpus)
     hours: float | None = None
     note = ""
@@ -254,7 +257,8 @@ def quote_offer(
         note += f"no servers row of GPU {offer.gpu_model} in the catalog to take its figures from"
     else:
         try:
-            est: Estimate = plan_and_estimate(workload, offer_cluster(offer, server, gpus), fixed)
+            cluster = offer_cluster(offer, server, gpus)
+            est: Estimate = plan_and_estimate(workload, cluster, fixed, options=options)
             hours = est.training_time_hours_high if pessimistic else est.training_time_hours
         except InvalidInput as e:  # PlanInfeasible included: no plan fits in memory
             note += f"the workload does not run on {total} x {offer.gpu_model}: {e}"
@@ -392,6 +396,7 @@ def with_rent_vs_buy(
             spec.workload,
             fixed,
             pessimistic=pessimistic,
+            options=spec.model_options,
         )
         for o in offers
     )

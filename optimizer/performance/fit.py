@@ -29,7 +29,7 @@ import optimizer
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput, ProcurementError
-from optimizer.performance.calibration import generation
+from optimizer.performance.calibration import GENERATIONS, generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.convert import request_from_proto
 from optimizer.performance.estimator import Estimate
@@ -43,6 +43,7 @@ from optimizer.performance.profile import (
     CalibrationPoint,
     CalibrationProfile,
 )
+from optimizer.request_limits import RANGES, check_estimate
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
@@ -70,12 +71,19 @@ class Measurement:
     metric: str
     measured: float
     fabrics: FabricTable = field(default_factory=lambda: DEFAULT_FABRICS, hash=False)
+    # The entry's place in its file (``measurements[i]``), which errors name; else the label.
+    where: str = ""
 
     def predict(self, profile: CalibrationProfile | None) -> float:
-        """The metric as the estimator predicts it under ``profile``."""
-        est: Estimate = plan_and_estimate(
-            self.workload, self.cluster, self.fixed, self.fabrics, ModelOptions(profile)
-        )
+        """The metric as the estimator predicts it under ``profile``; a request the estimator
+        refuses names the entry's field."""
+        try:
+            est: Estimate = plan_and_estimate(
+                self.workload, self.cluster, self.fixed, self.fabrics, ModelOptions(profile)
+            )
+        except InvalidInput as e:  # PlanInfeasible included
+            path = f"{self.where or self.label}.request" + (f".{e.field}" if e.field else "")
+            raise InvalidInput(e.problem, field=path) from None
         value: float = getattr(est, self.metric)
         return value
 
@@ -108,6 +116,7 @@ class NcclMeasurement:
     label: str
     rows: tuple[NcclRow, ...]
     cluster: ClusterSpec
+    where: str = ""  # as Measurement.where
 
 
 def parse_nccl_tests(text: str, where: str) -> tuple[NcclRow, ...]:
@@ -148,10 +157,12 @@ def fabric_efficiency(m: NcclMeasurement, where: str) -> tuple[float, list[str]]
     large messages (within LARGE_MESSAGE_FRACTION of the largest) over the NIC line rate per
     GPU. The run must cross the network: inside one node nccl-tests measures NVLink."""
     c = m.cluster
-    if c.gpus <= c.gpus_per_node:
+    domain = max(c.gpus_per_node, c.scale_up_domain_gpus)
+    if c.gpus <= domain:
         raise InvalidInput(
-            f"{c.gpus} GPUs fit in one node of {c.gpus_per_node}: nccl-tests then measures "
-            "the scale-up fabric, not the network; give the run's multi-node cluster",
+            f"{c.gpus} GPUs fit in one scale-up domain of {domain}: nccl-tests then measures "
+            "the scale-up fabric (NVLink), not the network; give the run's cluster across "
+            "domains",
             field=f"{where}.request.cluster.gpus",
         )
     largest = max(r.size_bytes for r in m.rows)
@@ -203,12 +214,22 @@ class _Problem:
 
 
 def _bounds(name: str, kernel_builtin: float, step_s: float) -> tuple[float, float, float]:
-    """(lower, upper, finite-difference step) of a parameter."""
-    if name == KERNEL:  # a scale: the calibrated efficiency stays in [0.05 x built-in, 1]
-        return 0.05, 1.0 / kernel_builtin, 1e-3
+    """(lower, upper, finite-difference step) of a parameter, inside the range a request's
+    calibration field accepts (request_limits.RANGES), so every profile written is usable."""
+    lo, hi = RANGES[f"procurement.v1.CalibrationProfile.{_PROFILE_FIELDS[name]}"]
+    if name == KERNEL:  # a scale: the calibrated efficiency stays at most 1
+        return lo, min(hi, 1.0 / kernel_builtin), 1e-3
     if name == OVERHEAD:
-        return 0.0, 10 * step_s, 1e-3 * step_s
-    return 0.02, 1.0, 1e-3  # collective efficiency
+        return lo, min(hi, 10 * step_s), 1e-3 * step_s
+    return max(lo, 0.02), hi, 1e-3  # collective efficiency
+
+
+# The profile field each fitted parameter is written to.
+_PROFILE_FIELDS = {
+    KERNEL: "kernel_efficiency_scale",
+    OVERHEAD: "step_overhead_s",
+    COLLECTIVE: "collective_efficiency",
+}
 
 
 def _jacobian(
@@ -320,7 +341,7 @@ def fit_profile(
     fitted: list[str] = []
     by_fabric: dict[str, list[float]] = {}
     for m in nccl:
-        eff, more = fabric_efficiency(m, m.label)
+        eff, more = fabric_efficiency(m, m.where or m.label)
         by_fabric.setdefault(m.cluster.fabric, []).append(eff)
         notes.extend(more)
     fabrics = tuple(
@@ -341,29 +362,30 @@ def fit_profile(
         )
         return replace(base, fitted=tuple(fitted), notes=tuple(notes), residual_spread=0.0)
 
-    gens = {generation(p.cluster.gpu_model).name for p in points}
-    if len(gens) > 1:
-        raise InvalidInput(
-            f"the runs use several GPU generations ({', '.join(sorted(gens))}); calibrate each "
-            "generation from its own runs",
-            field=f"{points[-1].label}.request.cluster.gpu_model",
-        )
     gen = generation(points[0].cluster.gpu_model)
-    if gen.name == "default":
-        notes.append(
-            f"GPU {points[0].cluster.gpu_model!r} is no known generation: the kernel scale "
-            "applies to the default generation"
-        )
+    for p in points:
+        other = generation(p.cluster.gpu_model)
+        if other.name == "default":  # a profile scales a named generation (convert.py)
+            known = ", ".join(sorted(n for n in GENERATIONS if n != "default"))
+            named = f"GPU {p.cluster.gpu_model!r}" if p.cluster.gpu_model else "The GPU"
+            raise InvalidInput(
+                f"{named} is no calibrated generation, so no profile can say which GPUs its "
+                f"kernel scale applies to; name one of {known}",
+                field=f"{p.where or p.label}.request.cluster.gpu_model",
+            )
+        if other is not gen:
+            raise InvalidInput(
+                f"the runs use several GPU generations ({gen.name}, {other.name}); calibrate "
+                "each generation from its own runs",
+                field=f"{p.where or p.label}.request.cluster.gpu_model",
+            )
     base = replace(base, gpu_generation=gen.name)
     for p in points:
         if p.metric not in METRICS:
-            raise InvalidInput(f"expected one of {', '.join(METRICS)}", field=f"{p.label}.measured")
-    step_s = max(
-        Measurement(p.label, p.workload, p.cluster, p.fixed, "step_time_s", 1.0, p.fabrics).predict(
-            base
-        )
-        for p in points
-    )
+            raise InvalidInput(
+                f"expected one of {', '.join(METRICS)}", field=f"{p.where or p.label}.measured"
+            )
+    step_s = max(replace(p, metric="step_time_s", measured=1.0).predict(base) for p in points)
     scales = len({p.cluster.gpus for p in points})
     problem = _Problem(points, base, [KERNEL], gen.kernel_efficiency)
     names = _choose(problem, [OVERHEAD, COLLECTIVE], scales, step_s)
@@ -435,9 +457,15 @@ def _request(entry: dict[str, Any], where: str) -> estimate_pb2.EstimateRequest:
     if not isinstance(raw, dict):
         raise InvalidInput("required: an EstimateRequest object", field=f"{where}.request")
     try:
-        return json_format.ParseDict(raw, estimate_pb2.EstimateRequest())
+        req = json_format.ParseDict(raw, estimate_pb2.EstimateRequest())
     except json_format.ParseError as e:
         raise InvalidInput(" ".join(str(e).split()), field=f"{where}.request") from None
+    try:  # the limits `procure estimate` applies, before any work
+        check_estimate(req)
+    except InvalidInput as e:
+        path = f"{where}.request" + (f".{e.field}" if e.field else "")
+        raise InvalidInput(e.problem, field=path) from None
+    return req
 
 
 def _decoded(
@@ -534,8 +562,8 @@ def load_measurements(
     (``measurements[i]``) and its field."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise InvalidInput(f"{path.name}: not JSON ({e})", field="measurements") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:  # JSON files are UTF-8
+        raise InvalidInput(f"{path.name}: not UTF-8 JSON ({e})", field="measurements") from None
     if not isinstance(data, list):
         raise InvalidInput(f"{path.name}: expected a JSON list of entries", field="measurements")
     points: list[Measurement] = []
@@ -567,7 +595,8 @@ def load_measurements(
                 raise InvalidInput(
                     f"cannot read {file}: {e.strerror or e}", field=f"{where}.nccl_tests"
                 ) from None
-            nccl.append(NcclMeasurement(label, parse_nccl_tests(text, f"{where}.nccl_tests"), c))
+            rows = parse_nccl_tests(text, f"{where}.nccl_tests")
+            nccl.append(NcclMeasurement(label, rows, c, where))
             continue
         metric, value = _measured(entry, where)
         _plausible(metric, value, w, c, f"{where}.measured.{metric}")
@@ -576,5 +605,5 @@ def load_measurements(
                 f"{label}: the request leaves part of the plan open; the planner's "
                 "choice is assumed to be what ran"
             )
-        points.append(Measurement(label, w, c, fixed, metric, value, fabrics))
+        points.append(Measurement(label, w, c, fixed, metric, value, fabrics, where))
     return MeasurementSet(tuple(points), tuple(nccl), tuple(notes))
