@@ -166,3 +166,30 @@ def test_a_cluster_no_plan_fills_runs_on_the_largest_part_it_can() -> None:
     est = plan_and_estimate(preset("llama3-8b"), cluster(264))
     assert est.gpus_used < 264
     assert any("of the 264 GPUs" in note for note in est.notes)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "field", "why"),
+    [
+        (PartialPlan(tensor=3), "parallelism.tensor", "does not divide attention_heads 64"),
+        (PartialPlan(pipeline=81), "parallelism.pipeline", "exceeds the 80 layers"),
+    ],
+    ids=["tensor-not-dividing-the-heads", "more-stages-than-layers"],
+)
+def test_a_fixed_degree_is_judged_on_the_gpus_it_takes(
+    fixed: PartialPlan, field: str, why: str
+) -> None:
+    """The job may leave GPUs idle, so the degree the model refuses is named. Before, both
+    said "tensor x pipeline x context x data = 3 x 1 x 1 x 341 = 1023 does not match the
+    cluster's 1024 GPUs" (parallelism): made-up degrees the request never fixed."""
+    with pytest.raises(InvalidInput) as err:
+        plan_and_estimate(preset("llama3-70b"), cluster(1024), fixed)
+    assert err.value.field == field
+    assert why in str(err.value)
+
+
+def test_fixed_degrees_that_only_overflow_memory_say_so() -> None:
+    """Tensor 2, pipeline 3 of Llama 3 70B fit no GPU's memory at any data degree; before, the
+    error blamed the product 2 x 3 x 1 x 170 = 1020 of 1024 GPUs."""
+    with pytest.raises(PlanInfeasible, match="no parallel plan fits"):
+        plan_and_estimate(preset("llama3-70b"), cluster(1024), PartialPlan(tensor=2, pipeline=3))

@@ -206,6 +206,12 @@ def check_plan(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"{c.gpus} GPUs",
             field="parallelism",
         )
+    check_degrees(w, c, plan)
+
+
+def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
+    """check_plan's rules but the GPU count: what each degree asks of the workload and the
+    GPUs, whatever the others (the planner names a fixed degree no size can take)."""
     if w.tensor_split % plan.tensor:
         # Megatron-Core splits heads, K/V groups and FFN columns evenly (Workload.tensor_split)
         name, n = next(

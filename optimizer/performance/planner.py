@@ -36,6 +36,7 @@ from optimizer.performance.estimator import (
     Estimate,
     EstimateCase,
     StepModel,
+    check_degrees,
     check_pipeline_engine,
     check_plan,
     compute_s_per_token,
@@ -1120,18 +1121,27 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
             field="parallelism.micro_batch_size",
         )
     if any(d is not None for d in (fixed.tensor, fixed.pipeline, fixed.data, fixed.context)):
-        t, p = fixed.tensor or 1, fixed.pipeline or 1
+        t, p, cp = fixed.tensor or 1, fixed.pipeline or 1, fixed.context or 1
+        # an open data degree: the widest the batch takes, so only fixed degrees are judged
+        per_micro_batch = w.global_batch_size // (fixed.micro_batch_size or 1)
+        room = max(1, c.gpus // (t * p * cp))
+        data = fixed.data or max(k for k in range(1, room + 1) if per_micro_batch % k == 0)
         plan = ParallelPlan(
             t,
             p,
-            fixed.data or max(1, c.gpus // (t * p * (fixed.context or 1))),
+            data,
             fixed.expert or 1,
             fixed.virtual_pipeline or 1,
             1 if fixed.zero_stage is None else fixed.zero_stage,
             fixed.micro_batch_size or 1,
-            context=fixed.context or 1,  # issue 14 (context)
+            context=cp,  # issue 14 (context)
         )
-        check_plan(w, c, plan)
+        # The job may leave GPUs idle, so only more GPUs than the cluster has is the
+        # product's fault; else the degree the model refuses is named (tensor 3 of 8 K/V
+        # heads), not the product.
+        if plan.gpus > c.gpus:
+            check_plan(w, c, plan)
+        check_degrees(w, c, plan)
     raise PlanInfeasible(
         f"no parallel plan fits {w.name} ({w.parameters / 1e9:.1f}B parameters) in "
         f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB",
