@@ -44,3 +44,29 @@ def test_the_main_jobs_rank_one_is_reproduced_by_estimate() -> None:
         catalog="infiniband-ndr", workload=workload, cluster=cluster
     )
     assert api.estimate(request).training_time_hours == design.training_time_hours
+
+
+def test_a_one_node_design_is_reproduced_without_nic_fields() -> None:
+    """A one-node design buys no NICs; its check asked for cluster.nic_gbps_per_node
+    ("required: scale-out line rate"), which no answer gives and no time reads (found by
+    reproducing every ranked design of a randomised set of optimize requests)."""
+    workload = estimate_pb2.Workload(model="bert-large")
+    design = api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="infiniband-ndr",
+            workload=workload,
+            constraints=optimize_pb2.Constraints(target_training_hours=3000),
+            top_k=1,
+        )
+    ).designs[0]
+    assert (design.nodes, design.topology) == (1, "single_node")
+    cluster = estimate_pb2.Cluster(
+        server_sku=design.server_sku,
+        gpus=design.gpus,
+        fabric=design.fabric,
+        topology=design.topology,
+    )
+    request = estimate_pb2.EstimateRequest(
+        catalog="infiniband-ndr", workload=workload, cluster=cluster
+    )
+    assert api.estimate(request).training_time_hours == design.training_time_hours

@@ -30,7 +30,7 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
-from optimizer.performance.cluster import server_cluster
+from optimizer.performance.cluster import NOMINAL_NIC_GBPS, server_cluster
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
@@ -51,8 +51,6 @@ from optimizer.workload.model import Workload
 # the ratios vendors' reference designs and Meta's Llama 3 cluster use; domain.md section 3).
 OVERSUBSCRIPTIONS = (1.0, 2.0, 3.0)
 NICS_PER_NODE = (1, 2, 4, 8)
-NOMINAL_NIC_GBPS = 400
-"""Scale-out line rate handed to the estimator for a one-node design (no traffic uses it)."""
 
 
 def ratios_for(topology: str) -> tuple[float, ...]:

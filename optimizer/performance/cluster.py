@@ -10,6 +10,10 @@ from optimizer.catalog.model import Server
 from optimizer.errors import InvalidInput
 from optimizer.topology.profile import TopologyProfile
 
+NOMINAL_NIC_GBPS = 400
+"""Scale-out line rate of a one-node cluster (a one-node design, or a request without NICs
+for GPUs that fit one node): no traffic uses it, so it changes no time."""
+
 
 class UplinkTier(NamedTuple):
     """A block of nodes under one switch tier and the uplinks traffic leaving it shares."""

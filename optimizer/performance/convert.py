@@ -22,7 +22,7 @@ from optimizer.performance.calibration import (
     generation_from_peak,
     generations_at_peak,
 )
-from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.cluster import NOMINAL_NIC_GBPS, ClusterSpec
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS, FabricTable, profile_from_mapping
 from optimizer.performance.goodput import Reliability
@@ -269,6 +269,12 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         inferred = generation_from_peak(fields["gpu_peak_tflops"])
         if inferred is not None:
             fields["gpu_model"] = inferred
+    family = TOPOLOGIES.resolve(
+        msg.topology, msg.topology_family, "cluster.topology", "cluster.topology_family"
+    )
+    one_node = msg.gpus <= fields["gpus_per_node"] or (family is not None and not family.scale_out)
+    if one_node and "nic_gbps_per_node" not in fields:  # nothing leaves the node
+        fields["nic_gbps_per_node"], fields["nics_per_node"] = NOMINAL_NIC_GBPS, 1
     if "nic_gbps_per_node" not in fields:
         raise InvalidInput(
             "required: scale-out line rate of a node's NICs in Gb/s",
@@ -283,9 +289,6 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         raise InvalidInput(f"must be >= 1, got {gpn}", field="cluster.gpus_per_node")
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
-    family = TOPOLOGIES.resolve(
-        msg.topology, msg.topology_family, "cluster.topology", "cluster.topology_family"
-    )
     profile = topology_profile(
         (family or FAT_TREE).name,
         -(-msg.gpus // gpn),
