@@ -7,8 +7,11 @@ the main job's rank 1 came back 0.8 % faster (683.7 h for 689.0 h)."""
 
 from __future__ import annotations
 
+import pytest
+
 from optimizer import api
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import IN_NETWORK_NOTE
 
 RADIX = 64  # the NDR catalog's Quantum-2 switches: 64 ports at the NICs' 400 Gb/s
@@ -70,3 +73,34 @@ def test_a_one_node_design_is_reproduced_without_nic_fields() -> None:
         catalog="infiniband-ndr", workload=workload, cluster=cluster
     )
     assert api.estimate(request).training_time_hours == design.training_time_hours
+
+
+def test_a_rack_scale_rows_nics_per_rack_are_refused_not_timed_as_per_host() -> None:
+    """A GB300 NVL72 row's node is a host of 4 GPUs; its design's 72 NICs per rack given as
+    nics_per_node (with 72 x 800 Gb/s) were timed as a host with 72 NICs: 0.45 % faster than
+    the design, without a word."""
+    cluster = estimate_pb2.Cluster(
+        server_sku="GB300-NVL72",
+        gpus=576,
+        fabric="infiniband",
+        topology="fat_tree",
+        nics_per_node=72,
+        nic_gbps_per_node=72 * 800,
+    )
+    request = estimate_pb2.EstimateRequest(
+        catalog="gen-2026", workload=estimate_pb2.Workload(model="bert-large"), cluster=cluster
+    )
+    with pytest.raises(InvalidInput) as err:
+        api.estimate(request)
+    assert err.value.field == "cluster.nics_per_node"
+    assert "at most 4" in str(err.value)
+    per_host = estimate_pb2.Cluster(
+        server_sku="GB300-NVL72",
+        gpus=576,
+        fabric="infiniband",
+        topology="fat_tree",
+        nics_per_node=4,
+        nic_gbps_per_node=4 * 800,
+    )
+    request.cluster.CopyFrom(per_host)
+    assert api.estimate(request).training_time_hours > 0

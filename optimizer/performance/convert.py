@@ -207,6 +207,16 @@ def _server_fields(msg: pb.Cluster, catalog: Catalog | None) -> dict[str, Any]:
         "gpu_model": server.gpu_model,
         "scale_up_gpus": server.scale_up_domain_gpus,
     }
+    node_gpus = msg.gpus_per_node if msg.HasField("gpus_per_node") else server.host_gpus
+    most = max(1, server.max_nics * node_gpus // server.gpus_per_node)
+    if msg.HasField("nics_per_node") and msg.nics_per_node > most:
+        # e.g. a rack-scale row's NICs per rack where the estimator's node is the host
+        raise InvalidInput(
+            f"{msg.nics_per_node} NICs per node, but a node of {node_gpus} {server.sku} GPUs "
+            f"holds at most {most} (a rack-scale row's node is a host of {server.host_gpus}); "
+            "give nics_per_node and nic_gbps_per_node per node",
+            field="cluster.nics_per_node",
+        )
     if server.builtin_nics:  # NICs built into the row, shared out per host
         fields["nics_per_node"] = max(
             1, server.builtin_nics * server.host_gpus // server.gpus_per_node
