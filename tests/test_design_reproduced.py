@@ -104,3 +104,24 @@ def test_a_rack_scale_rows_nics_per_rack_are_refused_not_timed_as_per_host() -> 
     )
     request.cluster.CopyFrom(per_host)
     assert api.estimate(request).training_time_hours > 0
+
+
+def test_one_nvl72_rack_is_a_single_node() -> None:
+    """The optimizer's one-rack design (topology single_node) could not be checked: estimate
+    sized the rack's 18 hosts as 18 nodes and refused ("a single node without a scale-out
+    fabric has one node; 72 endpoint ports at 4 per node are 18 nodes"). Its time is the
+    rack's on any network, since no traffic leaves its NVLink domain."""
+    workload = estimate_pb2.Workload(model="llama3-8b")
+
+    def hours(**network: object) -> float:
+        cluster = estimate_pb2.Cluster(server_sku="GB200-NVL72", gpus=72, **network)
+        request = estimate_pb2.EstimateRequest(
+            catalog="gen-2026", workload=workload, cluster=cluster
+        )
+        return api.estimate(request).training_time_hours
+
+    single = hours(fabric="infiniband", topology="single_node")
+    switched = hours(
+        fabric="infiniband", topology="fat_tree", nics_per_node=4, nic_gbps_per_node=1600
+    )
+    assert single == switched

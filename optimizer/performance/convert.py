@@ -299,9 +299,13 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         raise InvalidInput(f"must be >= 1, got {gpn}", field="cluster.gpus_per_node")
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
+    # Without a scale-out fabric the unit is the scale-up domain (one NVL72 rack of 18 hosts)
+    unit = (
+        gpn if family is None or family.scale_out else max(gpn, fields.get("scale_up_gpus") or gpn)
+    )
     profile = topology_profile(
         (family or FAT_TREE).name,
-        -(-msg.gpus // gpn),
+        -(-msg.gpus // unit),
         nics,
         radix,
         oversubscription,
