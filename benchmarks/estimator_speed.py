@@ -140,6 +140,13 @@ RECORDED = (
         "30 measured this tree at 699-700; another run: 473 and 21,221; warm 2,912-3,349/s, "
         "re-priced 66,847-77,440/s)",
     ),
+    (
+        "d718dbd (before session 32)",
+        583,
+        24_180,
+        "--pairs 2000, this script, idle (warm 3,005/s, re-priced 75,070/s; back to back with "
+        "session 32's tree at load 3.7: 432 and 415 cold, 3,435 and 3,301 warm)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
