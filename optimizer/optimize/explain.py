@@ -267,11 +267,15 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec) -> str:
     else:
         extra = d.bom.capex_cents - best.bom.capex_cents
         slower = d.time_hours - best.time_hours
-        rel = (
-            f"Trains as fast as rank 1 and costs {usd(extra)} more. "
-            if slower < 0.05
-            else f"Takes {slower:,.1f} h longer than rank 1. "
-        )
+        if slower >= 0.05:
+            rel = f"Takes {slower:,.1f} h longer than rank 1. "
+        elif extra >= 0:
+            rel = f"Trains as fast as rank 1 and costs {usd(extra)} more. "
+        else:  # a hair slower (ranked below) yet cheaper: what a buyer may well prefer
+            rel = (
+                f"Trains as fast as rank 1 (within {slower:.2f} h) and costs "
+                f"{usd(-extra)} ({-extra / best.bom.capex_cents:.1%}) less. "
+            )
     return head + money + timing + rel
 
 
