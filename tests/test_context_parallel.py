@@ -232,3 +232,12 @@ def test_a_fixed_context_that_divides_only_fewer_gpus_plans_on_them() -> None:
 
     assert est.plan.context == 3
     assert est.plan.gpus == est.gpus_used == 48
+
+
+def test_zero_shards_over_the_context_ranks_when_data_is_1() -> None:
+    """ZeRO shards the states over data x context ranks, but the planner offered ZeRO only
+    when data > 1: Llama 3 70B at 131,072 tokens on 64 H100s (tensor 8, context 8, data 1
+    fits at ZeRO-2) was refused as 'no parallel plan fits' (found by a randomised hunt)."""
+    w = preset("llama3-70b", sequence_length=131072, global_batch_size=64)
+    est = plan_and_estimate(w, cluster_for(HGX_H100, 64))
+    assert est.plan.data * est.plan.context > 1 and est.plan.zero_stage >= 1

@@ -292,12 +292,14 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
 
 def optimizer_step_s(w: Workload, plan: ParallelPlan, hbm_tbytes_per_s: float) -> float:
     """Seconds of Adam's update on one GPU: the local parameters (/ t p, experts / e too),
-    sharded over the data-parallel group under ZeRO >= 1, at HBM speed."""
+    sharded over the data and context ranks under ZeRO >= 1 (as memory.FamilyLoads), at
+    HBM speed."""
     dense = (w.parameters - w.expert_parameters) / (plan.tensor * plan.pipeline)
     experts = w.expert_parameters / (plan.tensor * plan.pipeline * plan.expert)
     if plan.zero_stage >= 1:
-        dense /= plan.data
-        experts /= max(1, plan.data // plan.expert)
+        replicas = plan.data * plan.context
+        dense /= replicas
+        experts /= max(1, replicas // plan.expert)
     return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER / (hbm_tbytes_per_s * 1e12)
 
 

@@ -154,8 +154,10 @@ ZERO_CHOICES = ((1, True), (2, True), (3, False), (3, True))
 
 
 def _zero_choices(d: int, fixed: PartialPlan) -> list[tuple[int, bool]]:
-    """(zero_stage, reshard_after_forward) pairs to try, cheapest communication first; a
-    fixed reshard_after_forward False asks for FSDP without re-sharding."""
+    """(zero_stage, reshard_after_forward) pairs to try over ``d`` replicas sharing the
+    states (data x context: ZeRO shards over both, memory.FamilyLoads), cheapest
+    communication first; a fixed reshard_after_forward False asks for FSDP without
+    re-sharding."""
     choices: list[tuple[int, bool]] = list(ZERO_CHOICES) if d > 1 else [(0, True)]
     if fixed.zero_stage is not None:
         choices = [(z, r) for z, r in ZERO_CHOICES if z == fixed.zero_stage] or [
@@ -369,7 +371,7 @@ def _candidate_plans_at(
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
-            zeros = [z for z in _zero_choices(d, fixed) if not zero_refusal(w, p, z[0])]
+            zeros = [z for z in _zero_choices(d * context, fixed) if not zero_refusal(w, p, z[0])]
             for e in _options(fixed.expert, experts):
                 if d % e or w.experts % e:
                     continue
