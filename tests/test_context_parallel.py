@@ -24,6 +24,7 @@ from optimizer.performance.estimator import (
     EstimateCase,
     StepModel,
     check_plan,
+    data_traffic,
     estimate,
     plan_traffic,
     scenario,
@@ -241,3 +242,14 @@ def test_zero_shards_over_the_context_ranks_when_data_is_1() -> None:
     w = preset("llama3-70b", sequence_length=131072, global_batch_size=64)
     est = plan_and_estimate(w, cluster_for(HGX_H100, 64))
     assert est.plan.data * est.plan.context > 1 and est.plan.zero_stage >= 1
+
+
+def test_expert_gradients_reduce_over_the_context_replicas_too() -> None:
+    """Experts are replicated over data x context ranks, e of them splitting the experts:
+    with data = expert = 8 and context 8 the expert gradients were never reduced (d / e = 1),
+    19.7 GB of ring bytes per rank of Mixtral 8x7B left out (found by a randomised hunt)."""
+    w = preset("mixtral-8x7b", sequence_length=32768)
+    with_context = data_traffic(w, ParallelPlan(1, 1, 8, 8, 1, 1, 1, context=8), 8, 8)
+    with_data = data_traffic(w, ParallelPlan(1, 1, 64, 8, 1, 1, 1), 8, 8)
+    assert len(with_context) == len(with_data) == 2
+    assert [g.ring.bytes for g in with_context] == [g.ring.bytes for g in with_data]

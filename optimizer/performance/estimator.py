@@ -732,7 +732,7 @@ def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part 
 
 def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_DataParallel, ...]:
     """Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
-    the domain, one rail per rank across domains); experts over their own d/e replicas.
+    the domain, one rail per rank across domains); experts over their own d cp / e replicas.
     ZeRO-3 (FSDP): all-gather weights for forward and backward and reduce-scatter gradients
     per FSDP unit, every micro-batch (Zhao et al., PyTorch FSDP, VLDB 2023), or once per
     step without re-sharding; otherwise one all-reduce per step. Reads the tensor, pipeline,
@@ -744,8 +744,11 @@ def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_
     # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
     dp_local = max(1, min(d * cp, dom // t))
     groups = [(dense_grad, d * cp, dp_local)] if d * cp > 1 else []
-    if expert_grad and d // e > 1:
-        groups.append((expert_grad, d // e, max(1, min(d // e, dp_local // min(e, dp_local)))))
+    # experts are replicated over the data x context ranks too, e of them split the experts
+    replicas = d * cp // e
+    if expert_grad and replicas > 1:
+        local = max(1, min(replicas, dp_local // min(e, dp_local)))
+        groups.append((expert_grad, replicas, local))
     calls = data_parallel_collectives(w, plan)
     data = []
     for size, ranks, local in groups:
