@@ -208,3 +208,15 @@ def test_one_more_rack_never_slows_a_plan_that_tiles_the_domains() -> None:
     w = preset("llama3-405b")
     fewer, more = (plan_and_estimate(w, nvl72(racks)).training_time_hours for racks in (672, 673))
     assert more <= fewer
+
+
+def test_a_group_that_does_not_divide_the_domain_straddles_two() -> None:
+    """Tensor 7 on 8-GPU hosts: the group of GPUs 7 to 13 spans two hosts, and the step
+    waits for it; counted as NVLink whenever t <= domain, its time did not move when the NIC
+    was slowed 64x (found by a randomised hunt)."""
+    w = preset("mpt-30b", attention_heads=56, kv_heads=56, sequence_length=7168)
+    plan = ParallelPlan(tensor=7, pipeline=1, data=8)
+    assert plan_traffic(w, plan, 8, 8).tensor.remote_share == 1.0
+    assert plan_traffic(w, replace(plan, tensor=4, data=14), 8, 8).tensor.remote_share == 0.0
+    ring = plan_traffic(w, ParallelPlan(tensor=2, pipeline=1, data=8, context=3), 8, 8).context
+    assert ring is not None and ring.remote_share == 1.0  # 6-GPU rings on 8-GPU hosts

@@ -699,10 +699,11 @@ def tensor_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
     context degrees)."""
     t = plan.tensor
     activation = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES
+    straddles = _straddles(t, dom)
     return Part(
         tensor_parallel_cost(w, plan),
-        1.0 if t > dom else 0.0,
-        -(-t // gpn),
+        1.0 if t > dom or straddles else 0.0,
+        max(-(-t // gpn), 2 if straddles else 1),
         "ring",
         in_network=coll.in_network_all_reduce(activation, t).times(
             _layer_collectives_per_step(w, plan)
@@ -819,7 +820,20 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     chunk = 2 * w.kv_ratio * w.hidden_size * local_tokens / t * ACTIVATION_BYTES
     sends = layers * (3 + recompute) * (cp - 1)
     span = t * cp
-    return Part(coll.p2p(chunk).times(sends), 1.0 if span > dom else 0.0, -(-span // gpn), "ring")
+    straddles = _straddles(span, dom)
+    return Part(
+        coll.p2p(chunk).times(sends),
+        1.0 if span > dom or straddles else 0.0,
+        max(-(-span // gpn), 2 if straddles else 1),
+        "ring",
+    )
+
+
+def _straddles(group: int, dom: int) -> bool:
+    """Consecutive groups of ``group`` GPUs that fit a scale-up domain of ``dom`` but do not
+    divide it: one of them spans two domains (GPUs 7 to 13 at tensor 7 on 8-GPU hosts), and
+    every step waits for it."""
+    return group < dom and dom % group != 0
 
 
 def _ulysses_part(
