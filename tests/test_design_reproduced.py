@@ -17,16 +17,20 @@ from optimizer.optimize.candidates import IN_NETWORK_NOTE
 RADIX = 64  # the NDR catalog's Quantum-2 switches: 64 ports at the NICs' 400 Gb/s
 
 
+def _rank_one(workload: estimate_pb2.Workload, target_hours: float) -> optimize_pb2.Design:
+    """Rank 1 of the NDR catalog for ``workload`` within ``target_hours``."""
+    request = optimize_pb2.OptimizeRequest(
+        catalog="infiniband-ndr",
+        workload=workload,
+        constraints=optimize_pb2.Constraints(target_training_hours=target_hours),
+        top_k=1,
+    )
+    return api.optimize(request).designs[0]
+
+
 def test_the_main_jobs_rank_one_is_reproduced_by_estimate() -> None:
     workload = estimate_pb2.Workload(model="llama3-70b")
-    design = api.optimize(
-        optimize_pb2.OptimizeRequest(
-            catalog="infiniband-ndr",
-            workload=workload,
-            constraints=optimize_pb2.Constraints(target_training_hours=720),
-            top_k=1,
-        )
-    ).designs[0]
+    design = _rank_one(workload, 720)
     sharp = IN_NETWORK_NOTE in design.estimate.notes
     assert sharp
     nics = sum(line.quantity for line in design.bom if line.category == "nic") // design.nodes
@@ -54,14 +58,7 @@ def test_a_one_node_design_is_reproduced_without_nic_fields() -> None:
     ("required: scale-out line rate"), which no answer gives and no time reads (found by
     reproducing every ranked design of a randomised set of optimize requests)."""
     workload = estimate_pb2.Workload(model="bert-large")
-    design = api.optimize(
-        optimize_pb2.OptimizeRequest(
-            catalog="infiniband-ndr",
-            workload=workload,
-            constraints=optimize_pb2.Constraints(target_training_hours=3000),
-            top_k=1,
-        )
-    ).designs[0]
+    design = _rank_one(workload, 3000)
     assert (design.nodes, design.topology) == (1, "single_node")
     cluster = estimate_pb2.Cluster(
         server_sku=design.server_sku,

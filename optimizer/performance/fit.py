@@ -74,6 +74,11 @@ class Measurement:
     # The entry's place in its file (``measurements[i]``), which errors name; else the label.
     where: str = ""
 
+    @property
+    def entry(self) -> str:
+        """What an error about this measurement names: its place in the file, or its label."""
+        return self.where or self.label
+
     def predict(self, profile: CalibrationProfile | None) -> float:
         """The metric as the estimator predicts it under ``profile``; a request the estimator
         refuses names the entry's field."""
@@ -82,7 +87,7 @@ class Measurement:
                 self.workload, self.cluster, self.fixed, self.fabrics, ModelOptions(profile)
             )
         except InvalidInput as e:  # PlanInfeasible included
-            path = f"{self.where or self.label}.request" + (f".{e.field}" if e.field else "")
+            path = f"{self.entry}.request" + (f".{e.field}" if e.field else "")
             raise InvalidInput(e.problem, field=path) from None
         value: float = getattr(est, self.metric)
         return value
@@ -117,6 +122,11 @@ class NcclMeasurement:
     rows: tuple[NcclRow, ...]
     cluster: ClusterSpec
     where: str = ""  # as Measurement.where
+
+    @property
+    def entry(self) -> str:
+        """As Measurement.entry."""
+        return self.where or self.label
 
 
 def parse_nccl_tests(text: str, where: str) -> tuple[NcclRow, ...]:
@@ -341,7 +351,7 @@ def fit_profile(
     fitted: list[str] = []
     by_fabric: dict[str, list[float]] = {}
     for m in nccl:
-        eff, more = fabric_efficiency(m, m.where or m.label)
+        eff, more = fabric_efficiency(m, m.entry)
         by_fabric.setdefault(m.cluster.fabric, []).append(eff)
         notes.extend(more)
     fabrics = tuple(
@@ -371,20 +381,18 @@ def fit_profile(
             raise InvalidInput(
                 f"{named} is no calibrated generation, so no profile can say which GPUs its "
                 f"kernel scale applies to; name one of {known}",
-                field=f"{p.where or p.label}.request.cluster.gpu_model",
+                field=f"{p.entry}.request.cluster.gpu_model",
             )
         if other is not gen:
             raise InvalidInput(
                 f"the runs use several GPU generations ({gen.name}, {other.name}); calibrate "
                 "each generation from its own runs",
-                field=f"{p.where or p.label}.request.cluster.gpu_model",
+                field=f"{p.entry}.request.cluster.gpu_model",
             )
     base = replace(base, gpu_generation=gen.name)
     for p in points:
         if p.metric not in METRICS:
-            raise InvalidInput(
-                f"expected one of {', '.join(METRICS)}", field=f"{p.where or p.label}.measured"
-            )
+            raise InvalidInput(f"expected one of {', '.join(METRICS)}", field=f"{p.entry}.measured")
     step_s = max(replace(p, metric="step_time_s", measured=1.0).predict(base) for p in points)
     scales = len({p.cluster.gpus for p in points})
     problem = _Problem(points, base, [KERNEL], gen.kernel_efficiency)
