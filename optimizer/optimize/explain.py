@@ -267,15 +267,14 @@ def _sentence(d: RankedDesign, best: RankedDesign, spec: OptimizeSpec) -> str:
     else:
         extra = d.bom.capex_cents - best.bom.capex_cents
         slower = d.time_hours - best.time_hours
-        if slower >= 0.05:
-            rel = f"Takes {slower:,.1f} h longer than rank 1. "
+        less = f"costs {usd(-extra)} ({-extra / best.bom.capex_cents:.1%}) less"
+        if slower >= 0.05:  # and, when cheaper, what the buyer saves by waiting
+            saves = f" and {less}" if extra < 0 else ""
+            rel = f"Takes {slower:,.1f} h longer than rank 1{saves}. "
         elif extra >= 0:
             rel = f"Trains as fast as rank 1 and costs {usd(extra)} more. "
         else:  # a hair slower (ranked below) yet cheaper: what a buyer may well prefer
-            rel = (
-                f"Trains as fast as rank 1 (within {slower:.2f} h) and costs "
-                f"{usd(-extra)} ({-extra / best.bom.capex_cents:.1%}) less. "
-            )
+            rel = f"Trains as fast as rank 1 (within {slower:.2f} h) and {less}. "
     return head + money + timing + rel
 
 
