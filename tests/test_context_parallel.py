@@ -168,14 +168,38 @@ def test_context_must_cut_a_causal_sequence_into_2_x_context_chunks() -> None:
     assert err.value.field == "parallelism.context"
 
 
-def test_the_planner_tries_context_for_long_sequences_only() -> None:
+def test_the_planner_tries_every_context_degree_for_long_sequences() -> None:
     c = cluster_for(HGX_H100, 2048)
 
-    long = plan_and_estimate(_llama_long(), c)
-    short = plan_and_estimate(preset("llama3-405b"), c)
+    contexts = {p.context for p in candidate_plans(_llama_long(), c, PartialPlan())}
 
-    assert long.plan.context > 1
-    assert short.plan.context == 1
+    assert contexts == {1, 2, 4, 8, 16, 32}
+
+
+@pytest.mark.parametrize(
+    ("sequence_length", "expected"),
+    [(2048, {1}), (4096, {1}), (8192, {1, 2}), (16384, {1, 2, 4})],
+)
+def test_shorter_sequences_keep_4096_tokens_per_context_rank(
+    sequence_length: int, expected: set[int]
+) -> None:
+    # NeMo's Llama 3 70B recipe: 8,192-token sequences at context 2 (planner.py cites it).
+    w = preset("llama3-70b", sequence_length=sequence_length)
+
+    contexts = {p.context for p in candidate_plans(w, cluster_for(HGX_H100, 2048), PartialPlan())}
+
+    assert contexts == expected
+
+
+def test_the_free_search_is_never_slower_than_context_2_at_8192_tokens() -> None:
+    # Before, context was tried from 32,768 tokens on only: Llama 3 8B on 8,192 H100s planned
+    # context 1, and fixing context 2 gave a faster plan on the same cluster.
+    w, c = preset("llama3-8b"), cluster_for(HGX_H100, 8192, "fat_tree", "infiniband")
+
+    free = plan_and_estimate(w, c)
+    fixed = plan_and_estimate(w, c, PartialPlan(context=2))
+
+    assert free.step_time_s <= fixed.step_time_s * (1 + 1e-9)
 
 
 def test_a_fixed_context_degree_is_kept_by_the_planner() -> None:

@@ -122,22 +122,38 @@ def tensor_degrees(w: Workload, gpus: int, gpus_per_node: int, domain_gpus: int)
 
 
 # --- issue 14 (context): context degrees ------------------------------------------------------
-# Sequences from this length on are long enough for context parallelism to pay (Llama 3 trains
-# its 131,072-token stage with context 16; Megatron-LM recommends it from 32K tokens on).
+# Sequences from this length on are long enough for every context degree to be worth a try
+# (Llama 3 trains its 131,072-token stage with context 16; Megatron-LM recommends it from 32K
+# tokens on).
 CONTEXT_FROM_SEQUENCE = 32_768
 CONTEXT_CHOICES = (1, 2, 4, 8, 16, 32)
+# Shorter sequences are tried at the degrees that leave each context rank at least this many
+# tokens: NVIDIA NeMo's Llama 3 70B pre-training recipe runs 8,192-token sequences at context
+# 2 (nemo/collections/llm/recipes/llama3_70b.py, trainer(): tensor 4, pipeline 4, virtual 5,
+# context 2), where context halves each rank's activations and lets a batch too small for
+# more data-parallel replicas fill more GPUs. Shorter chunks are not modelled: ring steps of
+# a few hundred tokens leave the attention kernel too little work to hide each send behind.
+MIN_CONTEXT_RANK_TOKENS = 4_096
+
+
+def searched_contexts(w: Workload) -> tuple[int, ...]:
+    """The context degrees a free search tries for ``w`` (before the GPU count and the
+    framework's rules): every choice for long sequences, else those that leave each rank
+    MIN_CONTEXT_RANK_TOKENS tokens (1 and 2 at 8,192 tokens; 1 alone below 8,192)."""
+    if w.sequence_length >= CONTEXT_FROM_SEQUENCE:
+        return CONTEXT_CHOICES
+    return tuple(
+        cp for cp in CONTEXT_CHOICES if cp == 1 or w.sequence_length >= cp * MIN_CONTEXT_RANK_TOKENS
+    )
 
 
 def context_degrees(w: Workload, gpus: int, fixed: PartialPlan) -> tuple[int, ...]:
-    """The request's context degree, else 1 and, for long sequences, each power of two that
-    divides the GPUs and that the framework runs with some tensor degree (context_refusal at
-    tensor 1)."""
+    """The request's context degree, else each of ``searched_contexts`` that divides the GPUs
+    and that the framework runs with some tensor degree (context_refusal at tensor 1)."""
     if fixed.context is not None:
         return (fixed.context,)
-    if w.sequence_length < CONTEXT_FROM_SEQUENCE:
-        return (1,)
     return tuple(
-        cp for cp in CONTEXT_CHOICES if gpus % cp == 0 and not context_refusal(w, 1, cp)[0]
+        cp for cp in searched_contexts(w) if gpus % cp == 0 and not context_refusal(w, 1, cp)[0]
     )
 
 
@@ -1085,13 +1101,7 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     tensors = _options(fixed.tensor, _divisors(w.tensor_split))
     pipelines = _options(fixed.pipeline, tuple(range(1, w.layers + 1)))
     datas = _divisors(w.global_batch_size)
-    contexts = (
-        (fixed.context,)
-        if fixed.context is not None
-        else CONTEXT_CHOICES
-        if w.sequence_length >= CONTEXT_FROM_SEQUENCE
-        else (1,)
-    )
+    contexts = (fixed.context,) if fixed.context is not None else searched_contexts(w)
     return frozenset(
         t * p * cp * d for t in tensors for cp in contexts for p in pipelines for d in datas
     )
