@@ -23,11 +23,12 @@ def read_profile(path: str) -> estimate_pb2.CalibrationProfile:
     """The profile file (protobuf JSON of ``CalibrationProfile``), checked the way a server
     checks the request field, so a bad file fails before anything is sent."""
     from optimizer.performance.convert import calibration_from_proto
+    from optimizer.request_json import parse_json
     from optimizer.request_limits import check_message
 
     try:
         text = Path(path).read_text(encoding="utf-8")
-        msg = json_format.Parse(text, estimate_pb2.CalibrationProfile())
+        msg = parse_json(text, estimate_pb2.CalibrationProfile(), "calibration.")
     except (json_format.ParseError, UnicodeDecodeError) as e:
         raise InvalidInput(" ".join(str(e).split()), field=f"--calibration {path}") from None
     check_message(msg, "calibration.")  # the ranges a server applies to the request field

@@ -12,6 +12,7 @@ from client.commands.calibrate import calibration_option, read_profile
 from client.options import output_file, output_format
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
+from optimizer.request_json import parse_json
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -19,10 +20,10 @@ if TYPE_CHECKING:
 
 def read_request(path: str) -> estimate_pb2.EstimateRequest:
     """Parse the protobuf JSON form of an ``EstimateRequest`` (proto field names); an
-    unknown or mistyped field is an error that names it."""
+    unknown or mistyped field (true in a number field too) is an error that names it."""
     text = Path(path).read_text()
     try:
-        return json_format.Parse(text, estimate_pb2.EstimateRequest())
+        return parse_json(text, estimate_pb2.EstimateRequest())
     except json_format.ParseError as e:
         raise InvalidInput(" ".join(str(e).split()), field=Path(path).name) from None
 

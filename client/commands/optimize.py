@@ -19,6 +19,7 @@ from optimizer.optimize.portfolio_spelling import (  # issue 17 (portfolio)
     is_bare,
     parse_workload_flag,
 )
+from optimizer.request_json import parse_json
 
 # The most training tokens a flag may ask for: about 600 times the largest published run
 # (Llama 3 405B, 15.6e12), and far below where the solvers' coefficients overflow (~1e19).
@@ -41,10 +42,10 @@ def _check_flags(tokens: float | None, top_k: int | None) -> None:
 
 
 def read_optimize_request(path: str) -> optimize_pb2.OptimizeRequest:
-    """Parse the protobuf JSON form of an ``OptimizeRequest``; unknown fields are errors,
-    reported on one line."""
+    """Parse the protobuf JSON form of an ``OptimizeRequest``; unknown or mistyped fields
+    (true in a number field too) are errors, reported on one line."""
     try:
-        return json_format.Parse(Path(path).read_text(), optimize_pb2.OptimizeRequest())
+        return parse_json(Path(path).read_text(), optimize_pb2.OptimizeRequest())
     except json_format.ParseError as e:
         raise InvalidInput(" ".join(str(e).split()), field=Path(path).name) from None
 

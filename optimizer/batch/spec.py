@@ -40,6 +40,7 @@ from optimizer.catalog.model import Catalog
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.catalog.union import request_catalog_refs, union_catalogs
 from optimizer.errors import InvalidInput, LimitExceeded, ProcurementError
+from optimizer.request_json import parse_json
 
 # Checked before expanding a grid: a typo in a grid must not exhaust memory.
 MAX_SCENARIOS = 1_000_000
@@ -624,7 +625,9 @@ def _scenarios(
 
 def _parse_request(doc: Mapping[str, Any], where: str) -> optimize_pb2.OptimizeRequest:
     try:
-        return json_format.ParseDict(dict(doc), optimize_pb2.OptimizeRequest())
+        return parse_json(dict(doc), optimize_pb2.OptimizeRequest())
+    except InvalidInput as e:  # true or false in a field that is not bool
+        raise InvalidInput(str(e), field=where) from None
     except json_format.ParseError as e:
         unknown = _unknown_field(doc, optimize_pb2.OptimizeRequest.DESCRIPTOR, "")
         raise InvalidInput(unknown or str(e), field=where) from None

@@ -43,6 +43,7 @@ from optimizer.performance.profile import (
     CalibrationPoint,
     CalibrationProfile,
 )
+from optimizer.request_json import parse_json
 from optimizer.request_limits import RANGES, check_estimate
 from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
@@ -465,7 +466,7 @@ def _request(entry: dict[str, Any], where: str) -> estimate_pb2.EstimateRequest:
     if not isinstance(raw, dict):
         raise InvalidInput("required: an EstimateRequest object", field=f"{where}.request")
     try:
-        req = json_format.ParseDict(raw, estimate_pb2.EstimateRequest())
+        req = parse_json(raw, estimate_pb2.EstimateRequest(), f"{where}.request.")
     except json_format.ParseError as e:
         raise InvalidInput(" ".join(str(e).split()), field=f"{where}.request") from None
     try:  # the limits `procure estimate` applies, before any work
