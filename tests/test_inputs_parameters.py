@@ -16,6 +16,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance.convert import request_from_proto, workload_from_proto
+from optimizer.workload.model import parameter_count
 
 LLAMA3_405B: dict[str, Any] = {
     "layers": 126,
@@ -82,8 +83,8 @@ def test_no_matching_variant_refuses_with_both_counts_and_what_was_tried() -> No
 
     message = str(err.value)
     assert err.value.field == "workload.parameters"
-    assert "70.0B" in message and "295.9B" in message
-    assert "gated_ffn=true, tied_embeddings=false: 405.8B" in message
+    assert "states 70B" in message and "has 296B" in message
+    assert "gated_ffn=true, tied_embeddings=false: 406B" in message
 
 
 def test_a_preset_with_a_wrong_count_is_refused() -> None:
@@ -124,3 +125,39 @@ def test_a_non_positive_count_names_the_field() -> None:
         )
 
     assert err.value.field == "workload.parameters"
+
+
+# issue 14 (inputs): a model below a billion parameters is counted in millions, not "0.0B".
+SMALL_MODEL: dict[str, Any] = {
+    "layers": 8,
+    "hidden_size": 512,
+    "attention_heads": 8,
+    "sequence_length": 2048,
+    "vocab_size": 32000,
+    "training_tokens": 1e9,
+    "global_batch_size": 64,
+}  # 57.9M parameters; 41.5M with tied embeddings
+
+
+def test_a_small_models_inference_note_counts_in_millions() -> None:
+    w = workload_from_proto(ParseDict({**SMALL_MODEL, "parameters": 41.6e6}, pb.Workload()))
+
+    assert w.inferred == (
+        "inferred tied_embeddings=true from workload.parameters 41.6M: the architecture has "
+        "41.5M with it, 57.9M without",
+    )
+
+
+def test_a_small_models_mismatch_states_both_counts_in_millions() -> None:
+    with pytest.raises(InvalidInput) as err:
+        workload_from_proto(ParseDict({**SMALL_MODEL, "parameters": 90e6}, pb.Workload()))
+
+    assert "states 90M parameters but the architecture has 57.9M" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("count", "said"),
+    [(41.5e6, "41.5M"), (999.6e6, "1B"), (1.02e9, "1.02B"), (405.8e9, "406B"), (1.6e12, "1.6T")],
+)
+def test_a_parameter_count_is_said_in_its_unit_with_three_digits(count: float, said: str) -> None:
+    assert parameter_count(count) == said

@@ -41,7 +41,7 @@ from optimizer.registry.schema import message_values, record_values
 from optimizer.registry.topologies import FAT_TREE, TOPOLOGIES
 from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import size_network
-from optimizer.workload.model import Workload
+from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.presets import preset
 
 DEFAULT_SWITCH_RADIX = 64
@@ -115,20 +115,20 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
     best = min(variants, key=error)
     if error(best) > PARAMETER_TOLERANCE:
         tried = "; ".join(
-            f"{_flags(v)}: {v.parameters / 1e9:.1f}B" for v in sorted(variants, key=error)
+            f"{_flags(v)}: {parameter_count(v.parameters)}" for v in sorted(variants, key=error)
         )
         fixed = f" ({', '.join(explicit)} set by the request, not varied)" if explicit else ""
         raise InvalidInput(
-            f"states {stated / 1e9:.1f}B parameters but the architecture has "
-            f"{w.parameters / 1e9:.1f}B, more than {PARAMETER_TOLERANCE:.0%} apart; tried "
+            f"states {parameter_count(stated)} parameters but the architecture has "
+            f"{parameter_count(w.parameters)}, more than {PARAMETER_TOLERANCE:.0%} apart; tried "
             f"{tried}{fixed}. Check layers, hidden_size, ffn_hidden_size, heads and vocab_size",
             field="workload.parameters",
         )
     changed = [n for n in free if getattr(best, n) != getattr(w, n)]
     note = (
         f"inferred {', '.join(f'{n}={str(getattr(best, n)).lower()}' for n in changed)} from "
-        f"workload.parameters {stated / 1e9:.1f}B: the architecture has "
-        f"{best.parameters / 1e9:.1f}B with it, {w.parameters / 1e9:.1f}B without"
+        f"workload.parameters {parameter_count(stated)}: the architecture has "
+        f"{parameter_count(best.parameters)} with it, {parameter_count(w.parameters)} without"
     )
     return replace(best, inferred=(*w.inferred, note))
 

@@ -20,6 +20,20 @@ PRECISIONS = ("bf16", "fp8")
 # schedules (interleaved or not) and PyTorch FSDP; "deepspeed": DeepSpeed's PipelineEngine
 # (Megatron-DeepSpeed, GPT-NeoX, MT-NLG) and its ZeRO-3.
 FRAMEWORKS = ("megatron", "deepspeed")
+# Units of a parameter count as model names write them (BERT-Large 340M, Llama 3 70B, 1.6T),
+# largest first; a count below a million is still said in M.
+_PARAMETER_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
+
+
+def parameter_count(n: float) -> str:
+    """``n`` parameters as notes and errors say it: 57.9M, 8.03B, 405B, 1.6T. Three significant
+    digits, so counts 2 % apart (workload.parameters' tolerance) never read the same, in the
+    largest unit that keeps the number at 1 or more once rounded (0.9996e9 is 1B)."""
+    scale, unit = next(
+        ((s, u) for s, u in _PARAMETER_UNITS if float(f"{n / s:.3g}") >= 1.0),
+        _PARAMETER_UNITS[-1],
+    )
+    return f"{n / scale:.3g}{unit}"
 
 
 @hashed_once
