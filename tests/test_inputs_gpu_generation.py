@@ -10,7 +10,7 @@ from google.protobuf.json_format import ParseDict
 
 from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.api import estimate
-from optimizer.performance.calibration import generation, generation_from_peak
+from optimizer.performance.calibration import generation, generation_from_hardware
 from optimizer.performance.convert import cluster_from_proto
 
 WORKLOAD: dict[str, Any] = {"model": "llama3-8b", "training_tokens": 1e11}
@@ -67,4 +67,41 @@ def test_an_unknown_peak_says_the_default_generation_was_used() -> None:
 
 
 def test_a_peak_shared_by_differently_calibrated_generations_is_not_guessed() -> None:
-    assert generation_from_peak(2500) is None  # GB200 (0.55) and MI355X (0.45)
+    assert generation_from_hardware(2500, 288) is None  # GB300 (0.55) and MI355X (0.45)
+
+
+# The memory tells apart generations of one peak (an H200 is an H100 die with 141 GB).
+@pytest.mark.parametrize(
+    ("peak_tflops", "memory_gb", "expected"),
+    [(989, 141, "H200"), (2250, 288, "B300"), (2500, 186, "GB200"), (1307, 256, "MI325X")],
+)
+def test_the_memory_tells_apart_generations_of_one_peak(
+    peak_tflops: float, memory_gb: float, expected: str
+) -> None:
+    cluster = _cluster(gpu_peak_tflops=peak_tflops, gpu_memory_gb=memory_gb)
+
+    c = cluster_from_proto(ParseDict(cluster, pb.Cluster()))
+
+    assert generation(c.gpu_model).name == expected
+
+
+def test_an_h200_note_says_the_memory_decided() -> None:
+    cluster = _cluster(gpu_peak_tflops=989, gpu_memory_gb=141)
+    request = ParseDict({"workload": WORKLOAD, "cluster": cluster}, pb.EstimateRequest())
+
+    notes = list(estimate(request).notes)
+
+    assert any(
+        "H200 inferred from gpu_peak_tflops 989 and gpu_memory_gb 141 (its dense BF16 peak is "
+        "989.4 TFLOP/s, its memory 141 GB)" in n
+        for n in notes
+    )
+
+
+def test_a_memory_no_generation_of_the_peak_has_is_said() -> None:
+    cluster = _cluster(gpu_peak_tflops=989, gpu_memory_gb=96)
+    request = ParseDict({"workload": WORKLOAD, "cluster": cluster}, pb.EstimateRequest())
+
+    notes = list(estimate(request).notes)
+
+    assert any("gpu_memory_gb 96 matches none of H100 80 GB, H200 141 GB" in n for n in notes)

@@ -238,7 +238,7 @@ def generation(gpu_model: str) -> GpuGeneration:
     return GENERATIONS[max(names, key=len)] if names else GENERATIONS["default"]
 
 
-# --- issue 14 (inputs): the generation from the BF16 peak when gpu_model is missing --------
+# --- issue 14 (inputs): the generation from the BF16 peak and memory when gpu_model is missing
 # Dense BF16 peaks per GPU (TFLOP/s) as the bundled catalogs (catalogs/*/servers.csv) and
 # shared/reference/hardware/gpus.csv list them. A request that states gpu_peak_tflops but no
 # gpu_model gets the generation whose peak this is, instead of the "default" one.
@@ -257,6 +257,30 @@ PEAK_BF16_TFLOPS: dict[str, float] = {
 # Vendors round their peaks differently (989 vs 989.4; 1307 vs 1307.4): 3 % separates every
 # pair of distinct peaks above (the closest, 2250 and 2500, are 11 % apart).
 PEAK_TOLERANCE = 0.03
+# HBM per GPU (GB), which tells apart generations of one peak (an H200 is an H100 with 141 GB,
+# and 4.8 TB/s instead of 3.35). A100, H100, H200, B200, MI300X: shared/reference/hardware/
+# gpus.csv (mem_gb_per_gpu); B300 288 (acecloud.ai 2026-02-23), GB200 186 (13.4 TB HBM per
+# 72-GPU rack, aiwiki.ai), GB300 288 (serversimply.com, Supermicro GB300 NVL72), MI325X 256
+# (awesomeagents.ai), MI355X 288 (theregister.com 2025-06-12): the sources of the gen-2026
+# catalog's rows (catalogs/gen-2026/servers.csv). A100 also comes with 40 GB: alone at its
+# peak, it needs no memory to be told apart.
+MEMORY_GB: dict[str, float] = {
+    "A100": 80.0,
+    "H100": 80.0,
+    "H200": 141.0,
+    "B200": 180.0,
+    "B300": 288.0,
+    "GB200": 186.0,
+    "GB300": 288.0,
+    "MI300X": 192.0,
+    "MI325X": 256.0,
+    "MI355X": 288.0,
+}
+# Capacities are stated usable or raw, or as first announced (H200 141 GB of six 24 GB stacks,
+# 144; B200 and GB200 announced with 192 GB: UNVERIFIED, not in shared/reference): up to 7 %
+# apart. 10 % takes either while every pair sharing a peak stays apart (the closest, MI300X
+# 192 and MI325X 256 GB, are 25 % apart).
+MEMORY_TOLERANCE = 0.10
 
 
 def generations_at_peak(peak_tflops: float) -> tuple[str, ...]:
@@ -268,11 +292,21 @@ def generations_at_peak(peak_tflops: float) -> tuple[str, ...]:
     )
 
 
-def generation_from_peak(peak_tflops: float) -> str | None:
-    """The generation a bare peak identifies: the first listed when all its matches share
-    the calibrated kernel efficiency (H100 for H100/H200, whose compute is the same); None
-    when the peak matches none, or generations calibrated differently (GB200 and MI355X)."""
-    names = generations_at_peak(peak_tflops)
+def generations_at(peak_tflops: float, memory_gb: float) -> tuple[str, ...]:
+    """The generations at ``peak_tflops`` whose memory is within MEMORY_TOLERANCE of
+    ``memory_gb`` (H200, not H100, at 989 TFLOP/s and 141 GB); all those at the peak when the
+    memory matches none of them."""
+    at_peak = generations_at_peak(peak_tflops)
+    by_memory = tuple(n for n in at_peak if abs(memory_gb / MEMORY_GB[n] - 1.0) <= MEMORY_TOLERANCE)
+    return by_memory or at_peak
+
+
+def generation_from_hardware(peak_tflops: float, memory_gb: float) -> str | None:
+    """The generation a peak and a memory size identify (``generations_at``): the first
+    listed when all its matches share the calibrated kernel efficiency (H100 for H100/H200
+    when the memory is neither's); None when they match none, or generations calibrated
+    differently (GB300 and MI355X, both 2500 TFLOP/s and 288 GB)."""
+    names = generations_at(peak_tflops, memory_gb)
     if not names:
         return None
     efficiencies = {GENERATIONS[n].kernel_efficiency for n in names}

@@ -18,8 +18,10 @@ from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import (
     GENERATIONS,
+    MEMORY_GB,
     PEAK_BF16_TFLOPS,
-    generation_from_peak,
+    generation_from_hardware,
+    generations_at,
     generations_at_peak,
 )
 from optimizer.performance.cluster import NOMINAL_NIC_GBPS, ClusterSpec
@@ -143,26 +145,39 @@ def _flags(w: Workload) -> str:
 
 
 def gpu_model_note(msg: pb.Cluster, c: ClusterSpec) -> str | None:
-    """What the estimate should say about a GPU generation the request did not name."""
+    """What the estimate should say about a GPU generation the request did not name: which
+    was inferred from what (``generations_at``), or why the default one was used."""
     if msg.gpu_model or msg.server_sku:
         return None
-    peak = c.gpu_peak_tflops
+    peak, memory = c.gpu_peak_tflops, c.gpu_memory_gb
+    at_peak = generations_at_peak(peak)
+    matches = generations_at(peak, memory)
+    by_memory = matches != at_peak  # the memory told generations of this peak apart
+    given = f"gpu_peak_tflops {peak:g}" + (f" and gpu_memory_gb {memory:g}" if by_memory else "")
+    unmatched = (
+        f"; gpu_memory_gb {memory:g} matches none of "
+        + ", ".join(f"{n} {MEMORY_GB[n]:g} GB" for n in at_peak)
+        if len(at_peak) > 1 and not by_memory
+        else ""
+    )
     if c.gpu_model:
+        facts = f"its dense BF16 peak is {PEAK_BF16_TFLOPS[c.gpu_model]:g} TFLOP/s" + (
+            f", its memory {MEMORY_GB[c.gpu_model]:g} GB" if by_memory else ""
+        )
         return (
             f"cluster.gpu_model not given: GPU generation {c.gpu_model} inferred from "
-            f"gpu_peak_tflops {peak:g} (its dense BF16 peak is "
-            f"{PEAK_BF16_TFLOPS[c.gpu_model]:g} TFLOP/s)"
+            f"{given} ({facts}{unmatched})"
         )
-    candidates = generations_at_peak(peak)
     why = (
-        f"matches {' and '.join(candidates)}, calibrated differently"
-        if candidates
+        f"{'match' if by_memory else 'matches'} {' and '.join(matches)}, calibrated "
+        f"differently{unmatched}"
+        if matches
         else "matches no calibrated generation ("
         + ", ".join(f"{n} {p:g}" for n, p in PEAK_BF16_TFLOPS.items())
         + ")"
     )
     return (
-        f"cluster.gpu_model not given and gpu_peak_tflops {peak:g} {why}: used the 'default' "
+        f"cluster.gpu_model not given; {given} {why}: used the 'default' "
         "generation's kernel efficiency (set cluster.gpu_model to choose one)"
     )
 
@@ -275,8 +290,8 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
             raise InvalidInput(
                 "required (or give cluster.server_sku and a catalog)", field=f"cluster.{name}"
             )
-    if not fields.get("gpu_model"):  # issue 14 (inputs): the generation the peak identifies
-        inferred = generation_from_peak(fields["gpu_peak_tflops"])
+    if not fields.get("gpu_model"):  # issue 14 (inputs): the generation peak and memory identify
+        inferred = generation_from_hardware(fields["gpu_peak_tflops"], fields["gpu_memory_gb"])
         if inferred is not None:
             fields["gpu_model"] = inferred
     family = TOPOLOGIES.resolve(
