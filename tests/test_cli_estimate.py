@@ -212,3 +212,14 @@ def _parse(spec: dict[str, Any]) -> estimate_pb2.EstimateRequest:
     from google.protobuf import json_format
 
     return json_format.ParseDict(spec, estimate_pb2.EstimateRequest())
+
+
+def test_the_table_counts_a_small_model_in_millions(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _spec(tmp_path, workload__model="mpt-125m", workload__training_tokens=1e9)
+
+    code, out, _ = _run(capsys, str(path))
+
+    assert code == 0
+    assert "124M" in next(row for row in out.splitlines() if "parameters" in row)

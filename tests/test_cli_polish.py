@@ -87,3 +87,12 @@ def test_an_excluded_vendor_matches_without_regard_to_case(
     assert result.code == 0
     for design in json.loads(result.out)["designs"]:
         assert vendor not in {line["vendor"] for line in design["bom"]}
+
+
+def test_workloads_table_counts_small_presets_in_millions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows = run(capsys, "workloads").out.splitlines()
+
+    mpt = next(row for row in rows if "mpt-125m" in row)
+    assert "124M" in mpt

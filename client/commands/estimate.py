@@ -31,6 +31,8 @@ def read_request(path: str) -> estimate_pb2.EstimateRequest:
 def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
     from rich.table import Table
 
+    from optimizer.workload.model import parameter_count
+
     table = Table(title="training-time estimate", show_header=False)
     table.add_column("quantity")
     table.add_column("value", justify="right")
@@ -54,7 +56,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ),
         ("step time (s)", f"{resp.step_time_s:.3f}"),
         ("steps", f"{resp.steps:,.0f}"),
-        ("parameters (B)", f"{resp.parameters / 1e9:,.2f}"),
+        ("parameters", parameter_count(resp.parameters)),
         ("tokens/s", f"{resp.tokens_per_s:,.0f}"),
         ("model TFLOP/s per GPU", f"{resp.model_tflops_per_gpu:.1f}"),
         ("hardware TFLOP/s per GPU", f"{resp.hardware_tflops_per_gpu:.1f}"),

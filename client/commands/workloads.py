@@ -35,14 +35,16 @@ def preset_record(name: str, workload: Workload, source: str) -> dict[str, objec
 def _table(presets: list[tuple[str, Workload]]) -> Table:
     from rich.table import Table
 
+    from optimizer.workload.model import parameter_count
+
     table = Table(title=f"workload presets ({len(presets)}); --format json adds the sources")
     table.add_column("name", no_wrap=True)
-    for header in ("params (B)", "layers", "sequence", "tokens"):
+    for header in ("params", "layers", "sequence", "tokens"):
         table.add_column(header, justify="right", no_wrap=True)
     for name, w in presets:
-        params = f"{w.parameters / 1e9:,.1f}"
+        params = parameter_count(w.parameters)
         if w.is_moe:
-            params += f" ({w.active_parameters / 1e9:,.1f} active)"
+            params += f" ({parameter_count(w.active_parameters)} active)"
         table.add_row(
             name,
             params,
