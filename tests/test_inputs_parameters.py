@@ -7,6 +7,7 @@ saying so in the estimate's notes; if none matches it refuses, naming the field.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,11 @@ from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance.convert import request_from_proto, workload_from_proto
+from optimizer.performance.errors import PlanInfeasible
+from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.model import parameter_count
+from optimizer.workload.presets import preset
 
 LLAMA3_405B: dict[str, Any] = {
     "layers": 126,
@@ -157,7 +162,22 @@ def test_a_small_models_mismatch_states_both_counts_in_millions() -> None:
 
 @pytest.mark.parametrize(
     ("count", "said"),
-    [(41.5e6, "41.5M"), (999.6e6, "1B"), (1.02e9, "1.02B"), (405.8e9, "406B"), (1.6e12, "1.6T")],
+    [
+        (41.5e6, "41.5M"),
+        (999.6e6, "1B"),
+        (1.02e9, "1.02B"),
+        (405.8e9, "406B"),
+        (1.6e12, "1.6T"),
+        (1e15, "1,000T"),  # the request limit: '.3g' alone said 1e+03T
+    ],
 )
 def test_a_parameter_count_is_said_in_its_unit_with_three_digits(count: float, said: str) -> None:
     assert parameter_count(count) == said
+
+
+def test_the_planners_no_plan_fits_error_says_a_small_model_in_millions() -> None:
+    # It read "mpt-125m (0.1B parameters)" (and a 50M model "0.0B").
+    c = replace(cluster_for(HGX_H100, 8), gpu_memory_gb=0.2)
+
+    with pytest.raises(PlanInfeasible, match=r"mpt-125m \(124M parameters\)"):
+        plan_and_estimate(preset("mpt-125m"), c)

@@ -72,7 +72,7 @@ from optimizer.performance.plan_pricing import (
 )
 from optimizer.workload.flops import hardware_flops_per_step
 from optimizer.workload.memory import FamilyLoads, peak_gb
-from optimizer.workload.model import Workload
+from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     deepest_depth,
@@ -1155,7 +1155,7 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
             check_plan(w, c, plan)
         check_degrees(w, c, plan)
     raise PlanInfeasible(
-        f"no parallel plan fits {w.name} ({w.parameters / 1e9:.1f}B parameters) in "
+        f"no parallel plan fits {w.name} ({parameter_count(w.parameters)} parameters) in "
         f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB",
         field="cluster.gpus",
     )

@@ -33,7 +33,9 @@ def parameter_count(n: float) -> str:
         ((s, u) for s, u in _PARAMETER_UNITS if float(f"{n / s:.3g}") >= 1.0),
         _PARAMETER_UNITS[-1],
     )
-    return f"{n / scale:.3g}{unit}"
+    value = n / scale
+    # Past 999T (the request limit is 1e15) ".3g" would switch to exponent notation.
+    return f"{value:.3g}{unit}" if value < 1000 else f"{value:,.0f}{unit}"
 
 
 @hashed_once
