@@ -102,10 +102,10 @@ def test_a_stock_limited_cheapest_switch_gives_way_to_the_next_switch() -> None:
 
 
 def test_a_stock_limited_cheapest_link_gives_way_to_the_next_link() -> None:
-    catalog = _with_stock(_bundled("infiniband-ndr"), "links", "NDR-DAC-400G-2M", 1)
+    catalog = _with_stock(_bundled("infiniband-ndr"), "links", "NDR-DAC-800G-2x400G-2M", 1)
     base = rule_of_thumb(catalog, _spec(*MEDIUM))
     assert base is not None
-    assert _bought(base).get("NDR-DAC-400G-2M", 0) <= 1
+    assert _bought(base).get("NDR-DAC-800G-2x400G-2M", 0) <= 1
     assert check_bom(base.design, base.bom, catalog) == []
 
 

@@ -19,7 +19,7 @@ from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog
 from optimizer.topology.bom import build_bom
 from optimizer.topology.check import check_bom
-from optimizer.topology.compat import cable_fits_ends, fits_end, switch_end
+from optimizer.topology.compat import cable_fits_ends, cage_gbps, fits_end, switch_end
 from optimizer.topology.design import Design
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import physical_plan
@@ -53,10 +53,11 @@ def _with_reach(catalog: Catalog, sku: str, reach_m: float) -> Catalog:
 
 def test_a_switch_end_says_its_port_is_broken_out_below_the_port_speed() -> None:
     sn5600 = dataclasses.replace(SWITCHES["SN5600"], ports_per_cage=None)
-    assert switch_end(sn5600, 400) == "switch@800"
-    assert switch_end(sn5600, 800) == "switch"
+    assert switch_end(sn5600, 400, broken_out=True) == "switch@800"
+    assert switch_end(sn5600, 400) == "switch"  # a tier that needs no breakout: a whole port
+    assert switch_end(sn5600, 800, broken_out=True) == "switch"
     assert switch_end(sn5600) == "switch"
-    assert switch_end(SWITCHES["SN5600"], 400) == "switch:800@800"  # the catalog states its cage
+    assert switch_end(SWITCHES["SN5600"], 400, broken_out=True) == "switch:800@800"
 
 
 def test_only_a_part_of_the_port_speed_fills_a_broken_out_port() -> None:
@@ -164,7 +165,7 @@ def test_every_bundled_catalog_fills_its_broken_out_ports() -> None:
         for sw in catalog.switches:
             for speed in (sw.port_speed_gbps // n for n in range(2, sw.breakout + 1)):
                 fabric = "infiniband" if sw.fabric_family == "infiniband" else "roce"
-                ends = ("host", switch_end(sw, speed))
+                ends = ("host", switch_end(sw, speed, broken_out=True))
                 for option in link_options(3.0, speed, fabric, catalog, ends):
                     at_switch = [
                         lk
@@ -172,7 +173,7 @@ def test_every_bundled_catalog_fills_its_broken_out_ports() -> None:
                         if lk.sku in dict(option.parts) and lk.kind != "fiber"
                         if lk.kind != "transceiver" or lk.fits_side == "switch"
                     ]
-                    assert [lk.speed_gbps for lk in at_switch] == [sw.port_speed_gbps], (
+                    assert [lk.speed_gbps for lk in at_switch] == [cage_gbps(sw)], (
                         path.name,
                         sw.sku,
                         option.label,

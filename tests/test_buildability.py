@@ -56,16 +56,18 @@ def _nic_ports(bom: BillOfMaterials) -> int:
 def _nic_link_ends(bom: BillOfMaterials, catalog: Catalog) -> int:
     """NIC ports the BOM's links reach: node-leaf links end on one, torus links on two.
 
-    A cable (DAC or AOC) is one link. A transceiver sits at one end: a host-side module is at
+    A cable (DAC or AOC) is one link, a splitter one per narrow end (ports_per_module).
+    A transceiver sits at one end: a host-side module is at
     a NIC port, a switch-side (twin-port) module at switch ports only, and a module that fits
     either side is one of a pair per link, the NIC end's on a node-leaf link and both ends'
     on a torus link.
     """
     sides = {lk.sku: lk.fits_side for lk in catalog.links}
+    ports = {lk.sku: lk.module_ports for lk in catalog.links}
     total = 0.0
     for ln in bom.lines:
         if ln.category == "cable":
-            total += ln.quantity * {"node-leaf": 1, "torus": 2}.get(ln.tier, 0)
+            total += ln.quantity * ports[ln.sku] * {"node-leaf": 1, "torus": 2}.get(ln.tier, 0)
         elif ln.category == "transceiver" and ln.tier in ("node-leaf", "torus"):
             side = sides[ln.sku]
             if side == "host" or ln.tier == "torus":

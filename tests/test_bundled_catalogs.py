@@ -11,6 +11,7 @@ import pytest
 from optimizer.catalog import load_catalog, load_catalog_report
 from optimizer.catalog.model import Catalog, Nic, Switch
 from optimizer.catalog.resolve import bundled_catalogs
+from optimizer.topology.compat import link_fits
 
 # Catalog folder -> the fabric it exists to offer.
 EXPECTED = {
@@ -55,10 +56,7 @@ def _links(
     return [
         lk.sku
         for lk in catalog.links
-        if lk.kind in kinds
-        and lk.speed_gbps == speed_gbps
-        and lk.reach_m >= reach_m
-        and lk.fabric_family in (_FAMILY[fabric], "any")
+        if lk.kind in kinds and link_fits(lk, speed_gbps, fabric) and lk.reach_m >= reach_m
     ]
 
 

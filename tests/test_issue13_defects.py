@@ -52,15 +52,18 @@ def _bom_multiset(design: optimize_pb2.Design) -> Counter[tuple[str, str]]:
 
 
 def _nic_ends_cabled(design: optimize_pb2.Design, catalog: str) -> int:
-    """NIC ports the BOM's links reach. A cable on a node-leaf link has one NIC end, on a
-    torus link two; of transceivers, a host-side module sits at a NIC port, a module that
-    fits either side is one of a pair per link (the NIC's on node-leaf, both on a torus)."""
+    """NIC ports the BOM's links reach. A cable on a node-leaf link has one NIC end (a
+    splitter one per narrow end), on a torus link two; of transceivers, a host-side module
+    sits at a NIC port, a module that fits either side is one of a pair per link (the NIC's
+    on node-leaf, both on a torus)."""
     # getattr: the same check runs on trees from before links had a side (defaults: any).
-    sides = {link.sku: getattr(link, "fits_side", "any") for link in resolve_catalog(catalog).links}
+    links = resolve_catalog(catalog).links
+    sides = {link.sku: getattr(link, "fits_side", "any") for link in links}
+    ports = {link.sku: getattr(link, "module_ports", 1) for link in links}
     ends = 0.0
     for b in design.bom:
         if b.category == "cable":
-            ends += b.quantity * {"node-leaf": 1, "torus": 2}.get(b.tier, 0)
+            ends += b.quantity * ports[b.sku] * {"node-leaf": 1, "torus": 2}.get(b.tier, 0)
         elif b.category == "transceiver" and b.tier in ("node-leaf", "torus"):
             side = sides[b.sku]
             if side == "host" or b.tier == "torus":
@@ -245,7 +248,9 @@ def test_defect_8_explanations_hold_when_re_solved(capsys: pytest.CaptureFixture
     named an "InfiniBand torus" on a catalog without InfiniBand parts (`--catalog
     ethernet-budget --workload llama3-70b --target-hours 10`) and 2,048 DGX-B200 where stock
     is 96 (`--catalog infiniband-ndr --workload llama3-70b --target-hours 300 --vendor
-    NVIDIA`). Each claim re-solved in full: test_optimizer_explain.py."""
+    NVIDIA`; now with `--vendor generic` too: the catalog's fiber is generic, and without it
+    no NVIDIA part joins two Quantum-2 cages beyond 5 m, since an AOC there is a splitter).
+    Each claim re-solved in full: test_optimizer_explain.py."""
     llama = "--catalog ethernet-budget --workload llama3-8b --tokens 1e12 --target-hours 336"
     answer = _optimize(capsys, llama)
     said = answer.sensitivity
@@ -267,7 +272,9 @@ def test_defect_8_explanations_hold_when_re_solved(capsys: pytest.CaptureFixture
     none_ib = _optimize(capsys, "--catalog ethernet-budget --workload llama3-70b --target-hours 10")
     assert none_ib.status == "INFEASIBLE" and "InfiniBand" not in none_ib.diagnosis
     short = _optimize(
-        capsys, "--catalog infiniband-ndr --workload llama3-70b --target-hours 300 --vendor NVIDIA"
+        capsys,
+        "--catalog infiniband-ndr --workload llama3-70b --target-hours 300 "
+        "--vendor NVIDIA --vendor generic",
     )
     stock = stock_limits(resolve_catalog("infiniband-ndr"))
     named = re.findall(r"([\d,]+) x ([\w.-]+)", short.diagnosis)

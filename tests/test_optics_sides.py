@@ -197,8 +197,8 @@ def test_a_cable_has_no_side(tmp_path: Path) -> None:
     shutil.copytree(CATALOGS / "infiniband-ndr", tmp_path / "cat")
     links = tmp_path / "cat" / "links.csv"
     lines = links.read_text().splitlines()
-    dac = next(i for i, ln in enumerate(lines) if ln.startswith("NDR-DAC-400G-2M"))
-    lines[dac] = lines[dac].replace(",,OSFP,", ",host,OSFP,")
+    dac = next(i for i, ln in enumerate(lines) if ln.startswith("NDR-DAC-800G-2x400G-2M"))
+    lines[dac] = lines[dac].replace(",,OSFP,2", ",host,OSFP,2")
     links.write_text("\n".join(lines) + "\n")
     report = load_catalog_report(tmp_path / "cat")
     assert [(p.table, p.column) for p in report.errors] == [("links", "side")]

@@ -424,11 +424,14 @@ COLUMNS: tuple[Column, ...] = (
         "int",
         "ports",
         False,
-        "Ports one transceiver cage holds: 2 for a Quantum-X800 Q3400 (144 x 800G from 72 "
-        "twin-port OSFP cages), 1 for an SN5600 (64 x 800G OSFP). A switch-side module must "
-        "fill a cage: its speed_gbps = port_speed_gbps x ports_per_cage (a 1.6T 2 x 800G "
-        "module fits the Q3400, not the SN5600). It divides ports. Empty: not stated, any "
-        "switch-side module fits.",
+        "Ports one transceiver cage holds: 2 for a Quantum-2 QM9700 (64 x 400G from 32 "
+        "twin-port OSFP cages) or a Quantum-X800 Q3400 (144 x 800G from 72), 1 for an SN5600 "
+        "(64 x 800G OSFP). A switch-side module must fill a cage: its speed_gbps = "
+        "port_speed_gbps x ports_per_cage (a 1.6T 2 x 800G module fits the Q3400, not the "
+        "SN5600). A cage of 2 or more ports takes only plugs that fill it: a splitter's wide "
+        "end (links.ports_per_module) to NICs, or a cable of the cage's speed between two "
+        "such cages (an 800G twin-port DAC carries two 400G links); never a 400G plug. It "
+        "divides ports. Empty: not stated, any switch-side module fits.",
         minimum=1,
         maximum=16,
     ),
@@ -523,9 +526,10 @@ COLUMNS: tuple[Column, ...] = (
         "ports",
         "Links one transceiver serves at speed_gbps / ports_per_module each (2: a twin-port "
         "2x400G OSFP on 800G speed_gbps); the whole module also runs one link at speed_gbps. "
-        "On a dac, aec or aoc: a fan-out cable, one speed_gbps end that fills a switch port "
+        "On a dac, aec or aoc: a fan-out cable, one speed_gbps end that fills a switch cage "
         "and ports_per_module ends at speed_gbps / ports_per_module (an 800G OSFP to 2 x 400G "
-        "splitter: 800, 2); the only part that serves a broken-out port. Empty: 1.",
+        "splitter: 800, 2), priced per cable; the only cable that serves a broken-out port, "
+        "or NICs at a twin-port cage (switches.ports_per_cage). Empty: 1.",
         8,
         required=False,
     ),

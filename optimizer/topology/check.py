@@ -15,7 +15,9 @@ fiber-length, length, reach, stock, unit-price, extended-price, capex, network-c
 racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
 optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
 breakout (straight cables slower than the switch port take a whole port each, more ports
-than the tier's switches have; a fan-out cable whose wide end fills no switch port there),
+than the tier's switches have; a fan-out cable whose wide end fills no switch cage there),
+cable-cage (a cable plug that cannot fill the twin-port switch cage it lands in: a single
+400G plug or a splitter's narrow end in a Quantum-2 cage),
 nic-cage (a cable or host-side module whose plug does not fit the NIC's cage),
 no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
@@ -38,6 +40,7 @@ from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
+    cage_gbps,
     fabric_family,
     fits_cage,
     fits_end,
@@ -320,7 +323,7 @@ def _check_network(
             straight = _straight_cables(lines, catalog, sw.port_speed_gbps)
             whole = sum(straight[g] * ends for g, ends in groups)
             out += _check_whole_ports(tier, whole, used, count[tier], sw, nic.speed_gbps)
-    return out + _check_fan_outs(lines, catalog, tier_sku)
+    return out + _check_cable_plugs(lines, catalog, tier_sku)
 
 
 def _straight_cables(lines: list[BomLine], catalog: Catalog, below_gbps: int) -> Counter[str]:
@@ -399,10 +402,14 @@ def _check_nic_cages(lines: list[BomLine], catalog: Catalog, nic: Nic) -> list[V
     return out
 
 
-def _check_fan_outs(
+def _check_cable_plugs(
     lines: list[BomLine], catalog: Catalog, tier_sku: dict[str, Switch]
 ) -> list[Violation]:
-    """A fan-out cable's wide end fills one switch port of its speed at an end of its group."""
+    """Every cable plug fills the switch cage it lands in. A fan-out cable's wide end fills
+    one cage of its speed at an end of its group (``breakout``). A cage of several ports (a
+    Quantum-2 twin-port cage, 2 x 400G) takes only a plug of the whole cage (``cable-cage``):
+    a straight cable of the cage's speed at either end, a fan-out cable's one wide end;
+    never a single-port plug nor a splitter's narrow end (hardware.md sections 3-4)."""
     parts = {lk.sku: lk for lk in catalog.links}
     first = "leaf" if "leaf" in tier_sku else "router"  # the tier hosts plug into
     out = []
@@ -411,17 +418,30 @@ def _check_fan_outs(
         tiers = GROUP_END_TIERS.get(ln.tier, ())
         ends = [tier_sku.get(first if t == "first" else t) for t in tiers if t != "host"]
         there = [sw for sw in ends if sw is not None]
-        if part.module_ports == 1 or any(sw.port_speed_gbps == part.speed_gbps for sw in there):
-            continue
-        ports = ", ".join(sorted({f"{sw.sku} {sw.port_speed_gbps}G" for sw in there})) or "none"
-        out.append(
-            Violation(
-                "breakout",
-                f"{part.sku} is a fan-out cable ({part.speed_gbps}G to {part.module_ports} x "
-                f"{part.port_speed_gbps}G); its {part.speed_gbps}G end fills no switch port "
-                f"on {ln.tier} (ports there: {ports})",
+        fan_out = part.module_ports > 1
+        if fan_out and not any(cage_gbps(sw) == part.speed_gbps for sw in there):
+            cages = ", ".join(sorted({f"{sw.sku} {cage_gbps(sw)}G" for sw in there})) or "none"
+            out.append(
+                Violation(
+                    "breakout",
+                    f"{part.sku} is a fan-out cable ({part.speed_gbps}G to {part.module_ports} "
+                    f"x {part.port_speed_gbps}G); its {part.speed_gbps}G end fills no switch "
+                    f"cage on {ln.tier} (cages there: {cages})",
+                )
             )
-        )
+        twins = [sw for sw in there if (sw.ports_per_cage or 1) > 1]
+        wide_plugs = 1 if fan_out else 2
+        if any(cage_gbps(sw) != part.speed_gbps for sw in twins) or len(twins) > wide_plugs:
+            cages = ", ".join(sorted({f"{sw.sku} {cage_gbps(sw)}G" for sw in twins}))
+            plug = "a splitter's narrow end" if fan_out else f"a {part.speed_gbps}G plug"
+            out.append(
+                Violation(
+                    "cable-cage",
+                    f"{part.sku} on {ln.tier}: {plug} cannot fill a twin-port cage there "
+                    f"({cages} per cage, switches.ports_per_cage); a twin-port cage takes a "
+                    "twin-port module, a splitter's twin-port end or a twin-port cable",
+                )
+            )
     return out
 
 
@@ -514,11 +534,7 @@ def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
         if part.fits_side != "switch" or not caged:
             continue
         if not any(fits_end(part, switch_end(sw)) for sw in caged):
-            cages = ", ".join(
-                sorted(
-                    {f"{sw.sku} {sw.port_speed_gbps * (sw.ports_per_cage or 1)}G" for sw in caged}
-                )
-            )
+            cages = ", ".join(sorted({f"{sw.sku} {cage_gbps(sw)}G" for sw in caged}))
             out.append(
                 Violation(
                     "optic-cage",

@@ -23,6 +23,12 @@ Modelling rules
   cable whose wide end runs at the port speed (an 800G OSFP to 2 x 400G splitter, NVIDIA
   MCP7Y00; hardware.md section 4.1). A straight cable takes a whole port, so it is not
   offered there; a fan-out cable has one wide end, so it needs exactly one broken-out end.
+- A cage of several ports is shared the same way whatever the tier needs: a Quantum-2 twin-port
+  OSFP cage (2 x 400G; QM9700/QM9790, hardware.md section 3) takes a twin-port module, the
+  twin-port end of a splitter (800G to 2 x 400G, one cage to two NICs) or a twin-port cable
+  (800G, both ends twin-port: two links between the same two switches, bought as one 800G
+  cage-to-cage link where every switch pair carries an even count, ``fat_tree.uplink_lanes``
+  at the cage bandwidth); never a single-port 400G plug.
 - A cable or host-side module plugs into a NIC only with the form factor of its cage
   (hardware.md section 2: a ConnectX-7 MCX75310AAS-NEAT has an OSFP cage for flat-top OSFP
   modules, an MCX653105A-HDAT a QSFP56 one); a QSFP-DD cage also takes QSFP28/56/112 plugs
@@ -79,8 +85,9 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
 def fits_end(link: Link, end: str) -> bool:
     """The part may sit at a link end of this kind (``host`` or ``switch``; ``host:F``: a NIC
     whose cage is of form factor F; ``switch:C``: a switch whose cage holds C Gb/s, where a
-    module must fill the cage; ``...@P``: a switch port of P Gb/s broken out, which only a
-    part of speed P fills; see ``switch_end`` and ``host_end``)."""
+    module must fill the cage; ``...@P``: a cage of P Gb/s shared by slower links, a
+    twin-port cage or a broken-out port, which only a part of speed P fills; see
+    ``switch_end`` and ``host_end``)."""
     head, _, port_gbps = end.partition("@")
     kind, _, cage = head.partition(":")
     if link.kind == "fiber":
@@ -115,24 +122,33 @@ def host_end(nic: Nic | None) -> str:
 
 def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
     """A straight cable plugs into ports at its own speed at both ends; a fan-out cable's wide
-    end fills exactly one broken-out switch port (its narrow ends plug in at their speed)."""
+    end fills exactly one shared switch cage (its narrow ends plug in at their speed)."""
     broken_out = sum("@" in end for end in ends)
     wide_ends = 1 if cable.module_ports > 1 else 0
     return broken_out == wide_ends and all(fits_end(cable, end) for end in ends)
 
 
 # issue 16 (fabric800)
-def switch_end(switch: Switch, speed_gbps: int | None = None) -> str:
-    """The link end ``switch`` offers: ``switch``, or ``switch:C`` with C its cage bandwidth
-    (port speed x ``ports_per_cage``: 1600 for a Q3400 twin-port cage, 800 for an SN5600)
-    when the catalog states it, so a module that does not fill the cage is not offered.
-    Links at ``speed_gbps`` below the port speed break the port out: ``@P`` (P the port
-    speed) asks for a part that fills the port (``fits_end``)."""
-    end = "switch"
-    if switch.ports_per_cage is not None:
-        end = f"switch:{switch.port_speed_gbps * switch.ports_per_cage}"
-    if speed_gbps is not None and speed_gbps < switch.port_speed_gbps:
-        end = f"{end}@{switch.port_speed_gbps}"
+def cage_gbps(switch: Switch) -> int:
+    """What one of the switch's cages carries: port speed x ``ports_per_cage`` (a Quantum-2
+    twin-port cage 2 x 400G = 800, a Q3400 1600, an SN5600 800); the port speed where the
+    catalog does not state its cages."""
+    return switch.port_speed_gbps * (switch.ports_per_cage or 1)
+
+
+def switch_end(switch: Switch, speed_gbps: int | None = None, *, broken_out: bool = False) -> str:
+    """The link end ``switch`` offers to links at ``speed_gbps``: ``switch``, or ``switch:C``
+    with C its cage bandwidth (``cage_gbps``) when the catalog states it, so a module that
+    does not fill the cage is not offered. Links slower than the cage share it, ``@C``, and
+    only a part of speed C fills it (``fits_end``): always at a cage of several ports (a
+    Quantum-2 twin-port cage takes a twin-port module, a splitter's twin-port end or a
+    twin-port cable, never a single 400G plug; hardware.md sections 3-4), and at a one-port
+    cage where the tier breaks its ports out (``broken_out``)."""
+    cage = cage_gbps(switch)
+    end = "switch" if switch.ports_per_cage is None else f"switch:{cage}"
+    shared = broken_out or (switch.ports_per_cage or 1) > 1
+    if speed_gbps is not None and speed_gbps < cage and shared:
+        end = f"{end}@{cage}"
     return end
 
 

@@ -30,11 +30,12 @@ Rules (k = usable ports per switch at the endpoint speed, o = down:up ratio at a
 - Longest shortest path: 3 switches (two tiers), 5 switches (three tiers).
 - Uplinks at switch speed (``uplink_lanes``): ports are counted at the endpoint speed (an
   800G port with breakout 2 is two 400G ports). Where both tiers of a switch-to-switch group
-  have ports f times the endpoint speed and every switch pair of the group carries a multiple
-  of f endpoint-speed links (a full mesh: links = f * m * lower * upper switches), each f of
-  them run as one link at the port speed (one 800G cable or twin-port optic pair instead of
-  two 400G). Port use and aggregate bandwidth are unchanged, so the sizing and the estimator
-  are too; only the links bought (and their parts) change.
+  have cages of f times the endpoint speed (an 800G port, or a Quantum-2 twin-port cage of
+  2 x 400G) and every switch pair of the group carries a multiple of f endpoint-speed links
+  (a full mesh: links = f * m * lower * upper switches), each f of them run as one link at
+  the cage's speed (one 800G cable or twin-port optic pair instead of two 400G). Port use
+  and aggregate bandwidth are unchanged, so the sizing and the estimator are too; only the
+  links bought (and their parts) change.
 """
 
 from __future__ import annotations
@@ -308,18 +309,19 @@ def clos_required(args: SizingArgs, leaves: int) -> Requirement:
 
 
 def uplink_lanes(
-    sizing: NetworkSizing, group: str, port_speed_gbps: dict[str, int], speed_gbps: int
+    sizing: NetworkSizing, group: str, cage_gbps: dict[str, int], speed_gbps: int
 ) -> int:
-    """Endpoint-speed links that one ``group`` link bundles at the switches' port speed
-    (1: the group runs at the endpoint speed). ``port_speed_gbps`` is each tier's SKU port
-    speed; see the module docstring for the rule."""
+    """Endpoint-speed links that one ``group`` link bundles at the switches' cage bandwidth
+    (1: the group runs at the endpoint speed). ``cage_gbps`` is each tier's SKU cage
+    bandwidth (``compat.cage_gbps``: its port speed, both ports of a twin-port cage); see
+    the module docstring for the rule."""
     tiers = GROUP_TIERS.get(group)
-    if tiers is None or speed_gbps <= 0 or any(t not in port_speed_gbps for t in tiers):
+    if tiers is None or speed_gbps <= 0 or any(t not in cage_gbps for t in tiers):
         return 1
     lower, upper = sizing.tier(tiers[0]), sizing.tier(tiers[1])
     if lower is None or upper is None:
         return 1
-    lanes, rest = divmod(min(port_speed_gbps[t] for t in tiers), speed_gbps)
+    lanes, rest = divmod(min(cage_gbps[t] for t in tiers), speed_gbps)
     planes = sizing.planes  # issue 16 (fabric800): the mesh is within one plane
     mesh = (lower.switches // planes) * (upper.switches // planes)
     if rest or lanes < 2 or (sizing.links(group) // planes) % (mesh * lanes):

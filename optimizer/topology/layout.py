@@ -359,7 +359,7 @@ def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) 
 def buildable_lanes(
     sizing: NetworkSizing,
     group: str,
-    port_speed_gbps: dict[str, int],
+    cage_gbps: dict[str, int],
     speed_gbps: int,
     length_m: float,
     fabric: str,
@@ -367,10 +367,10 @@ def buildable_lanes(
     ends_at: Callable[[int], tuple[str, str] | None] = lambda _: None,
 ) -> int:
     """``fat_tree.uplink_lanes`` where the catalog has a cable or optics pair reaching
-    ``length_m`` at the port speed; 1 (links at the endpoint speed) otherwise. ``ends_at``:
+    ``length_m`` at the cage speed; 1 (links at the endpoint speed) otherwise. ``ends_at``:
     the group's ends for links at a speed (issue 16, fabric800: the switches' cages; broken
     out below their port speed)."""
-    lanes = uplink_lanes(sizing, group, port_speed_gbps, speed_gbps)
+    lanes = uplink_lanes(sizing, group, cage_gbps, speed_gbps)
     if lanes == 1:
         return 1
     ends = ends_at(speed_gbps * lanes) or group_ends(group)

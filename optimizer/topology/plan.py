@@ -16,6 +16,7 @@ from optimizer.errors import InvalidInput
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import (
+    cage_gbps,
     host_end,
     nic_fits_fabric,
     ports_at_speed,
@@ -152,19 +153,22 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         liquid_cooled=layout.liquid_installed(server.cooling),  # issue 17 (facility)
         leaf_in_row=server.rack_scale,  # issue 16 (rackscale)
     )
-    port_speeds = {d.tier: by_sku[d.sku].port_speed_gbps for d in demands}
+    # A twin-port cage's links bundle as one cage-to-cage link like a faster port's (a
+    # Quantum-2 twin-port cable carries two 400G links between the same two switches).
+    cage_speeds = {d.tier: cage_gbps(by_sku[d.sku]) for d in demands}
     # A tier breaks its ports out only where its busiest switch needs more ports than it has
     # cages; otherwise every link may take a whole port, a straight cable included.
     broken_out = {d.tier: d.busiest_ports_used > by_sku[d.sku].ports for d in demands}
 
     def ends_at(group: str) -> Callable[[int], tuple[str, str] | None]:
         """The group's ends for links at a speed: each switch's cage (issue 16, fabric800),
-        its ports broken out below their speed where the tier needs the breakout."""
+        shared by links slower than it at a twin-port cage, and where the tier needs the
+        breakout."""
         return lambda gbps: tier_ends(
             sizing,
             group,
             {
-                d.tier: switch_end(by_sku[d.sku], gbps if broken_out[d.tier] else None)
+                d.tier: switch_end(by_sku[d.sku], gbps, broken_out=broken_out[d.tier])
                 for d in demands
             },
             host_end(nic),
@@ -184,7 +188,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
             buildable_lanes(
                 sizing,
                 g.name,
-                port_speeds,
+                cage_speeds,
                 speed_gbps,
                 placement.length_m(g.name),
                 design.fabric,
