@@ -52,12 +52,12 @@ def _with_reach(catalog: Catalog, sku: str, reach_m: float) -> Catalog:
 
 
 def test_a_switch_end_says_its_port_is_broken_out_below_the_port_speed() -> None:
-    sn5600 = dataclasses.replace(SWITCHES["SN5600"], ports_per_cage=None)
+    sn5600 = dataclasses.replace(SWITCHES["SN5600"], ports_per_cage=None, form_factor=None)
     assert switch_end(sn5600, 400, broken_out=True) == "switch@800"
     assert switch_end(sn5600, 400) == "switch"  # a tier that needs no breakout: a whole port
     assert switch_end(sn5600, 800, broken_out=True) == "switch"
     assert switch_end(sn5600) == "switch"
-    assert switch_end(SWITCHES["SN5600"], 400, broken_out=True) == "switch:800@800"
+    assert switch_end(SWITCHES["SN5600"], 400, broken_out=True) == "switch:800:OSFP@800"
 
 
 def test_only_a_part_of_the_port_speed_fills_a_broken_out_port() -> None:
@@ -116,18 +116,18 @@ def test_a_switch_with_a_cage_per_link_takes_straight_cables() -> None:
     """24 links on 64 cages need no breakout: each takes a whole port, a straight cable
     included (the independent enumerator found this cheaper build)."""
     plan_ends = {d.group: d.link_ends for d in physical_plan(_single_switch(24), ROCE).links}
-    assert plan_ends == {"node-leaf": ("host", "switch:800")}
+    assert plan_ends == {"node-leaf": ("host", "switch:800:OSFP800")}
     assert physical_plan(_single_switch(65), ROCE).links[0].link_ends == (
         "host",
-        "switch:800@800",
+        "switch:800:OSFP800@800",
     )
 
 
 def test_check_bom_counts_the_whole_port_each_straight_cable_takes() -> None:
     """64 cages: 112 straight 400G cables need 112 of them (the README's old $20M answer)."""
-    catalog = _with_reach(ROCE, "DAC-400G-QSFP112-3M", 30.0)
+    catalog = _with_reach(ROCE, "AEC-400G-7M", 30.0)
     design = _single_switch(112)
-    straight = LinkOption("cable", (("DAC-400G-QSFP112-3M", 1),), 30.0, 25_000, 0.1)
+    straight = LinkOption("cable", (("AEC-400G-7M", 1),), 30.0, 50_000, 0.1)
     bom = build_bom(design, catalog, {"node-leaf": [(straight, 112)]})
     violations = check_bom(design, bom, catalog)
     assert [v.code for v in violations] == ["breakout"]
@@ -136,9 +136,9 @@ def test_check_bom_counts_the_whole_port_each_straight_cable_takes() -> None:
 
 def test_check_bom_accepts_straight_cables_while_the_cages_last() -> None:
     """20 straight cables take 20 of the 64 cages: buildable, if wasteful."""
-    catalog = _with_reach(ROCE, "DAC-400G-QSFP112-3M", 30.0)
+    catalog = _with_reach(ROCE, "AEC-400G-7M", 30.0)
     design = _single_switch(20)
-    straight = LinkOption("cable", (("DAC-400G-QSFP112-3M", 1),), 30.0, 25_000, 0.1)
+    straight = LinkOption("cable", (("AEC-400G-7M", 1),), 30.0, 50_000, 0.1)
     bom = build_bom(design, catalog, {"node-leaf": [(straight, 20)]})
     assert check_bom(design, bom, catalog) == []
 

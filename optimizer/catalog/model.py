@@ -17,6 +17,18 @@ PROTOCOLS = tuple(dict.fromkeys(f.nic_protocol for f in FABRICS))
 LINK_KINDS = ("dac", "aec", "aoc", "transceiver", "fiber")
 LINK_FABRICS = (*FABRIC_FAMILIES, "any")
 LINK_SIDES = ("host", "switch", "any")
+# Switch cage form factors (hardware.md section 3); OSFP800/OSFP224 are OSFP cages and
+# QSFP-DD800 a QSFP-DD cage by mechanics, named as the datasheets name them.
+SWITCH_CAGES = (
+    "OSFP",
+    "OSFP800",
+    "OSFP224",
+    "QSFP-DD",
+    "QSFP-DD800",
+    "QSFP112",
+    "QSFP56",
+    "QSFP28",
+)
 SERVER_COOLING = ("air", "liquid", "either")
 """How a server is cooled: air only, liquid only (direct-to-chip cold plates), or either way
 (one SKU sold in both variants); a facility without liquid cooling takes air and either."""
@@ -150,6 +162,9 @@ class Switch:
     # issue 16 (fabric800): ports one cage (and so one switch-side module) holds: 2 for a
     # Q3400's twin-port OSFP, 1 for an SN5600's 800G OSFP; None: not stated, any module fits.
     ports_per_cage: int | None = None
+    # The form factor of its cages (SWITCH_CAGES: OSFP, OSFP800, QSFP-DD, ...); None where
+    # not stated, any plug fits.
+    form_factor: str | None = None
     # issue 14 (sharp): the switch reduces all-reduce data in the network (InfiniBand SHARP:
     # Quantum-2, Quantum-X800); a design gets the credit only when every switch offers it.
     in_network_reduction: bool = False

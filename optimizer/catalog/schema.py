@@ -20,6 +20,7 @@ from optimizer.catalog.model import (
     LINK_SIDES,
     PROTOCOLS,
     SERVER_COOLING,
+    SWITCH_CAGES,
 )
 
 # --- Limits (documented in docs/catalogs.md; checked before any parsing work) -------------------
@@ -437,6 +438,19 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column(
         "switches",
+        "form_factor",
+        "enum",
+        "",
+        False,
+        "Form factor of its cages, as its datasheet names it: OSFP (SN5600, Quantum-2), "
+        "OSFP800 (Edgecore AS9817-64O), QSFP-DD800 (AS9817-64D), QSFP-DD, QSFP112, QSFP56, "
+        "QSFP28. A cable or module at the switch plugs in only with that form factor "
+        "(links.form_factor; OSFP800 and OSFP224 cages are OSFP, a QSFP-DD800 cage is "
+        "QSFP-DD and takes QSFP plugs too). Empty: not stated, any fits.",
+        allowed=SWITCH_CAGES,
+    ),
+    Column(
+        "switches",
         "lossless",
         "bool",
         "",
@@ -515,9 +529,9 @@ COLUMNS: tuple[Column, ...] = (
         "text",
         "",
         False,
-        "Plug form factor, e.g. OSFP, OSFP-flat, QSFP112: a cable's or host-side module's "
-        "must fit the NIC's cage (nics.form_factor; OSFP-flat is an OSFP plug). Empty: not "
-        "stated, fits any cage.",
+        "Plug form factor, e.g. OSFP, OSFP-flat, QSFP112: a cable's or module's must fit the "
+        "cage it plugs into (nics.form_factor, switches.form_factor; OSFP-flat and "
+        "OSFP-finned are OSFP plugs). Empty: not stated, fits any cage.",
     ),
     _positive(
         "links",

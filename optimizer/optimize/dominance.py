@@ -237,7 +237,16 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
     switches = _keep_efficient(
         prices,
         catalog.switches,
-        lambda w: (w.fabric_family, w.lossless, w.ports, w.port_speed_gbps, w.breakout),
+        # its cages decide which cables and optics fit it: another cage, another part list
+        lambda w: (
+            w.fabric_family,
+            w.lossless,
+            w.ports,
+            w.port_speed_gbps,
+            w.breakout,
+            w.ports_per_cage,
+            w.form_factor,
+        ),
         lambda a, b: (
             a.power_w <= b.power_w
             and a.rack_units <= b.rack_units

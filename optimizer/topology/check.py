@@ -14,6 +14,8 @@ switch-sku, switch-count, switch-ports, endpoint-unlinked, link-count, optic-sid
 fiber-length, length, reach, stock, unit-price, extended-price, capex, network-cents, power,
 racks, plane-split (issue 16: a multi-plane NIC's tiers not whole copies per plane),
 optic-cage (issue 16: a switch-side module that fills no cage of the switches it joins),
+switch-cage (a cable or module whose plug does not fit the form factor of the switch cages
+it lands in, switches.form_factor),
 breakout (straight cables slower than the switch port take a whole port each, more ports
 than the tier's switches have; a fan-out cable whose wide end fills no switch cage there),
 cable-cage (a cable plug that cannot fill the twin-port switch cage it lands in: a single
@@ -519,18 +521,39 @@ def _check_in_network(lines: list[BomLine], catalog: Catalog) -> list[Violation]
 
 
 def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
-    """A switch-side module fills one cage of a switch at its group's ends where that switch
-    states ``ports_per_cage`` (a 1.6T twin-port module fits a Q3400 cage, not an SN5600's)."""
+    """A cable or module at a switch end of its group plugs into the switches' cages: of
+    their form factor (``switch-cage``, ``switches.form_factor``: a QSFP-DD plug does not go
+    into an OSFP800 cage; a cable at every switch it joins, a module at one of them), and a
+    switch-side module fills one cage where the switch states ``ports_per_cage``
+    (``optic-cage``: a 1.6T twin-port module fits a Q3400 cage, not an SN5600's)."""
     switches = {s.sku: s for s in catalog.switches}
     parts = {lk.sku: lk for lk in catalog.links}
     at_tier = {ln.tier: switches[ln.sku] for ln in lines if ln.category == "switch"}
     first = "leaf" if "leaf" in at_tier else "router"  # the tier hosts plug into
+    plugs = [ln for ln in lines if ln.category in ("cable", "transceiver")]
+    switch_side = {ln.tier for ln in plugs if parts[ln.sku].fits_side == "switch"}
     out = []
-    for ln in (ln for ln in lines if ln.category == "transceiver"):
+    for ln in plugs:
         part = parts[ln.sku]
         tiers = GROUP_END_TIERS.get(ln.tier, ())
         ends = [at_tier.get(first if t == "first" else t) for t in tiers if t != "host"]
-        caged = [sw for sw in ends if sw is not None and sw.ports_per_cage is not None]
+        there = [sw for sw in ends if sw is not None]
+        if not there or not _at_a_switch(part, "host" in tiers, ln.tier in switch_side):
+            continue
+        fitting = [
+            sw for sw in there if fits_cage(part.form_factor, sw.form_factor or "", top="finned")
+        ]
+        if len(fitting) < (len(there) if part.kind != "transceiver" else 1):
+            misfits = sorted({f"{sw.sku} {sw.form_factor}" for sw in there if sw not in fitting})
+            out.append(
+                Violation(
+                    "switch-cage",
+                    f"{part.sku} ({part.form_factor} plug) on {ln.tier} does not fit the "
+                    f"cages of {', '.join(misfits)} (switches.form_factor)",
+                )
+            )
+            continue
+        caged = [sw for sw in fitting if sw.ports_per_cage is not None]
         if part.fits_side != "switch" or not caged:
             continue
         if not any(fits_end(part, switch_end(sw)) for sw in caged):
@@ -543,6 +566,16 @@ def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
                 )
             )
     return out
+
+
+def _at_a_switch(part: Link, host_end: bool, group_has_switch_side: bool) -> bool:
+    """A cable plugs into every switch its group joins; a module by its side, one that fits
+    any end sitting at the switch unless its host-to-switch group buys switch-side modules."""
+    if part.kind != "transceiver":
+        return True
+    if part.fits_side != "any":
+        return part.fits_side == "switch"
+    return not (host_end and group_has_switch_side)
 
 
 # end issue 16 (fabric800)

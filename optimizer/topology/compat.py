@@ -29,10 +29,12 @@ Modelling rules
   (800G, both ends twin-port: two links between the same two switches, bought as one 800G
   cage-to-cage link where every switch pair carries an even count, ``fat_tree.uplink_lanes``
   at the cage bandwidth); never a single-port 400G plug.
-- A cable or host-side module plugs into a NIC only with the form factor of its cage
+- A cable or module plugs into a NIC or a switch only with the form factor of its cage
   (hardware.md section 2: a ConnectX-7 MCX75310AAS-NEAT has an OSFP cage for flat-top OSFP
-  modules, an MCX653105A-HDAT a QSFP56 one); a QSFP-DD cage also takes QSFP28/56/112 plugs
-  (the QSFP-DD MSA's backward compatibility). Where either side is not stated, it fits.
+  modules, an MCX653105A-HDAT a QSFP56 one; section 3: an SN5600 has OSFP cages, an
+  Edgecore AS9817-64O OSFP800, an AS9817-64D QSFP-DD800); a QSFP-DD cage also takes
+  QSFP28/56/112 plugs (the QSFP-DD MSA's backward compatibility), and OSFP800/OSFP224 are
+  OSFP cages and plugs (the OSFP MSA). Where either side is not stated, it fits.
 """
 
 from __future__ import annotations
@@ -85,16 +87,19 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
 def fits_end(link: Link, end: str) -> bool:
     """The part may sit at a link end of this kind (``host`` or ``switch``; ``host:F``: a NIC
     whose cage is of form factor F; ``switch:C``: a switch whose cage holds C Gb/s, where a
-    module must fill the cage; ``...@P``: a cage of P Gb/s shared by slower links, a
-    twin-port cage or a broken-out port, which only a part of speed P fills; see
-    ``switch_end`` and ``host_end``)."""
-    head, _, port_gbps = end.partition("@")
-    kind, _, cage = head.partition(":")
+    module must fill the cage; ``switch:F`` or ``switch:C:F``: a switch whose cages are of
+    form factor F; ``...@P``: a cage of P Gb/s shared by slower links, a twin-port cage or a
+    broken-out port, which only a part of speed P fills; see ``switch_end`` and
+    ``host_end``)."""
+    head, _, shared_gbps = end.partition("@")
+    kind, *stated = head.split(":")
+    cage = next((s for s in stated if s.isdigit()), "")
+    form = next((s for s in stated if not s.isdigit()), "")
     if link.kind == "fiber":
         return True
-    if port_gbps and link.speed_gbps != int(port_gbps):
+    if shared_gbps and link.speed_gbps != int(shared_gbps):
         return False
-    if kind == "host" and not fits_cage(link.form_factor, cage):
+    if not fits_cage(link.form_factor, form, top="finned" if kind == "switch" else "flat"):
         return False
     if link.kind != "transceiver":
         return True
@@ -104,15 +109,25 @@ def fits_end(link: Link, end: str) -> bool:
 
 
 _QSFP_PLUGS = frozenset({"QSFP28", "QSFP56", "QSFP112"})
+_MECHANICAL = {"OSFP800": "OSFP", "OSFP224": "OSFP", "QSFP-DD800": "QSFP-DD"}
+"""Cages and plugs named by their rate that are mechanically the older form factor (the
+OSFP MSA's OSFP800/OSFP224, the QSFP-DD MSA's QSFP-DD800); the rate is ``speed_gbps``'s
+to check."""
 
 
-def fits_cage(form_factor: str, cage: str) -> bool:
-    """A plug of ``form_factor`` goes into a NIC cage of ``cage`` (either unstated: it fits;
-    a flat-top OSFP module is an OSFP plug; a QSFP-DD cage also takes QSFP plugs)."""
+def fits_cage(form_factor: str, cage: str, *, top: str = "flat") -> bool:
+    """A plug of ``form_factor`` goes into a cage of ``cage`` (either unstated: it fits). A
+    module's ``top`` fits its cage: a NIC's OSFP cage takes a flat-top OSFP module
+    (``-flat``), a switch's a finned one (``-finned``, ``top="finned"``). OSFP800 and
+    OSFP224 are OSFP; a QSFP-DD cage, QSFP-DD800 included, also takes QSFP plugs."""
     if not form_factor or not cage:
         return True
-    plug = form_factor.removesuffix("-flat")
+    plug, cage = _mechanical(form_factor.removesuffix(f"-{top}")), _mechanical(cage)
     return plug == cage or (cage == "QSFP-DD" and plug in _QSFP_PLUGS)
+
+
+def _mechanical(form_factor: str) -> str:
+    return _MECHANICAL.get(form_factor, form_factor)
 
 
 def host_end(nic: Nic | None) -> str:
@@ -139,13 +154,17 @@ def cage_gbps(switch: Switch) -> int:
 def switch_end(switch: Switch, speed_gbps: int | None = None, *, broken_out: bool = False) -> str:
     """The link end ``switch`` offers to links at ``speed_gbps``: ``switch``, or ``switch:C``
     with C its cage bandwidth (``cage_gbps``) when the catalog states it, so a module that
-    does not fill the cage is not offered. Links slower than the cage share it, ``@C``, and
-    only a part of speed C fills it (``fits_end``): always at a cage of several ports (a
-    Quantum-2 twin-port cage takes a twin-port module, a splitter's twin-port end or a
-    twin-port cable, never a single 400G plug; hardware.md sections 3-4), and at a one-port
-    cage where the tier breaks its ports out (``broken_out``)."""
+    does not fill the cage is not offered, and ``:F`` its cages' form factor where stated
+    (``switches.form_factor``: a QSFP-DD plug does not go into an OSFP800 cage). Links
+    slower than the cage share it, ``@C``, and only a part of speed C fills it
+    (``fits_end``): always at a cage of several ports (a Quantum-2 twin-port cage takes a
+    twin-port module, a splitter's twin-port end or a twin-port cable, never a single 400G
+    plug; hardware.md sections 3-4), and at a one-port cage where the tier breaks its ports
+    out (``broken_out``)."""
     cage = cage_gbps(switch)
     end = "switch" if switch.ports_per_cage is None else f"switch:{cage}"
+    if switch.form_factor:
+        end = f"{end}:{switch.form_factor}"
     shared = broken_out or (switch.ports_per_cage or 1) > 1
     if speed_gbps is not None and speed_gbps < cage and shared:
         end = f"{end}@{cage}"
