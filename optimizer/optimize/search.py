@@ -564,6 +564,8 @@ def _search_time_first(
                 server = servers[key.server_sku]
 
                 def ideal(n: int, k: TimeKey = key) -> float:
+                    if not TOPOLOGIES.get(k.topology).scale_out:
+                        return timer.hours(k, n)  # one node: no network to idealise
                     return timer.ideal_hours(
                         k.server_sku,
                         k.fabric,
