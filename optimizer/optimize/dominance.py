@@ -19,7 +19,8 @@ designs rank ahead of any design on it. A 5,000-SKU list of a few server classes
 handful per class.
 
 Only parts the request may buy (its vendor filters, its lead-time cap) count as a dominator:
-a part that beats another but is excluded must not remove it. Lead time is otherwise no
+a part that beats another but is excluded must not remove it. Links it may not buy are left
+out altogether, since a BOM picks its links from the catalog. Lead time is otherwise no
 count: nothing but that cap reads it.
 """
 
@@ -192,8 +193,9 @@ def prune_dominated(
 
     ``top_k``: also drop servers that at least ``top_k`` usable servers dominate (None keeps
     every server). ``usable``: the servers, NICs and switches the request may buy (only they
-    dominate), ``links_usable`` the same for links, with ``usable_key`` naming the filters for
-    the per-catalog memo (equal keys, equal filters). Without filters every part may dominate.
+    dominate); ``links_usable``: the links it may buy (the others are left out: a BOM takes
+    its links from the catalog); ``usable_key`` names the filters for the per-catalog memo
+    (equal keys, equal filters). Without filters every part may dominate.
     """
     memo = _PRUNED.get(id(catalog))
     if memo is None or memo.catalog() is not catalog:
@@ -257,10 +259,14 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
         ),
         usable,
     )
-    fibers = _matchable_fibers(catalog.links)
+    # A BOM takes its links from the catalog (topology.bom.cheapest_links), so the links the
+    # request may not buy are left out, not only kept from dominating: the search's greedy
+    # BOMs, which bound and prune it, then build from the same links as the MIP.
+    buyable = [lk for lk in catalog.links if links_usable(lk)]
+    fibers = _matchable_fibers(buyable)
     links = fibers + _keep_efficient(
         prices,
-        [lk for lk in catalog.links if lk.kind != "fiber"],
+        [lk for lk in buyable if lk.kind != "fiber"],
         lambda lk: (
             lk.kind,
             lk.speed_gbps,
@@ -272,7 +278,7 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
             lk.reach_m if lk.kind == "transceiver" else None,
         ),
         lambda a, b: a.power_w <= b.power_w and a.reach_m >= b.reach_m,
-        links_usable,  # links are filtered by lead time only (optimizer.optimize.problem)
+        _everything,  # every link left may be bought
     )
     every: tuple[Server | Nic | Switch | Link, ...] = (*servers, *nics, *switches, *links)
     kept = {p.sku for p in every}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import TcoPrices, tco_prices
 from optimizer.optimize.backends import Backend, Limits, SolveResult, SolveStatus
-from optimizer.optimize.candidates import Costed, design_order
+from optimizer.optimize.candidates import Costed, design_order, part_allowed
 from optimizer.optimize.formulation import (
     Bounds,
     CandidateRow,
@@ -94,22 +94,6 @@ def spec_tco_prices(catalog: Catalog, spec: OptimizeSpec) -> TcoPrices:
     return tco_prices((*catalog.servers, *catalog.nics, *catalog.switches), spec.cost_model)
 
 
-def _link_allowed(catalog: Catalog, spec: OptimizeSpec) -> set[str]:
-    """Link SKUs the request's vendor and lead-time filters leave in play."""
-    lead = spec.constraints.max_lead_time_days
-    return {
-        lk.sku
-        for lk in catalog.links
-        if (not spec.allowed_vendors or lk.vendor in spec.allowed_vendors)
-        and lk.vendor not in spec.excluded_vendors
-        and not (
-            lead is not None
-            and lk.availability.lead_time_days is not None
-            and lk.availability.lead_time_days > lead
-        )
-    }
-
-
 class RowBuilder:
     """Turns physical plans into MIP rows, caching each link class's buildable options."""
 
@@ -117,7 +101,8 @@ class RowBuilder:
         self.catalog = catalog
         self.spec = spec
         self.options: dict[LinkClass, list[LinkOption]] = {}
-        self._allowed = _link_allowed(catalog, spec)
+        # the links the request's vendor filters and lead-time cap leave in play
+        self._allowed = {lk.sku for lk in catalog.links if part_allowed(spec, lk)}
         self.tco = spec_tco_prices(catalog, spec)  # issue 17 (tco)
 
     def row(self, plan: PhysicalPlan, time_s: int, group: int) -> CandidateRow | None:

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 
-from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
+from optimizer.catalog.model import Catalog
 from optimizer.cost.tco import breakdown_of
 from optimizer.errors import SolverFailed
 from optimizer.optimize.backends import Limits, SolveResult, SolveStatus, get_backend
@@ -86,7 +86,7 @@ def optimize(
         catalog,
         top_k=spec.top_k,
         usable=SearchSpace.allowed_by(spec) if filtered else None,
-        links_usable=_link_lead_filter(spec) if filtered else None,
+        links_usable=SearchSpace.allowed_by(spec) if filtered else None,
         usable_key=_filters_key(spec),
     )
     layout = facility_layout(spec)  # issue 17 (facility): the hall's limits
@@ -373,17 +373,6 @@ def _filters_key(spec: OptimizeSpec) -> tuple[object, ...]:
     """What the request's part filters read (equal keys, equal filters; all empty: none)."""
     c = spec.constraints
     return (spec.allowed_vendors, spec.excluded_vendors, c.max_lead_time_days, c.cooling)
-
-
-def _link_lead_filter(spec: OptimizeSpec) -> Callable[[Server | Nic | Switch | Link], bool]:
-    """The links the request's lead-time cap lets it buy (optimizer.optimize.problem)."""
-    lead = spec.constraints.max_lead_time_days
-
-    def usable(part: Server | Nic | Switch | Link) -> bool:
-        days = part.availability.lead_time_days
-        return lead is None or days is None or days <= lead
-
-    return usable
 
 
 def _for_baseline(catalog: Catalog) -> Catalog:
