@@ -652,17 +652,23 @@ def smallest_meeting(
     Time is non-increasing in the node count (the planner may leave GPUs idle;
     tests/test_planner.py), so a bracket and a bisection find it exactly. The bracket starts
     at ``guess`` (e.g. a similar key's answer, often right, then two probes settle it) and
-    grows geometrically, so the search costs about log2 of the distance to the answer.
+    grows geometrically, so the search costs about log2 of the distance to the answer. A size
+    no plan fits (infinite hours) meets no target, not even an infinite one (none given).
     """
     if lo > hi:
         return None
+
+    def meets(n: int) -> bool:
+        took = hours(n)
+        return took <= target_hours and math.isfinite(took)
+
     g = min(max(guess, lo), hi)
-    if hours(g) <= target_hours:
+    if meets(g):
         ok, bad = g, lo - 1  # lo - 1 stands for "below the range": never bought
         step = 1
         while ok - bad > 1:  # grow the bracket downward, then bisect
             probe = max(bad + 1, ok - step)
-            if hours(probe) <= target_hours:
+            if meets(probe):
                 ok = probe
                 step *= 2
             else:
@@ -675,7 +681,7 @@ def smallest_meeting(
             step = max(step, math.ceil(g * t_bad / target_hours * 1.02) - g)
         while True:  # grow the bracket upward
             probe = min(hi, bad + step)
-            if hours(probe) <= target_hours:
+            if meets(probe):
                 ok = probe
                 break
             if probe == hi:
@@ -683,7 +689,7 @@ def smallest_meeting(
             bad, step = probe, step * 2
     while ok - bad > 1:
         mid = (ok + bad) // 2
-        if hours(mid) <= target_hours:
+        if meets(mid):
             ok = mid
         else:
             bad = mid
