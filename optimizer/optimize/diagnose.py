@@ -9,20 +9,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from optimizer.catalog.model import Catalog
+from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
 from optimizer.optimize.backends import SolveStatus
+from optimizer.optimize.candidates import (
+    SearchSpace,
+    is_switchless,
+    part_allowed,
+    part_refused_by,
+    with_catalog_vendors,
+)
 from optimizer.optimize.explain import (
     NOT_COMPUTED,
     UNLIMITED_BUDGET_CENTS,
     Resolver,
     describe,
+    fabric_label,
+    topology_label,
     usd,
 )
 from optimizer.optimize.facility import facility_diagnosis
 from optimizer.optimize.formulation import stock_limits
-from optimizer.optimize.request import Objective, OptimizeSpec
+from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import RankedDesign
 from optimizer.registry.objectives import Measure
+from optimizer.registry.topologies import TOPOLOGIES
+from optimizer.topology.compat import link_fits, nic_fits_fabric, switch_fits_fabric
 
 TIME_LIMIT_TEXT = (
     "the time limit ended the search before any design was found; raise solver.time_limit_s"
@@ -38,8 +49,11 @@ def diagnose(
     refusal: Callable[[], str | None] = lambda: None,
 ) -> str:
     """Say why nothing meets ``spec``: re-solve without the budget, power and rack caps and
-    say which one the cheapest design misses; failing that, name the fastest design the
-    catalog can build and stock can supply, and its time against the target."""
+    say which one the cheapest design misses; failing that, whether the parts the request's
+    vendor filters or lead-time cap leave out, or fabrics and topologies the allowed parts
+    cannot build, are what stops every design (with the cheapest design without them);
+    failing that, name the fastest design the catalog can build and stock can supply, and
+    its time against the target."""
     if clock_expired:
         return TIME_LIMIT_TEXT
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
@@ -56,6 +70,10 @@ def diagnose(
             return TIME_LIMIT_TEXT
         if relaxed.designs:
             return _over_a_cap(relaxed.designs[0], spec)
+    if (left_out := _left_out_parts(catalog, spec, caps, resolve)) is not None:
+        return left_out
+    if (unbuilt := _unbuildable_networks(catalog, spec, caps, resolve)) is not None:
+        return unbuilt
     # Nothing meets the target whatever the caps: the fastest design there is, within stock.
     fastest = resolve(
         catalog,
@@ -67,7 +85,8 @@ def diagnose(
             ),
         ),
     )
-    if fastest is None:
+    # A re-solve the clock cut short before any design proves nothing: not "no plan fits".
+    if fastest is None or (not fastest.designs and fastest.status == SolveStatus.TIME_LIMIT):
         return f"no design meets the constraints; the fastest buildable design: {NOT_COMPUTED}"
     if not fastest.designs:
         stock = "" if not stock_limits(catalog) else ", from the parts in stock"
@@ -91,6 +110,167 @@ def diagnose(
             f"{best.time_hours:,.0f} h ({describe(best)}){_stock_note(best, catalog)}"
         )
     return "no design can be built from the allowed parts"
+
+
+# What a BOM line's category is called where a diagnosis names the parts missing.
+_PART_CLASSES = {
+    "server": "servers",
+    "nic": "NICs",
+    "switch": "switches",
+    "cable": "cables",
+    "transceiver": "optics",
+    "fiber": "fiber",
+}
+
+
+def _left_out_parts(
+    catalog: Catalog, spec: OptimizeSpec, caps: Constraints, resolve: Resolver
+) -> str | None:
+    """When the network parts the request's vendor filters or lead-time cap leave out are
+    what stops every design: the cheapest design with them (on the servers the request
+    allows), which of its parts which field leaves out, and how to allow them. None when the
+    filters are not the cause (without them nothing can be built either) or the re-solve
+    ran out of time."""
+    if not (spec.allowed_vendors or spec.excluded_vendors or caps.max_lead_time_days):
+        return None
+    # The servers the request allows (every server when it allows none: then they are the cause)
+    servers = tuple(s for s in catalog.servers if part_allowed(spec, s)) or catalog.servers
+    opened = catalog if len(servers) == len(catalog.servers) else replace(catalog, servers=servers)
+    unfiltered = replace(
+        spec,
+        objective=Objective.MIN_COST,
+        constraints=replace(caps, max_lead_time_days=None),
+        allowed_vendors=(),
+        excluded_vendors=(),
+    )
+    relaxed = resolve(opened, unfiltered)
+    if relaxed is None or not relaxed.designs:
+        return None
+    best = relaxed.designs[0]
+    builtin = next(s.builtin_nic_sku for s in servers if s.sku == best.design.server_sku)
+    every: tuple[Server | Nic | Switch | Link, ...] = (
+        *servers,
+        *catalog.nics,
+        *catalog.switches,
+        *catalog.links,
+    )
+    parts = {p.sku: p for p in every}
+    by_field: dict[str, dict[str, Server | Nic | Switch | Link]] = {}
+    classes: dict[str, list[str]] = {}
+    for line in best.bom.lines:
+        part = parts.get(line.sku)
+        field = None if part is None or part.sku == builtin else part_refused_by(spec, part)
+        if part is None or field is None:
+            continue
+        by_field.setdefault(field, {})[part.sku] = part
+        named = classes.setdefault(field, [])
+        if _PART_CLASSES[line.category] not in named:
+            named.append(_PART_CLASSES[line.category])
+    if not by_field:
+        return None
+    reasons, fixes = [], []
+    for field, left in by_field.items():
+        what = _listed(classes[field])
+        if field == "constraints.max_lead_time_days":
+            days = max(p.availability.lead_time_days or 0 for p in left.values())
+            reasons.append(
+                f"{field} ({caps.max_lead_time_days:,.4g} days) leaves out the {what} it "
+                f"needs ({', '.join(left)}: up to {days:,.4g} days)"
+            )
+            fixes.append(f"raise {field} to {days:,.4g}")
+            continue
+        vendors = _listed(sorted({p.vendor for p in left.values()}, key=str.lower))
+        reasons.append(f"{field} leaves out {vendors}, the vendor of the {what} it needs")
+        fixes.append(
+            f"add {vendors} to allowed_vendors"
+            if field == "allowed_vendors"
+            else f"remove {vendors} from excluded_vendors"
+        )
+    goal = _goal(caps)
+    return (
+        f"no design{goal} can be built from the parts the request allows: the cheapest "
+        f"with the parts it leaves out is {describe(best)} at {usd(best.bom.capex_cents)}, "
+        f"and {'; '.join(reasons)}; to build it, {' and '.join(fixes)}"
+    )
+
+
+def _unbuildable_networks(
+    catalog: Catalog, spec: OptimizeSpec, caps: Constraints, resolve: Resolver
+) -> str | None:
+    """When the request's fabrics or topologies are ones the allowed parts cannot build (no
+    NIC speaks the fabric, no switch runs it, no cable or optic carries it; a direct family
+    without hardware that forwards): what is missing, and the cheapest design without the
+    restriction. None when nothing is missing or lifting it builds nothing either."""
+    space = SearchSpace(catalog, with_catalog_vendors(catalog, spec))
+    lacks = {f: why for f in spec.allowed_fabrics if (why := _fabric_lacks(space, f))}
+    topologies = [t for t in spec.allowed_topologies if _cannot_scale(space, t)]
+    if spec.allowed_fabrics and len(lacks) == len(spec.allowed_fabrics):
+        missing = "; ".join(lacks.values())
+        field, lifted = "allowed_fabrics", replace(spec, allowed_fabrics=())
+        named = ", ".join(spec.allowed_fabrics)
+    elif spec.allowed_topologies and len(topologies) == len(spec.allowed_topologies):
+        missing = "; ".join(
+            f"a {topology_label(t)} needs NICs or servers that forward traffic and none "
+            "allowed does (two nodes back to back at most)"
+            for t in topologies
+        )
+        field, lifted = "allowed_topologies", replace(spec, allowed_topologies=())
+        named = ", ".join(spec.allowed_topologies)
+    else:
+        return None
+    relaxed = resolve(catalog, replace(lifted, objective=Objective.MIN_COST, constraints=caps))
+    if relaxed is None or not relaxed.designs:
+        return None
+    best = relaxed.designs[0]
+    goal = _goal(caps)
+    return (
+        f"no design{goal} can be built with {field} ({named}): {missing}; without "
+        f"{field} the cheapest design{goal} is {describe(best)} at "
+        f"{usd(best.bom.capex_cents)}"
+    )
+
+
+def _fabric_lacks(space: SearchSpace, fabric: str) -> str | None:
+    """The part class the request's parts lack for any network of ``fabric``, or None."""
+    label = fabric_label(fabric)
+    nics = [n for n in space.nics if nic_fits_fabric(n, fabric)]
+    if not nics:
+        return f"no allowed NIC speaks {label}"
+    direct = [t for t in space.topologies if is_switchless(t) and TOPOLOGIES.get(t).scale_out]
+    if not any(switch_fits_fabric(w, fabric) for w in space.switches) and all(
+        _cannot_scale(space, t) for t in direct
+    ):
+        return f"no allowed switch runs {label}"
+    speeds = sorted({n.speed_gbps for n in nics})
+    links = [lk for lk in space.catalog.links if part_allowed(space.spec, lk)]
+    if not any(link_fits(lk, v, fabric) for lk in links for v in speeds):
+        return f"no allowed cable or optic carries {label} at {'/'.join(str(v) for v in speeds)}G"
+    return None
+
+
+def _forwards(space: SearchSpace, topology: str) -> bool:
+    """Some allowed hardware builds more than two nodes of ``topology``."""
+    family = TOPOLOGIES.get(topology)
+    return (
+        not family.needs_forwarding
+        or any(s.forwarding for s in space.servers)
+        or any(n.forwarding for n in space.nics)
+    )
+
+
+def _cannot_scale(space: SearchSpace, topology: str) -> bool:
+    """``topology`` is a multi-node family the allowed hardware builds two nodes of at most."""
+    return TOPOLOGIES.get(topology).scale_out and not _forwards(space, topology)
+
+
+def _goal(caps: Constraints) -> str:
+    target = caps.target_training_hours
+    return "" if target is None else f" that meets the {target:,.4g} h target"
+
+
+def _listed(words: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
 
 
 def _over_a_cap(best: RankedDesign, spec: OptimizeSpec) -> str:

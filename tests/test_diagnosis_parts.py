@@ -1,0 +1,85 @@
+"""An infeasible request's diagnosis names what really stops every design: the network parts
+its vendor filters or lead-time cap leave out, or a fabric or topology the allowed parts
+cannot build, with the field and what would fix it; "no parallel plan fits its memory" only
+where memory is the reason (docs/optimizer.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+
+# ethernet-budget's cables and optics are all from "generic"; its H100 server is Supermicro's.
+NO_CABLES = ["Supermicro", "NVIDIA", "Intel", "Arista", "Edgecore"]
+MEMORY = "no parallel plan fits its memory"
+
+
+def _diagnosis(catalog: str, constraints: dict[str, Any], **fields: Any) -> str:
+    """Llama 3 70B (two nodes at least, for memory) over ``catalog``: the diagnosis."""
+    resp = api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog=catalog,
+            top_k=1,
+            workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
+            constraints=optimize_pb2.Constraints(**constraints),
+            **fields,
+        )
+    )
+    assert resp.status == "INFEASIBLE" and not resp.designs
+    return resp.diagnosis
+
+
+def test_vendors_that_leave_out_every_cable_are_named_not_memory() -> None:
+    text = _diagnosis("ethernet-budget", {"target_training_hours": 2000}, allowed_vendors=NO_CABLES)
+    assert MEMORY not in text
+    assert "allowed_vendors leaves out generic, the vendor of the cables it needs" in text
+    assert "add generic to allowed_vendors" in text
+
+
+def test_memory_is_still_the_reason_where_it_is() -> None:
+    """One node (max_gpus 8) holds no plan of a 70B model, whatever the vendors."""
+    text = _diagnosis(
+        "ethernet-budget",
+        {"target_training_hours": 1e5, "max_gpus": 8},
+        allowed_vendors=NO_CABLES,
+    )
+    assert MEMORY in text and "allowed_vendors" not in text
+
+
+def test_a_min_time_budget_with_no_cables_names_the_cables() -> None:
+    """The re-solve without the budget finds nothing either: the cables, not the budget."""
+    text = _diagnosis(
+        "ethernet-budget", {"budget_usd": 1e6}, objective="min_time", allowed_vendors=NO_CABLES
+    )
+    assert MEMORY not in text and "budget" not in text
+    assert "add generic to allowed_vendors" in text
+
+
+def test_an_excluded_vendor_of_every_network_part_is_named_with_the_parts() -> None:
+    text = _diagnosis("infiniband-ndr", {"target_training_hours": 720}, excluded_vendors=["NVIDIA"])
+    assert "excluded_vendors leaves out NVIDIA, the vendor of the NICs, switches and cables" in text
+    assert "remove NVIDIA from excluded_vendors" in text
+
+
+def test_a_lead_time_cap_names_the_parts_and_the_lead_time_that_would_do() -> None:
+    text = _diagnosis("infiniband-ndr", {"target_training_hours": 720, "max_lead_time_days": 40})
+    assert MEMORY not in text
+    assert "constraints.max_lead_time_days (40 days) leaves out the servers and switches" in text
+    assert "raise constraints.max_lead_time_days to 120" in text
+
+
+def test_a_fabric_no_allowed_switch_runs_is_named() -> None:
+    text = _diagnosis(
+        "ethernet-budget", {"target_training_hours": 720}, allowed_fabrics=["infiniband"]
+    )
+    assert MEMORY not in text
+    assert "allowed_fabrics (infiniband): no allowed switch runs InfiniBand" in text
+
+
+def test_a_torus_without_forwarding_hardware_is_named() -> None:
+    text = _diagnosis(
+        "ethernet-budget", {"target_training_hours": 720}, allowed_topologies=["torus"]
+    )
+    assert MEMORY not in text
+    assert "allowed_topologies (torus): a torus needs NICs or servers that forward" in text
