@@ -799,8 +799,10 @@ def redundant(design: Design, plan: PhysicalPlan, topologies: tuple[str, ...]) -
     rail is a plain fat-tree).
     """
     profile = plan.sizing.profile
-    if design.oversubscription > 1.0 and profile.oversubscription <= 1.0:
-        return _same_hardware_at_one_to_one(design, plan)
+    if plan.oversubscription < design.oversubscription and _same_hardware_at_one_to_one(
+        design, plan
+    ):
+        return True
     twins = TOPOLOGIES.get(design.topology).twins(design.nodes, design.nics_per_node, profile)
     return any(t != design.topology and t in topologies for t in twins)
 

@@ -94,6 +94,15 @@ class PhysicalPlan:
         """Servers, NICs and switches; link power depends on the parts chosen (see the BOM)."""
         return self.server_power_kw + self.nic_power_kw + self.switch_power_kw
 
+    @property
+    def oversubscription(self) -> float:
+        """The down:up ratio the network is built with: the design's, or 1:1 where it is too
+        small to have the oversubscribed tier (every endpoint on one leaf: no uplinks), as
+        the estimator times it (the sizing's profile)."""
+        if self.sizing.profile.oversubscription <= 1.0:
+            return 1.0
+        return self.design.oversubscription
+
 
 def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
     """Exact quantities, lengths, racks and power of ``design`` built from ``catalog`` parts.

@@ -1,0 +1,30 @@
+"""A fat-tree whose endpoints all fit one leaf has no uplink tier to oversubscribe: it is
+reported as built (1:1), and where the request allows a single switch it is that switch."""
+
+from __future__ import annotations
+
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+
+
+def _optimize(*topologies: str) -> optimize_pb2.OptimizeResponse:
+    """5 x DGX-B200 (40 x 400G endpoints) fit one 64-port leaf at 2:1 (42 down ports)."""
+    resp = api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="infiniband-ndr",
+            top_k=1,
+            ranking_only=True,
+            workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
+            constraints=optimize_pb2.Constraints(target_training_hours=720),
+            allowed_topologies=list(topologies),
+        )
+    )
+    assert resp.status == "OPTIMAL", resp.diagnosis
+    return resp
+
+
+def test_a_one_leaf_oversubscribed_fat_tree_is_the_single_switch() -> None:
+    """The same hardware as the single switch the request also allows: not a distinct design,
+    so rank 1 is named by what it is."""
+    best = _optimize().designs[0]
+    assert (best.topology, best.nodes, best.oversubscription) == ("single_switch", 5, 1.0)
