@@ -23,6 +23,19 @@ def _optimize(*topologies: str) -> optimize_pb2.OptimizeResponse:
     return resp
 
 
+def test_a_one_leaf_fat_tree_reports_no_oversubscription() -> None:
+    best = _optimize("fat_tree").designs[0]
+    switches = [line for line in best.bom if line.category == "switch"]
+    assert [(s.tier, s.quantity) for s in switches] == [("leaf", 1)]
+    assert best.oversubscription == 1.0
+    assert "InfiniBand fat-tree 1:1" in best.explanation
+
+
+def test_the_pareto_points_of_one_leaf_report_no_oversubscription() -> None:
+    points = _optimize("fat_tree").pareto
+    assert points and all(p.oversubscription == 1.0 for p in points if p.gpus == 40)
+
+
 def test_a_one_leaf_oversubscribed_fat_tree_is_the_single_switch() -> None:
     """The same hardware as the single switch the request also allows: not a distinct design,
     so rank 1 is named by what it is."""

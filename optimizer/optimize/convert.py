@@ -239,7 +239,8 @@ def _design_to_proto(d: RankedDesign, catalog: Catalog | None = None) -> optimiz
     """Mirrored fields of the ranked design, its design and its BOM lines by name; the rest
     (totals of the BOM, the estimate's range, the network's shares) named here."""
     return optimize_pb2.Design(
-        **message_values(d.design, optimize_pb2.Design),
+        # the ratio as built is the ranked design's, not the one its sizing was asked for
+        **message_values(d.design, optimize_pb2.Design, exclude=("oversubscription",)),
         **message_values(d, optimize_pb2.Design),
         **_kinds(d.design),
         capex_usd=d.bom.capex_cents / 100,
@@ -290,7 +291,7 @@ def response_from_result(
         pareto=[
             optimize_pb2.ParetoPoint(
                 **message_values(p, optimize_pb2.ParetoPoint),
-                **message_values(p.design, optimize_pb2.ParetoPoint),
+                **message_values(p.design, optimize_pb2.ParetoPoint, exclude=("oversubscription",)),
                 **_kinds(p.design),
             )
             for p in result.pareto

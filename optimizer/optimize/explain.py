@@ -57,12 +57,14 @@ def usd(cents: int | float) -> str:
 
 
 def describe(d: RankedDesign) -> str:
-    return describe_design(d.design, d.gpus)
+    return describe_design(d.design, d.gpus, d.oversubscription)
 
 
-def describe_design(design: Design, gpus: int) -> str:
-    """A design in one phrase: nodes, server, GPUs, fabric, topology, NICs per node."""
-    topology = TOPOLOGIES.get(design.topology).display(design.oversubscription, short=False)
+def describe_design(design: Design, gpus: int, oversubscription: float | None = None) -> str:
+    """A design in one phrase: nodes, server, GPUs, fabric, topology (with its down:up ratio
+    as built, ``oversubscription``, where given), NICs per node."""
+    ratio = design.oversubscription if oversubscription is None else oversubscription
+    topology = TOPOLOGIES.get(design.topology).display(ratio, short=False)
     if not TOPOLOGIES.get(design.topology).scale_out:  # no fabric, no NIC bought
         return f"{design.nodes:,} x {design.server_sku} ({gpus:,} GPUs), {topology}"
     return (
@@ -292,7 +294,9 @@ def pareto_front(costed: list[Costed]) -> tuple[ParetoEntry, ...]:
     best_time = math.inf
     for cents, hours, cand in points:
         if hours < best_time:
-            front.append(ParetoEntry(cents, hours, cand.gpus, cand.design))
+            front.append(
+                ParetoEntry(cents, hours, cand.gpus, cand.design, cand.plan.oversubscription)
+            )
             best_time = hours
     return tuple(front)
 

@@ -47,6 +47,9 @@ class RankedDesign:
     budget_slack_cents: int | None
     time_slack_hours: float | None
     gpus: int
+    # The down:up ratio as built (PhysicalPlan.oversubscription): 1:1 where the network is
+    # too small for its design's oversubscribed tier; what the label and the response say.
+    oversubscription: float
     # issue 17 (tco): lifetime cost of this BOM under the request's cost model
     tco: TcoBreakdown | None = None
 
@@ -82,6 +85,7 @@ class ParetoEntry:
     training_time_hours: float
     gpus: int
     design: Design
+    oversubscription: float  # as built (PhysicalPlan.oversubscription), as RankedDesign's
     tco_cents: int | None = None  # issue 17 (tco): the greedy BOM's lifetime cost
 
 

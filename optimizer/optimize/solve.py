@@ -354,6 +354,7 @@ def _verified(
         budget_slack_cents=None,
         time_slack_hours=None,
         gpus=cand.gpus,
+        oversubscription=cand.plan.oversubscription,
         tco=breakdown_of(bom, spec_tco_prices(catalog, spec)),  # issue 17 (tco)
         **vars(facility_figures(cand.plan, catalog)),  # issue 17 (facility)
     )
