@@ -131,7 +131,7 @@ def _left_out_parts(
     allows), which of its parts which field leaves out, and how to allow them. None when the
     filters are not the cause (without them nothing can be built either) or the re-solve
     ran out of time."""
-    if not (spec.allowed_vendors or spec.excluded_vendors or caps.max_lead_time_days):
+    if not (spec.allowed_vendors or spec.excluded_vendors or caps.max_lead_time_days is not None):
         return None
     # The servers the request allows (every server when it allows none: then they are the cause)
     servers = tuple(s for s in catalog.servers if part_allowed(spec, s)) or catalog.servers
@@ -179,8 +179,9 @@ def _left_out_parts(
             )
             fixes.append(f"raise {field} to {days:,.4g}")
             continue
-        vendors = _listed(sorted({p.vendor for p in left.values()}, key=str.lower))
-        reasons.append(f"{field} leaves out {vendors}, the vendor of the {what} it needs")
+        names = sorted({p.vendor for p in left.values()}, key=str.lower)
+        vendors, whose = _listed(names), "vendor" if len(names) == 1 else "vendors"
+        reasons.append(f"{field} leaves out {vendors}, the {whose} of the {what} it needs")
         fixes.append(
             f"add {vendors} to allowed_vendors"
             if field == "allowed_vendors"
@@ -269,7 +270,7 @@ def _goal(caps: Constraints) -> str:
 
 
 def _listed(words: list[str]) -> str:
-    """ "a", "a and b", "a, b and c"."""
+    """The words in prose: a; a and b; a, b and c."""
     return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
 
 
