@@ -147,6 +147,14 @@ RECORDED = (
         "--pairs 2000, this script, idle (warm 3,005/s, re-priced 75,070/s; back to back with "
         "session 32's tree at load 3.7: 432 and 415 cold, 3,435 and 3,301 warm)",
     ),
+    (
+        "b7343fa (before session 33)",
+        575,
+        29_165,
+        "--pairs 2000, this script, taskset -c 1, load 2.7 (warm 4,136/s, re-priced 95,812/s; "
+        "session 33's tree back to back: 524 and 28,446, warm 4,121/s, re-priced 86,650/s, "
+        "the 8,192-token workloads searching context 2 too)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
