@@ -52,7 +52,7 @@ def _switch_modules(bom: BillOfMaterials) -> set[str]:
 
 
 def test_a_cage_end_names_the_cage_bandwidth() -> None:
-    assert switch_end(SWITCHES["Q3400-RA"]) == "switch:1600"
+    assert switch_end(SWITCHES["Q3400-RA"]) == "switch:1600x2"
     assert switch_end(SWITCHES["SN5600"]) == "switch:800"
     assert switch_end(dataclasses.replace(SWITCHES["SN5600"], ports_per_cage=None)) == "switch"
 

@@ -19,6 +19,7 @@ from optimizer.catalog import load_catalog
 from optimizer.catalog.model import Catalog
 from optimizer.topology.bom import BillOfMaterials, BomLine, build_bom
 from optimizer.topology.check import check_bom
+from optimizer.topology.compat import fits_end, switch_end
 from optimizer.topology.design import Design
 from optimizer.topology.layout import link_options
 from optimizer.topology.plan import physical_plan
@@ -154,4 +155,41 @@ def test_xdr_nics_at_a_q3400_are_cabled_with_1_6t_splitters() -> None:
     parts = {lk.sku: lk for lk in XDR.links}
     cables = [parts[ln.sku] for ln in _cable_lines(bom, "node-leaf")]
     assert cables and all((lk.speed_gbps, lk.module_ports) == (1600, 2) for lk in cables)
+    assert check_bom(design, bom, XDR) == []
+
+
+def test_an_xdr_single_port_800g_module_does_not_fill_a_quantum_2_cage() -> None:
+    """A Quantum-2 cage is two NDR ports (4 x 100G lanes each): two links bundled into one
+    800G cage-to-cage link took gen-2026's XDR OSFP224-800G-DR4 (one 4 x 200G port), which
+    cannot link up there; a twin-port module fills the cage (found reading BOMs: gen-2026,
+    llama3-70b, $30M min-time, rank 1's leaf-spine)."""
+    links = {lk.sku: lk for lk in XDR.links}
+    qm9700 = next(sw for sw in XDR.switches if sw.sku == "MQM9700-NS2F")
+    end = switch_end(qm9700, 800)
+
+    assert not fits_end(links["OSFP224-800G-DR4"], end)
+    assert fits_end(links["MMA4Z00-NS"], end)
+
+
+def _gen_2026_fat_tree(nodes: int) -> Design:
+    """``nodes`` 8-GPU servers, 8 ConnectX-7 each, on a two-tier gen-2026 QM9700 fat-tree,
+    whose uplinks pair up into cage-to-cage links."""
+    return Design(
+        server_sku="SYS-A22GA-NBRT",
+        nodes=nodes,
+        nic_sku="MCX75310AAS-NEAT",
+        nics_per_node=8,
+        fabric="infiniband",
+        topology="fat_tree",
+        switch_skus=("MQM9700-NS2F",),
+    )
+
+
+def test_cage_to_cage_optics_at_quantum_2_are_twin_port_modules() -> None:
+    design = _gen_2026_fat_tree(9)  # 48 cage-to-cage links beyond a twin cable's 5 m
+    bom = build_bom(design, XDR)
+
+    optics = {ln.sku for ln in bom.lines if ln.category == "transceiver"}
+
+    assert optics == {"MMA4Z00-NS"}
     assert check_bom(design, bom, XDR) == []

@@ -87,14 +87,15 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
 def fits_end(link: Link, end: str) -> bool:
     """The part may sit at a link end of this kind (``host`` or ``switch``; ``host:F``: a NIC
     whose cage is of form factor F; ``switch:C``: a switch whose cage holds C Gb/s, where a
-    module must fill the cage; ``switch:F`` or ``switch:C:F``: a switch whose cages are of
+    module must fill the cage; ``switch:CxN``: the same cage of N ports, which a module fills
+    only with N ports of its own; ``switch:F`` or ``switch:C:F``: a switch whose cages are of
     form factor F; ``...@P``: a cage of P Gb/s shared by slower links, a twin-port cage or a
     broken-out port, which only a part of speed P fills; see ``switch_end`` and
     ``host_end``)."""
     head, _, shared_gbps = end.partition("@")
     kind, *stated = head.split(":")
-    cage = next((s for s in stated if s.isdigit()), "")
-    form = next((s for s in stated if not s.isdigit()), "")
+    cage, _, per_cage = next((s for s in stated if s[:1].isdigit()), "").partition("x")
+    form = next((s for s in stated if not s[:1].isdigit()), "")
     if link.kind == "fiber":
         return True
     if shared_gbps and link.speed_gbps != int(shared_gbps):
@@ -104,6 +105,12 @@ def fits_end(link: Link, end: str) -> bool:
     if link.kind != "transceiver":
         return True
     if link.fits_side not in ("any", kind):
+        return False
+    # A module that fills a cage of several ports is as many ports: a Quantum-2 cage is two
+    # NDR ports, which a twin-port module fills and gen-2026's XDR OSFP224-800G-DR4 (one
+    # 4 x 200G port) does not. (A catalog cable states no lanes: an 800G cable row at such a
+    # cage stands for the twin-port cable, NDR-ACC-800G-TWIN-5M.)
+    if per_cage and link.module_ports != int(per_cage):
         return False
     return kind == "host" or not cage or link.speed_gbps == int(cage)
 
@@ -154,15 +161,16 @@ def cage_gbps(switch: Switch) -> int:
 def switch_end(switch: Switch, speed_gbps: int | None = None, *, broken_out: bool = False) -> str:
     """The link end ``switch`` offers to links at ``speed_gbps``: ``switch``, or ``switch:C``
     with C its cage bandwidth (``cage_gbps``) when the catalog states it, so a module that
-    does not fill the cage is not offered, and ``:F`` its cages' form factor where stated
+    does not fill the cage is not offered (``switch:CxN`` for a cage of N ports, which only a
+    module of N ports fills), and ``:F`` its cages' form factor where stated
     (``switches.form_factor``: a QSFP-DD plug does not go into an OSFP800 cage). Links
     slower than the cage share it, ``@C``, and only a part of speed C fills it
     (``fits_end``): always at a cage of several ports (a Quantum-2 twin-port cage takes a
     twin-port module, a splitter's twin-port end or a twin-port cable, never a single 400G
     plug; hardware.md sections 3-4), and at a one-port cage where the tier breaks its ports
     out (``broken_out``)."""
-    cage = cage_gbps(switch)
-    end = "switch" if switch.ports_per_cage is None else f"switch:{cage}"
+    cage, ports = cage_gbps(switch), switch.ports_per_cage
+    end = "switch" if ports is None else f"switch:{cage}" + (f"x{ports}" if ports > 1 else "")
     if switch.form_factor:
         end = f"{end}:{switch.form_factor}"
     shared = broken_out or (switch.ports_per_cage or 1) > 1
