@@ -65,6 +65,7 @@ def optimize(
     progress: Callable[[dict[str, object]], None] | None = None,
     explain: bool = True,
     estimates: EstimateCache | None = None,
+    vendors_spelled: bool = False,
 ) -> OptimizeResult:
     """Ranked, verified designs for ``spec`` over ``catalog`` (see docs/optimizer.md).
 
@@ -75,11 +76,14 @@ def optimize(
     objective's cost measure: capex, or TCO under min-tco), ``designs_found``, ``elapsed_s``.
 
     ``explain=False`` ranks only: no binding, sensitivity or diagnosis (the re-solves those
-    run use it, sharing the request's ``estimates``).
+    run use it, sharing the request's ``estimates``). ``vendors_spelled``: the vendor filters
+    are already checked and spelled as the catalog spells them (a re-solve on part of the
+    request's catalog, which may lack a vendor the request names).
     """
     start = time.perf_counter()
     clock = Clock(start + spec.time_limit_s, stop, progress, start)
-    spec = with_catalog_vendors(catalog, spec)
+    if not vendors_spelled:
+        spec = with_catalog_vendors(catalog, spec)
     given = catalog  # the explanations re-solve from the catalog as given
     filtered = any(_filters_key(spec))  # else every part may dominate (shared with the rule)
     catalog = prune_dominated(
@@ -177,7 +181,9 @@ def optimize(
         if clock.expired():
             return None
         sp = replace(sp, top_k=1, time_limit_s=clock.remaining())
-        return optimize(cat, sp, fixed=fixed, stop=stop, explain=False, estimates=timer)
+        return optimize(
+            cat, sp, fixed=fixed, stop=stop, explain=False, estimates=timer, vendors_spelled=True
+        )
 
     binding: Binding | None = None
     if ranked and explain:
