@@ -83,3 +83,15 @@ def test_a_torus_without_forwarding_hardware_is_named() -> None:
     )
     assert MEMORY not in text
     assert "allowed_topologies (torus): a torus needs NICs or servers that forward" in text
+
+
+def test_a_left_out_parts_fix_says_when_its_design_still_breaks_the_budget() -> None:
+    # "to build it, add generic to allowed_vendors" and, once added, "over the $700,000 budget
+    # by $1,705,232": the design named as the way out broke the cap the re-solve left out.
+    text = _diagnosis(
+        "ethernet-budget",
+        {"target_training_hours": 2000, "budget_usd": 50_000},
+        allowed_vendors=NO_CABLES,
+    )
+    assert "add generic to allowed_vendors, but even so it costs" in text
+    assert "over the $50,000 budget" in text

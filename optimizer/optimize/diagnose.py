@@ -191,7 +191,7 @@ def _left_out_parts(
     return (
         f"no design{goal} can be built from the parts the request allows: the cheapest "
         f"with the parts it leaves out is {describe(best)} at {usd(best.bom.capex_cents)}, "
-        f"and {'; '.join(reasons)}; to build it, {' and '.join(fixes)}"
+        f"and {'; '.join(reasons)}; to build it, {' and '.join(fixes)}{_even_so(best, spec)}"
     )
 
 
@@ -227,7 +227,7 @@ def _unbuildable_networks(
     return (
         f"no design{goal} can be built with {field} ({named}): {missing}; without "
         f"{field} the cheapest design{goal} is {describe(best)} at "
-        f"{usd(best.bom.capex_cents)}"
+        f"{usd(best.bom.capex_cents)}{_even_so(best, spec)}"
     )
 
 
@@ -282,23 +282,39 @@ def _over_a_cap(best: RankedDesign, spec: OptimizeSpec) -> str:
         if c.target_training_hours is not None and spec.objective.kind.primary is Measure.COST
         else "the cheapest design"
     )
-    what += f" ({describe(best)})"
+    broken = _cap_broken(best, spec)
+    if broken is None:
+        return "no design satisfies the budget, power and rack limits together"
+    return f"{what} ({describe(best)}) {broken}"
+
+
+def _cap_broken(best: RankedDesign, spec: OptimizeSpec) -> str | None:
+    """How ``best`` breaks the request's budget, power, rack or TCO cap (the first it
+    breaks), or None: a design a diagnosis names as the way out must say so, or its fix
+    leads to the next refusal."""
+    c = spec.constraints
     if c.budget_cents is not None and best.bom.capex_cents > c.budget_cents:
         return (
-            f"{what} costs {usd(best.bom.capex_cents)}, over the {usd(c.budget_cents)} "
+            f"costs {usd(best.bom.capex_cents)}, over the {usd(c.budget_cents)} "
             f"budget by {usd(best.bom.capex_cents - c.budget_cents)}"
         )
     if c.max_power_kw is not None and best.bom.power_kw > c.max_power_kw:
-        return f"{what} draws {best.bom.power_kw:,.0f} kW, above the {c.max_power_kw:,.0f} kW cap"
+        return f"draws {best.bom.power_kw:,.0f} kW, above the {c.max_power_kw:,.0f} kW cap"
     if c.max_racks is not None and best.bom.racks > c.max_racks:
-        return f"{what} needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
+        return f"needs {best.bom.racks} racks, more than the {c.max_racks} allowed"
     tco = best.tco_cents  # issue 17 (tco)
     if c.max_tco_cents is not None and tco is not None and tco > c.max_tco_cents:
         return (
-            f"{what} has a lifetime cost (TCO) of {usd(tco)}, over the {usd(c.max_tco_cents)} "
+            f"has a lifetime cost (TCO) of {usd(tco)}, over the {usd(c.max_tco_cents)} "
             f"cap by {usd(tco - c.max_tco_cents)}"
         )
-    return "no design satisfies the budget, power and rack limits together"
+    return None
+
+
+def _even_so(best: RankedDesign, spec: OptimizeSpec) -> str:
+    """``, but even so it ...`` when the design a diagnosis names breaks a cap, else ""."""
+    broken = _cap_broken(best, spec)
+    return "" if broken is None else f", but even so it {broken}"
 
 
 def _stock_note(best: RankedDesign, catalog: Catalog) -> str:
