@@ -95,3 +95,17 @@ def test_a_left_out_parts_fix_says_when_its_design_still_breaks_the_budget() -> 
     )
     assert "add generic to allowed_vendors, but even so it costs" in text
     assert "over the $50,000 budget" in text
+
+
+def test_filters_that_stop_every_design_only_together_are_named_not_memory() -> None:
+    # A vendor filter leaves the NVIDIA NICs out, allowed_fabrics asks for RoCE, which no
+    # switch of infiniband-ndr runs: neither alone is the reason, and memory was blamed
+    # although HGX-H200 servers run the model (found by a diagnosis hunt).
+    text = _diagnosis(
+        "infiniband-ndr",
+        {"target_training_hours": 2000},
+        excluded_vendors=["NVIDIA"],
+        allowed_fabrics=["roce"],
+    )
+    assert MEMORY not in text
+    assert "no design can be built from what excluded_vendors and allowed_fabrics allow" in text

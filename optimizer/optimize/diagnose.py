@@ -89,6 +89,8 @@ def diagnose(
     if fastest is None or (not fastest.designs and fastest.status == SolveStatus.TIME_LIMIT):
         return f"no design meets the constraints; the fastest buildable design: {NOT_COMPUTED}"
     if not fastest.designs:
+        if (filtered := _filters_together(catalog, spec, caps, resolve)) is not None:
+            return filtered
         stock = "" if not stock_limits(catalog) else ", from the parts in stock"
         refused = refusal()  # read after the re-solves: they time sizes too
         if refused is not None:
@@ -110,6 +112,57 @@ def diagnose(
             f"{best.time_hours:,.0f} h ({describe(best)}){_stock_note(best, catalog)}"
         )
     return "no design can be built from the allowed parts"
+
+
+def _filters_together(
+    catalog: Catalog, spec: OptimizeSpec, caps: Constraints, resolve: Resolver
+) -> str | None:
+    """When the request's part and network filters, none enough alone, stop every design
+    together (a vendor filter with a fabric the remaining parts cannot build, a lead-time cap
+    with every server, require_fabric with no cable vendor): the fastest design without
+    them. None without filters, or when nothing is built without them either (then memory
+    is the reason)."""
+    fields = [
+        name
+        for name, on in (
+            ("allowed_vendors", bool(spec.allowed_vendors)),
+            ("excluded_vendors", bool(spec.excluded_vendors)),
+            ("constraints.max_lead_time_days", caps.max_lead_time_days is not None),
+            ("allowed_fabrics", bool(spec.allowed_fabrics)),
+            ("allowed_topologies", bool(spec.allowed_topologies)),
+            ("require_fabric", spec.require_fabric),
+        )
+        if on
+    ]
+    if not fields:
+        return None
+    free = resolve(
+        catalog,
+        replace(
+            spec,
+            objective=Objective.MIN_TIME,
+            constraints=replace(
+                caps,
+                target_training_hours=None,
+                budget_cents=UNLIMITED_BUDGET_CENTS,
+                max_lead_time_days=None,
+            ),
+            allowed_vendors=(),
+            excluded_vendors=(),
+            allowed_fabrics=(),
+            allowed_topologies=(),
+            require_fabric=False,
+        ),
+    )
+    if free is None or not free.designs:
+        return None
+    best = free.designs[0]
+    allow, them = ("allow together", "them") if len(fields) > 1 else ("allows", "it")
+    return (
+        f"no design can be built from what {_listed(fields)} {allow}: without {them} "
+        f"the fastest design is {describe(best)}, {best.time_hours:,.0f} h at "
+        f"{usd(best.bom.capex_cents)}"
+    )
 
 
 # What a BOM line's category is called where a diagnosis names the parts missing.
