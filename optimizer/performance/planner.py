@@ -638,6 +638,26 @@ class _Priced:
 
 _SIZE_CACHE_SIZE = 16_384
 _size_cache: dict[tuple[object, ...], tuple[_SizePlans, object, object]] = {}
+# Candidate rows the planner's caches may hold at once (each size's candidates and each band
+# of them, about a kilobyte a row): bounding the entries alone let a long-lived process (the
+# service, a test worker) grow past 16 GB once context 2 doubled the 8,192-token workloads'
+# candidates (an xdist worker was killed for memory). The optimizer's searches reuse a few
+# hundred thousand rows; past the limit every cache starts again.
+_CACHED_ROWS_LIMIT = 2_000_000
+
+
+class _RowBudget:
+    """Rows held by _size_cache and _pending_cache's bands; both are emptied together."""
+
+    rows = 0
+
+    @classmethod
+    def add(cls, rows: int) -> None:
+        cls.rows += rows
+        if cls.rows > _CACHED_ROWS_LIMIT:
+            _size_cache.clear()
+            _pending_cache.clear()
+            cls.rows = rows
 
 
 def _size_plans(
@@ -662,6 +682,7 @@ def _size_plans(
         _size_cache.clear()
     sub = root if used == root.gpus else replace(root, gpus=used)
     sized = _price_free(w, sub, hw, limit_gb, fixed, kernel_eff)
+    _RowBudget.add(len(sized.plans))
     _size_cache[key] = (sized, gen, fitted.COMPUTE)
     return sized
 
@@ -706,6 +727,7 @@ def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int
         if len(bands) >= _BANDS_PER_ORDER:
             bands.clear()
         one = len(parts) == 1
+        _RowBudget.add(sum(lengths))
         hit = bands[key] = _Band(
             arrays=concatenated(parts),
             used=work.sizes[0].used
