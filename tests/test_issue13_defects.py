@@ -249,7 +249,8 @@ def test_defect_8_explanations_hold_when_re_solved(capsys: pytest.CaptureFixture
     ethernet-budget --workload llama3-70b --target-hours 10`) and 2,048 DGX-B200 where stock
     is 96 (`--catalog infiniband-ndr --workload llama3-70b --target-hours 300 --vendor
     NVIDIA`; now with `--vendor generic` too: the catalog's fiber is generic, and without it
-    no NVIDIA part joins two Quantum-2 cages beyond 5 m, since an AOC there is a splitter).
+    no NVIDIA part joins two Quantum-2 cages beyond 5 m, since an AOC there is a splitter;
+    and 150 h, since context 2 at 8,192 tokens meets 300 h).
     Each claim re-solved in full: test_optimizer_explain.py."""
     llama = "--catalog ethernet-budget --workload llama3-8b --tokens 1e12 --target-hours 336"
     answer = _optimize(capsys, llama)
@@ -273,7 +274,7 @@ def test_defect_8_explanations_hold_when_re_solved(capsys: pytest.CaptureFixture
     assert none_ib.status == "INFEASIBLE" and "InfiniBand" not in none_ib.diagnosis
     short = _optimize(
         capsys,
-        "--catalog infiniband-ndr --workload llama3-70b --target-hours 300 "
+        "--catalog infiniband-ndr --workload llama3-70b --target-hours 150 "
         "--vendor NVIDIA --vendor generic",
     )
     stock = stock_limits(resolve_catalog("infiniband-ndr"))
@@ -287,18 +288,19 @@ def test_defect_9_optics_by_side_and_switches_by_tier(capsys: pytest.CaptureFixt
     """Optics were priced as two identical switch-side modules per link, uplinks ran at NIC
     speed and one switch SKU served every tier. On the main job (`--catalog infiniband-ndr
     --workload llama3-70b --target-hours 720`), the cli.md 2e12-token run and the same model on
-    3e13 tokens: a switch-to-switch link never carries a host-side module; its twin-port
-    modules are whole modules at two link ends per link; the tiers of the 2,048-node fat-tree
-    of the 3e13-token job (646 switches, more than the cheaper SKU's stock of 400) take
-    different switch SKUs. Rules: test_optics_sides.py, test_uplink_speed.py,
-    test_per_tier_switches.py."""
+    5e13 tokens: a switch-to-switch link never carries a host-side module; its twin-port
+    modules are whole modules at two link ends per link; the tiers of the 4,096-node fat-tree
+    of the 5e13-token job (1,291 switches, more than the cheaper SKU's stock of 400) take
+    different switch SKUs (3e13 tokens before session 33: context 2 at 8,192 tokens meets its
+    target on 2,048 nodes with 331 switches, within stock). Rules: test_optics_sides.py,
+    test_uplink_speed.py, test_per_tier_switches.py."""
     links = {link.sku: link for link in resolve_catalog("infiniband-ndr").links}
     main = _optimize(capsys, MAIN_JOB)
     smaller = _optimize(
         capsys, "--catalog infiniband-ndr --workload llama3-70b --tokens 2e12 --target-hours 720"
     )
     faster = _optimize(
-        capsys, "--catalog infiniband-ndr --workload llama3-70b --tokens 3e13 --target-hours 720"
+        capsys, "--catalog infiniband-ndr --workload llama3-70b --tokens 5e13 --target-hours 720"
     )
     for d in (*main.designs, *smaller.designs, *faster.designs):
         # Per switch tier (a tier may mix two module SKUs when stock runs out, each with its
