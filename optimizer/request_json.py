@@ -21,14 +21,16 @@ from optimizer.errors import InvalidInput
 
 M = TypeVar("M", bound=Message)
 
-_INTEGERS = {
-    FieldDescriptor.TYPE_INT32,
-    FieldDescriptor.TYPE_INT64,
-    FieldDescriptor.TYPE_UINT32,
-    FieldDescriptor.TYPE_UINT64,
-    FieldDescriptor.TYPE_SINT32,
-    FieldDescriptor.TYPE_SINT64,
-}
+INTEGER_TYPES = frozenset(
+    {
+        FieldDescriptor.TYPE_INT32,
+        FieldDescriptor.TYPE_INT64,
+        FieldDescriptor.TYPE_UINT32,
+        FieldDescriptor.TYPE_UINT64,
+        FieldDescriptor.TYPE_SINT32,
+        FieldDescriptor.TYPE_SINT64,
+    }
+)
 
 
 def parse_json(source: str | dict[str, Any], message: M, prefix: str = "") -> M:
@@ -87,7 +89,7 @@ def _refuse_in_field(value: Any, fd: FieldDescriptor, path: str) -> None:
 
 def _expected(fd: FieldDescriptor) -> str:
     """What a field that is neither bool nor a message takes, in a reader's words."""
-    if fd.type in _INTEGERS:
+    if fd.type in INTEGER_TYPES:
         return "an integer"
     if fd.enum_type is not None:
         return "one of " + ", ".join(v.name for v in fd.enum_type.values)

@@ -18,6 +18,7 @@ from google.protobuf.message import Message
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.cost.tco import COST_MODEL_LIMITS
 from optimizer.errors import InvalidInput
+from optimizer.request_json import INTEGER_TYPES
 
 MAX_REQUEST_ID_CHARS = 128
 MAX_CATALOG_REF_CHARS = 200
@@ -119,16 +120,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Reliability.restart_minutes": (0.0, 1440.0),
     "procurement.v1.Reliability.checkpoint_interval_minutes": (1.0, 1e6),
 }
-_NUMERIC = {
-    FieldDescriptor.TYPE_DOUBLE,
-    FieldDescriptor.TYPE_FLOAT,
-    FieldDescriptor.TYPE_INT32,
-    FieldDescriptor.TYPE_INT64,
-    FieldDescriptor.TYPE_UINT32,
-    FieldDescriptor.TYPE_UINT64,
-    FieldDescriptor.TYPE_SINT32,
-    FieldDescriptor.TYPE_SINT64,
-}
+_NUMERIC = INTEGER_TYPES | {FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT}
 
 
 def _number(path: str, full_name: str, value: float) -> None:

@@ -35,10 +35,11 @@ SINGLE_400G = dataclasses.replace(
 )
 
 
-def _fat_tree(nodes: int) -> Design:
-    """``nodes`` HGX H100 servers, 8 ConnectX-7 each, on a two-tier QM9700 fat-tree."""
+def _fat_tree(nodes: int, server_sku: str = "SYS-8125GS-TNHR") -> Design:
+    """``nodes`` 8-GPU servers (HGX H100 by default), 8 ConnectX-7 each, on a two-tier QM9700
+    fat-tree."""
     return Design(
-        server_sku="SYS-8125GS-TNHR",
+        server_sku=server_sku,
         nodes=nodes,
         nic_sku="MCX75310AAS-NEAT",
         nics_per_node=8,
@@ -171,22 +172,9 @@ def test_an_xdr_single_port_800g_module_does_not_fill_a_quantum_2_cage() -> None
     assert fits_end(links["MMA4Z00-NS"], end)
 
 
-def _gen_2026_fat_tree(nodes: int) -> Design:
-    """``nodes`` 8-GPU servers, 8 ConnectX-7 each, on a two-tier gen-2026 QM9700 fat-tree,
-    whose uplinks pair up into cage-to-cage links."""
-    return Design(
-        server_sku="SYS-A22GA-NBRT",
-        nodes=nodes,
-        nic_sku="MCX75310AAS-NEAT",
-        nics_per_node=8,
-        fabric="infiniband",
-        topology="fat_tree",
-        switch_skus=("MQM9700-NS2F",),
-    )
-
-
 def test_cage_to_cage_optics_at_quantum_2_are_twin_port_modules() -> None:
-    design = _gen_2026_fat_tree(9)  # 48 cage-to-cage links beyond a twin cable's 5 m
+    # gen-2026's 8-GPU server: 48 cage-to-cage links beyond a twin cable's 5 m
+    design = _fat_tree(9, "SYS-A22GA-NBRT")
     bom = build_bom(design, XDR)
 
     optics = {ln.sku for ln in bom.lines if ln.category == "transceiver"}
