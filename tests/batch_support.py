@@ -1,8 +1,10 @@
-"""Shared pieces of the batch tests: a tiny fast spec, and finding a driver's pool workers."""
+"""Shared pieces of the batch tests: a tiny fast spec, finding a driver's pool workers, and
+reading a shell-started Dask scheduler's address."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,17 @@ def alive(p: psutil.Process) -> bool:
         return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def scheduler_address(info: Path, timeout_s: float = 60) -> str:
+    """The address in ``dask scheduler --scheduler-file``'s file. The scheduler creates the file
+    before it writes it: a test that read it as soon as it existed found it empty on a loaded
+    CI box (a JSONDecodeError), so wait until it parses."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return str(json.loads(info.read_text(encoding="utf-8"))["address"])
+        except (OSError, ValueError, KeyError):
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.1)

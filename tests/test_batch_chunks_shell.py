@@ -4,14 +4,13 @@ scheduler`` and ``dask worker --nworkers 2 --nthreads 1`` as separate processes,
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from batch_support import scheduler_address
 from distributed import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,10 +32,7 @@ def shell_cluster(tmp_path: Path) -> Iterator[str]:
         )
     ]
     try:
-        deadline = time.monotonic() + 60
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(info.read_text())["address"]
+        address = scheduler_address(info)
         procs.append(
             subprocess.Popen(
                 [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", *NO_UI],

@@ -7,12 +7,13 @@ import gc
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from batch_support import FAST_DEFAULTS, write_spec
+from batch_support import FAST_DEFAULTS, scheduler_address, write_spec
 from cli_support import run
 from distributed import Client
 
@@ -71,10 +72,7 @@ def scheduler(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
         )
     ]
     try:
-        deadline = time.monotonic() + 60
-        while not info.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(info.read_text())["address"]
+        address = scheduler_address(info)
         procs.append(
             subprocess.Popen(
                 [dask, "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
@@ -171,3 +169,17 @@ def test_strict_in_the_library_raises_with_the_causes(tmp_path: Path) -> None:
     assert refused.value.invalid.causes == [
         (str(next(iter(refused.value.invalid.errors.values()))), 4)
     ]
+
+
+def test_the_scheduler_address_is_read_once_the_file_is_written_not_once_it_exists(
+    tmp_path: Path,
+) -> None:
+    """``dask scheduler`` creates its file before it writes it (CI read it empty once)."""
+    info = tmp_path / "scheduler.json"
+    info.touch()
+    writer = threading.Timer(0.5, info.write_text, [json.dumps({"address": "tcp://127.0.0.1:1"})])
+    writer.start()
+    try:
+        assert scheduler_address(info, timeout_s=10) == "tcp://127.0.0.1:1"
+    finally:
+        writer.join()
