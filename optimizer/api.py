@@ -9,7 +9,7 @@ from typing import Any
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog.canonical import content_hash
-from optimizer.catalog.model import Catalog
+from optimizer.catalog.model import Catalog, Nic, Server
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.catalog.union import request_catalog_refs, union_catalogs
 from optimizer.cost.rent import with_rent_vs_buy
@@ -99,13 +99,43 @@ def optimize(
 
 
 def nic_policy_diagnosis(catalog: Catalog, spec: OptimizeSpec, diagnosis: str) -> str:
-    """``diagnosis`` in the light of the ``min_nic_gbps_per_gpu`` policy: when no allowed
-    server and NIC can reach it, that alone is the reason (with the most they reach); else the
-    search's reason holds for designs that meet the policy, and says so."""
+    """``diagnosis`` in the light of the ``min_nic_gbps_per_gpu`` policy: when no server and
+    NIC of the catalog can reach it, that alone is the reason (with the most they reach); else
+    the search's reason holds for designs that meet the policy, and says so. Where only the
+    request's vendor, lead-time or fabric filters keep the policy out of reach, the search's
+    reason names them: blaming the catalog's NICs would send the buyer to the wrong fix."""
     floor = spec.constraints.min_nic_gbps_per_gpu
     if floor is None:
         return diagnosis
-    space = SearchSpace(catalog, with_catalog_vendors(catalog, spec))
+    policy = f"{floor:,.4g} Gb/s per GPU (constraints.min_nic_gbps_per_gpu)"
+    allowed = _best_offer(catalog, with_catalog_vendors(catalog, spec))
+    unfiltered = replace(
+        spec,
+        allowed_vendors=(),
+        excluded_vendors=(),
+        allowed_fabrics=(),
+        constraints=replace(spec.constraints, max_lead_time_days=None),
+    )
+    if _reaches(allowed, floor) or _reaches(_best_offer(catalog, unfiltered), floor):
+        return f"{diagnosis} (among designs with at least {policy})" if diagnosis else diagnosis
+    most = (
+        "the catalog offers no NIC for the allowed servers and fabrics"
+        if allowed is None
+        else f"the most the allowed parts reach is {allowed[0]:,.4g} Gb/s per GPU "
+        f"({allowed[1]} x {allowed[2].sku} at {allowed[2].line_gbps}G on {allowed[3].sku}, "
+        f"{allowed[3].gpus_per_node} GPUs per node)"
+    )
+    return f"no design reaches the policy of {policy}: {most}"
+
+
+def _reaches(offer: tuple[float, int, Nic, Server] | None, floor: float) -> bool:
+    return offer is not None and offer[0] >= floor
+
+
+def _best_offer(catalog: Catalog, spec: OptimizeSpec) -> tuple[float, int, Nic, Server] | None:
+    """The most scale-out Gb/s per GPU a server and NIC the request allows reach, with the
+    NICs per node, the NIC and the server (fewest NICs among equals); None without a pair."""
+    space = SearchSpace(catalog, spec)
     offers = [
         (scale_out_gbps_per_gpu(server, nic.line_gbps, npn), npn, nic, server)
         for server in space.servers
@@ -113,15 +143,4 @@ def nic_policy_diagnosis(catalog: Catalog, spec: OptimizeSpec, diagnosis: str) -
         if any(nic_fits_fabric(nic, fabric) for fabric in space.fabrics)
         for npn in nics_per_node_options(server)
     ]
-    policy = f"{floor:,.4g} Gb/s per GPU (constraints.min_nic_gbps_per_gpu)"
-    best = max(offers, key=lambda o: (o[0], -o[1]), default=None)
-    if best is None or best[0] < floor:
-        most = (
-            "the catalog offers no NIC for the allowed servers and fabrics"
-            if best is None
-            else f"the most the allowed parts reach is {best[0]:,.4g} Gb/s per GPU "
-            f"({best[1]} x {best[2].sku} at {best[2].line_gbps}G on {best[3].sku}, "
-            f"{best[3].gpus_per_node} GPUs per node)"
-        )
-        return f"no design reaches the policy of {policy}: {most}"
-    return f"{diagnosis} (among designs with at least {policy})" if diagnosis else diagnosis
+    return max(offers, key=lambda o: (o[0], -o[1]), default=None)

@@ -146,3 +146,24 @@ def test_sweep_applies_the_policy_to_every_scenario(capsys: pytest.CaptureFixtur
     designs = [d for s in scenarios for d in s["response"]["designs"]]
     assert len(scenarios) == 2 and designs
     assert all(d["scale_out_gbps_per_gpu"] >= 400 for d in designs)
+
+
+def test_a_policy_out_of_reach_only_through_the_lead_time_cap_names_the_cap() -> None:
+    """Every roce-spectrum server ships in more than 45 days: the cap, not the catalog's
+    NICs, is what keeps 100 Gb/s per GPU out of reach, and the diagnosis says how to lift it."""
+    resp = api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="roce-spectrum",
+            top_k=1,
+            workload=estimate_pb2.Workload(model="llama3-8b", training_tokens=1e12),
+            constraints=optimize_pb2.Constraints(
+                target_training_hours=200, max_lead_time_days=45, min_nic_gbps_per_gpu=100
+            ),
+        )
+    )
+    assert not resp.designs
+    assert "offers no NIC" not in resp.diagnosis
+    assert "raise constraints.max_lead_time_days to 120" in resp.diagnosis
+    assert resp.diagnosis.endswith(
+        "(among designs with at least 100 Gb/s per GPU (constraints.min_nic_gbps_per_gpu))"
+    )
