@@ -58,8 +58,28 @@ def test_a_min_time_budget_with_no_cables_names_the_cables() -> None:
 
 def test_an_excluded_vendor_of_every_network_part_is_named_with_the_parts() -> None:
     text = _diagnosis("infiniband-ndr", {"target_training_hours": 720}, excluded_vendors=["NVIDIA"])
-    assert "excluded_vendors leaves out NVIDIA, the vendor of the NICs, switches and cables" in text
+    assert (
+        "excluded_vendors leaves out NVIDIA, the vendor of the servers, switches and cables" in text
+    )
     assert "remove NVIDIA from excluded_vendors" in text
+
+
+def test_the_design_named_is_the_one_the_fix_gets() -> None:
+    """Removing NVIDIA from excluded_vendors lets in its DGX servers too: the design named is
+    the fixed request's rank 1 (5 x DGX-B200), not the cheapest on the servers the filter
+    allowed, which costs more."""
+    text = _diagnosis("infiniband-ndr", {"target_training_hours": 600}, excluded_vendors=["NVIDIA"])
+    fixed = api.optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="infiniband-ndr",
+            top_k=1,
+            workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
+            constraints=optimize_pb2.Constraints(target_training_hours=600),
+        )
+    )
+    rank1 = fixed.designs[0]
+    assert f"is {rank1.nodes:,} x {rank1.server_sku} (" in text
+    assert f"at ${rank1.capex_usd:,.0f}," in text
 
 
 def test_a_lead_time_cap_names_the_parts_and_the_lead_time_that_would_do() -> None:

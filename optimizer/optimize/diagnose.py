@@ -180,18 +180,20 @@ def _left_out_parts(
     catalog: Catalog, spec: OptimizeSpec, caps: Constraints, resolve: Resolver
 ) -> str | None:
     """When the network parts the request's vendor filters or lead-time cap leave out are
-    what stops every design: the cheapest design with them (on the servers the request
-    allows), which of its parts which field leaves out, and how to allow them. None when the
-    filters are not the cause (without them nothing can be built either) or the re-solve
-    ran out of time."""
+    what stops every design: the cheapest design once the fix is applied, which of its parts
+    which field leaves out, and how to allow them. The fix is read off the cheapest design
+    with the left-out parts on the servers the request allows; a vendor it lets back in may
+    make servers too, so the design named is re-solved under the fix (else the buyer who
+    applies it gets a cheaper design than the one named). None when the filters are not the
+    cause (without them nothing can be built either) or the re-solve ran out of time."""
     if not (spec.allowed_vendors or spec.excluded_vendors or caps.max_lead_time_days is not None):
         return None
     # The servers the request allows (every server when it allows none: then they are the cause)
     servers = tuple(s for s in catalog.servers if part_allowed(spec, s)) or catalog.servers
     opened = catalog if len(servers) == len(catalog.servers) else replace(catalog, servers=servers)
+    cheapest = replace(spec, objective=Objective.MIN_COST)
     unfiltered = replace(
-        spec,
-        objective=Objective.MIN_COST,
+        cheapest,
         constraints=replace(caps, max_lead_time_days=None),
         allowed_vendors=(),
         excluded_vendors=(),
@@ -200,32 +202,18 @@ def _left_out_parts(
     if relaxed is None or not relaxed.designs:
         return None
     best = relaxed.designs[0]
-    builtin = next(s.builtin_nic_sku for s in servers if s.sku == best.design.server_sku)
-    every: tuple[Server | Nic | Switch | Link, ...] = (
-        *servers,
-        *catalog.nics,
-        *catalog.switches,
-        *catalog.links,
-    )
-    parts = {p.sku: p for p in every}
-    by_field: dict[str, dict[str, Server | Nic | Switch | Link]] = {}
-    classes: dict[str, list[str]] = {}
-    for line in best.bom.lines:
-        part = parts.get(line.sku)
-        field = None if part is None or part.sku == builtin else part_refused_by(spec, part)
-        if part is None or field is None:
-            continue
-        by_field.setdefault(field, {})[part.sku] = part
-        named = classes.setdefault(field, [])
-        if _PART_CLASSES[line.category] not in named:
-            named.append(_PART_CLASSES[line.category])
+    by_field, classes = _refused_parts(catalog, spec, best)
     if not by_field:
         return None
+    fixed = resolve(catalog, _with_fix(cheapest, caps, by_field))
+    if fixed is not None and fixed.designs:
+        best = fixed.designs[0]
+        by_field, classes = _refused_parts(catalog, spec, best)
     reasons, fixes = [], []
     for field, left in by_field.items():
         what = _listed(classes[field])
         if field == "constraints.max_lead_time_days":
-            days = max(p.availability.lead_time_days or 0 for p in left.values())
+            days = _longest_lead_time(left)
             reasons.append(
                 f"{field} ({caps.max_lead_time_days:,.4g} days) leaves out the {what} it "
                 f"needs ({', '.join(left)}: up to {days:,.4g} days)"
@@ -245,6 +233,53 @@ def _left_out_parts(
         f"no design{goal} can be built from the parts the request allows: the cheapest "
         f"with the parts it leaves out is {describe(best)} at {usd(best.bom.capex_cents)}, "
         f"and {'; '.join(reasons)}; to build it, {' and '.join(fixes)}{_even_so(best, spec)}"
+    )
+
+
+_Part = Server | Nic | Switch | Link
+
+
+def _refused_parts(
+    catalog: Catalog, spec: OptimizeSpec, best: RankedDesign
+) -> tuple[dict[str, dict[str, _Part]], dict[str, list[str]]]:
+    """The parts of ``best``'s BOM that a field of ``spec`` leaves out, by field (a server's
+    built-in NICs go with the server), and the classes of part each field leaves out."""
+    builtin = next(s.builtin_nic_sku for s in catalog.servers if s.sku == best.design.server_sku)
+    every: tuple[_Part, ...] = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
+    parts = {p.sku: p for p in every}
+    by_field: dict[str, dict[str, _Part]] = {}
+    classes: dict[str, list[str]] = {}
+    for line in best.bom.lines:
+        part = parts.get(line.sku)
+        field = None if part is None or part.sku == builtin else part_refused_by(spec, part)
+        if part is None or field is None:
+            continue
+        by_field.setdefault(field, {})[part.sku] = part
+        named = classes.setdefault(field, [])
+        if _PART_CLASSES[line.category] not in named:
+            named.append(_PART_CLASSES[line.category])
+    return by_field, classes
+
+
+def _longest_lead_time(left: dict[str, _Part]) -> float:
+    return max(p.availability.lead_time_days or 0 for p in left.values())
+
+
+def _with_fix(
+    spec: OptimizeSpec, caps: Constraints, by_field: dict[str, dict[str, _Part]]
+) -> OptimizeSpec:
+    """``spec`` under ``caps`` with the vendor filters and lead-time cap the diagnosis's fix
+    changes changed."""
+    added = {p.vendor for p in by_field.get("allowed_vendors", {}).values()}
+    removed = {p.vendor for p in by_field.get("excluded_vendors", {}).values()}
+    late = by_field.get("constraints.max_lead_time_days")
+    return replace(
+        spec,
+        constraints=caps
+        if late is None
+        else replace(caps, max_lead_time_days=_longest_lead_time(late)),
+        allowed_vendors=(*spec.allowed_vendors, *sorted(added)) if added else spec.allowed_vendors,
+        excluded_vendors=tuple(v for v in spec.excluded_vendors if v not in removed),
     )
 
 
