@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf import json_format
+
 from optimizer import api
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 
@@ -129,3 +131,66 @@ def test_filters_that_stop_every_design_only_together_are_named_not_memory() -> 
     )
     assert MEMORY not in text
     assert "no design can be built from what excluded_vendors and allowed_fabrics allow" in text
+
+
+def _diagnosis_of(request: dict[str, Any]) -> str:
+    resp = api.optimize(
+        json_format.ParseDict({"top_k": 1, **request}, optimize_pb2.OptimizeRequest())
+    )
+    assert resp.status == "INFEASIBLE" and not resp.designs
+    return resp.diagnosis
+
+
+# allowed_vendors without Supermicro and a 10-day lead-time cap both leave out its server.
+TWO_FILTERS_ONE_SERVER = {
+    "catalog": "roce-spectrum",
+    "workload": {"model": "mpt-30b", "training_tokens": 3e11},
+    "objective": "min_time",
+    "constraints": {"budget_usd": 3e6, "max_lead_time_days": 10},
+    "allowed_vendors": ["generic", "Broadcom", "Edgecore"],
+}
+
+
+def test_a_part_two_filters_leave_out_is_named_under_both() -> None:
+    """The fix lifts both: adding Supermicro alone would still leave its 60-day server out."""
+    text = _diagnosis_of(TWO_FILTERS_ONE_SERVER)
+    assert "allowed_vendors leaves out Supermicro, the vendor of the servers it needs" in text
+    assert "constraints.max_lead_time_days (10 days) leaves out the servers it needs" in text
+    assert (
+        "add Supermicro to allowed_vendors and raise constraints.max_lead_time_days to 60" in text
+    )
+
+
+def test_the_fix_lifts_no_filter_the_vendors_alone_do_not_need() -> None:
+    """Allowing NVIDIA within the 60-day cap builds a design; the cheapest without the cap
+    too uses a 90-day switch, and asking the buyer to wait for it is not the smallest fix."""
+    request = {
+        "catalog": "infiniband-ndr",
+        "workload": {"model": "llama3-70b", "training_tokens": 1e12},
+        "constraints": {"target_training_hours": 100, "max_lead_time_days": 60},
+        "allowed_vendors": ["generic", "Supermicro"],
+    }
+    text = _diagnosis_of(request)
+    assert "to build it, add NVIDIA to allowed_vendors" in text
+    assert "max_lead_time_days" not in text
+    fixed = api.optimize(
+        json_format.ParseDict(
+            {**request, "top_k": 1, "allowed_vendors": ["generic", "Supermicro", "NVIDIA"]},
+            optimize_pb2.OptimizeRequest(),
+        )
+    )
+    assert f"at ${fixed.designs[0].capex_usd:,.0f}," in text
+
+
+def test_filters_that_stop_every_design_say_when_the_target_is_missed_even_without_them() -> None:
+    """Every infiniband-ndr server ships in more than 30 days; without the cap, 64 GPUs train
+    GPT-3 on 1e11 tokens in 487 h at best, over the 400 h target."""
+    text = _diagnosis_of(
+        {
+            "catalog": "infiniband-ndr",
+            "workload": {"model": "gpt3-175b", "training_tokens": 1e11},
+            "constraints": {"target_training_hours": 400, "max_lead_time_days": 30, "max_gpus": 64},
+        }
+    )
+    assert "no design can be built from what constraints.max_lead_time_days allows" in text
+    assert text.endswith(", over the 400 h target even so")

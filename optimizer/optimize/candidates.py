@@ -143,24 +143,24 @@ def meets_nic_policy(spec: OptimizeSpec, server: Server, nic_gbps: int, nics_per
     return floor is None or scale_out_gbps_per_gpu(server, nic_gbps, nics_per_node) >= floor
 
 
-def part_refused_by(spec: OptimizeSpec, part: Server | Nic | Switch | Link) -> str | None:
-    """The request field whose filter leaves ``part`` out (vendor filters, lead-time cap,
-    for servers the facility's cooling), or None when the request may buy it."""
-    if spec.allowed_vendors and part.vendor not in spec.allowed_vendors:
-        return "allowed_vendors"
-    if part.vendor in spec.excluded_vendors:
-        return "excluded_vendors"
-    if isinstance(part, Server) and not cooling_allows(part, spec):  # issue 17 (facility)
-        return "constraints.cooling"
+def part_refusals(spec: OptimizeSpec, part: Server | Nic | Switch | Link) -> tuple[str, ...]:
+    """Every request field whose filter leaves ``part`` out (vendor filters, lead-time cap,
+    for servers the facility's cooling): empty when the request may buy it. All of them, not
+    the first: a fix that lifts one filter leaves the part out while another still does."""
     lead, days = spec.constraints.max_lead_time_days, part.availability.lead_time_days
-    if lead is not None and days is not None and days > lead:
-        return "constraints.max_lead_time_days"
-    return None
+    refusals = (
+        ("allowed_vendors", bool(spec.allowed_vendors) and part.vendor not in spec.allowed_vendors),
+        ("excluded_vendors", part.vendor in spec.excluded_vendors),
+        # issue 17 (facility)
+        ("constraints.cooling", isinstance(part, Server) and not cooling_allows(part, spec)),
+        ("constraints.max_lead_time_days", lead is not None and days is not None and days > lead),
+    )
+    return tuple(name for name, refused in refusals if refused)
 
 
 def part_allowed(spec: OptimizeSpec, part: Server | Nic | Switch | Link) -> bool:
     """The request's vendor filters, lead-time cap and (servers) facility cooling allow it."""
-    return part_refused_by(spec, part) is None
+    return not part_refusals(spec, part)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from optimizer.optimize.candidates import (
     SearchSpace,
     is_switchless,
     part_allowed,
-    part_refused_by,
+    part_refusals,
     with_catalog_vendors,
 )
 from optimizer.optimize.explain import (
@@ -158,10 +158,16 @@ def _filters_together(
         return None
     best = free.designs[0]
     allow, them = ("allow together", "them") if len(fields) > 1 else ("allows", "it")
+    target = spec.constraints.target_training_hours
+    missed = (
+        f", over the {target:,.4g} h target even so"
+        if target is not None and best.time_hours > target
+        else ""
+    )
     return (
         f"no design can be built from what {_listed(fields)} {allow}: without {them} "
         f"the fastest design is {describe(best)}, {best.time_hours:,.0f} h at "
-        f"{usd(best.bom.capex_cents)}"
+        f"{usd(best.bom.capex_cents)}{missed}"
     )
 
 
@@ -191,17 +197,10 @@ def _left_out_parts(
     # The servers the request allows (every server when it allows none: then they are the cause)
     servers = tuple(s for s in catalog.servers if part_allowed(spec, s)) or catalog.servers
     opened = catalog if len(servers) == len(catalog.servers) else replace(catalog, servers=servers)
-    cheapest = replace(spec, objective=Objective.MIN_COST)
-    unfiltered = replace(
-        cheapest,
-        constraints=replace(caps, max_lead_time_days=None),
-        allowed_vendors=(),
-        excluded_vendors=(),
-    )
-    relaxed = resolve(opened, unfiltered)
-    if relaxed is None or not relaxed.designs:
+    cheapest = replace(spec, objective=Objective.MIN_COST, constraints=caps)
+    best = _cheapest_relaxed(opened, cheapest, resolve)
+    if best is None:
         return None
-    best = relaxed.designs[0]
     by_field, classes = _refused_parts(catalog, spec, best)
     if not by_field:
         return None
@@ -236,14 +235,42 @@ def _left_out_parts(
     )
 
 
+def _cheapest_relaxed(
+    catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
+) -> RankedDesign | None:
+    """The cheapest design with the vendor filters lifted or the lead-time cap lifted (the
+    cheaper of the two), and only when neither alone finds one, with both lifted: the
+    smallest fix, not one that also asks the buyer to wait longer for a slightly cheaper
+    switch. None when nothing is found or a re-solve ran out of time."""
+    vendors = replace(spec, allowed_vendors=(), excluded_vendors=())
+    lead = replace(spec, constraints=replace(spec.constraints, max_lead_time_days=None))
+    singles = [
+        relaxed
+        for relaxed, on in (
+            (vendors, bool(spec.allowed_vendors or spec.excluded_vendors)),
+            (lead, spec.constraints.max_lead_time_days is not None),
+        )
+        if on
+    ]
+    both = replace(vendors, constraints=lead.constraints)
+    for tier in [singles, [both]] if len(singles) == 2 else [singles]:
+        found = [r.designs[0] for r in (resolve(catalog, s) for s in tier) if r and r.designs]
+        if found:
+            return min(found, key=lambda d: d.bom.capex_cents)
+    return None
+
+
 _Part = Server | Nic | Switch | Link
+# The part filters this diagnosis lifts (the facility's cooling is facility_diagnosis's).
+_PART_FILTERS = ("allowed_vendors", "excluded_vendors", "constraints.max_lead_time_days")
 
 
 def _refused_parts(
     catalog: Catalog, spec: OptimizeSpec, best: RankedDesign
 ) -> tuple[dict[str, dict[str, _Part]], dict[str, list[str]]]:
-    """The parts of ``best``'s BOM that a field of ``spec`` leaves out, by field (a server's
-    built-in NICs go with the server), and the classes of part each field leaves out."""
+    """The parts of ``best``'s BOM that a field of ``spec`` leaves out, by field (a part two
+    fields leave out under both; a server's built-in NICs go with the server), and the
+    classes of part each field leaves out."""
     builtin = next(s.builtin_nic_sku for s in catalog.servers if s.sku == best.design.server_sku)
     every: tuple[_Part, ...] = (*catalog.servers, *catalog.nics, *catalog.switches, *catalog.links)
     parts = {p.sku: p for p in every}
@@ -251,13 +278,13 @@ def _refused_parts(
     classes: dict[str, list[str]] = {}
     for line in best.bom.lines:
         part = parts.get(line.sku)
-        field = None if part is None or part.sku == builtin else part_refused_by(spec, part)
-        if part is None or field is None:
+        if part is None or part.sku == builtin:
             continue
-        by_field.setdefault(field, {})[part.sku] = part
-        named = classes.setdefault(field, [])
-        if _PART_CLASSES[line.category] not in named:
-            named.append(_PART_CLASSES[line.category])
+        for field in (f for f in part_refusals(spec, part) if f in _PART_FILTERS):
+            by_field.setdefault(field, {})[part.sku] = part
+            named = classes.setdefault(field, [])
+            if _PART_CLASSES[line.category] not in named:
+                named.append(_PART_CLASSES[line.category])
     return by_field, classes
 
 
