@@ -11,8 +11,10 @@ import pytest
 
 from optimizer import api
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput
 from optimizer.optimize.candidates import IN_NETWORK_NOTE
+from optimizer.topology.compat import ports_at_speed
 
 RADIX = 64  # the NDR catalog's Quantum-2 switches: 64 ports at the NICs' 400 Gb/s
 
@@ -122,3 +124,44 @@ def test_one_nvl72_rack_is_a_single_node() -> None:
         fabric="infiniband", topology="fat_tree", nics_per_node=4, nic_gbps_per_node=1600
     )
     assert single == switched
+
+
+def test_a_rail_optimized_nvl72_design_is_reproduced_by_estimate() -> None:
+    """The optimizer's node is the catalog row (the rack: 72 NICs, 72 rails); estimate's is
+    the host of 4. Sized with 4 rails, the same 3,096 endpoints were timed 0.5 % slower
+    (680.0 h for 676.5 h) until a rail became a GPU's position in its scale-up domain."""
+    workload = estimate_pb2.Workload(model="llama3-70b")
+    request = optimize_pb2.OptimizeRequest(
+        catalog="gen-2026",
+        workload=workload,
+        constraints=optimize_pb2.Constraints(target_training_hours=720),
+        allowed_topologies=["rail_optimized"],
+        top_k=1,
+        ranking_only=True,
+    )
+    design = api.optimize(request).designs[0]
+    assert (design.server_sku, design.topology) == ("GB200-NVL72", "rail_optimized")
+    catalog = resolve_catalog("gen-2026")
+    switch = next(s for s in catalog.switches if s.sku == _bom_sku(design, "switch"))
+    nic = next(n for n in catalog.nics if n.sku == design.nic_sku)
+    hosts = design.gpus // 4  # GB200 NVL72: 18 hosts of 4 GPUs a rack
+    cluster = estimate_pb2.Cluster(
+        server_sku=design.server_sku,
+        gpus=design.gpus,
+        fabric=design.fabric,
+        topology=design.topology,
+        oversubscription=design.oversubscription,
+        nics_per_node=sum(b.quantity for b in design.bom if b.category == "nic") // hosts,
+        nic_gbps_per_node=design.scale_out_gbps_per_gpu * 4,
+        switch_radix=ports_at_speed(switch, nic.speed_gbps),
+        in_network_reduction=IN_NETWORK_NOTE in design.estimate.notes,
+        nvls=False,
+    )
+    again = api.estimate(
+        estimate_pb2.EstimateRequest(catalog="gen-2026", workload=workload, cluster=cluster)
+    )
+    assert again.training_time_hours == design.training_time_hours
+
+
+def _bom_sku(design: optimize_pb2.Design, category: str) -> str:
+    return next(b.sku for b in design.bom if b.category == category)

@@ -246,6 +246,7 @@ def topology_profile(
     radix: int,
     oversubscription: float,
     oversubscribed_tier: str,
+    rails: int,
 ) -> TopologyProfile:
     """The shared profile from the topology sizing (optimizer.topology.sizing)."""
     family = TOPOLOGIES.normalize(family, "cluster.topology")
@@ -260,7 +261,7 @@ def topology_profile(
             nodes * nics_per_node,
             radix,
             oversubscription=oversubscription,
-            rails=nics_per_node,
+            rails=rails,
             oversubscribed_tier=oversubscribed_tier,
         )
     except InvalidInput as e:
@@ -318,6 +319,11 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     unit = (
         gpn if family is None or family.scale_out else max(gpn, fields.get("scale_up_gpus") or gpn)
     )
+    # A rail is a GPU's position in its scale-up domain: a domain of several nodes (a GB200
+    # NVL72 rack of 18 hosts) has as many rails as NICs, as the optimizer's designs, whose node
+    # is the catalog row (the rack), cable them (tests/test_design_reproduced.py).
+    domain = fields.get("scale_up_gpus") or gpn
+    rails = nics * (domain // gpn) if domain > gpn and domain % gpn == 0 else nics
     profile = topology_profile(
         (family or FAT_TREE).name,
         -(-msg.gpus // unit),
@@ -325,6 +331,7 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         radix,
         oversubscription,
         msg.oversubscribed_tier.strip().lower() or "leaf",
+        rails,
     )
     return ClusterSpec(topology=profile, **fields)
 
