@@ -71,7 +71,7 @@ from optimizer.performance.plan_pricing import (
     wall_step_lower_bounds_s,
 )
 from optimizer.workload.flops import hardware_flops_per_step
-from optimizer.workload.memory import FamilyLoads, peak_gb
+from optimizer.workload.memory import FamilyLoads, peaks_gb
 from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
@@ -342,14 +342,21 @@ def _candidate_plans(
         for plan in _candidate_plans_at(
             w, gpus // cp, gpus_per_node, limit_gb, fixed, domain_gpus, cp
         )
-        # check_context's rules, for a fixed degree too: one its framework runs with some
-        # tensor degrees only keeps their plans (a degree no plan may take has none, and
-        # _explain_infeasible names it)
-        if not context_refusal(w, plan.tensor, cp)[0]
     )
 
 
 # --- end issue 14 (context) ---------------------------------------------------------------------
+
+
+class _Family(NamedTuple):
+    """One (tensor, pipeline, data, expert, micro-batch) of a size, with its stages' loads,
+    the ZeRO choices it may take, its depths (_Depths) and those whose memory is checked."""
+
+    loads: FamilyLoads
+    degrees: tuple[int, int, int, int, int, int]  # tensor, pipeline, data, expert, mb, context
+    zeros: list[tuple[int, bool]]
+    depths: _Depths
+    checked: list[int]
 
 
 def _candidate_plans_at(
@@ -368,15 +375,56 @@ def _candidate_plans_at(
     (tensor, pipeline, data, micro-batch) comes with v = 1 (the least activation memory)
     and the interleaving depth that minimises its bubble plus chunk overheads
     (_best_depth, at a nominal GPU speed) or, when that one does not fit, the cheapest deeper
-    one that does (_deeper_fitting_depth), whichever fit; the timing decides."""
+    one that does (_deeper_fitting_depth), whichever fit; the timing decides. Every family's
+    depths are checked for memory in one NumPy pass (memory.peaks_gb)."""
+    work_s = _relative_work_s(w, gpus * context)
+    families = _families(w, gpus, gpus_per_node, fixed, domain_gpus, context, work_s)
+    # every ZeRO choice any family may take, in one order
+    forms = list(dict.fromkeys(z for family in families for z in family.zeros))
+    rows = [(family.loads, v) for family in families for v in family.checked]
+    fit_rows = iter((peaks_gb(rows, forms) <= limit_gb).T.tolist() if rows else [])
     plans: list[ParallelPlan] = []
+    for family in families:
+        columns = [forms.index(z) for z in family.zeros]
+        found: dict[int, list[ParallelPlan]] = {}
+        for v in family.checked:
+            fits = next(fit_rows)
+            found[v] = _fitting_plans(family, v, [fits[i] for i in columns])
+        ds = family.depths
+        if fixed.virtual_pipeline is not None:
+            plans.extend(found.get(ds.deep, []))
+            continue
+        loads, deep = family.loads, ds.deep
+        if deep > 1 and not found[deep] and found[1]:
+            at = partial(_fitting_depth, family, limit_gb)
+            deeper = _deeper_fitting_depth(w, loads.p, loads.micro_batches, work_s, deep, at)
+            if deeper is not None:
+                found[deep] = at(deeper)
+        for v_plans in found.values():
+            plans.extend(v_plans)
+    return plans
+
+
+def _families(
+    w: Workload,
+    gpus: int,
+    gpus_per_node: int,
+    fixed: PartialPlan,
+    domain_gpus: int | None,
+    context: int,
+    work_s: float,
+) -> list[_Family]:
+    """The families of _candidate_plans_at's size, in candidate order, with the depths each
+    is offered: a fixed depth if the schedule allows it, else depth_ladder's and the best
+    depth of full chunks (_Depths). Tensor degrees the framework will not run with this
+    context degree have none (context_refusal)."""
     tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
     # The depth choice reads only (pipeline, micro-batches): every family here does the same
-    # work per GPU (t p d = gpus), so each pair's depths are worked out once.
-    work_s = _relative_work_s(w, gpus * context)
+    # work per GPU (t p d = gpus, ``work_s``), so each pair's depths are worked out once.
     depths: dict[tuple[int, int], _Depths] = {}
+    families: list[_Family] = []
     for t in _options(fixed.tensor, tensors):
-        if gpus % t:
+        if gpus % t or context_refusal(w, t, context)[0]:
             continue
         pipelines = [p for p in _divisors(gpus // t) if p <= w.layers]
         for p in _options(fixed.pipeline, pipelines):
@@ -388,6 +436,8 @@ def _candidate_plans_at(
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
             micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
             zeros = [z for z in _zero_choices(d * context, fixed) if not zero_refusal(w, p, z[0])]
+            if not zeros:  # no ZeRO stage this pipeline can take: no plan
+                continue
             for e in _options(fixed.expert, experts):
                 if d % e or w.experts % e:
                     continue
@@ -398,49 +448,35 @@ def _candidate_plans_at(
                     ds = depths.get((p, m))
                     if ds is None:
                         ds = depths[p, m] = _depths(w, p, m, work_s, fixed.virtual_pipeline)
-                    deep = ds.deep
-                    loads = FamilyLoads(w, t, p, d, e, mb, context)
-                    at = partial(_fitting_plans, loads, t, p, d, e, mb, context, zeros, limit_gb)
                     if fixed.virtual_pipeline is not None:
-                        plans.extend(at(deep) if ds.fits else [])
-                        continue
-                    found = {v: at(v) for v in ds.ladder}
-                    if ds.full is not None:
-                        found.setdefault(ds.full, at(ds.full))
-                    if deep > 1 and not found[deep] and found[1]:
-                        deeper = _deeper_fitting_depth(w, p, m, work_s, deep, at)
-                        if deeper is not None:
-                            found[deep] = at(deeper)
-                    for v_plans in found.values():
-                        plans.extend(v_plans)
-    return plans
+                        checked = [ds.deep] if ds.fits else []
+                    else:
+                        checked = list(ds.ladder)
+                        if ds.full is not None and ds.full not in checked:
+                            checked.append(ds.full)
+                    loads = FamilyLoads(w, t, p, d, e, mb, context)
+                    families.append(_Family(loads, (t, p, d, e, mb, context), zeros, ds, checked))
+    return families
 
 
-def _fitting_plans(
-    loads: FamilyLoads,
-    t: int,
-    p: int,
-    d: int,
-    e: int,
-    mb: int,
-    context: int,
-    zeros: list[tuple[int, bool]],
-    limit_gb: float,
-    v: int,
-) -> list[ParallelPlan]:
-    """The plans of depth ``v`` that fit in memory: of each family (weights sharded or not)
-    the lightest ZeRO choice that fits; a heavier stage of a fitting family only adds
-    traffic."""
+def _fitting_depth(family: _Family, limit_gb: float, v: int) -> list[ParallelPlan]:
+    """The plans of ``family`` at depth ``v`` that fit in ``limit_gb`` (one depth checked
+    alone: _deeper_fitting_depth's search)."""
+    fits = (peaks_gb([(family.loads, v)], family.zeros)[:, 0] <= limit_gb).tolist()
+    return _fitting_plans(family, v, fits)
+
+
+def _fitting_plans(family: _Family, v: int, fits: list[bool]) -> list[ParallelPlan]:
+    """The plans of depth ``v`` whose ZeRO choice fits in memory (``fits``, one per
+    ``family.zeros``): of each family (weights sharded or not) the lightest ZeRO choice that
+    fits; a heavier stage of a fitting family only adds traffic."""
+    t, p, d, e, mb, cp = family.degrees
     plans: list[ParallelPlan] = []
     fitted: set[bool] = set()  # families (sharded weights?) that fit
-    # the stages' loads whatever the ZeRO stage: worked out once for every choice
-    stages = loads.stages(v)
-    for z, reshard in zeros:
-        if (z == 3) in fitted:
-            continue
-        if peak_gb(stages, z, reshard) <= limit_gb:
+    for (z, reshard), ok in zip(family.zeros, fits, strict=True):
+        if ok and (z == 3) not in fitted:
             plans.append(
-                ParallelPlan(t, p, d, e, v, z, mb, context=context, reshard_after_forward=reshard)
+                ParallelPlan(t, p, d, e, v, z, mb, context=cp, reshard_after_forward=reshard)
             )
             fitted.add(z == 3)
     return plans

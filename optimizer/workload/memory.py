@@ -11,8 +11,12 @@ top-k experts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.model import Workload
@@ -95,15 +99,6 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
         (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in stages),
         key=lambda m: m.total_gb,
     )
-
-
-def peak_gb(stages: tuple[StageLoad, ...], zero_stage: int, reshard_after_forward: bool) -> float:
-    """memory_per_gpu's total from FamilyLoads.stages: the planner tries several ZeRO stages
-    on the same stages (of every family and depth)."""
-    peak = stages[0].total_gb(zero_stage, reshard_after_forward)
-    for stage in stages[1:]:
-        peak = max(peak, stage.total_gb(zero_stage, reshard_after_forward))
-    return peak
 
 
 def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
@@ -203,10 +198,8 @@ class FamilyLoads:
         """The loads at depth ``v`` of the ranks one of which is the fullest: the first, the
         last and, of the middle ranks holding each layer count, the lowest (ranks further on
         hold fewer micro-batches in flight: ``in_flight_chunks``)."""
-        layers = pipeline_layout(self.w, self.p, v).layers
-        ranks = {0, self.p - 1}
-        ranks.update(layers.index(k, 1) for k in set(layers[1:-1]))
-        return tuple(self._load(rank, layers[rank], v) for rank in sorted(ranks))
+        ranks, layers = fullest_candidates(self.w, self.p, v)
+        return tuple(self._load(rank, k, v) for rank, k in zip(ranks, layers, strict=True))
 
     def stage(self, rank: int, v: int) -> StageLoad:
         """The load of pipeline rank ``rank`` at depth ``v``."""
@@ -228,3 +221,61 @@ class FamilyLoads:
             layer_params=self.layer_params,
             activations=activations,
         )
+
+
+@lru_cache(maxsize=16384)
+def fullest_candidates(w: Workload, p: int, v: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The pipeline ranks one of which is the fullest at depth ``v`` (FamilyLoads.stages), in
+    order, and the layers each holds."""
+    layers = pipeline_layout(w, p, v).layers
+    ranks = {0, p - 1}
+    ranks.update(layers.index(k, 1) for k in set(layers[1:-1]))
+    ordered = tuple(sorted(ranks))
+    return ordered, tuple(layers[rank] for rank in ordered)
+
+
+def peaks_gb(
+    rows: Sequence[tuple[FamilyLoads, int]], forms: Sequence[tuple[int, bool]]
+) -> npt.NDArray[np.float64]:
+    """memory_per_gpu's total for each (family, depth) of ``rows`` under each (zero_stage,
+    reshard_after_forward) of ``forms``, as a (forms, rows) array: the planner checks
+    thousands of candidates per search, so FamilyLoads._load's arithmetic runs here on
+    arrays of every row's stages (the same operations in the same order: the same floats),
+    and StageLoad.total_gb on a StageLoad of arrays."""
+    ranks: list[int] = []
+    layers: list[int] = []
+    starts: list[int] = []
+    for f, depth in rows:
+        starts.append(len(ranks))
+        r, k = fullest_candidates(f.w, f.p, depth)
+        ranks += r
+        layers += k
+    counts = np.diff(np.array([*starts, len(ranks)]))
+
+    def per_stage(values: list[float] | list[int]) -> npt.NDArray[Any]:
+        return np.repeat(np.array(values), counts)
+
+    fams = [f for f, _ in rows]
+    rank, held = np.array(ranks), np.array(layers)
+    p, t, e = (per_stage([getattr(f, name) for f in fams]) for name in ("p", "t", "e"))
+    v = per_stage([depth for _, depth in rows])
+    m = per_stage([f.micro_batches for f in fams])
+    last = rank == p - 1
+    # in_flight_chunks
+    warmup = np.where(v == 1, p - rank - 1, 2 * (p - rank - 1) + (v - 1) * p)
+    chunks = np.minimum(m * v, warmup + 1)
+    activations = chunks * held / v * per_stage([f.act_layer for f in fams])
+    activations += np.where(last, per_stage([f.logits for f in fams]), 0.0)
+    ends = np.where((rank == 0) | last, per_stage([f.end_params for f in fams]), 0.0)
+    dense_params = (per_stage([f.layer_dense for f in fams]) * held + ends) / t
+    expert_params = per_stage([f.layer_expert for f in fams]) * held / (t * e)
+    load = StageLoad(
+        params=dense_params + expert_params,
+        sharded_params=dense_params / per_stage([f.shard for f in fams])
+        + expert_params / per_stage([f.shard_expert for f in fams]),
+        layer_params=per_stage([f.layer_params for f in fams]),  # type: ignore[arg-type]
+        activations=activations,
+    )
+    totals = np.array([load.total_gb(z, reshard) for z, reshard in forms])
+    peaks: npt.NDArray[np.float64] = np.maximum.reduceat(totals, starts, axis=1)
+    return peaks
