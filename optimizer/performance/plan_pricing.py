@@ -169,25 +169,27 @@ FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubbl
 
 def network_free_terms(
     w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], kernel_eff: float
-) -> tuple[list[float], dict[str, list[float]]]:
+) -> tuple[Floats, Floats]:
     """Each plan's network-free part of the step in the way StepModel computes it (compute
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
-    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of. A size's candidates share
-    a few (micro-batch, tensor, expert) kernels and (pipeline, depth) layouts: each is worked
-    out once per call (this runs for every size a search looks at)."""
+    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of (a row each). A size's
+    candidates share a few (micro-batch, tensor, expert) kernels and (pipeline, depth)
+    layouts, and their distinct rows are fewer still: each is worked out once per call (this
+    runs for every size a search looks at), the plans index them."""
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
     kernels: dict[tuple[int, int, int], tuple[float, float]] = {}
     stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
     # A row reads the degrees but the context, and the ZeRO stage only as sharded optimizer
     # states or not (optimizer_step_s): plans differing in the rest share it.
-    known: dict[tuple[int, ...], tuple[float, tuple[float, float, float, float, float, int]]] = {}
-    rows: list[tuple[float, float, float, float, float, int]] = []
-    free: list[float] = []
+    known: dict[tuple[int, ...], int] = {}
+    rows: list[tuple[float, float, float, float, float, float, int]] = []  # free, FREE_COLUMNS
+    index: list[int] = []
     for plan in plans:
         p, v, mb, d = plan.pipeline, plan.virtual_pipeline, plan.micro_batch_size, plan.data
         key = (mb, plan.tensor, plan.expert, p, v, d, plan.zero_stage >= 1)
         hit = known.get(key)
         if hit is None:
+            hit = known[key] = len(rows)
             kernel = kernels.get((mb, plan.tensor, plan.expert))
             if kernel is None:
                 kernel = kernels[mb, plan.tensor, plan.expert] = compute_s_per_token(
@@ -213,17 +215,15 @@ def network_free_terms(
             bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
             fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
             compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
-            hit = known[key] = (
-                compute * (1.0 + bubble) + fixed_s,
-                (tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m),
-            )
-        free.append(hit[0])
-        rows.append(hit[1])
-    columns = zip(*rows, strict=True) if rows else ([] for _ in FREE_COLUMNS)
-    return free, {name: list(values) for name, values in zip(FREE_COLUMNS, columns, strict=True)}
+            free = compute * (1.0 + bubble) + fixed_s
+            rows.append((free, tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m))
+        index.append(hit)
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 1 + len(FREE_COLUMNS))
+    columns = table.T[:, index]
+    return columns[0], columns[1:]
 
 
-# plan_arrays' per-plan columns besides the network-free ones, in _plan_row's order: what
+# plan_arrays' per-plan columns besides the network-free ones, in plan_arrays' order: what
 # the interleaving depth leaves alone (_depth_free_row), then the pipeline's (pipeline_traffic).
 _DEPTH_FREE_COLUMNS = (
     "fsdp",
@@ -381,36 +381,18 @@ def _depth_free_row(
 Family = tuple[int, int, int, int, int, int, int, bool]
 
 
-def _plan_row(w: Workload, plan: ParallelPlan, hw: _Hardware, parts: RowParts) -> tuple[float, ...]:
-    """One plan's _ROW_COLUMNS; ``parts``: the depth-free rows and parts worked out so far."""
-    family = (
-        plan.tensor,
-        plan.pipeline,
-        plan.data,
-        plan.expert,
-        plan.zero_stage,
-        plan.micro_batch_size,
-        plan.context,
-        plan.reshard_after_forward,
-    )
-    head = parts.rows.get(family)
-    if head is None:
-        head = parts.rows[family] = _depth_free_row(w, plan, hw, parts)
-    v = plan.virtual_pipeline
-    sends_key = (plan.tensor, plan.pipeline, plan.data, plan.micro_batch_size, plan.context, v)
-    tail = parts.sends.get(sends_key)
-    if tail is None:
-        p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
-        stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
-        tail = parts.sends[sends_key] = (v > 1, *_part_row(p2p, hw), stride)
-    return (*head, *tail)
+def _sends_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
+    """One plan's columns of _ROW_COLUMNS after the depth-free ones: its pipeline's sends."""
+    p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
+    stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
+    return (plan.virtual_pipeline > 1, *_part_row(p2p, hw), stride)
 
 
 def plan_arrays(
     w: Workload,
     c: ClusterSpec,
     plans: tuple[ParallelPlan, ...],
-    free: dict[str, list[float]],
+    free: Floats,
     parts: RowParts | None = None,
 ) -> PlanArrays:
     """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
@@ -423,10 +405,47 @@ def plan_arrays(
         nv_bw=nvlink_bytes_per_s(c),
     )
     known = RowParts() if parts is None else parts
-    rows = [_plan_row(w, plan, hw, known) for plan in plans]
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), len(_ROW_COLUMNS))
-    arrays = dict(zip(_ROW_COLUMNS, np.ascontiguousarray(table.T), strict=True))
-    arrays.update((k, np.array(v, dtype=np.float64)) for k, v in free.items())
+    # Each distinct family's depth-free row and each distinct pipeline's sends once, as the
+    # columns of two small tables the plans index: a size's plans share a family at
+    # several depths and ZeRO stages, so copying rows plan by plan cost twice as much.
+    families: dict[Family, int] = {}
+    pipelines: dict[tuple[int, ...], int] = {}
+    heads: list[tuple[float, ...]] = []
+    tails: list[tuple[float, ...]] = []
+    head_of: list[int] = []
+    tail_of: list[int] = []
+    for plan in plans:
+        t, p, d, mb, cp = (
+            plan.tensor,
+            plan.pipeline,
+            plan.data,
+            plan.micro_batch_size,
+            plan.context,
+        )
+        family = (t, p, d, plan.expert, plan.zero_stage, mb, cp, plan.reshard_after_forward)
+        i = families.get(family)
+        if i is None:
+            i = families[family] = len(heads)
+            head = known.rows.get(family)
+            if head is None:
+                head = known.rows[family] = _depth_free_row(w, plan, hw, known)
+            heads.append(head)
+        head_of.append(i)
+        sends = (t, p, d, mb, cp, plan.virtual_pipeline)
+        j = pipelines.get(sends)
+        if j is None:
+            j = pipelines[sends] = len(tails)
+            tail = known.sends.get(sends)
+            if tail is None:
+                tail = known.sends[sends] = _sends_row(w, plan, hw)
+            tails.append(tail)
+        tail_of.append(j)
+    width = len(_DEPTH_FREE_COLUMNS)
+    head_columns = np.array(heads, dtype=np.float64).reshape(len(heads), width).T[:, head_of]
+    tail_width = len(_ROW_COLUMNS) - width
+    tail_columns = np.array(tails, dtype=np.float64).reshape(len(tails), tail_width).T[:, tail_of]
+    arrays = dict(zip(_ROW_COLUMNS, [*head_columns, *tail_columns], strict=True))
+    arrays.update(zip(FREE_COLUMNS, free, strict=True))
     plain, sharp = (
         NetBytes(*(arrays.pop(f"{name}{form}_bytes") for name in ("tp", "a2a", "p2p", "dp")))
         for form in ("", "_sharp")

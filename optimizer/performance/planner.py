@@ -565,15 +565,15 @@ class _SizePlans:
         w: Workload,
         c: ClusterSpec,
         plans: tuple[ParallelPlan, ...],
-        free_s: list[float],
-        columns: dict[str, list[float]],
+        free_s: Floats,
+        columns: Floats,
     ) -> None:
-        order = sorted(range(len(plans)), key=lambda i: (free_s[i], i))
+        order = np.argsort(free_s, kind="stable")  # ties: candidate order
         self.w, self.c = w, c
-        self.free_s = [free_s[i] for i in order]
-        self.indices = order
-        self.plans = tuple(plans[i] for i in order)
-        self.columns = {name: [values[i] for i in order] for name, values in columns.items()}
+        self.free_s: list[float] = free_s[order].tolist()
+        self.indices: list[int] = order.tolist()
+        self.plans = tuple([plans[i] for i in self.indices])
+        self.columns = columns[:, order]  # network_free_terms' columns, a row each
         self._arrays: PlanArrays | None = None
         self._parts: RowParts | None = RowParts()  # until every candidate's row is built
 
@@ -591,7 +591,7 @@ class _SizePlans:
                 self.w,
                 self.c,
                 self.plans[have:end],
-                {name: values[have:end] for name, values in self.columns.items()},
+                self.columns[:, have:end],
                 self._parts,
             )
             built = self._arrays = more if built is None else concatenated([built, more])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -251,29 +251,44 @@ def peaks_gb(
         ranks += r
         layers += k
     counts = np.diff(np.array([*starts, len(ranks)]))
-
-    def per_stage(values: list[float] | list[int]) -> npt.NDArray[Any]:
-        return np.repeat(np.array(values), counts)
-
-    fams = [f for f, _ in rows]
-    rank, held = np.array(ranks), np.array(layers)
-    p, t, e = (per_stage([getattr(f, name) for f in fams]) for name in ("p", "t", "e"))
-    v = per_stage([depth for _, depth in rows])
-    m = per_stage([f.micro_batches for f in fams])
+    # Every row's family figures as one table repeated over its stages (small integers are
+    # exact as floats, so the arithmetic gives FamilyLoads._load's floats).
+    table = np.array(
+        [
+            (
+                f.p,
+                f.t,
+                f.e,
+                depth,
+                f.micro_batches,
+                f.act_layer,
+                f.logits,
+                f.end_params,
+                f.layer_dense,
+                f.layer_expert,
+                f.shard,
+                f.shard_expert,
+                f.layer_params,
+            )
+            for f, depth in rows
+        ],
+        dtype=np.float64,
+    )
+    (p, t, e, v, m, act_layer, logits, end_params, layer_dense, layer_expert, shard,
+     shard_expert, layer_params) = np.repeat(table, counts, axis=0).T  # fmt: skip
+    rank, held = np.array(ranks, dtype=np.float64), np.array(layers, dtype=np.float64)
     last = rank == p - 1
     # in_flight_chunks
     warmup = np.where(v == 1, p - rank - 1, 2 * (p - rank - 1) + (v - 1) * p)
     chunks = np.minimum(m * v, warmup + 1)
-    activations = chunks * held / v * per_stage([f.act_layer for f in fams])
-    activations += np.where(last, per_stage([f.logits for f in fams]), 0.0)
-    ends = np.where((rank == 0) | last, per_stage([f.end_params for f in fams]), 0.0)
-    dense_params = (per_stage([f.layer_dense for f in fams]) * held + ends) / t
-    expert_params = per_stage([f.layer_expert for f in fams]) * held / (t * e)
+    activations = chunks * held / v * act_layer + np.where(last, logits, 0.0)
+    ends = np.where((rank == 0) | last, end_params, 0.0)
+    dense_params = (layer_dense * held + ends) / t
+    expert_params = layer_expert * held / (t * e)
     load = StageLoad(
         params=dense_params + expert_params,
-        sharded_params=dense_params / per_stage([f.shard for f in fams])
-        + expert_params / per_stage([f.shard_expert for f in fams]),
-        layer_params=per_stage([f.layer_params for f in fams]),  # type: ignore[arg-type]
+        sharded_params=dense_params / shard + expert_params / shard_expert,
+        layer_params=layer_params,
         activations=activations,
     )
     totals = np.array([load.total_gb(z, reshard) for z, reshard in forms])
