@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 import numpy as np
 import pytest
@@ -72,9 +72,10 @@ def _bounds(
     the uplinks rings and sends share, as the search prices a band it times)."""
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
-    _, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+    degrees = tuple(astuple(plan) for plan in plans)  # what the planner's lists hold
+    _, columns = network_free_terms(w, c, degrees, expected.kernel_efficiency)
     gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
-    arrays = plan_arrays(w, c, plans, columns)
+    arrays = plan_arrays(w, c, degrees, columns)
     bounds = wall_step_lower_bounds_s(arrays, c, c.gpus, fabric, expected, gp, shared)
     return list(bounds.tolist())
 
@@ -249,7 +250,7 @@ def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alo
     parts, alone = [], []
     for used in (512, 256, 4):  # whole nodes, and a part of one node (its own line rate)
         sub = replace(c, gpus=used)
-        plans = tuple(planner.candidate_plans(w, sub, PartialPlan()))[:20]
+        plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))[:20]
         _, columns = network_free_terms(w, sub, plans, expected.kernel_efficiency)
         arrays = plan_arrays(w, sub, plans, columns)
         gp = goodput_factor(w.parameters, used, DEFAULT_OPTIONS.reliability)
@@ -273,7 +274,7 @@ def test_a_chunk_priced_on_network_after_network_gets_the_bounds_fresh_arrays_ge
     into another's bounds, whatever order the search prices them in."""
     w = preset("mpt-7b", global_batch_size=256)
     base = cluster_for(HGX_H100, 256, "fat_tree", "roce", 3.0)
-    plans = tuple(planner.candidate_plans(w, base, PartialPlan()))[:64]
+    plans = tuple(astuple(p) for p in planner.candidate_plans(w, base, PartialPlan()))[:64]
     networks = [
         replace(cluster_for(HGX_H100, 256, name, fabric, over), nic_gbps_per_node=gbps)
         for name, over in TOPOLOGIES

@@ -25,7 +25,6 @@ from functools import lru_cache
 
 from optimizer.performance import calibration
 from optimizer.performance.calibration import generation
-from optimizer.performance.plan import ParallelPlan
 from optimizer.workload.flops import (
     FORWARD_BACKWARD_FACTOR,
     attention_recompute_passes,
@@ -290,16 +289,26 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     return ((2 if full else 1) * forward + backward) * w.layers
 
 
-def optimizer_step_s(w: Workload, plan: ParallelPlan, hbm_tbytes_per_s: float) -> float:
+def optimizer_step_s(
+    w: Workload,
+    tensor: int,
+    pipeline: int,
+    data: int,
+    expert: int,
+    context: int,
+    sharded: bool,
+    hbm_tbytes_per_s: float,
+) -> float:
     """Seconds of Adam's update on one GPU: the local parameters (/ t p, experts / e too),
-    sharded over the data and context ranks under ZeRO >= 1 (as memory.FamilyLoads), at
-    HBM speed."""
-    dense = (w.parameters - w.expert_parameters) / (plan.tensor * plan.pipeline)
-    experts = w.expert_parameters / (plan.tensor * plan.pipeline * plan.expert)
-    if plan.zero_stage >= 1:
-        replicas = plan.data * plan.context
+    sharded over the data and context ranks when ``sharded`` (ZeRO >= 1, as
+    memory.FamilyLoads), at HBM speed. Degrees, not a plan: the planner prices candidate
+    lists of degrees (plan.Degrees)."""
+    dense = (w.parameters - w.expert_parameters) / (tensor * pipeline)
+    experts = w.expert_parameters / (tensor * pipeline * expert)
+    if sharded:
+        replicas = data * context
         dense /= replicas
-        experts /= max(1, replicas // plan.expert)
+        experts /= max(1, replicas // expert)
     return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER / (hbm_tbytes_per_s * 1e12)
 
 

@@ -1049,7 +1049,16 @@ def _compute_plan_core(
         model_flops=model_flops,
         layout=layout,
         # issue 14 compute (compute.py): the optimizer update and the straggler share.
-        optimizer_step_s=optimizer_step_s(w, plan, gen.hbm_tbytes_per_s),
+        optimizer_step_s=optimizer_step_s(
+            w,
+            plan.tensor,
+            plan.pipeline,
+            plan.data,
+            plan.expert,
+            plan.context,
+            plan.zero_stage >= 1,
+            gen.hbm_tbytes_per_s,
+        ),
         # issue 14, pipeline: every forward and backward pass of a micro-batch through a
         # model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
         # plus the (p - 1) chunk slots of the fill and drain.

@@ -7,6 +7,11 @@ from functools import cached_property
 
 from optimizer.hashed import hashed_once
 
+# A ParallelPlan's fields in order (``ParallelPlan(*degrees)`` is the plan): the planner's
+# candidate lists hold these, not plans, which its caches kept by the hundred thousand for the
+# garbage collector's full passes to walk (a tuple of numbers it stops tracking).
+Degrees = tuple[int, int, int, int, int, int, int, int, bool]
+
 
 @hashed_once
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from optimizer.performance.estimator import (
 )
 from optimizer.performance.fabrics import FabricProfile
 from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
-from optimizer.performance.plan import ParallelPlan
+from optimizer.performance.plan import Degrees, ParallelPlan
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
@@ -100,7 +100,7 @@ class PlanArrays:
     array entry per plan (in ``plans`` order). Seconds of scale-up terms are at a collective
     efficiency of 1; bytes are what one GPU puts on the scale-out network per step."""
 
-    plans: tuple[ParallelPlan, ...]
+    plans: tuple[Degrees, ...]
     tensor_core_s: Floats
     elementwise_s: Floats
     straggler: Floats
@@ -168,7 +168,7 @@ FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubbl
 
 
 def network_free_terms(
-    w: Workload, c: ClusterSpec, plans: tuple[ParallelPlan, ...], kernel_eff: float
+    w: Workload, c: ClusterSpec, plans: tuple[Degrees, ...], kernel_eff: float
 ) -> tuple[Floats, Floats]:
     """Each plan's network-free part of the step in the way StepModel computes it (compute
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
@@ -184,22 +184,16 @@ def network_free_terms(
     known: dict[tuple[int, ...], int] = {}
     rows: list[tuple[float, float, float, float, float, float, int]] = []  # free, FREE_COLUMNS
     index: list[int] = []
-    for plan in plans:
-        p, v, mb, d = plan.pipeline, plan.virtual_pipeline, plan.micro_batch_size, plan.data
-        key = (mb, plan.tensor, plan.expert, p, v, d, plan.zero_stage >= 1)
+    for degrees in plans:
+        t, p, d, e, v, z, mb, cp, _ = degrees
+        key = (mb, t, e, p, v, d, z >= 1)
         hit = known.get(key)
         if hit is None:
             hit = known[key] = len(rows)
-            kernel = kernels.get((mb, plan.tensor, plan.expert))
+            kernel = kernels.get((mb, t, e))
             if kernel is None:
-                kernel = kernels[mb, plan.tensor, plan.expert] = compute_s_per_token(
-                    w,
-                    mb,
-                    plan.tensor,
-                    c.gpu_model,
-                    c.gpu_peak_tflops,
-                    c.gpu_peak_fp8_tflops,
-                    plan.expert,
+                kernel = kernels[mb, t, e] = compute_s_per_token(
+                    w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e
                 )
             stage = stages.get((p, v))
             if stage is None:
@@ -213,7 +207,8 @@ def network_free_terms(
             straggler = straggler_fraction(d)
             m = w.global_batch_size // (d * mb)
             bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
-            fixed_s = optimizer_step_s(w, plan, hbm) + 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
+            fixed_s = optimizer_step_s(w, t, p, d, e, cp, z >= 1, hbm)
+            fixed_s += 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
             compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
             free = compute * (1.0 + bubble) + fixed_s
             rows.append((free, tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m))
@@ -391,7 +386,7 @@ def _sends_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, .
 def plan_arrays(
     w: Workload,
     c: ClusterSpec,
-    plans: tuple[ParallelPlan, ...],
+    plans: tuple[Degrees, ...],
     free: Floats,
     parts: RowParts | None = None,
 ) -> PlanArrays:
@@ -414,29 +409,26 @@ def plan_arrays(
     tails: list[tuple[float, ...]] = []
     head_of: list[int] = []
     tail_of: list[int] = []
-    for plan in plans:
-        t, p, d, mb, cp = (
-            plan.tensor,
-            plan.pipeline,
-            plan.data,
-            plan.micro_batch_size,
-            plan.context,
-        )
-        family = (t, p, d, plan.expert, plan.zero_stage, mb, cp, plan.reshard_after_forward)
+    for degrees in plans:
+        t, p, d, e, v, z, mb, cp, reshard = degrees
+        plan = None  # built only for a row not worked out yet (the traffic reads a plan)
+        family = (t, p, d, e, z, mb, cp, reshard)
         i = families.get(family)
         if i is None:
             i = families[family] = len(heads)
             head = known.rows.get(family)
             if head is None:
+                plan = ParallelPlan(*degrees)
                 head = known.rows[family] = _depth_free_row(w, plan, hw, known)
             heads.append(head)
         head_of.append(i)
-        sends = (t, p, d, mb, cp, plan.virtual_pipeline)
+        sends = (t, p, d, mb, cp, v)
         j = pipelines.get(sends)
         if j is None:
             j = pipelines[sends] = len(tails)
             tail = known.sends.get(sends)
             if tail is None:
+                plan = plan or ParallelPlan(*degrees)
                 tail = known.sends[sends] = _sends_row(w, plan, hw)
             tails.append(tail)
         tail_of.append(j)

@@ -57,7 +57,7 @@ from optimizer.performance.fabrics import (
 )
 from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
-from optimizer.performance.plan import ParallelPlan, PartialPlan
+from optimizer.performance.plan import Degrees, ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     Floats,
@@ -101,11 +101,12 @@ def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tupl
 def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
     """Plans worth timing on all of ``c``'s GPUs that fit in memory, each ZeRO stage that
     fits (cheapest communication first)."""
-    return list(
-        _candidate_plans(
+    return [
+        ParallelPlan(*degrees)
+        for degrees in _candidate_plans(
             w, c.gpus, c.gpus_per_node, usable_memory_gb(c), fixed, c.scale_up_domain_gpus
         )
-    )
+    ]
 
 
 def tensor_degrees(w: Workload, gpus: int, gpus_per_node: int, domain_gpus: int) -> list[int]:
@@ -330,11 +331,11 @@ def _candidate_plans(
     limit_gb: float,
     fixed: PartialPlan,
     domain_gpus: int | None = None,
-) -> tuple[ParallelPlan, ...]:
-    """The plans depend only on these, not on the network: cached across the optimizer's
-    candidate clusters. Each context degree leaves gpus / context for the other degrees; a
-    fixed one that does not divide ``gpus`` has no plans here (a smaller size it divides may,
-    else _explain_infeasible names it)."""
+) -> tuple[Degrees, ...]:
+    """The plans (their degrees) depend only on these, not on the network: cached across
+    the optimizer's candidate clusters. Each context degree leaves gpus / context for the
+    other degrees; a fixed one that does not divide ``gpus`` has no plans here (a smaller size
+    it divides may, else _explain_infeasible names it)."""
     return tuple(
         plan
         for cp in context_degrees(w, gpus, fixed)
@@ -367,9 +368,9 @@ def _candidate_plans_at(
     fixed: PartialPlan,
     domain_gpus: int | None,
     context: int,
-) -> list[ParallelPlan]:
-    """Plans over ``gpus`` (the GPUs per context rank) with the given context degree that
-    fit in memory.
+) -> list[Degrees]:
+    """Plans (their degrees) over ``gpus`` (the GPUs per context rank) with the given context
+    degree that fit in memory.
 
     Pipeline degrees need not divide the layers (the slowest stage is timed); each
     (tensor, pipeline, data, micro-batch) comes with v = 1 (the least activation memory)
@@ -383,10 +384,10 @@ def _candidate_plans_at(
     forms = list(dict.fromkeys(z for family in families for z in family.zeros))
     rows = [(family.loads, v) for family in families for v in family.checked]
     fit_rows = iter((peaks_gb(rows, forms) <= limit_gb).T.tolist() if rows else [])
-    plans: list[ParallelPlan] = []
+    plans: list[Degrees] = []
     for family in families:
         columns = [forms.index(z) for z in family.zeros]
-        found: dict[int, list[ParallelPlan]] = {}
+        found: dict[int, list[Degrees]] = {}
         for v in family.checked:
             fits = next(fit_rows)
             found[v] = _fitting_plans(family, v, [fits[i] for i in columns])
@@ -459,25 +460,23 @@ def _families(
     return families
 
 
-def _fitting_depth(family: _Family, limit_gb: float, v: int) -> list[ParallelPlan]:
+def _fitting_depth(family: _Family, limit_gb: float, v: int) -> list[Degrees]:
     """The plans of ``family`` at depth ``v`` that fit in ``limit_gb`` (one depth checked
     alone: _deeper_fitting_depth's search)."""
     fits = (peaks_gb([(family.loads, v)], family.zeros)[:, 0] <= limit_gb).tolist()
     return _fitting_plans(family, v, fits)
 
 
-def _fitting_plans(family: _Family, v: int, fits: list[bool]) -> list[ParallelPlan]:
+def _fitting_plans(family: _Family, v: int, fits: list[bool]) -> list[Degrees]:
     """The plans of depth ``v`` whose ZeRO choice fits in memory (``fits``, one per
     ``family.zeros``): of each family (weights sharded or not) the lightest ZeRO choice that
     fits; a heavier stage of a fitting family only adds traffic."""
     t, p, d, e, mb, cp = family.degrees
-    plans: list[ParallelPlan] = []
+    plans: list[Degrees] = []
     fitted: set[bool] = set()  # families (sharded weights?) that fit
     for (z, reshard), ok in zip(family.zeros, fits, strict=True):
         if ok and (z == 3) not in fitted:
-            plans.append(
-                ParallelPlan(t, p, d, e, v, z, mb, context=cp, reshard_after_forward=reshard)
-            )
+            plans.append((t, p, d, e, v, z, mb, cp, reshard))
             fitted.add(z == 3)
     return plans
 
@@ -553,18 +552,19 @@ def _compute_s(
 
 
 class _SizePlans:
-    """The candidates on one hardware size, smallest network-free step first (compute with
-    straggler and bubble, optimizer step, per-micro-batch overheads: ``free_s``), with their
-    index in candidate order; the arrays their network bounds are priced from are built when
-    a search prices the size, for the candidates it needs (``arrays``)."""
+    """The candidates (their degrees) on one hardware size, smallest network-free step first
+    (compute with straggler and bubble, optimizer step, per-micro-batch overheads:
+    ``free_s``), with their index in candidate order; the arrays their network bounds are
+    priced from are built when a search prices the size, for the candidates it needs
+    (``arrays``)."""
 
-    __slots__ = ("_arrays", "_parts", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "_parts", "_timed", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
         w: Workload,
         c: ClusterSpec,
-        plans: tuple[ParallelPlan, ...],
+        plans: tuple[Degrees, ...],
         free_s: Floats,
         columns: Floats,
     ) -> None:
@@ -576,6 +576,15 @@ class _SizePlans:
         self.columns = columns[:, order]  # network_free_terms' columns, a row each
         self._arrays: PlanArrays | None = None
         self._parts: RowParts | None = RowParts()  # until every candidate's row is built
+        self._timed: dict[int, ParallelPlan] = {}  # the candidates timed so far, by position
+
+    def plan(self, position: int) -> ParallelPlan:
+        """The candidate at ``position`` as a plan, kept: the estimator's caches hash it
+        (once per plan), and the next network's search mostly times the same few."""
+        plan = self._timed.get(position)
+        if plan is None:
+            plan = self._timed[position] = ParallelPlan(*self.plans[position])
+        return plan
 
     def arrays(self, count: int) -> PlanArrays:
         """The arrays of the first ``count`` candidates at least (one at the least), in one:
@@ -976,7 +985,7 @@ def plan_and_estimate(
         if i + 1 < len(work.bounds):
             heapq.heappush(heap, (float(work.bounds[i + 1]), order, i + 1, next(tie), work))
         position = int(work.ranking[i])
-        plan = size.sized.plans[position]
+        plan = size.sized.plan(position)
         index = size.sized.indices[position]
         sub = subs.get(order)
         if sub is None:
