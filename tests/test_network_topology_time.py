@@ -17,9 +17,10 @@ from optimizer.workload.presets import preset
 from tests.estimator_fixtures import cluster
 
 LLAMA_8B = preset("llama3-8b")
-# 8 nodes of 8 GPUs, 4 nodes under each radix-64 leaf (32 endpoints, 8 NICs per node): the
-# data-parallel ring of each of the 8 rails leaves every leaf once, 8 crossing flows.
-DDP = ParallelPlan(1, 1, 64, zero_stage=1, micro_batch_size=1)
+# 16 nodes of 8 GPUs, 4 nodes under each radix-64 leaf (32 endpoints, 8 NICs per node): the
+# data-parallel ring of each of the 8 rails leaves every leaf once, 8 crossing flows. (Eight
+# nodes' 64 endpoints fit one 64-port switch, which is then the whole tree.)
+DDP = ParallelPlan(1, 1, 128, zero_stage=1, micro_batch_size=1)
 
 
 def _oversubscribed(c: ClusterSpec, ratio: float) -> ClusterSpec:
@@ -28,7 +29,7 @@ def _oversubscribed(c: ClusterSpec, ratio: float) -> ClusterSpec:
     return replace(c, topology=topo)
 
 
-def _network_s(ratio: float, plan: ParallelPlan = DDP, gpus: int = 64) -> float:
+def _network_s(ratio: float, plan: ParallelPlan = DDP, gpus: int = 128) -> float:
     c = _oversubscribed(cluster(gpus), ratio)
     return estimate(LLAMA_8B, c, plan).breakdown.network_s
 
@@ -47,7 +48,8 @@ def test_beyond_the_uplinks_the_crossing_traffic_slows_by_exactly_what_does_not_
     assert at8 > at4
     assert at16 - at8 == pytest.approx(2 * (at8 - at4), rel=1e-9)
     nvlink = [
-        estimate(LLAMA_8B, _oversubscribed(cluster(64), r), DDP).breakdown for r in (1.0, 8.0, 16.0)
+        estimate(LLAMA_8B, _oversubscribed(cluster(128), r), DDP).breakdown
+        for r in (1.0, 8.0, 16.0)
     ]
     assert len({round(b.data_parallel_s - b.network_s, 15) for b in nvlink}) == 1
 
@@ -85,7 +87,7 @@ def test_pipeline_sends_and_data_parallel_rings_share_the_uplinks() -> None:
 def test_static_ecmp_delivers_about_63_percent_of_many_uplinks() -> None:
     """k flows hashed onto k uplinks keep k (1 - (1 - 1/k)^k) of them busy (Al-Fares et al.,
     SIGCOMM 2008); adaptive routing keeps all k busy."""
-    c = cluster(64)  # 32 uplinks per leaf
+    c = cluster(128)  # 32 uplinks per leaf
     assert 1 / leaf_slowdown(c, (32,), adaptive_routing=False) == pytest.approx(
         1 - (1 - 1 / 32) ** 32
     )
@@ -98,7 +100,7 @@ def test_adaptive_routing_recovers_what_ecmp_collisions_cost_on_roce() -> None:
     roce = DEFAULT_FABRICS["roce"]
     assert not roce.adaptive_routing and DEFAULT_FABRICS["infiniband"].adaptive_routing
     spectrum_x = {"roce": replace(roce, adaptive_routing=True)}
-    crossing = cluster(64, fabric="roce")
+    crossing = cluster(128, fabric="roce")
     hashed = estimate(LLAMA_8B, crossing, DDP).breakdown.network_s
     routed = estimate(LLAMA_8B, crossing, DDP, fabrics=spectrum_x).breakdown.network_s
     assert routed < hashed

@@ -16,9 +16,11 @@ Sources
 Rules (k = usable ports per switch at the endpoint speed, o = down:up ratio at a tier)
 ------------------------------------------------------------------------------------
 - Port split at an oversubscribed tier: down d = floor(k*o/(1+o)), up u = k - d (o = 1: k/2).
-- Leaves L = ceil(E/d_leaf); every leaf cables all its u uplinks (vendors cable leaves fully so
-  the fabric can grow without recabling, as the SuperPOD tables show). A single leaf needs no
-  spine: the tree is then one switch (one tier, one hop).
+- Leaves L = ceil(E/d_leaf), and L = 1 when E <= k at any ratio: one switch that holds every
+  endpoint is non-blocking and needs no uplink (a 1:1 tree of 96 endpoints on 128-port
+  switches is one switch, not two leaves and a spine). Every leaf cables all its u uplinks
+  (vendors cable leaves fully so the fabric can grow without recabling, as the SuperPOD
+  tables show). A single leaf needs no spine: the tree is then one switch (one tier, one hop).
 - Two tiers while L <= k (each spine reaches every leaf): spines S = the smallest divisor of
   u_leaf that is >= ceil(L*u_leaf/k), so each leaf runs u_leaf/S links to every spine.
   Maximum E = k*d_leaf (k^2/2 non-blocking).
@@ -101,8 +103,7 @@ def size_fat_tree(
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
-    d_leaf, _ = split_ports(radix, leaf_o)
-    leaves = math.ceil(endpoints / d_leaf)
+    leaves = fat_tree_leaves(endpoints, radix, leaf_o)
     return size_clos(
         "fat_tree",
         endpoints,
@@ -110,9 +111,18 @@ def size_fat_tree(
         radix,
         leaf_o=leaf_o,
         agg_o=agg_o,
-        endpoints_per_leaf=min(d_leaf, endpoints),
+        endpoints_per_leaf=endpoints if leaves == 1 else split_ports(radix, leaf_o)[0],
         rail_optimized=False,
     )
+
+
+def fat_tree_leaves(endpoints: int, radix: int, leaf_o: float) -> int:
+    """Leaves of a fat-tree: one switch when it holds every endpoint (no uplink needed, at any
+    ratio), else enough leaves of d_leaf down ports each."""
+    if endpoints <= radix:
+        return 1
+    d_leaf, _ = split_ports(radix, leaf_o)
+    return math.ceil(endpoints / d_leaf)
 
 
 def size_clos(
@@ -273,8 +283,7 @@ def tier_ratios(oversubscription: float, oversubscribed_tier: str) -> tuple[floa
 def required(args: SizingArgs) -> Requirement:
     """The verifier's count (optimizer.topology.check): leaves from the port split."""
     leaf_o, _ = tier_ratios(args.oversubscription, args.oversubscribed_tier)
-    d_leaf, _ = split_ports(args.radix, leaf_o)
-    return clos_required(args, math.ceil(args.endpoints / d_leaf))
+    return clos_required(args, fat_tree_leaves(args.endpoints, args.radix, leaf_o))
 
 
 def clos_required(args: SizingArgs, leaves: int) -> Requirement:
