@@ -64,7 +64,8 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 @given(designs())
 def test_every_endpoint_has_a_link(case):
     """Link ends the parts give (a splitter's or a twin-port module's every port; a whole part
-    may leave one port spare per multi-port SKU) cover every endpoint."""
+    may leave one port spare per multi-port SKU, and one per switch where each switch buys
+    whole parts for its own ends) cover every endpoint."""
     design, stock = case
     catalog = CATALOGS[stock]
     bom = build_bom(design, catalog)
@@ -74,6 +75,8 @@ def test_every_endpoint_has_a_link(case):
         return
     node_leaf = [ln for ln in bom.lines if ln.tier == "node-leaf"]
     links, spare = _links_served(node_leaf, catalog)
+    first = {"leaf", "router"}
+    spare += sum(ln.quantity for ln in bom.lines if ln.category == "switch" and ln.tier in first)
     assert links - spare <= design.nodes * design.nics_per_node <= links
 
 

@@ -99,6 +99,7 @@ def test_a_splitter_serves_two_links_at_half_its_price_each() -> None:
         SPLITTER.price_cents // 2,
         SPLITTER.power_w / 2,
         (("DAC-800G-2x400G-OSFP-2M", 2),),
+        ("DAC-800G-2x400G-OSFP-2M",),  # its wide end fills the shared cage: whole per switch
     )
 
 

@@ -39,7 +39,7 @@ from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, link_options, modules_for
+from optimizer.topology.layout import Layout, LinkOption, link_options, whole_modules
 from optimizer.topology.plan import physical_plan
 
 
@@ -121,9 +121,11 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
     for sw in plan.switches:
         base[sw.sku] += sw.quantity
     classes: dict[tuple[float, int, str, str], int] = {}
+    spare: Counter[tuple[float, int, str, str]] = Counter()  # per-switch whole parts
     for need in plan.links:
         k = (need.length_m, need.speed_gbps, need.fabric, need.group)
         classes[k] = classes.get(k, 0) + need.count
+        spare[k] += need.spare_ports
     opts: list[list[LinkOption]] = []
     ends = {need.group: need.link_ends for need in plan.links}  # issue 16 (fabric800): cages
     for length, speed, fabric, group in classes:
@@ -142,18 +144,21 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
     for split in itertools.product(*per_class):
         qty = Counter(base)
         power_w = plan.power_kw * 1000
-        for counts, options in zip(split, opts, strict=True):
+        for counts, options, cls in zip(split, opts, classes, strict=True):
             ports: Counter[str] = Counter()  # multi-port modules are bought whole per group
+            caged: set[str] = set()
             for n, option in zip(counts, options, strict=True):
                 power_w += n * option.power_w
                 twins = dict(option.module_ports)
+                if n:
+                    caged.update(option.caged)
                 for sku, per_link in option.parts:
                     if sku in twins:
                         ports[sku] += n * per_link
                     else:
                         qty[sku] += n * per_link
-            for sku, used in ports.items():
-                qty[sku] += modules_for(used, _module_ports(catalog, sku))
+            per_module = {sku: _module_ports(catalog, sku) for sku in ports}
+            qty.update(whole_modules(ports, per_module, caged, spare[cls], prices))
         if any(q > stock[s] for s, q in qty.items() if s in stock):
             continue
         if c.max_power_kw is not None and power_w > c.max_power_kw * 1000:

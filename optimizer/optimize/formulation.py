@@ -65,6 +65,7 @@ class LinkChoice:
     skus: tuple[tuple[str, int], ...]
     power_w: float
     module_ports: tuple[tuple[str, int], ...] = ()
+    caged: tuple[str, ...] = ()  # the multi-port SKUs in shared switch cages (LinkOption)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,8 @@ class CandidateRow:
     racks: int
     time_s: int  # training time under the request's confidence level
     group: int  # candidates with the same distinct key share a group (top-K exclusion)
+    # Empty ports of the parts in shared switch cages, bought per switch (LinkDemand)
+    link_spare: Mapping[LinkClass, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,9 @@ def build_model(
         }
         ports: dict[str, dict[int, int]] = defaultdict(dict)  # multi-port SKU -> port terms
         per_module: dict[str, int] = {}
+        caged = {sku for opt in options[cls] for sku in opt.caged}
+        spare = {pick[i]: n for i, r in enumerate(rows) if (n := r.link_spare.get(cls, 0))}
+        spare_ub = max(spare.values(), default=0)
         for j, opt in enumerate(options[cls]):
             y = m.var(
                 f"links[{cls.length_m}m,{cls.speed_gbps}G,{cls.fabric},{cls.label},{opt.name}]",
@@ -234,19 +240,42 @@ def build_model(
             lo=0,
             hi=0,
         )
-        # Whole modules of each multi-port transceiver: k * modules >= ports used (per group).
+        # Whole modules of each multi-port transceiver: k * modules >= ports used (per group);
+        # in shared switch cages also per switch: the chosen row's spare ports are spread over
+        # the caged SKUs its links use (spare_s <= ports_s), k * modules >= ports + spare_s
+        # (layout.whole_modules, as the BOM buys them).
+        spares: dict[int, int] = {p: -n for p, n in spare.items()}
+        one_caged = sum(1 for sku in ports if sku in caged) == 1  # the spare is all its own
         for sku, terms in sorted(ports.items()):
             k = per_module[sku]
-            ub = -(-max(terms.values()) * demand_ub // k)
+            extra = spare_ub if sku in caged else 0
+            ub = -(-(max(terms.values()) * demand_ub + extra) // k)
             z = m.var(f"modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]", 0, ub)
+            used = {v: -q for v, q in terms.items()}
+            if sku in caged and spare_ub and one_caged:
+                used.update(spares)
+                spares = {}
+            elif sku in caged and spare_ub:
+                sigma = m.var(
+                    f"spare[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]", 0, extra
+                )
+                m.add(
+                    f"spare_used[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
+                    {sigma: -1, **{v: q for v, q in terms.items()}},
+                    lo=0,
+                )
+                spares[sigma] = 1
+                used[sigma] = -1
             m.add(
                 f"whole_modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
-                {z: k, **{v: -q for v, q in terms.items()}},
+                {z: k, **used},
                 lo=0,
             )
             sku_terms[sku][z] = 1
             sku_ub[sku] += ub
             power_terms[z] = round(module_power_w[sku])
+        if len(spares) > len(spare):
+            m.add(f"spare_ports[{cls.length_m}m,{cls.speed_gbps}G,{cls.label}]", spares, lo=0)
 
     for i, row in enumerate(rows):
         power_terms[pick[i]] = row.power_w

@@ -41,7 +41,7 @@ class MipInstance:
 
     def choices(self) -> dict[LinkClass, list[LinkChoice]]:
         return {
-            cls: [LinkChoice(o.label, o.parts, o.power_w, o.module_ports) for o in opts]
+            cls: [LinkChoice(o.label, o.parts, o.power_w, o.module_ports, o.caged) for o in opts]
             for cls, opts in self.options.items()
         }
 
@@ -108,6 +108,7 @@ class RowBuilder:
     def row(self, plan: PhysicalPlan, time_s: int, group: int) -> CandidateRow | None:
         """The plan's row, or None when no allowed part builds one of its link groups."""
         demand: dict[LinkClass, int] = defaultdict(int)
+        spare: dict[LinkClass, int] = defaultdict(int)
         for need in plan.links:
             cls = LinkClass.of(need)
             if cls not in self.options:
@@ -124,6 +125,7 @@ class RowBuilder:
             if not self.options[cls]:
                 return None
             demand[cls] += need.count
+            spare[cls] += need.spare_ports
         fixed: dict[str, int] = defaultdict(int)
         fixed[plan.servers.sku] += plan.servers.quantity
         if plan.nics.quantity:  # none bought: built into the server, or a one-node design
@@ -137,12 +139,14 @@ class RowBuilder:
             racks=plan.racks,
             time_s=time_s,
             group=group,
+            link_spare={cls: n for cls, n in spare.items() if n},
         )
 
     def choices(self, classes: set[LinkClass]) -> dict[LinkClass, list[LinkChoice]]:
         return {
             cls: [
-                LinkChoice(o.label, o.parts, o.power_w, o.module_ports) for o in self.options[cls]
+                LinkChoice(o.label, o.parts, o.power_w, o.module_ports, o.caged)
+                for o in self.options[cls]
             ]
             for cls in classes
         }

@@ -15,7 +15,7 @@ from optimizer.catalog.union import catalog_of
 from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
-from optimizer.topology.layout import LinkOption, link_options, modules_for
+from optimizer.topology.layout import LinkOption, link_options, whole_modules
 from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
@@ -310,16 +310,27 @@ def _link_items(
 ) -> list[_Item]:
     """The group's cables, optics and fiber; the module ports of a transceiver or fan-out
     cable become whole parts (``ceil(ports / ports_per_module)`` over the group: a twin-port
-    module's or a splitter's spare port is paid for)."""
+    module's or a splitter's spare port is paid for), bought per switch where they fill a
+    shared switch cage (``layout.whole_modules`` with the demand's ``spare_ports``)."""
     qty = Counter[str]()
+    caged: set[str] = set()
     for option, count in chosen:
+        caged.update(option.caged)
         for sku, per_link in option.parts:
             qty[sku] += count * per_link
+    multi = {sku: n for sku, n in qty.items() if links[sku].kind != "fiber"}
+    whole = whole_modules(
+        multi,
+        {sku: links[sku].module_ports for sku in multi},
+        caged,
+        demand.spare_ports,
+        {sku: links[sku].price_cents for sku in multi},
+    )
     items = []
     for sku, amount in qty.items():
         part = links[sku]
         if part.kind != "fiber":
-            amount = modules_for(amount, part.module_ports)
+            amount = whole[sku]
         items.append(
             _Item(
                 _CATEGORY_OF_LINK_KIND[part.kind],

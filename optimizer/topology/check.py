@@ -53,7 +53,7 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import fiber_metres, group_ends
+from optimizer.topology.layout import fiber_metres, group_ends, spare_ports
 from optimizer.topology.network import (
     GROUP_END_TIERS,
     NIC_ENDS_PER_LINK,
@@ -311,7 +311,10 @@ def _check_network(
         if links[group] < links_needed:
             out.append(Violation(code, f"{links[group]} {group} links, {links_needed} needed"))
     for tier, groups in need.ports.items():
-        used = sum(links[g] * ends for g, ends in groups)
+        used = sum(
+            _ports_of(g, links[g], ends, tier, need.links.get(g, 0), lines, catalog, nic)
+            for g, ends in groups
+        )
         have = count[tier] * radix.get(tier, 0)
         if used > have:
             out.append(
@@ -655,7 +658,20 @@ def _check_links(
     for group, (_, metres) in optics.items():
         bandwidth = planned.get(group, 0) // nic.speed_gbps
         optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
-        out += _check_optic_ends(group, lines, parts, nic.speed_gbps, optical)
+        # issue: twin-port cages take whole modules per switch. Where cables share the group
+        # the split of ends between them is the buyer's, so the spare is allowed, not required.
+        spare = sum(_cage_spare(group, optical, lines, catalog, nic.speed_gbps).values())
+        allowed = _cage_spare(group, optical, lines, catalog, nic.speed_gbps, twin_only=False)
+        mixed = any(ln.tier == group and ln.category == "cable" for ln in lines)
+        out += _check_optic_ends(
+            group,
+            lines,
+            parts,
+            nic.speed_gbps,
+            optical,
+            0 if mixed else spare,
+            sum(allowed.values()),
+        )
         # Fiber runs per physical link: an uplink at f x the NIC speed is f endpoint links.
         physical = -(-optical * nic.speed_gbps // speeds.get(group, nic.speed_gbps))
         needed_m = physical * fiber_metres(lengths.get(group, 0.0))
@@ -686,11 +702,76 @@ def _optical_links(
     return max(0, needed - cables)
 
 
+def _cage_spare(
+    group: str,
+    n_links: int,
+    lines: list[BomLine],
+    catalog: Catalog,
+    speed_gbps: int,
+    *,
+    twin_only: bool = True,
+) -> dict[str, int]:
+    """Per switch tier of ``group``, the module ports its ``n_links`` links at ``speed_gbps``
+    leave empty in twin-port cages (``switches.ports_per_cage``): a twin-port part sits in
+    one cage of one switch, so each switch buys whole parts for its own ends, spread as
+    evenly as the tier's switches (read from the BOM's switch lines) allow
+    (``layout.spare_ports``). Empty where the group runs at the cage's speed (bundled).
+    ``twin_only=False`` also counts one-port cages faster than the links (a broken-out
+    800G port: the builder breaks a tier out only where it must, so this is an allowance)."""
+    switches = {s.sku: s for s in catalog.switches}
+    count: Counter[str] = Counter()
+    at_tier: dict[str, Switch] = {}
+    for ln in (ln for ln in lines if ln.category == "switch" and ln.sku in switches):
+        count[ln.tier] += ln.quantity
+        at_tier[ln.tier] = switches[ln.sku]
+    first = "leaf" if "leaf" in at_tier else "router"
+    ends = Counter(first if t == "first" else t for t in GROUP_END_TIERS.get(group, ()))
+    out = {}
+    for tier, per_link in ends.items():
+        sw = at_tier.get(tier)
+        if sw is None or cage_gbps(sw) <= speed_gbps:
+            continue
+        if twin_only and (sw.ports_per_cage or 1) < 2:
+            continue
+        out[tier] = spare_ports(n_links * per_link, count[tier], cage_gbps(sw) // speed_gbps)
+    return out
+
+
+def _ports_of(
+    group: str,
+    counted: int,
+    ends: int,
+    tier: str,
+    needed: int,
+    lines: list[BomLine],
+    catalog: Catalog,
+    nic: Nic,
+) -> int:
+    """Ports ``group`` takes on ``tier``: ``counted`` links (``_links_per_group``) times its
+    ends there; where its optics fill twin-port cages, the empty ports of the per-switch
+    parts sit on the tier they are bought for (counted by bandwidth they would add
+    ``spare / 2`` links to both tiers)."""
+    optics = any(ln.tier == group and ln.category == "transceiver" for ln in lines)
+    cables = any(ln.tier == group and ln.category == "cable" for ln in lines)
+    if not optics or cables:
+        return counted * ends
+    spare = _cage_spare(group, needed, lines, catalog, nic.speed_gbps, twin_only=False)
+    total = sum(spare.values())
+    return max(0, counted - total // 2) * ends + spare.get(tier, 0)
+
+
 def _check_optic_ends(
-    group: str, lines: list[BomLine], parts: dict[str, Link], speed_gbps: int, optical: int
+    group: str,
+    lines: list[BomLine],
+    parts: dict[str, Link],
+    speed_gbps: int,
+    optical: int,
+    spare: int = 0,
+    allowed_spare: int = 0,
 ) -> list[Violation]:
     """Each optic sits at an end its side allows (a host-side flat-top OSFP is no switch
-    module), and each end kind has the module ports its ``optical`` links need."""
+    module), and each end kind has the module ports its ``optical`` links need, plus the
+    ``spare`` ports that twin-port cages leave empty when each switch buys whole modules."""
     out = []
     ends = group_ends(group)
     gbps = {"host": 0, "switch": 0, "any": 0}
@@ -708,6 +789,8 @@ def _check_optic_ends(
         gbps[part.fits_side] += ln.quantity * part.speed_gbps
     need = Counter(ends)
     want = {end: need[end] * optical * speed_gbps for end in ("host", "switch")}
+    want["switch"] += spare * speed_gbps
+    allowed = {**want, "switch": want["switch"] + max(0, allowed_spare - spare) * speed_gbps}
     if not _ends_covered(gbps, want):
         have = sum(gbps.values()) // speed_gbps
         out.append(
@@ -717,11 +800,16 @@ def _check_optic_ends(
                 f"({gbps['host'] // speed_gbps} host-side, {gbps['switch'] // speed_gbps} "
                 f"switch-side, {gbps['any'] // speed_gbps} either), {optical} optical links "
                 f"need {need['host'] * optical} host-side and {need['switch'] * optical} "
-                "switch-side ends",
+                f"switch-side ends"
+                + (
+                    f" plus {spare} empty in twin-port cages (whole modules per switch)"
+                    if spare
+                    else ""
+                ),
             )
         )
     elif any(
-        _ends_covered({**gbps, side: gbps[side] - part.speed_gbps}, want)
+        _ends_covered({**gbps, side: gbps[side] - part.speed_gbps}, allowed)
         for side, part in {
             parts[ln.sku].fits_side: parts[ln.sku]
             for ln in lines

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Server
@@ -253,6 +253,10 @@ class LinkOption:
     unit_cost_cents: int
     power_w: float
     module_ports: tuple[tuple[str, int], ...] = ()
+    caged: tuple[str, ...] = ()
+    """The multi-port parts that sit at a shared switch cage (an end ``...@C``: a twin-port
+    cage or a broken-out port, which only such a part fills): bought whole per switch
+    (``whole_modules``)."""
 
     @property
     def label(self) -> str:
@@ -300,7 +304,7 @@ def _link_options(
 ) -> list[LinkOption]:
     fitting = [lk for lk in catalog.links if link_fits(lk, speed_gbps, fabric)]
     options = [
-        _cable(lk)
+        _cable(lk, ends)
         for lk in fitting
         if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m and cable_fits_ends(lk, ends)
     ]
@@ -318,13 +322,14 @@ def _link_options(
                 continue  # the same pair with its ends swapped
             if matching_fiber(tx_b, fibers) != fiber:
                 continue  # different media (multimode SR vs single-mode DR) do not mate
-            options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps))
+            options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps, ends))
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
 
 
-def _cable(cable: Link) -> LinkOption:
+def _cable(cable: Link, ends: tuple[str, str]) -> LinkOption:
     """One cable per link; a fan-out cable serves ``ports_per_module`` links, bought whole per
-    group like a twin-port module (its price and power shared by its narrow ends)."""
+    group like a twin-port module (its price and power shared by its narrow ends), and per
+    switch where its wide end fills a shared cage."""
     ports = cable.module_ports
     return LinkOption(
         "cable",
@@ -333,10 +338,18 @@ def _cable(cable: Link) -> LinkOption:
         math.ceil(cable.price_cents / ports),
         cable.power_w / ports,
         ((cable.sku, ports),) if ports > 1 else (),
+        (cable.sku,) if ports > 1 and any("@" in end for end in ends) else (),
     )
 
 
-def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) -> LinkOption:
+def _optics(
+    tx_a: Link,
+    tx_b: Link,
+    fiber: Link,
+    fiber_m: int,
+    speed_gbps: int,
+    ends: tuple[str, str] = SWITCH_SWITCH,
+) -> LinkOption:
     """One optic at each end plus fiber; a link using a whole multi-port module at its full
     speed takes one fiber run per port."""
     ports = Counter[str]()
@@ -353,6 +366,13 @@ def _optics(tx_a: Link, tx_b: Link, fiber: Link, fiber_m: int, speed_gbps: int) 
         math.ceil(cost + runs * fiber_m * fiber.price_cents),
         power,
         tuple((sku, lk.module_ports) for sku, lk in by_sku.items() if lk.module_ports > 1),
+        tuple(
+            dict.fromkeys(
+                tx.sku
+                for tx, end in ((tx_a, ends[0]), (tx_b, ends[1]))
+                if "@" in end and tx.module_ports > 1
+            )
+        ),
     )
 
 
@@ -380,6 +400,38 @@ def buildable_lanes(
 def modules_for(ports: int, module_ports: int) -> int:
     """Whole modules that give ``ports`` ports (a twin-port module's spare half is bought)."""
     return -(-ports // module_ports)
+
+
+def spare_ports(ends: int, switches: int, per_module: int) -> int:
+    """Module ports left empty when ``ends`` link ends, spread as evenly as the tier's
+    ``switches`` allow (each takes floor or ceil of ends/switches), fill their shared cages
+    with parts of ``per_module`` ports: a twin-port module or a splitter's wide end sits in
+    one cage of one switch, so a switch with an odd count leaves half a part empty."""
+    if switches < 1 or per_module < 2:
+        return 0
+    base, more = divmod(ends, switches)
+    return more * (-(base + 1) % per_module) + (switches - more) * (-base % per_module)
+
+
+def whole_modules(
+    ports: Mapping[str, int],
+    module_ports: Mapping[str, int],
+    caged: Collection[str],
+    spare: int,
+    price_cents: Mapping[str, int],
+) -> dict[str, int]:
+    """Whole parts of each multi-port SKU of one link group: ``ceil(ports / per module)`` per
+    SKU, and at least ``ceil((ports + spare) / per module)`` over the SKUs that fill shared
+    switch cages (``caged``), bought per switch (``spare``: ``spare_ports`` of the group's
+    tiers). Modules the per-switch rounding adds go to the cheapest caged SKU the links use,
+    at list price, which is what the MIP (formulation.build_model) buys when the SKUs mix."""
+    out = {sku: modules_for(n, module_ports[sku]) for sku, n in ports.items()}
+    at_cage = sorted((s for s in caged if ports.get(s)), key=lambda s: (price_cents[s], s))
+    if at_cage and spare:
+        per_module = min(module_ports[s] for s in at_cage)
+        need = modules_for(sum(ports[s] for s in at_cage) + spare, per_module)
+        out[at_cage[0]] += max(0, need - sum(out[s] for s in at_cage))
+    return out
 
 
 def fiber_metres(length_m: float) -> int:

@@ -24,8 +24,19 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Placement, buildable_lanes, group_ends, place
-from optimizer.topology.network import NetworkSizing, require_positive, tier_ends
+from optimizer.topology.layout import (
+    Placement,
+    buildable_lanes,
+    group_ends,
+    place,
+    spare_ports,
+)
+from optimizer.topology.network import (
+    GROUP_END_TIERS,
+    NetworkSizing,
+    require_positive,
+    tier_ends,
+)
 from optimizer.topology.parts import find
 from optimizer.topology.sizing import size_network
 
@@ -61,6 +72,9 @@ class LinkDemand:
     speed_gbps: int
     fabric: str
     ends: tuple[str, str] | None = None  # issue 16 (fabric800): with the switches' cages
+    spare_ports: int = 0
+    """Ports of the parts at shared switch cages left empty because each switch buys whole
+    parts for its own ends (``layout.spare_ports`` over the tiers whose end is ``@``)."""
 
     @property
     def link_ends(self) -> tuple[str, str]:
@@ -191,6 +205,9 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
             speed_gbps * f,
             design.fabric,
             ends_at(g.name)(speed_gbps * f),
+            _spare_ports(
+                sizing, g.name, g.count // f, speed_gbps * f, ends_at(g.name)(speed_gbps * f)
+            ),
         )
         for g in sizing.link_groups
         for f in (
@@ -226,6 +243,31 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         sizing=sizing,
         builtin_nics=builtin,
     )
+
+
+def _spare_ports(
+    sizing: NetworkSizing, group: str, count: int, speed_gbps: int, ends: tuple[str, str] | None
+) -> int:
+    """Empty ports of the whole parts that a group's ``count`` links at ``speed_gbps`` put in
+    shared switch cages (an end ``...@C``, where every part that fits has C/speed ports): per
+    tier, its ends spread evenly over its switches, each switch buying whole parts
+    (``layout.spare_ports``)."""
+    tiers = GROUP_END_TIERS.get(group)
+    if ends is None or tiers is None or not count or speed_gbps <= 0:
+        return 0
+    first = sizing.tiers[0].name if sizing.tiers else ""
+    at: dict[str, list[int]] = {}  # tier -> [its ends, ports per part]
+    for tier, end in zip(tiers, ends, strict=True):
+        shared = end.partition("@")[2]
+        if tier != "host" and shared:
+            name = first if tier == "first" else tier
+            at.setdefault(name, [0, int(shared) // speed_gbps])[0] += count
+    total = 0
+    for name, (n_ends, per_part) in at.items():
+        tier_sizing = sizing.tier(name)
+        if tier_sizing is not None:
+            total += spare_ports(n_ends, tier_sizing.switches, per_part)
+    return total
 
 
 def _nic(design: Design, server: Server, catalog: Catalog, family: TopologyFamily) -> Nic | None:

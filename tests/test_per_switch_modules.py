@@ -1,0 +1,77 @@
+"""Twin-port parts are bought whole per switch, not per link group.
+
+A twin-port module (MMA4Z00-NS: one OSFP module for two 400G ports of a Quantum-2 twin-port
+cage) or a splitter's twin-port end sits in one cage of one switch, so a switch with an odd
+number of a group's link ends leaves half a part empty: the group needs the sum over its
+switches of ceil(ends / 2), more than ceil(all ends / 2) (docs/topology.md, "Whole modules").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from optimizer.catalog import load_catalog
+from optimizer.topology.bom import BillOfMaterials, build_bom
+from optimizer.topology.check import check_bom
+from optimizer.topology.design import Design
+from optimizer.topology.plan import physical_plan
+
+NDR = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "infiniband-ndr")
+
+
+def _design(nodes: int, topology: str) -> Design:
+    return Design(
+        server_sku="SYS-8125GS-TNHR",
+        nodes=nodes,
+        nic_sku="MCX75310AAS-NEAT",
+        nics_per_node=8,
+        fabric="infiniband",
+        topology=topology,
+        switch_skus=("MQM9700-NS2F",),
+    )
+
+
+def _quantity(bom: BillOfMaterials, group: str, sku: str) -> int:
+    return sum(ln.quantity for ln in bom.lines if ln.tier == group and ln.sku == sku)
+
+
+def _switches(design: Design) -> dict[str, int]:
+    return {d.tier: d.quantity for d in physical_plan(design, NDR).switches}
+
+
+def test_twin_port_modules_are_bought_per_switch_on_an_odd_spine() -> None:
+    # 130 nodes x 8 NICs: 33 leaves x 32 uplinks = 1,056 leaf-spine links over 32 spines of
+    # 33 ends each (odd): each spine needs 17 modules, each leaf 16 (1,072, not 1,056).
+    design = _design(130, "fat_tree")
+    tiers = _switches(design)
+    links = tiers["leaf"] * 32
+    assert links % tiers["spine"] == 0 and (links // tiers["spine"]) % 2 == 1
+    per_switch = tiers["leaf"] * 16 + tiers["spine"] * (links // tiers["spine"] + 1) // 2
+    bom = build_bom(design, NDR)
+    assert _quantity(bom, "leaf-spine", "MMA4Z00-NS") == per_switch > links
+
+
+def test_check_bom_accepts_whole_modules_per_switch_and_refuses_a_per_group_count() -> None:
+    design = _design(130, "fat_tree")
+    bom = build_bom(design, NDR)
+    assert check_bom(design, bom, NDR) == []
+    fewer = tuple(
+        dataclasses.replace(ln, quantity=32 * 33)  # ceil(1,056 ends / 2) per leaf-spine side
+        if ln.tier == "leaf-spine" and ln.sku == "MMA4Z00-NS"
+        else ln
+        for ln in bom.lines
+    )
+    short = dataclasses.replace(bom, lines=fewer)
+    assert "optic-ports" in {v.code for v in check_bom(design, short, NDR)}
+
+
+def test_rail_splitters_pair_nics_on_the_same_rail_leaf() -> None:
+    # 11 nodes x 8 rails: one leaf per rail with 11 NICs, each needing 6 splitters: 48, not 44.
+    design = _design(11, "rail_optimized")
+    bom = build_bom(design, NDR)
+    splitters = sum(
+        ln.quantity for ln in bom.lines if ln.tier == "node-leaf" and ln.category == "cable"
+    )
+    assert splitters == 8 * 6
+    assert check_bom(design, bom, NDR) == []
