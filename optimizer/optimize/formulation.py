@@ -102,6 +102,8 @@ class VarMap:
     # issue 17 (tco): lifetime cost in 1/tco_units_per_cent cents; empty without prices
     tco_terms: dict[int, int] = field(default_factory=dict)
     tco_units_per_cent: int = 1
+    # whole modules of each multi-port SKU per class (the spare ones included)
+    modules: dict[tuple[LinkClass, str], int] = field(default_factory=dict)
 
 
 def _price_tiers(
@@ -202,6 +204,7 @@ def build_model(
     link_vars: dict[tuple[LinkClass, int], int] = {}
     power_terms: dict[int, int] = {}
     module_power_w = {lk.sku: lk.power_w for lk in catalog.links}
+    module_vars: dict[tuple[LinkClass, str], int] = {}
     for cls in sorted(
         {c for r in rows for c in r.link_demand},
         key=lambda c: (c.fabric, c.speed_gbps, c.length_m, c.group, c.ends),
@@ -240,42 +243,36 @@ def build_model(
             lo=0,
             hi=0,
         )
-        # Whole modules of each multi-port transceiver: k * modules >= ports used (per group);
-        # in shared switch cages also per switch: the chosen row's spare ports are spread over
-        # the caged SKUs its links use (spare_s <= ports_s), k * modules >= ports + spare_s
-        # (layout.whole_modules, as the BOM buys them).
-        spares: dict[int, int] = {p: -n for p, n in spare.items()}
-        one_caged = sum(1 for sku in ports if sku in caged) == 1  # the spare is all its own
+        # Whole modules of each multi-port transceiver: k * modules >= ports used (per group).
+        # In shared switch cages each switch buys whole parts (layout.whole_modules): the
+        # caged SKUs' modules together cover their ports plus the chosen row's spare ports,
+        # one aggregate row per class (kmin * sum modules >= ports + spare * pick, as tight
+        # in the LP as the integer count), the extra modules only on caged SKUs the links
+        # use (modules <= ub * ports: none without a port). Which used SKU takes them is the
+        # solver's choice (the cheapest at its tier within stock); the BOM buys the same.
+        at_cage = sorted(sku for sku in ports if sku in caged)
         for sku, terms in sorted(ports.items()):
             k = per_module[sku]
             extra = spare_ub if sku in caged else 0
             ub = -(-(max(terms.values()) * demand_ub + extra) // k)
             z = m.var(f"modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]", 0, ub)
-            used = {v: -q for v, q in terms.items()}
-            if sku in caged and spare_ub and one_caged:
-                used.update(spares)
-                spares = {}
-            elif sku in caged and spare_ub:
-                sigma = m.var(
-                    f"spare[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]", 0, extra
-                )
-                m.add(
-                    f"spare_used[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
-                    {sigma: -1, **{v: q for v, q in terms.items()}},
-                    lo=0,
-                )
-                spares[sigma] = 1
-                used[sigma] = -1
+            module_vars[(cls, sku)] = z
             m.add(
                 f"whole_modules[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
-                {z: k, **used},
+                {z: k, **{v: -q for v, q in terms.items()}},
                 lo=0,
             )
+            if spare and sku in caged and len(at_cage) > 1:
+                m.add(
+                    f"spare_used[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
+                    {z: 1, **{v: -ub * q for v, q in terms.items()}},
+                    hi=0,
+                )
             sku_terms[sku][z] = 1
             sku_ub[sku] += ub
             power_terms[z] = round(module_power_w[sku])
-        if len(spares) > len(spare):
-            m.add(f"spare_ports[{cls.length_m}m,{cls.speed_gbps}G,{cls.label}]", spares, lo=0)
+        if spare and at_cage:
+            _spare_ports(m, cls, options[cls], at_cage, ports, per_module, module_vars, spare)
 
     for i, row in enumerate(rows):
         power_terms[pick[i]] = row.power_w
@@ -332,7 +329,43 @@ def build_model(
         tco_terms = {v: round(c * units) for v, c in exact.items() if round(c * units)}
         if bounds.max_tco_cents is not None:
             m.add("max_tco", tco_terms, hi=bounds.max_tco_cents * units)
-    return m, VarMap(pick, link_vars, cost_terms, time_terms, tco_terms, units)
+    return m, VarMap(pick, link_vars, cost_terms, time_terms, tco_terms, units, module_vars)
+
+
+def _spare_ports(
+    m: MipModel,
+    cls: LinkClass,
+    options: Sequence[LinkChoice],
+    at_cage: Sequence[str],
+    ports: Mapping[str, Mapping[int, int]],
+    per_module: Mapping[str, int],
+    module_vars: Mapping[tuple[LinkClass, str], int],
+    spare: Mapping[int, int],
+) -> None:
+    """kmin * (modules of the caged SKUs) >= their ports + the picked row's spare ports.
+
+    Where some option of the class uses no caged SKU, a row built from such options alone
+    buys no spare (layout.whole_modules): the spare then counts only when ``used`` (a binary
+    that any caged port forces to 1) is set."""
+    name = f"{cls.length_m}m,{cls.speed_gbps}G,{cls.label}"
+    k_min = min(per_module[sku] for sku in at_cage)
+    total: dict[int, int] = {module_vars[(cls, sku)]: k_min for sku in at_cage}
+    caged_ports: dict[int, int] = defaultdict(int)
+    for sku in at_cage:
+        for v, q in ports[sku].items():
+            caged_ports[v] += q
+    for v, q in caged_ports.items():
+        total[v] = total.get(v, 0) - q
+    for p, n in spare.items():
+        total[p] = -n
+    if all(set(opt.caged) & set(at_cage) for opt in options):
+        m.add(f"spare_ports[{name}]", total, lo=0)
+        return
+    used = m.binary(f"caged_used[{name}]")
+    big = sum(q * m.variables[v].ub for v, q in caged_ports.items())
+    m.add(f"caged_used_ports[{name}]", {**caged_ports, used: -big}, hi=0)
+    total[used] = -max(spare.values())  # off: kmin * modules >= ports + spare - max spare
+    m.add(f"spare_ports[{name}]", total, lo=-max(spare.values()))
 
 
 def _tco_units(m: MipModel, exact: Mapping[int, float]) -> int:

@@ -6,7 +6,7 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from optimizer.catalog.model import Catalog
@@ -52,7 +52,7 @@ from optimizer.performance.plan import PartialPlan
 from optimizer.registry.objectives import Measure
 from optimizer.topology.bom import BillOfMaterials, BomSignature, bom_signature, build_bom
 from optimizer.topology.check import check_bom
-from optimizer.topology.layout import LinkOption
+from optimizer.topology.layout import LinkOption, modules_for
 from optimizer.topology.plan import PhysicalPlan
 
 
@@ -300,6 +300,38 @@ def _rank_one_status(
     return status, gap, bound
 
 
+def _spare_parts(
+    plan: PhysicalPlan,
+    split: Mapping[LinkClass, Sequence[tuple[LinkOption, int]]],
+    res: SolveResult,
+    vm: VarMap,
+) -> dict[str, dict[str, int]]:
+    """Per link group, the modules the MIP bought of each caged SKU beyond its ports (the
+    per-switch spare, ``layout.whole_modules``): the BOM buys them where the MIP did."""
+    assert res.values is not None
+    out: dict[str, dict[str, int]] = {}
+    for need in plan.links:
+        cls = LinkClass.of(need)
+        ports: dict[str, int] = defaultdict(int)
+        per_module: dict[str, int] = {}
+        caged: set[str] = set()
+        for option, n in split.get(cls, ()):
+            twins = dict(option.module_ports)
+            caged.update(option.caged)
+            for sku, per_link in option.parts:
+                if sku in twins:
+                    ports[sku] += n * per_link
+                    per_module[sku] = twins[sku]
+        extra = {
+            sku: res.values[var] - modules_for(ports[sku], per_module[sku])
+            for sku in sorted(caged)
+            if ports.get(sku) and (var := vm.modules.get((cls, sku))) is not None
+        }
+        if any(extra.values()):
+            out[need.group] = {sku: n for sku, n in extra.items() if n}
+    return out
+
+
 def _verified(
     problem: MipInstance,
     chosen: int,
@@ -317,6 +349,7 @@ def _verified(
     for (cls, j), var in vm.links.items():
         if res.values[var]:
             split.setdefault(cls, []).append((problem.options[cls][j], res.values[var]))
+    mix = {cls: list(pool) for cls, pool in split.items()}  # split is used up below
     link_choice: dict[str, list[tuple[LinkOption, int]]] = {}
     for need in cand.plan.links:
         cls = LinkClass.of(need)
@@ -331,7 +364,7 @@ def _verified(
             if pool[0][1] == 0:
                 pool.pop(0)
         link_choice[need.group] = picks
-    bom = build_bom(cand.design, catalog, link_choice)
+    bom = build_bom(cand.design, catalog, link_choice, _spare_parts(cand.plan, mix, res, vm))
     violations = check_bom(  # issue 14 (sharp): the time's SHARP claim is checked too
         cand.design, bom, catalog, in_network_reduction=cand.key.in_network_reduction
     )

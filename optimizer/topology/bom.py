@@ -82,13 +82,18 @@ class _Item:
 
 
 def build_bom(
-    design: Design, catalog: Catalog, link_choice: LinkChoice | None = None
+    design: Design,
+    catalog: Catalog,
+    link_choice: LinkChoice | None = None,
+    spare_parts: Mapping[str, Mapping[str, int]] | None = None,
 ) -> BillOfMaterials:
     """Price ``design`` from ``catalog``.
 
     ``link_choice`` gives, per link group, the options and how many links each builds (the
     optimizer's choice under stock limits); ``None`` picks the cheapest option that reaches
-    each group's length, moving to the next cheapest where stock runs out.
+    each group's length, moving to the next cheapest where stock runs out. ``spare_parts``
+    names, per link group, the caged SKUs that take the modules bought per switch and how
+    many (the optimizer's choice, ``layout.whole_modules``); by default the cheapest in use.
 
     Raises
     ------
@@ -106,7 +111,8 @@ def build_bom(
         if got != demand.count:
             msg = f"builds {got} links, the {demand.group} group needs {demand.count}"
             raise InvalidInput(msg, field=f"link_choice.{demand.group}")
-        items.extend(_link_items(demand, [(o, n) for o, n in chosen if n], links))
+        extra = (spare_parts or {}).get(demand.group)
+        items.extend(_link_items(demand, [(o, n) for o, n in chosen if n], links, extra))
     return _price(items, catalog, racks=plan.racks, rack_units=plan.rack_units)
 
 
@@ -306,7 +312,10 @@ def _switch_items(plan: PhysicalPlan, catalog: Catalog) -> list[_Item]:
 
 
 def _link_items(
-    demand: LinkDemand, chosen: Sequence[tuple[LinkOption, int]], links: Mapping[str, Link]
+    demand: LinkDemand,
+    chosen: Sequence[tuple[LinkOption, int]],
+    links: Mapping[str, Link],
+    extra: Mapping[str, int] | None = None,
 ) -> list[_Item]:
     """The group's cables, optics and fiber; the module ports of a transceiver or fan-out
     cable become whole parts (``ceil(ports / ports_per_module)`` over the group: a twin-port
@@ -325,6 +334,7 @@ def _link_items(
         caged,
         demand.spare_ports,
         {sku: links[sku].price_cents for sku in multi},
+        extra,
     )
     items = []
     for sku, amount in qty.items():

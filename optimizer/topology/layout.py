@@ -419,18 +419,27 @@ def whole_modules(
     caged: Collection[str],
     spare: int,
     price_cents: Mapping[str, int],
+    extra: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """Whole parts of each multi-port SKU of one link group: ``ceil(ports / per module)`` per
     SKU, and at least ``ceil((ports + spare) / per module)`` over the SKUs that fill shared
     switch cages (``caged``), bought per switch (``spare``: ``spare_ports`` of the group's
     tiers). Modules the per-switch rounding adds go to the cheapest caged SKU the links use,
-    at list price, which is what the MIP (formulation.build_model) buys when the SKUs mix."""
+    at list price, or as ``extra`` says (SKU -> modules, the MIP's choice: the cheapest at
+    its volume tier within stock) when it names caged SKUs in use and adds exactly that
+    many."""
     out = {sku: modules_for(n, module_ports[sku]) for sku, n in ports.items()}
     at_cage = sorted((s for s in caged if ports.get(s)), key=lambda s: (price_cents[s], s))
     if at_cage and spare:
         per_module = min(module_ports[s] for s in at_cage)
         need = modules_for(sum(ports[s] for s in at_cage) + spare, per_module)
-        out[at_cage[0]] += max(0, need - sum(out[s] for s in at_cage))
+        missing = max(0, need - sum(out[s] for s in at_cage))
+        given = {s: n for s, n in (extra or {}).items() if n}
+        if given and set(given) <= set(at_cage) and sum(given.values()) == missing:
+            for sku, n in given.items():
+                out[sku] += n
+        else:
+            out[at_cage[0]] += missing
     return out
 
 
