@@ -159,7 +159,9 @@ def test_defect_3_a_dgx_keeps_its_eight_built_in_nics(capsys: pytest.CaptureFixt
         nics = [b for b in d.bom if b.category == "nic"]
         assert _count(d, "nic") == 8 * d.nodes, d.rank
         assert all(b.extended_price_usd == 0 and "built into DGX-B200" in b.source for b in nics)
-        assert _nic_ends_cabled(d, "infiniband-ndr") == 8 * d.nodes
+        # every NIC cabled; a splitter bought whole per leaf leaves at most one end spare there
+        leaves = sum(int(b.quantity) for b in d.bom if b.tier in ("leaf", "router"))
+        assert 8 * d.nodes <= _nic_ends_cabled(d, "infiniband-ndr") <= 8 * d.nodes + leaves
 
 
 def test_defect_4_the_same_hardware_is_ranked_once(capsys: pytest.CaptureFixture[str]) -> None:

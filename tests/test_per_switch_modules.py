@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from optimizer import api
+from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
 from optimizer.catalog import load_catalog
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
@@ -75,3 +77,24 @@ def test_rail_splitters_pair_nics_on_the_same_rail_leaf() -> None:
     )
     assert splitters == 8 * 6
     assert check_bom(design, bom, NDR) == []
+
+
+def test_a_spare_port_shares_its_cage_with_a_link_of_the_same_part() -> None:
+    """512 single-NIC nodes on 11 leaves at 3:1 (six with an odd count): the MIP put all six
+    spare ports on twin modules that carried two links between them, a mix no cabling has,
+    and the answer failed its own check ("a whole transceiver module is spare"); every
+    twin-port module at a leaf now carries a link (as many host modules as switch modules)."""
+    request = optimize_pb2.OptimizeRequest(
+        catalog="infiniband-ndr",
+        top_k=1,
+        workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=1e12),
+        constraints=optimize_pb2.Constraints(target_training_hours=100, max_lead_time_days=60),
+        allowed_vendors=["generic", "Supermicro", "NVIDIA"],
+    )
+    design = api.optimize(request).designs[0]
+    optics = {
+        line.sku: line.quantity
+        for line in design.bom
+        if line.category == "transceiver" and line.tier == "node-leaf"
+    }
+    assert optics.get("MMA4Z00-NS", 0) <= optics.get("MMA4Z00-NS400", 0)

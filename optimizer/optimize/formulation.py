@@ -248,7 +248,7 @@ def build_model(
         # caged SKUs' modules together cover their ports plus the chosen row's spare ports,
         # one aggregate row per class (kmin * sum modules >= ports + spare * pick, as tight
         # in the LP as the integer count), the extra modules only on caged SKUs the links
-        # use (modules <= ub * ports: none without a port). Which used SKU takes them is the
+        # use, each part carrying a link (modules <= ports). Which used SKU takes them is the
         # solver's choice (the cheapest at its tier within stock); the BOM buys the same.
         at_cage = sorted(sku for sku in ports if sku in caged)
         for sku, terms in sorted(ports.items()):
@@ -263,9 +263,13 @@ def build_model(
                 lo=0,
             )
             if spare and sku in caged and len(at_cage) > 1:
+                # Every part holds at least one link (modules <= ports): a switch's spare port
+                # shares its cage with a link of the same part, so a SKU takes no more spare
+                # ports than it carries links. Without this the spare of six odd leaves went
+                # to twin modules carrying two links, a mix no switch-by-switch cabling has.
                 m.add(
                     f"spare_used[{cls.length_m}m,{cls.speed_gbps}G,{cls.label},{sku}]",
-                    {z: 1, **{v: -ub * q for v, q in terms.items()}},
+                    {z: 1, **{v: -q for v, q in terms.items()}},
                     hi=0,
                 )
             sku_terms[sku][z] = 1
