@@ -72,6 +72,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Cluster.oversubscription": (1.0, 1000.0),
     "procurement.v1.Cluster.nics_per_node": (1, 1024),
     "procurement.v1.Cluster.switch_radix": (2, 100_000),
+    "procurement.v1.Cluster.switch_port_lanes": (1, 64),
     # FabricProfile
     "procurement.v1.FabricProfile.efficiency_low": (_POSITIVE_TINY, 1.0),
     "procurement.v1.FabricProfile.efficiency_expected": (_POSITIVE_TINY, 1.0),

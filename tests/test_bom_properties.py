@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from optimizer.topology.bom import build_bom
@@ -162,8 +162,23 @@ def test_every_line_orders_something(case):
     assert all(ln.quantity > 0 for ln in build_bom(design, CATALOGS[stock]).lines)
 
 
+# 255 single-NIC nodes on SN5600 leaves at 2:1: 85 down and 43 up 400G lanes need 43 + 22 of
+# the switch's 64 800G cages; the split is in whole cages now (84:44).
+BROKEN_OUT_LEAF = Design(
+    server_sku="SRV-H100",
+    nodes=255,
+    nic_sku="CX7-400",
+    nics_per_node=1,
+    fabric="roce",
+    topology="fat_tree",
+    oversubscription=2.0,
+    switch_skus=("SN5600",),
+)
+
+
 @SETTINGS
 @given(designs())
+@example((BROKEN_OUT_LEAF, None))
 def test_check_bom_accepts_every_bom_the_builder_produces(case):
     design, stock = case
     catalog = CATALOGS[stock]

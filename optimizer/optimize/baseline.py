@@ -50,7 +50,12 @@ from optimizer.performance.errors import SearchStopped
 from optimizer.registry.fabrics import INFINIBAND
 from optimizer.registry.topologies import RAIL_OPTIMIZED, SINGLE_SWITCH
 from optimizer.topology.bom import BillOfMaterials, build_bom
-from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
+from optimizer.topology.compat import (
+    nic_fits_fabric,
+    port_lanes,
+    ports_at_speed,
+    switch_fits_fabric,
+)
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.sizing import max_endpoints
@@ -210,10 +215,11 @@ def _for_fabric(
                 1.0,
                 radix,
                 planes=nic.plane_count,
+                port_lanes=port_lanes((parts.switch,), nic.speed_gbps),
             )
             if parts.switch.in_network_reduction:  # its one switch reduces in the network
                 key = replace(key, in_network_skus=frozenset({parts.switch.sku}))
-            most = max_endpoints(topology, radix, rails=npn)
+            most = max_endpoints(topology, radix, rails=npn, port_lanes=key.port_lanes)
             last = last if most is None else min(last, most // npn)
             fits = fits or first <= last
             hours = functools.partial(search.timer.hours, key)

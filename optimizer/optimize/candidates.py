@@ -37,7 +37,12 @@ from optimizer.performance.plan import PartialPlan
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES, TopologyFamily
-from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
+from optimizer.topology.compat import (
+    nic_fits_fabric,
+    port_lanes,
+    ports_at_speed,
+    switch_fits_fabric,
+)
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.network import NetworkSizing
@@ -79,6 +84,8 @@ class TimeKey:
     # issue 16 (fabric800): the NICs' fabric planes (nics.planes), one port of
     # ``nic_speed_gbps`` in each; the radix and the sizing are one plane's.
     planes: int = 1
+    # Endpoint ports per switch cage (compat.port_lanes): the sizing splits in whole cages.
+    port_lanes: int = 1
 
     @property
     def nic_gbps(self) -> int:
@@ -105,6 +112,7 @@ class TimeKey:
             self.radix,
             oversubscription=self.oversubscription,
             rails=self.nics_per_node,
+            port_lanes=self.port_lanes,
         )
         by_ports = None if most is None else most // max(1, self.nics_per_node)
         if cap is None or by_ports is None:
@@ -208,7 +216,7 @@ class SearchSpace:
         shared: dict[tuple[object, ...], list[tuple[bool, frozenset[str], Parts]]] = {}
         for server in self.servers:
             yield from self._one_node_keys(server)
-            for (fabric, speed, planes, radix), parts in pairs.items():
+            for (fabric, speed, planes, radix, lanes), parts in pairs.items():
                 for npn in nics_per_node_options(server):
                     if not meets_nic_policy(self.spec, server, speed * planes, npn):
                         continue
@@ -216,7 +224,7 @@ class SearchSpace:
                         family = TOPOLOGIES.get(topology)
                         if not family.scale_out or family.switchless != (radix == 0):
                             continue
-                        memo: tuple[object, ...] = (fabric, speed, planes, radix)
+                        memo: tuple[object, ...] = (fabric, speed, planes, radix, lanes)
                         memo += (server.builtin_nic_sku, server.forwarding)
                         memo += (family.needs_forwarding,)
                         if memo not in shared:
@@ -235,6 +243,7 @@ class SearchSpace:
                                 ratio,
                                 radix,
                                 planes=planes,
+                                port_lanes=lanes,
                             )
                             for forwards, sharp, own in shared[memo]:
                                 yield replace(key, forwarding=forwards, in_network_skus=sharp), own
@@ -258,24 +267,24 @@ class SearchSpace:
             key = TimeKey(server.sku, self.fabrics[0], 0, npn, topology, 1.0, 0)
             yield key, [(nic or NO_NIC, None)]
 
-    def _pairs(self) -> dict[tuple[str, int, int, int], list[tuple[Nic, Switch | None]]]:
-        """(fabric, NIC port speed, planes, radix) -> the (NIC, switch) pairs; radix 0:
-        switchless families. NICs of more planes move more (Nic.line_gbps): a key of their
+    def _pairs(self) -> dict[tuple[str, int, int, int, int], list[tuple[Nic, Switch | None]]]:
+        """(fabric, NIC port speed, planes, radix, ports a cage) -> the (NIC, switch) pairs;
+        radix 0: switchless families. NICs of more planes move more (Nic.line_gbps): a key of their
         own, as a faster NIC is."""
-        out: dict[tuple[str, int, int, int], list[tuple[Nic, Switch | None]]] = {}
+        out: dict[tuple[str, int, int, int, int], list[tuple[Nic, Switch | None]]] = {}
         for fabric in self.fabrics:
             nics = [n for n in self.nics if nic_fits_fabric(n, fabric)]
             for speed, planes in sorted({(n.speed_gbps, n.plane_count) for n in nics}):
                 alike = [n for n in nics if (n.speed_gbps, n.plane_count) == (speed, planes)]
-                radixes: dict[int, list[Switch]] = {}
+                radixes: dict[tuple[int, int], list[Switch]] = {}
                 for w in self.switches:
                     k = ports_at_speed(w, speed)
                     if k and switch_fits_fabric(w, fabric):
-                        radixes.setdefault(k, []).append(w)
+                        radixes.setdefault((k, port_lanes((w,), speed)), []).append(w)
                 if any(is_switchless(t) for t in self.topologies):
-                    out[(fabric, speed, planes, 0)] = [(n, None) for n in alike]
-                for k, sws in sorted(radixes.items()):
-                    out[(fabric, speed, planes, k)] = [(n, w) for n in alike for w in sws]
+                    out[(fabric, speed, planes, 0, 1)] = [(n, None) for n in alike]
+                for (k, lanes), sws in sorted(radixes.items()):
+                    out[(fabric, speed, planes, k, lanes)] = [(n, w) for n in alike for w in sws]
         return out
 
 
@@ -411,6 +420,7 @@ class EstimateCache:
             key.topology,
             key.oversubscription,
             key.radix,
+            key.port_lanes,
             key.forwarding,
             key.in_network_reduction,  # issue 14 (sharp)
             nodes,
@@ -430,6 +440,7 @@ class EstimateCache:
                 key.radix,
                 oversubscription=key.oversubscription,
                 rails=key.nics_per_node,
+                port_lanes=key.port_lanes,
             ).profile
             result = self._run(
                 key.server_sku,
@@ -757,6 +768,7 @@ def tier_assignments(
                 key.radix,
                 oversubscription=key.oversubscription,
                 rails=key.nics_per_node,
+                port_lanes=key.port_lanes,
             ).tiers
         )
     except InvalidInput:

@@ -37,7 +37,12 @@ from optimizer.optimize.formulation import list_prices, stock_limits
 from optimizer.optimize.request import OptimizeSpec
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
-from optimizer.topology.compat import nic_fits_fabric, ports_at_speed, switch_fits_fabric
+from optimizer.topology.compat import (
+    nic_fits_fabric,
+    port_lanes,
+    ports_at_speed,
+    switch_fits_fabric,
+)
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout, LinkOption, link_options, whole_modules
 from optimizer.topology.plan import physical_plan
@@ -290,8 +295,17 @@ def _consider(
     nodes: int,
 ) -> None:
     radix = 0 if switch is None else ports_at_speed(switch, nic.speed_gbps)
+    lanes = 1 if switch is None else port_lanes((switch,), nic.speed_gbps)
     key = TimeKey(
-        server_sku, fabric, nic.speed_gbps, npn, topology, ratio, radix, planes=nic.plane_count
+        server_sku,
+        fabric,
+        nic.speed_gbps,
+        npn,
+        topology,
+        ratio,
+        radix,
+        planes=nic.plane_count,
+        port_lanes=lanes,
     )
     design = make_design(key, nodes, nic, switch, layout)
     try:

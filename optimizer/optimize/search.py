@@ -748,6 +748,7 @@ def _key_order(key: TimeKey) -> tuple[object, ...]:
         key.nic_speed_gbps,
         key.planes,
         key.radix,
+        key.port_lanes,
     )
 
 

@@ -247,6 +247,7 @@ def topology_profile(
     oversubscription: float,
     oversubscribed_tier: str,
     rails: int,
+    port_lanes: int,
 ) -> TopologyProfile:
     """The shared profile from the topology sizing (optimizer.topology.sizing)."""
     family = TOPOLOGIES.normalize(family, "cluster.topology")
@@ -263,6 +264,7 @@ def topology_profile(
             oversubscription=oversubscription,
             rails=rails,
             oversubscribed_tier=oversubscribed_tier,
+            port_lanes=port_lanes,
         )
     except InvalidInput as e:
         raise InvalidInput(
@@ -314,6 +316,12 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
     if gpn < 1:
         raise InvalidInput(f"must be >= 1, got {gpn}", field="cluster.gpus_per_node")
     radix = msg.switch_radix if msg.HasField("switch_radix") else DEFAULT_SWITCH_RADIX
+    lanes = msg.switch_port_lanes if msg.HasField("switch_port_lanes") else 1
+    if radix % lanes:
+        raise InvalidInput(
+            f"{lanes} ports a cage do not divide the switch's {radix} ports (cluster.switch_radix)",
+            field="cluster.switch_port_lanes",
+        )
     oversubscription = msg.oversubscription if msg.HasField("oversubscription") else 1.0
     # Without a scale-out fabric the unit is the scale-up domain (one NVL72 rack of 18 hosts)
     unit = (
@@ -332,6 +340,7 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
         oversubscription,
         msg.oversubscribed_tier.strip().lower() or "leaf",
         rails,
+        lanes,
     )
     return ClusterSpec(topology=profile, **fields)
 

@@ -154,9 +154,10 @@ FAT_TREE = TOPOLOGIES.register(
             a.radix,
             oversubscription=a.oversubscription,
             oversubscribed_tier=a.oversubscribed_tier,
+            lanes=a.port_lanes,
         ),
         max_endpoints=lambda a: fat_tree.max_endpoints(
-            a.radix, a.oversubscription, a.oversubscribed_tier
+            a.radix, a.oversubscription, a.oversubscribed_tier, lanes=a.port_lanes
         ),
         required=fat_tree.required,
         oversubscribable=True,
@@ -176,9 +177,10 @@ RAIL_OPTIMIZED = TOPOLOGIES.register(
             rails=a.rails,
             oversubscription=a.oversubscription,
             oversubscribed_tier=a.oversubscribed_tier,
+            lanes=a.port_lanes,
         ),
         max_endpoints=lambda a: rail_optimized.max_endpoints(
-            a.radix, a.rails, a.oversubscription, a.oversubscribed_tier
+            a.radix, a.rails, a.oversubscription, a.oversubscribed_tier, a.port_lanes
         ),
         required=rail_optimized.required,
         oversubscribable=True,

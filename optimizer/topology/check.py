@@ -48,6 +48,7 @@ from optimizer.topology.compat import (
     fits_end,
     link_fits,
     nic_fits_fabric,
+    port_lanes,
     ports_at_speed,
     switch_end,
     switch_fits_fabric,
@@ -292,8 +293,14 @@ def _check_network(
         for sku in design.switch_skus
         if sku in switches
     ]
+    named = [switches[sku] for sku in design.switch_skus if sku in switches]
     try:
-        need = _required(design, min(design_radix, default=0), nic.plane_count)
+        need = _required(
+            design,
+            min(design_radix, default=0),
+            nic.plane_count,
+            port_lanes(named, nic.speed_gbps),
+        )
     except InvalidInput as e:
         return [*out, Violation("design", str(e))]
     for tier, switches_needed in need.switches.items():
@@ -450,7 +457,7 @@ def _check_cable_plugs(
     return out
 
 
-def _required(design: Design, k: int, planes: int = 1) -> Requirement:
+def _required(design: Design, k: int, planes: int = 1, lanes: int = 1) -> Requirement:
     """Minimum switches per tier and links per group, straight from each family's formulas
     (its module's ``required``, which recomputes them without the builder's sizing), times
     the NIC's fabric planes (each plane is a whole copy of the network)."""
@@ -463,6 +470,7 @@ def _required(design: Design, k: int, planes: int = 1) -> Requirement:
             design.nics_per_node,
             design.oversubscribed_tier,
             design.topology_params,
+            lanes,
         )
     )
     return _times_planes(one, planes)
@@ -691,7 +699,8 @@ def _optical_links(
     switches = [s for s in catalog.switches if s.sku in design.switch_skus]
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
     try:
-        needed = max(planned, _required(design, radix, nic.plane_count).links.get(group, 0))
+        lanes = port_lanes(switches, nic.speed_gbps)
+        needed = max(planned, _required(design, radix, nic.plane_count, lanes).links.get(group, 0))
     except InvalidInput:
         needed = planned
     cables = _links_per_group(

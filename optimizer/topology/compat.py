@@ -45,6 +45,8 @@ from optimizer.registry.fabrics import FABRICS as FABRIC_REGISTRY
 from optimizer.registry.fabrics import FabricKind
 
 if TYPE_CHECKING:  # the catalog package validates with these rules: no import cycle at run time
+    from collections.abc import Iterable
+
     from optimizer.catalog.model import Link, Nic, Switch
 
 
@@ -186,6 +188,20 @@ def ports_per_end(link: Link, speed_gbps: int) -> int:
     if link.port_speed_gbps == speed_gbps:
         return 1
     return link.module_ports
+
+
+def port_lanes(switches: Iterable[Switch], speed_gbps: int) -> int:
+    """Endpoint ports one cage of these switches holds at ``speed_gbps`` (the most of any):
+    a broken-out port's lanes (an 800G port at 400G: 2) times the ports a cage holds (a
+    Quantum-2 twin-port cage: 2). A tier's ports are split in whole cages (topology sizing)."""
+    return max(
+        (
+            switch.port_speed_gbps // speed_gbps * (switch.ports_per_cage or 1)
+            for switch in switches
+            if ports_at_speed(switch, speed_gbps)
+        ),
+        default=1,
+    )
 
 
 def ports_at_speed(switch: Switch, speed_gbps: int) -> int:

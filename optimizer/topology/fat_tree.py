@@ -15,7 +15,10 @@ Sources
 
 Rules (k = usable ports per switch at the endpoint speed, o = down:up ratio at a tier)
 ------------------------------------------------------------------------------------
-- Port split at an oversubscribed tier: down d = floor(k*o/(1+o)), up u = k - d (o = 1: k/2).
+- Port split at an oversubscribed tier: down d = floor(k*o/(1+o)), up u = k - d (o = 1: k/2),
+  in whole cages where ports are broken out (f lanes a cage: d rounded down to a multiple of
+  f): a cage holds a splitter's or twin module's two NIC ends or an uplink, not one of each,
+  so 85 down and 43 up 400G lanes need 43 + 22 = 65 of an SN5600's 64 cages (84:44 fit).
 - Leaves L = ceil(E/d_leaf), and L = 1 when E <= k at any ratio: one switch that holds every
   endpoint is non-blocking and needs no uplink (a 1:1 tree of 96 endpoints on 128-port
   switches is one switch, not two leaves and a spine). Every leaf cables all its u uplinks
@@ -63,14 +66,17 @@ OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
 
 def split_ports(
-    radix: int, oversubscription: float, field: str = "oversubscription"
+    radix: int, oversubscription: float, field: str = "oversubscription", lanes: int = 1
 ) -> tuple[int, int]:
-    """Down and up ports of a switch at down:up ratio ``oversubscription``: d = floor(k*o/(1+o))."""
+    """Down and up ports of a switch at down:up ratio ``oversubscription``: d = floor(k*o/(1+o)),
+    in whole cages of ``lanes`` ports where they divide the radix (never above the ratio)."""
     if not oversubscription >= 1.0 or math.isinf(oversubscription):
         msg = f"must be a finite down:up ratio >= 1, got {oversubscription}"
         raise InvalidInput(msg, field=field)
     # A tiny epsilon keeps exact ratios (k*o/(1+o) = 48.0) from flooring to 47 in binary floats.
     down = math.floor(radix * oversubscription / (1.0 + oversubscription) + 1e-9)
+    if lanes > 1 and radix % lanes == 0:
+        down -= down % lanes
     up = radix - down
     if down < 1 or up < 1:
         msg = f"a {radix}-port switch cannot split {oversubscription}:1 into down and up ports"
@@ -84,26 +90,35 @@ def smallest_divisor_at_least(n: int, lower: int) -> int:
 
 
 def max_endpoints(
-    radix: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf", tiers: int = 3
+    radix: int,
+    oversubscription: float = 1.0,
+    oversubscribed_tier: str = "leaf",
+    tiers: int = 3,
+    lanes: int = 1,
 ) -> int:
     """Largest E a ``tiers``-tier fat-tree of ``radix``-port switches attaches.
 
     k^2/2 (two tiers) and k^3/4 (three tiers) when non-blocking.
     """
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
-    d_leaf, _ = split_ports(radix, leaf_o)
-    d_agg, _ = split_ports(radix, agg_o)
+    d_leaf, _ = split_ports(radix, leaf_o, lanes=lanes)
+    d_agg, _ = split_ports(radix, agg_o, lanes=lanes)
     return radix * d_leaf if tiers == 2 else radix * d_agg * d_leaf
 
 
 def size_fat_tree(
-    endpoints: int, radix: int, *, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf"
+    endpoints: int,
+    radix: int,
+    *,
+    oversubscription: float = 1.0,
+    oversubscribed_tier: str = "leaf",
+    lanes: int = 1,
 ) -> NetworkSizing:
     """Size a fat-tree for ``endpoints`` ports; two tiers when they fit, else three."""
     require_positive(endpoints, "endpoints")
     require_positive(radix, "radix")
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
-    leaves = fat_tree_leaves(endpoints, radix, leaf_o)
+    leaves = fat_tree_leaves(endpoints, radix, leaf_o, lanes)
     return size_clos(
         "fat_tree",
         endpoints,
@@ -111,17 +126,18 @@ def size_fat_tree(
         radix,
         leaf_o=leaf_o,
         agg_o=agg_o,
-        endpoints_per_leaf=endpoints if leaves == 1 else split_ports(radix, leaf_o)[0],
+        endpoints_per_leaf=endpoints if leaves == 1 else split_ports(radix, leaf_o, lanes=lanes)[0],
         rail_optimized=False,
+        lanes=lanes,
     )
 
 
-def fat_tree_leaves(endpoints: int, radix: int, leaf_o: float) -> int:
+def fat_tree_leaves(endpoints: int, radix: int, leaf_o: float, lanes: int) -> int:
     """Leaves of a fat-tree: one switch when it holds every endpoint (no uplink needed, at any
     ratio), else enough leaves of d_leaf down ports each."""
     if endpoints <= radix:
         return 1
-    d_leaf, _ = split_ports(radix, leaf_o)
+    d_leaf, _ = split_ports(radix, leaf_o, lanes=lanes)
     return math.ceil(endpoints / d_leaf)
 
 
@@ -135,12 +151,13 @@ def size_clos(
     agg_o: float,
     endpoints_per_leaf: int,
     rail_optimized: bool,
+    lanes: int = 1,
 ) -> NetworkSizing:
     """The tiers above ``leaves``: shared by the fat-tree and the rail-optimized planes.
 
     ``endpoints_per_leaf`` is the fullest leaf's endpoint count (its down ports used).
     """
-    d_leaf, u_leaf = split_ports(radix, leaf_o)
+    d_leaf, u_leaf = split_ports(radix, leaf_o, lanes=lanes)
     if leaves == 1:  # everything fits one leaf: a spine would connect nothing
         only = TierSizing("leaf", 1, radix, endpoints, 0, busiest_switch_ports_used=endpoints)
         return _clos(
@@ -188,7 +205,7 @@ def size_clos(
             endpoints_per_leaf,
             rail_optimized,
         )
-    d_agg, u_agg = split_ports(radix, agg_o)
+    d_agg, u_agg = split_ports(radix, agg_o, lanes=lanes)
     pods = math.ceil(leaves / d_agg)
     if pods > radix:
         msg = (
@@ -283,7 +300,7 @@ def tier_ratios(oversubscription: float, oversubscribed_tier: str) -> tuple[floa
 def required(args: SizingArgs) -> Requirement:
     """The verifier's count (optimizer.topology.check): leaves from the port split."""
     leaf_o, _ = tier_ratios(args.oversubscription, args.oversubscribed_tier)
-    return clos_required(args, fat_tree_leaves(args.endpoints, args.radix, leaf_o))
+    return clos_required(args, fat_tree_leaves(args.endpoints, args.radix, leaf_o, args.port_lanes))
 
 
 def clos_required(args: SizingArgs, leaves: int) -> Requirement:
@@ -291,7 +308,7 @@ def clos_required(args: SizingArgs, leaves: int) -> Requirement:
     this module's docstring (not through ``size_clos``): the verifier's independent count."""
     e, k = args.endpoints, args.radix
     leaf_o, agg_o = tier_ratios(args.oversubscription, args.oversubscribed_tier)
-    _, u_leaf = split_ports(k, leaf_o)
+    _, u_leaf = split_ports(k, leaf_o, lanes=args.port_lanes)
     if leaves == 1:  # one leaf is the whole tree
         return Requirement({"leaf": 1}, {"node-leaf": e}, {"leaf": (("node-leaf", 1),)})
     leaf_spine = leaves * u_leaf  # leaves are cabled fully
@@ -301,7 +318,7 @@ def clos_required(args: SizingArgs, leaves: int) -> Requirement:
             {"node-leaf": e, "leaf-spine": leaf_spine},
             {"leaf": (("node-leaf", 1), ("leaf-spine", 1)), "spine": (("leaf-spine", 1),)},
         )
-    d_agg, u_agg = split_ports(k, agg_o)
+    d_agg, u_agg = split_ports(k, agg_o, lanes=args.port_lanes)
     pods = math.ceil(leaves / d_agg)
     if pods > k:
         raise InvalidInput(f"{pods} pods exceed a core of {k}-port switches", field="design.nodes")

@@ -124,6 +124,9 @@ class SizingArgs:
     rails: int = 1
     oversubscribed_tier: str = "leaf"
     params: tuple[tuple[str, int], ...] = ()
+    # Endpoint ports per switch cage (a broken-out port's lanes: 2 for an 800G port at
+    # 400G): a tier's down and up ports are split in whole cages (fat_tree.split_ports).
+    port_lanes: int = 1
 
     @property
     def params_map(self) -> dict[str, int]:

@@ -19,6 +19,7 @@ from optimizer.topology.compat import (
     cage_gbps,
     host_end,
     nic_fits_fabric,
+    port_lanes,
     ports_at_speed,
     switch_end,
     switch_fits_fabric,
@@ -149,6 +150,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
         oversubscribed_tier=design.oversubscribed_tier,
         params=design.topology_params,
         planes=1 if nic is None else nic.plane_count,  # issue 16 (fabric800)
+        port_lanes=port_lanes(switches, speed_gbps) if speed_gbps else 1,
     )
     demands = _switch_demands(sizing, switches, speed_gbps)
     layout = design.layout

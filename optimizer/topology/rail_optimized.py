@@ -29,12 +29,16 @@ from optimizer.topology.network import NetworkSizing, Requirement, SizingArgs, r
 
 
 def max_endpoints(
-    radix: int, rails: int, oversubscription: float = 1.0, oversubscribed_tier: str = "leaf"
+    radix: int,
+    rails: int,
+    oversubscription: float = 1.0,
+    oversubscribed_tier: str = "leaf",
+    lanes: int = 1,
 ) -> int:
     """Largest E = nodes x rails: the rails*ceil(nodes/d_leaf) leaves fill at most k pods."""
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
-    d_leaf, _ = split_ports(radix, leaf_o)
-    d_agg, _ = split_ports(radix, agg_o)
+    d_leaf, _ = split_ports(radix, leaf_o, lanes=lanes)
+    d_agg, _ = split_ports(radix, agg_o, lanes=lanes)
     return rails * d_leaf * (radix * d_agg // rails)
 
 
@@ -45,6 +49,7 @@ def size_rail_optimized(
     rails: int,
     oversubscription: float = 1.0,
     oversubscribed_tier: str = "leaf",
+    lanes: int = 1,
 ) -> NetworkSizing:
     """Size one plane per rail for ``endpoints`` = nodes x ``rails`` ports."""
     require_positive(endpoints, "endpoints")
@@ -54,7 +59,7 @@ def size_rail_optimized(
         msg = f"{endpoints} endpoint ports do not split evenly over {rails} rails"
         raise InvalidInput(msg, field="endpoints")
     leaf_o, agg_o = tier_ratios(oversubscription, oversubscribed_tier)
-    d_leaf, _ = split_ports(radix, leaf_o)
+    d_leaf, _ = split_ports(radix, leaf_o, lanes=lanes)
     nodes = endpoints // rails
     leaves = rails * math.ceil(nodes / d_leaf)
     return size_clos(
@@ -66,11 +71,12 @@ def size_rail_optimized(
         agg_o=agg_o,
         endpoints_per_leaf=min(d_leaf, nodes),
         rail_optimized=True,
+        lanes=lanes,
     )
 
 
 def required(args: SizingArgs) -> Requirement:
     """The verifier's count (optimizer.topology.check): each rail's own leaves, then a Clos."""
     leaf_o, _ = tier_ratios(args.oversubscription, args.oversubscribed_tier)
-    d_leaf, _ = split_ports(args.radix, leaf_o)
+    d_leaf, _ = split_ports(args.radix, leaf_o, lanes=args.port_lanes)
     return clos_required(args, args.rails * math.ceil(args.nodes / d_leaf))

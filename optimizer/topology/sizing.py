@@ -38,6 +38,7 @@ def size_network(
     oversubscribed_tier: str = "leaf",
     params: tuple[tuple[str, int], ...] = (),
     planes: int = 1,
+    port_lanes: int = 1,
 ) -> NetworkSizing:
     """Switches, links and profile of ``family`` for ``endpoints`` ports.
 
@@ -60,13 +61,18 @@ def size_network(
     planes:
         Independent copies of the network, each NIC cabling one port into each (issue 16,
         ``nics.planes``); ``endpoints`` counts one plane's ports.
+    port_lanes:
+        Endpoint ports per switch cage (a broken-out port's lanes, ``compat.port_lanes``): a
+        tier's down and up ports are split in whole cages.
 
     Raises
     ------
     InvalidInput
         When the family cannot attach ``endpoints`` with these switches, naming the field.
     """
-    args = SizingArgs(endpoints, radix, oversubscription, rails, oversubscribed_tier, params)
+    args = SizingArgs(
+        endpoints, radix, oversubscription, rails, oversubscribed_tier, params, port_lanes
+    )
     return in_planes(_family(family, args).size(args), planes)
 
 
@@ -78,12 +84,13 @@ def max_endpoints(
     rails: int = 1,
     oversubscribed_tier: str = "leaf",
     params: tuple[tuple[str, int], ...] = (),
+    port_lanes: int = 1,
 ) -> int | None:
     """Largest ``endpoints`` that ``size_network`` accepts with these arguments.
 
     ``None`` for families any node count can form (the torus: its limit is ports per node).
     """
-    args = SizingArgs(0, radix, oversubscription, rails, oversubscribed_tier, params)
+    args = SizingArgs(0, radix, oversubscription, rails, oversubscribed_tier, params, port_lanes)
     return _family(family, args).max_endpoints(args)
 
 

@@ -106,7 +106,7 @@ class Parallelism(_message.Message):
     def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., context: _Optional[int] = ..., reshard_after_forward: _Optional[bool] = ...) -> None: ...
 
 class Cluster(_message.Message):
-    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family", "scale_up_gpus", "in_network_reduction", "nvls")
+    __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family", "scale_up_gpus", "in_network_reduction", "nvls", "switch_port_lanes")
     GPUS_FIELD_NUMBER: _ClassVar[int]
     GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     GPU_PEAK_TFLOPS_FIELD_NUMBER: _ClassVar[int]
@@ -127,6 +127,7 @@ class Cluster(_message.Message):
     SCALE_UP_GPUS_FIELD_NUMBER: _ClassVar[int]
     IN_NETWORK_REDUCTION_FIELD_NUMBER: _ClassVar[int]
     NVLS_FIELD_NUMBER: _ClassVar[int]
+    SWITCH_PORT_LANES_FIELD_NUMBER: _ClassVar[int]
     gpus: int
     gpus_per_node: int
     gpu_peak_tflops: float
@@ -147,7 +148,8 @@ class Cluster(_message.Message):
     scale_up_gpus: int
     in_network_reduction: bool
     nvls: bool
-    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ..., topology_family: _Optional[_Union[TopologyFamily, str]] = ..., scale_up_gpus: _Optional[int] = ..., in_network_reduction: _Optional[bool] = ..., nvls: _Optional[bool] = ...) -> None: ...
+    switch_port_lanes: int
+    def __init__(self, gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpu_peak_tflops: _Optional[float] = ..., gpu_memory_gb: _Optional[float] = ..., intra_node_gbytes_per_s: _Optional[float] = ..., fabric: _Optional[str] = ..., nic_gbps_per_node: _Optional[float] = ..., topology: _Optional[str] = ..., oversubscription: _Optional[float] = ..., server_sku: _Optional[str] = ..., gpu_model: _Optional[str] = ..., gpu_peak_fp8_tflops: _Optional[float] = ..., nics_per_node: _Optional[int] = ..., switch_radix: _Optional[int] = ..., oversubscribed_tier: _Optional[str] = ..., fabric_kind: _Optional[_Union[Fabric, str]] = ..., topology_family: _Optional[_Union[TopologyFamily, str]] = ..., scale_up_gpus: _Optional[int] = ..., in_network_reduction: _Optional[bool] = ..., nvls: _Optional[bool] = ..., switch_port_lanes: _Optional[int] = ...) -> None: ...
 
 class FabricProfile(_message.Message):
     __slots__ = ("fabric", "efficiency_low", "efficiency_expected", "efficiency_high", "base_latency_us_low", "base_latency_us_expected", "base_latency_us_high", "per_hop_latency_ns", "host_cpu_cycles_per_byte_low", "host_cpu_cycles_per_byte_expected", "host_cpu_cycles_per_byte_high", "host_network_cpu_ghz_per_node", "fabric_kind")
