@@ -303,13 +303,21 @@ def optimizer_step_s(
     sharded over the data and context ranks when ``sharded`` (ZeRO >= 1, as
     memory.FamilyLoads), at HBM speed. Degrees, not a plan: the planner prices candidate
     lists of degrees (plan.Degrees)."""
+    bytes_ = optimizer_step_bytes(w, tensor, pipeline, data, expert, context, sharded)
+    return bytes_ / (hbm_tbytes_per_s * 1e12)
+
+
+def optimizer_step_bytes(
+    w: Workload, tensor: int, pipeline: int, data: int, expert: int, context: int, sharded: bool
+) -> float:
+    """The HBM bytes of optimizer_step_s (the same on every GPU model)."""
     dense = (w.parameters - w.expert_parameters) / (tensor * pipeline)
     experts = w.expert_parameters / (tensor * pipeline * expert)
     if sharded:
         replicas = data * context
         dense /= replicas
         experts /= max(1, replicas // expert)
-    return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER / (hbm_tbytes_per_s * 1e12)
+    return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER
 
 
 def straggler_fraction(data_parallel: int) -> float:

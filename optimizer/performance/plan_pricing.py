@@ -46,7 +46,7 @@ from optimizer.performance.calibration import CHUNK_PASS_OVERHEAD_S, NVLINK_ALPH
 from optimizer.performance.cluster import ClusterSpec, UplinkTier
 from optimizer.performance.compute import (
     compute_s_per_token,
-    optimizer_step_s,
+    optimizer_step_bytes,
     straggler_fraction,
     timed_tokens_per_gpu,
 )
@@ -167,6 +167,87 @@ def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, f
 FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
 
 
+class _FreeRows(NamedTuple):
+    """What the distinct network-free rows of a candidate list (_free_rows) are made of that
+    no GPU model changes, a column each, and each plan's row (``row_of``). ``kernel`` indexes
+    ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments."""
+
+    row_of: npt.NDArray[np.intp]
+    kernels: list[tuple[int, int, int]]
+    kernel: npt.NDArray[np.intp]
+    tokens: Floats
+    straggler: Floats
+    micro_batches: Floats
+    bubble: Floats
+    chunk_s: Floats  # the per-micro-batch chunk overheads
+    optimizer_bytes: Floats  # optimizer_step_bytes
+
+
+_FREE_ROWS_CACHE_SIZE = 4_096
+# Each candidate list's _FreeRows, by the list's id (the list is kept with them, so the id
+# stays its own), the workload, the GPUs and the fitted constants they were worked out
+# under: the planner's lists are cached (planner._candidate_plans) and priced again on
+# every hardware type of their size.
+_free_rows_cache: dict[int, tuple[tuple[Degrees, ...], Workload, int, object, _FreeRows]] = {}
+
+
+def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
+    """The distinct network-free rows of ``plans`` on ``gpus`` GPUs, but their GPU model's
+    part. A row reads the degrees but the context, and the ZeRO stage only as sharded
+    optimizer states or not (optimizer_step_s): plans differing in the rest share it (worked
+    out from the first of them)."""
+    constants = fitted.COMPUTE
+    hit = _free_rows_cache.get(id(plans))
+    if hit is not None and (hit[0], hit[1], hit[2], hit[3]) == (plans, w, gpus, constants):
+        return hit[4]
+    known: dict[tuple[int, ...], int] = {}
+    kernels: dict[tuple[int, int, int], int] = {}
+    stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
+    rows: list[tuple[float, float, float, float, float, float, float]] = []
+    index: list[int] = []
+    for t, p, d, e, v, z, mb, cp, _ in plans:
+        key = (mb, t, e, p, v, d, z >= 1)
+        row = known.get(key)
+        if row is None:
+            row = known[key] = len(rows)
+            kernel = kernels.get((mb, t, e))
+            if kernel is None:
+                kernel = kernels[mb, t, e] = len(kernels)
+            stage = stages.get((p, v))
+            if stage is None:
+                layout = pipeline_layout(w, p, v)
+                stage = stages[p, v] = (
+                    timed_tokens_per_gpu(w, gpus, p, layout.slowest_stage_share),
+                    layout.chunk_imbalance,
+                )
+            tokens, imbalance = stage
+            m = w.global_batch_size // (d * mb)
+            rows.append(
+                (
+                    kernel,
+                    tokens,
+                    straggler_fraction(d),
+                    m,
+                    bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0,
+                    2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S,
+                    optimizer_step_bytes(w, t, p, d, e, cp, z >= 1),
+                )
+            )
+        index.append(row)
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 7).T
+    found = _FreeRows(
+        np.array(index, dtype=np.intp),
+        list(kernels),
+        table[0].astype(np.intp),
+        *table[1:],
+    )
+    if isinstance(plans, tuple):  # a list might change under its id
+        if len(_free_rows_cache) >= _FREE_ROWS_CACHE_SIZE:
+            _free_rows_cache.clear()
+        _free_rows_cache[id(plans)] = (plans, w, gpus, constants, found)
+    return found
+
+
 def network_free_terms(
     w: Workload, c: ClusterSpec, plans: tuple[Degrees, ...], kernel_eff: float
 ) -> tuple[Floats, Floats]:
@@ -174,47 +255,36 @@ def network_free_terms(
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
     efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of (a row each). A size's
     candidates share a few (micro-batch, tensor, expert) kernels and (pipeline, depth)
-    layouts, and their distinct rows are fewer still: each is worked out once per call (this
-    runs for every size a search looks at), the plans index them."""
+    layouts, and their distinct rows are fewer still: what no GPU model changes is worked
+    out once per candidate list (_free_rows), the rest per call for the distinct rows in
+    one NumPy pass (the same operations, in the same order, as StepModel's), the plans
+    index them."""
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
-    kernels: dict[tuple[int, int, int], tuple[float, float]] = {}
-    stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
-    # A row reads the degrees but the context, and the ZeRO stage only as sharded optimizer
-    # states or not (optimizer_step_s): plans differing in the rest share it.
-    known: dict[tuple[int, ...], int] = {}
-    rows: list[tuple[float, float, float, float, float, float, int]] = []  # free, FREE_COLUMNS
-    index: list[int] = []
-    for degrees in plans:
-        t, p, d, e, v, z, mb, cp, _ = degrees
-        key = (mb, t, e, p, v, d, z >= 1)
-        hit = known.get(key)
-        if hit is None:
-            hit = known[key] = len(rows)
-            kernel = kernels.get((mb, t, e))
-            if kernel is None:
-                kernel = kernels[mb, t, e] = compute_s_per_token(
-                    w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e
-                )
-            stage = stages.get((p, v))
-            if stage is None:
-                layout = pipeline_layout(w, p, v)
-                stage = stages[p, v] = (
-                    timed_tokens_per_gpu(w, c.gpus, p, layout.slowest_stage_share),
-                    layout.chunk_imbalance,
-                )
-            tokens, imbalance = stage
-            tensor_core_s, elementwise_s = kernel[0] * tokens, kernel[1] * tokens
-            straggler = straggler_fraction(d)
-            m = w.global_batch_size // (d * mb)
-            bubble = bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0
-            fixed_s = optimizer_step_s(w, t, p, d, e, cp, z >= 1, hbm)
-            fixed_s += 2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S
-            compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + straggler)
-            free = compute * (1.0 + bubble) + fixed_s
-            rows.append((free, tensor_core_s, elementwise_s, straggler, fixed_s, bubble, m))
-        index.append(hit)
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 1 + len(FREE_COLUMNS))
-    columns = table.T[:, index]
+    rows = _free_rows(w, c.gpus, plans)
+    kernel = np.array(
+        [
+            compute_s_per_token(w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e)
+            for mb, t, e in rows.kernels
+        ],
+        dtype=np.float64,
+    ).reshape(len(rows.kernels), 2)[rows.kernel]
+    tensor_core_s = kernel[:, 0] * rows.tokens
+    elementwise_s = kernel[:, 1] * rows.tokens
+    fixed_s = rows.optimizer_bytes / (hbm * 1e12) + rows.chunk_s
+    compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + rows.straggler)
+    free = compute * (1.0 + rows.bubble) + fixed_s
+    table = np.stack(
+        (
+            free,
+            tensor_core_s,
+            elementwise_s,
+            rows.straggler,
+            fixed_s,
+            rows.bubble,
+            rows.micro_batches,
+        )
+    )
+    columns = table[:, rows.row_of]
     return columns[0], columns[1:]
 
 
