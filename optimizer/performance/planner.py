@@ -385,8 +385,11 @@ def _candidate_plans_at(
     rows = [(family.loads, v) for family in families for v in family.checked]
     fit_rows = iter((peaks_gb(rows, forms) <= limit_gb).T.tolist() if rows else [])
     plans: list[Degrees] = []
+    columns_of: dict[int, list[int]] = {}  # by the zeros list, which families share
     for family in families:
-        columns = [forms.index(z) for z in family.zeros]
+        columns = columns_of.get(id(family.zeros))
+        if columns is None:
+            columns = columns_of[id(family.zeros)] = [forms.index(z) for z in family.zeros]
         found: dict[int, list[Degrees]] = {}
         for v in family.checked:
             fits = next(fit_rows)
@@ -423,6 +426,8 @@ def _families(
     # The depth choice reads only (pipeline, micro-batches): every family here does the same
     # work per GPU (t p d = gpus, ``work_s``), so each pair's depths are worked out once.
     depths: dict[tuple[int, int], _Depths] = {}
+    zero_lists: dict[tuple[bool, bool], list[tuple[int, bool]]] = {}
+    micro_lists: dict[int, list[int]] = {}
     families: list[_Family] = []
     for t in _options(fixed.tensor, tensors):
         if gpus % t or context_refusal(w, t, context)[0]:
@@ -435,8 +440,18 @@ def _families(
             if fixed.data is not None and fixed.data != d:
                 continue
             experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
-            micro = [m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0]
-            zeros = [z for z in _zero_choices(d * context, fixed) if not zero_refusal(w, p, z[0])]
+            micro = micro_lists.get(d)
+            if micro is None:
+                micro = micro_lists[d] = [
+                    m for m in MICRO_BATCH_CHOICES if w.global_batch_size % (d * m) == 0
+                ]
+            # the ZeRO choices read only whether the states are shared and the stages are many
+            zero_key = (d * context > 1, p > 1)
+            zeros = zero_lists.get(zero_key)
+            if zeros is None:
+                zeros = zero_lists[zero_key] = [
+                    z for z in _zero_choices(d * context, fixed) if not zero_refusal(w, p, z[0])
+                ]
             if not zeros:  # no ZeRO stage this pipeline can take: no plan
                 continue
             for e in _options(fixed.expert, experts):
@@ -473,11 +488,16 @@ def _fitting_plans(family: _Family, v: int, fits: list[bool]) -> list[Degrees]:
     fits; a heavier stage of a fitting family only adds traffic."""
     t, p, d, e, mb, cp = family.degrees
     plans: list[Degrees] = []
-    fitted: set[bool] = set()  # families (sharded weights?) that fit
+    replicated = sharded = False  # families (weights sharded or not) that fit
     for (z, reshard), ok in zip(family.zeros, fits, strict=True):
-        if ok and (z == 3) not in fitted:
-            plans.append((t, p, d, e, v, z, mb, cp, reshard))
-            fitted.add(z == 3)
+        if ok:
+            if z == 3:
+                if not sharded:
+                    plans.append((t, p, d, e, v, z, mb, cp, reshard))
+                    sharded = True
+            elif not replicated:
+                plans.append((t, p, d, e, v, z, mb, cp, reshard))
+                replicated = True
     return plans
 
 
@@ -505,8 +525,8 @@ class _Depths(NamedTuple):
 
 
 def _depths(w: Workload, p: int, m: int, work_s: float, fixed_v: int | None) -> _Depths:
-    deep = _best_depth(w, p, m, work_s, fixed_v)
     deepest = deepest_depth(w, p, m)
+    deep = _best_depth(w, p, m, work_s, fixed_v, deepest)
     if fixed_v is not None:
         return _Depths(deep, deep <= deepest, [deep], None)
     # The depth whose end chunks hold the embedding and the output layer saves bubble but
