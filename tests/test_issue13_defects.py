@@ -55,9 +55,14 @@ def _nic_ends_cabled(design: optimize_pb2.Design, catalog: str) -> int:
     """NIC ports the BOM's links reach. A cable on a node-leaf link has one NIC end (a
     splitter one per narrow end), on a torus link two; of transceivers, a host-side module
     sits at a NIC port, a module that fits either side is one of a pair per link (the NIC's
-    on node-leaf, both on a torus)."""
+    on node-leaf, both on a torus). A server with twin-port NIC cages (a DGX,
+    servers.nic_cage) takes the switch's twin-port modules: half of them sit at its cages, two
+    NIC ports each."""
     # getattr: the same check runs on trees from before links had a side (defaults: any).
-    links = resolve_catalog(catalog).links
+    resolved = resolve_catalog(catalog)
+    links = resolved.links
+    server = next((s for s in resolved.servers if s.sku == design.server_sku), None)
+    twin_host = getattr(server, "nic_cage", None) == "OSFP-twin"
     sides = {link.sku: getattr(link, "fits_side", "any") for link in links}
     ports = {link.sku: getattr(link, "module_ports", 1) for link in links}
     ends = 0.0
@@ -66,7 +71,9 @@ def _nic_ends_cabled(design: optimize_pb2.Design, catalog: str) -> int:
             ends += b.quantity * ports[b.sku] * {"node-leaf": 1, "torus": 2}.get(b.tier, 0)
         elif b.category == "transceiver" and b.tier in ("node-leaf", "torus"):
             side = sides[b.sku]
-            if side == "host" or b.tier == "torus":
+            if twin_host and ports[b.sku] == 2:
+                ends += b.quantity * (2 if b.tier == "torus" else 1)
+            elif side == "host" or b.tier == "torus":
                 ends += b.quantity
             elif side == "any":
                 ends += b.quantity / 2
@@ -159,9 +166,11 @@ def test_defect_3_a_dgx_keeps_its_eight_built_in_nics(capsys: pytest.CaptureFixt
         nics = [b for b in d.bom if b.category == "nic"]
         assert _count(d, "nic") == 8 * d.nodes, d.rank
         assert all(b.extended_price_usd == 0 and "built into DGX-B200" in b.source for b in nics)
-        # every NIC cabled; a splitter bought whole per leaf leaves at most one end spare there
+        # Its twin-port cages take the switch's twin-port modules, bought whole per leaf:
+        # a leaf with an odd count of DGX ports leaves half a module empty (not a NIC end).
         leaves = sum(int(b.quantity) for b in d.bom if b.tier in ("leaf", "router"))
-        assert 8 * d.nodes <= _nic_ends_cabled(d, "infiniband-ndr") <= 8 * d.nodes + leaves
+        cabled = _nic_ends_cabled(d, "infiniband-ndr")
+        assert 8 * d.nodes <= cabled <= 8 * d.nodes + leaves // 2, d.rank
 
 
 def test_defect_4_the_same_hardware_is_ranked_once(capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,6 +47,7 @@ LATER_FIELDS = frozenset(
         "ports_per_cage",  # issue 16 (fabric800)
         "in_network_reduction",  # issue 14 (sharp)
         "nic_slot_gbps",  # issue 14 (host link)
+        "nic_cage",
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

@@ -32,6 +32,11 @@ SWITCH_CAGES = (
 SERVER_COOLING = ("air", "liquid", "either")
 """How a server is cooled: air only, liquid only (direct-to-chip cold plates), or either way
 (one SKU sold in both variants); a facility without liquid cooling takes air and either."""
+NIC_CAGES = ("OSFP-twin",)
+"""A server's own cage for its built-in NICs' ports (``servers.nic_cage``): ``OSFP-twin``, a
+twin-port OSFP cage of two NIC ports (the DGX H100/B200 "Cedar" modules: 8 ConnectX-7 400G
+ports in 4 twin-port OSFP cages, NVIDIA DGX H100 and DGX B200 user guides), which takes a
+whole finned twin-port plug as a Quantum-2 switch cage does."""
 """Which end a transceiver plugs into: a NIC cage (flat-top OSFP, QSFP112), a switch cage
 (finned twin-port OSFP) or either (docs/catalogs.md)."""
 TABLES = ("servers", "nics", "switches", "links", "price_breaks", "cloud_offers")
@@ -86,6 +91,13 @@ class Server:
     gpus_per_host: int | None = None
     # issue 14 (host link): the line rate one NIC slot's PCIe link carries; None: any NIC's.
     nic_slot_gbps: int | None = None
+    # The cage its built-in NICs' ports sit in (NIC_CAGES); None: the NIC row's own cage.
+    nic_cage: str | None = None
+
+    @property
+    def nic_ports_per_cage(self) -> int:
+        """NIC ports one of the server's cages holds: 2 in a twin-port cage, else 1."""
+        return 2 if self.nic_cage == "OSFP-twin" else 1
 
     def nic_rate_gbps(self, nic_speed_gbps: float) -> float:
         """What a NIC of ``nic_speed_gbps`` moves in this server: no more than its slot's

@@ -18,6 +18,7 @@ from optimizer.catalog.model import (
     LINK_FABRICS,
     LINK_KINDS,
     LINK_SIDES,
+    NIC_CAGES,
     PROTOCOLS,
     SERVER_COOLING,
     SWITCH_CAGES,
@@ -348,6 +349,19 @@ COLUMNS: tuple[Column, ...] = (
         "bottlenecked by PCIe), and the time is estimated at it. Empty: the NIC's own rate.",
         minimum=1,
         maximum=100_000,
+    ),
+    Column(
+        "servers",
+        "nic_cage",
+        "enum",
+        "",
+        False,
+        "The cage its built-in NICs' ports sit in where it is not the NIC card's own: "
+        "OSFP-twin, a twin-port OSFP cage of two NIC ports (DGX H100/B200: 8 ConnectX-7 400G "
+        "in 4 twin-port OSFP cages, NVIDIA DGX user guides). Such a cage takes only a whole "
+        "twin-port plug: a twin-port module (MMA4Z00-NS) or a twin-port cable, never a single "
+        "400G plug nor a splitter's narrow end. Empty: the NIC row's cage (nics.form_factor).",
+        allowed=NIC_CAGES,
     ),
     *_identity("nics", "NIC"),
     _positive("nics", "speed_gbps", "int", "Gb/s", "Line rate of one port.", 100_000),

@@ -125,13 +125,14 @@ def check_bom(
         out.append(Violation("design", str(e)))
         lengths, planned, speeds = {}, {}, {}
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
+    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
     if nic is not None:
+        host_cage = _host_cage_ports(server, nic)
         out += _check_network(design, known, catalog, nic)
         out += _check_planes(design, known, nic)  # issue 16 (fabric800)
         out += _check_cages(known, catalog)  # issue 16 (fabric800)
-        out += _check_nic_cages(known, catalog, nic)
-        out += _check_links(design, known, catalog, nic, lengths, planned, speeds)
-    server = next((s for s in catalog.servers if s.sku == design.server_sku), None)
+        out += _check_nic_cages(known, catalog, nic, server, host_cage)
+        out += _check_links(design, known, catalog, nic, lengths, planned, speeds, host_cage)
     ordered = [ln for ln in known if not _included(ln, server)]
     out += _check_stock(ordered, parts)
     out += _check_prices(bom, known, catalog, parts, server)
@@ -393,14 +394,32 @@ def _ports_wording(
 # end issue 16 (fabric800)
 
 
-def _check_nic_cages(lines: list[BomLine], catalog: Catalog, nic: Nic) -> list[Violation]:
+def _host_cage_ports(server: Server | None, nic: Nic) -> int:
+    """NIC ports one of the server's cages holds: 2 where the design's NIC is the server's
+    built-in one in twin-port cages (``servers.nic_cage``, a DGX's OSFP-twin), else 1."""
+    if server is None or server.builtin_nic_sku != nic.sku:
+        return 1
+    return server.nic_ports_per_cage
+
+
+def _check_nic_cages(
+    lines: list[BomLine], catalog: Catalog, nic: Nic, server: Server | None, host_cage: int = 1
+) -> list[Violation]:
     """A cable or host-side module of a group that ends at the NICs has the NIC cage's form
-    factor (``compat.fits_cage``: a QSFP112 module does not go into an OSFP cage)."""
+    factor (``compat.fits_cage``: a QSFP112 module does not go into an OSFP cage). Where the
+    server puts its NIC ports in twin-port cages (``servers.nic_cage``: a DGX's OSFP-twin,
+    2 x 400G), each cage takes only a whole twin-port plug (``nic-cage``): a twin-port module
+    or a straight cable of the cage's speed, never a single-port 400G module, a 400G cable
+    nor a splitter's 400G end."""
     parts = {lk.sku: lk for lk in catalog.links}
     out = []
+    if host_cage > 1 and server is not None:
+        out += _check_twin_host_cages(lines, parts, nic, server, host_cage)
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver")):
         part = parts[ln.sku]
         at_host = "host" in GROUP_END_TIERS.get(ln.tier, ())
+        if host_cage > 1:
+            continue  # checked above: the server's cage, not the NIC card's
         if (part.kind == "transceiver" and part.fits_side != "host") or not at_host:
             continue
         if not fits_cage(part.form_factor, nic.form_factor):
@@ -411,6 +430,37 @@ def _check_nic_cages(lines: list[BomLine], catalog: Catalog, nic: Nic) -> list[V
                     f"{nic.sku}'s {nic.form_factor} cage (nics.form_factor)",
                 )
             )
+    return out
+
+
+def _check_twin_host_cages(
+    lines: list[BomLine], parts: dict[str, Link], nic: Nic, server: Server, per_cage: int
+) -> list[Violation]:
+    """Every plug at a host end of a twin-port server cage fills the whole cage: a cable of
+    the cage's speed and one plug (a twin-port cable), or a module of ``per_cage`` ports."""
+    cage = nic.speed_gbps * per_cage
+    out = []
+    for ln in (ln for ln in lines if ln.category in ("cable", "transceiver")):
+        part = parts[ln.sku]
+        if "host" not in GROUP_END_TIERS.get(ln.tier, ()):
+            continue
+        whole = per_cage if part.kind == "transceiver" else 1
+        if part.kind == "fiber" or (part.speed_gbps == cage and part.module_ports == whole):
+            continue  # fiber, or a twin-port module or cable: the whole cage
+        if part.kind == "transceiver":
+            plug = f"a {part.module_ports}-port {part.speed_gbps}G module"
+        elif part.module_ports > 1:
+            plug = f"a splitter's {part.port_speed_gbps}G end"
+        else:
+            plug = f"a {part.speed_gbps}G plug"
+        out.append(
+            Violation(
+                "nic-cage",
+                f"{part.sku} on {ln.tier}: {plug} cannot fill {server.sku}'s twin-port "
+                f"{server.nic_cage} cage ({per_cage} x {nic.speed_gbps}G, servers.nic_cage); "
+                "it takes a twin-port module or a twin-port cable",
+            )
+        )
     return out
 
 
@@ -618,8 +668,11 @@ def _check_links(
     lengths: dict[str, float],
     planned: dict[str, int],
     speeds: dict[str, int],
+    host_cage: int = 1,
 ) -> list[Violation]:
-    """Protocol, speed and reach of each link line; optics come in pairs with enough fiber."""
+    """Protocol, speed and reach of each link line; optics come in pairs with enough fiber.
+    ``host_cage``: NIC ports per server cage (2 at a DGX's twin-port cage, whose host ends
+    take twin-port modules of the switch's kind)."""
     out = []
     parts = {lk.sku: lk for lk in catalog.links}
     optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
@@ -679,6 +732,7 @@ def _check_links(
             optical,
             0 if mixed else spare,
             sum(allowed.values()),
+            host_cage,
         )
         # Fiber runs per physical link: an uplink at f x the NIC speed is f endpoint links.
         physical = -(-optical * nic.speed_gbps // speeds.get(group, nic.speed_gbps))
@@ -777,16 +831,21 @@ def _check_optic_ends(
     optical: int,
     spare: int = 0,
     allowed_spare: int = 0,
+    host_cage: int = 1,
 ) -> list[Violation]:
     """Each optic sits at an end its side allows (a host-side flat-top OSFP is no switch
     module), and each end kind has the module ports its ``optical`` links need, plus the
-    ``spare`` ports that twin-port cages leave empty when each switch buys whole modules."""
+    ``spare`` ports that twin-port cages leave empty when each switch buys whole modules.
+    At a server's twin-port cages (``host_cage`` 2, a DGX) the host ends take the switch's
+    twin-port modules, so they count on the switch side (``_check_twin_host_cages`` refuses
+    any other module there)."""
     out = []
     ends = group_ends(group)
     gbps = {"host": 0, "switch": 0, "any": 0}
     for ln in (ln for ln in lines if ln.tier == group and ln.category == "transceiver"):
         part = parts[ln.sku]
-        if part.fits_side != "any" and part.fits_side not in ends:
+        sides = {*ends, "switch"} if host_cage > 1 else set(ends)  # a DGX cage: twin modules
+        if part.fits_side != "any" and part.fits_side not in sides:
             where = " and ".join(sorted(set(ends)))
             out.append(
                 Violation(
@@ -797,6 +856,8 @@ def _check_optic_ends(
             continue
         gbps[part.fits_side] += ln.quantity * part.speed_gbps
     need = Counter(ends)
+    if host_cage > 1:  # the host ends' modules are the switch's twin-port kind
+        need = Counter({"switch": need["switch"] + need.pop("host", 0)})
     want = {end: need[end] * optical * speed_gbps for end in ("host", "switch")}
     want["switch"] += spare * speed_gbps
     allowed = {**want, "switch": want["switch"] + max(0, allowed_spare - spare) * speed_gbps}

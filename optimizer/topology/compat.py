@@ -47,7 +47,7 @@ from optimizer.registry.fabrics import FabricKind
 if TYPE_CHECKING:  # the catalog package validates with these rules: no import cycle at run time
     from collections.abc import Iterable
 
-    from optimizer.catalog.model import Link, Nic, Switch
+    from optimizer.catalog.model import Link, Nic, Server, Switch
 
 
 def fabric_family(fabric: str) -> str:
@@ -102,11 +102,15 @@ def fits_end(link: Link, end: str) -> bool:
         return True
     if shared_gbps and link.speed_gbps != int(shared_gbps):
         return False
-    if not fits_cage(link.form_factor, form, top="finned" if kind == "switch" else "flat"):
+    # A host cage of several ports (a DGX's twin-port OSFP cage, ``servers.nic_cage``) takes
+    # what a Quantum-2 twin-port cage takes: a finned twin-port module (MMA4Z00-NS, NVIDIA
+    # DGX H100/B200 user guides) or a twin-port plug of a cable, never a single-port plug.
+    like = "switch" if kind == "switch" or (per_cage and int(per_cage) > 1) else "host"
+    if not fits_cage(link.form_factor, form, top="finned" if like == "switch" else "flat"):
         return False
     if link.kind != "transceiver":
         return True
-    if link.fits_side not in ("any", kind):
+    if link.fits_side not in ("any", like):
         return False
     # A module that fills a cage of several ports is as many ports: a Quantum-2 cage is two
     # NDR ports, which a twin-port module fills and gen-2026's XDR OSFP224-800G-DR4 (one
@@ -139,9 +143,19 @@ def _mechanical(form_factor: str) -> str:
     return _MECHANICAL.get(form_factor, form_factor)
 
 
-def host_end(nic: Nic | None) -> str:
-    """The link end a NIC offers: ``host``, or ``host:F`` with F its cage's form factor."""
-    return "host" if nic is None or not nic.form_factor else f"host:{nic.form_factor}"
+def host_end(nic: Nic | None, server: Server | None = None) -> str:
+    """The link end a NIC offers: ``host``, or ``host:F`` with F its cage's form factor; in a
+    server that puts its NICs' ports in cages of N ports (``servers.nic_cage``: a DGX's
+    twin-port OSFP cage, 2 x 400G) ``host:CxN:OSFP@C`` with C the cage's Gb/s, a cage shared
+    by N links that only a whole twin-port plug fills (as ``switch_end`` for a Quantum-2)."""
+    if nic is None:
+        return "host"
+    builtin = server is not None and server.builtin_nic_sku == nic.sku
+    per_cage = server.nic_ports_per_cage if server is not None and builtin else 1
+    if per_cage > 1:
+        cage = nic.speed_gbps * per_cage
+        return f"host:{cage}x{per_cage}:OSFP@{cage}"
+    return "host" if not nic.form_factor else f"host:{nic.form_factor}"
 
 
 def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:

@@ -196,7 +196,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
                 d.tier: switch_end(by_sku[d.sku], gbps, broken_out=broken_out[d.tier])
                 for d in demands
             },
-            host_end(nic),
+            host_end(nic, server),
         )
 
     links = tuple(
