@@ -71,11 +71,46 @@ def test_the_dgx_design_node_leaf_parts_fit_its_cages(server: str) -> None:
     assert check_bom(design, build_bom(design, NDR), NDR) == []
 
 
-def test_the_dgx_design_buys_a_twin_port_module_per_dgx_cage_and_per_switch_cage() -> None:
-    design = _dgx("DGX-B200", nodes=4)  # 32 links: 16 DGX cages, 16 switch cages
+def test_a_dgx_on_one_switch_takes_a_twin_port_cable_per_dgx_cage() -> None:
+    design = _dgx("DGX-B200", nodes=4)  # 32 links: 16 DGX cages, each to one switch cage
     bom = build_bom(design, NDR)
-    modules = sum(ln.quantity for ln in bom.lines if ln.sku == "MMA4Z00-NS")
-    assert modules == 32
+    cables = {ln.sku: ln.quantity for ln in bom.lines if ln.category == "cable"}
+    assert cables == {"NDR-ACC-800G-TWIN-5M": 16}
+    assert check_bom(design, bom, NDR) == []
+
+
+def _rail_dgx(nodes: int) -> Design:
+    return dataclasses.replace(
+        _dgx("DGX-B200", nodes), topology="rail_optimized", oversubscription=3.0
+    )
+
+
+def test_a_dgx_over_several_leaves_takes_twin_port_modules_at_both_ends() -> None:
+    design = _rail_dgx(7)  # rail-optimized: a DGX cage's two ports on two rail leaves
+    bom = build_bom(design, NDR)
+    node_leaf = {ln.sku for ln in bom.lines if ln.tier == "node-leaf"}
+    assert node_leaf <= {"MMA4Z00-NS", "MMS4X00-NM", "FIBER-OM4-MPO12", "FIBER-OS2-MPO12"}
+    assert check_bom(design, bom, NDR) == []
+
+
+def test_check_bom_refuses_a_twin_port_cable_from_a_dgx_over_several_leaves() -> None:
+    design = _rail_dgx(7)
+    plan = physical_plan(design, NDR)
+    node_leaf = next(d for d in plan.links if d.group == "node-leaf")
+    twin = next(
+        o
+        for o in link_options(
+            node_leaf.length_m, 400, "infiniband", NDR, ("host:800x2:OSFP:pair@800", "switch@800")
+        )
+        if o.label == "1 x NDR-ACC-800G-TWIN-5M"
+    )
+    choice = {
+        d.group: [(link_options(d.length_m, d.speed_gbps, d.fabric, NDR, d.link_ends)[0], d.count)]
+        for d in plan.links
+        if d.count
+    }
+    bom = build_bom(design, NDR, {**choice, "node-leaf": [(twin, node_leaf.count)]})
+    assert "nic-cage" in [v.code for v in check_bom(design, bom, NDR)]
 
 
 def test_a_dgx_is_offered_no_splitter_nor_single_port_module() -> None:

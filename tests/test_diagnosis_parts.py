@@ -60,9 +60,8 @@ def test_a_min_time_budget_with_no_cables_names_the_cables() -> None:
 
 def test_an_excluded_vendor_of_every_network_part_is_named_with_the_parts() -> None:
     text = _diagnosis("infiniband-ndr", {"target_training_hours": 720}, excluded_vendors=["NVIDIA"])
-    # The DGX design's node-leaf links take twin-port modules (optics) at its twin-port cages.
     assert (
-        "excluded_vendors leaves out NVIDIA, the vendor of the servers, switches and optics" in text
+        "excluded_vendors leaves out NVIDIA, the vendor of the servers, switches and cables" in text
     )
     assert "remove NVIDIA from excluded_vendors" in text
 

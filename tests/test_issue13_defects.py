@@ -56,19 +56,22 @@ def _nic_ends_cabled(design: optimize_pb2.Design, catalog: str) -> int:
     splitter one per narrow end), on a torus link two; of transceivers, a host-side module
     sits at a NIC port, a module that fits either side is one of a pair per link (the NIC's
     on node-leaf, both on a torus). A server with twin-port NIC cages (a DGX,
-    servers.nic_cage) takes the switch's twin-port modules: half of them sit at its cages, two
-    NIC ports each."""
+    servers.nic_cage) takes twin-port cables (two NIC ports each) or the switch's twin-port
+    modules (half of them at its cages, two NIC ports each)."""
     # getattr: the same check runs on trees from before links had a side (defaults: any).
     resolved = resolve_catalog(catalog)
     links = resolved.links
     server = next((s for s in resolved.servers if s.sku == design.server_sku), None)
     twin_host = getattr(server, "nic_cage", None) == "OSFP-twin"
     sides = {link.sku: getattr(link, "fits_side", "any") for link in links}
+    speeds = {link.sku: link.speed_gbps for link in links}
     ports = {link.sku: getattr(link, "module_ports", 1) for link in links}
     ends = 0.0
     for b in design.bom:
         if b.category == "cable":
             ends += b.quantity * ports[b.sku] * {"node-leaf": 1, "torus": 2}.get(b.tier, 0)
+            if twin_host and b.tier == "node-leaf" and speeds[b.sku] == 800:
+                ends += b.quantity  # a twin-port cable: a DGX cage's two NIC ports
         elif b.category == "transceiver" and b.tier in ("node-leaf", "torus"):
             side = sides[b.sku]
             if twin_host and ports[b.sku] == 2:

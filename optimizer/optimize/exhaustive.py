@@ -152,9 +152,11 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
         for counts, options, cls in zip(split, opts, classes, strict=True):
             ports: Counter[str] = Counter()  # multi-port modules are bought whole per group
             caged: set[str] = set()
+            per_module: dict[str, int] = {}
             for n, option in zip(counts, options, strict=True):
                 power_w += n * option.power_w
                 twins = dict(option.module_ports)
+                per_module.update(twins)  # a twin-port cable: 2, though its row says 1
                 if n:
                     caged.update(option.caged)
                 for sku, per_link in option.parts:
@@ -162,7 +164,7 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
                         ports[sku] += n * per_link
                     else:
                         qty[sku] += n * per_link
-            per_module = {sku: _module_ports(catalog, sku) for sku in ports}
+            per_module = {sku: per_module.get(sku) or _module_ports(catalog, sku) for sku in ports}
             qty.update(whole_modules(ports, per_module, caged, spare[cls], prices))
         if any(q > stock[s] for s, q in qty.items() if s in stock):
             continue

@@ -323,14 +323,16 @@ def _link_items(
     shared switch cage (``layout.whole_modules`` with the demand's ``spare_ports``)."""
     qty = Counter[str]()
     caged: set[str] = set()
+    per_module = {sku: lk.module_ports for sku, lk in links.items()}
     for option, count in chosen:
         caged.update(option.caged)
+        per_module.update(option.module_ports)  # a twin-port cable: 2 links, its row says 1
         for sku, per_link in option.parts:
             qty[sku] += count * per_link
     multi = {sku: n for sku, n in qty.items() if links[sku].kind != "fiber"}
     whole = whole_modules(
         multi,
-        {sku: links[sku].module_ports for sku in multi},
+        {sku: per_module[sku] for sku in multi},
         caged,
         demand.spare_ports,
         {sku: links[sku].price_cents for sku in multi},

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Nic, Server, Switch
@@ -445,8 +446,20 @@ def _check_twin_host_cages(
         if "host" not in GROUP_END_TIERS.get(ln.tier, ()):
             continue
         whole = per_cage if part.kind == "transceiver" else 1
+        cable = part.kind not in ("transceiver", "fiber")
+        if cable and part.speed_gbps == cage and part.module_ports == 1:
+            if _first_tier_switches(lines) > 1:
+                out.append(
+                    Violation(
+                        "nic-cage",
+                        f"{part.sku} on {ln.tier}: a twin-port cable from {server.sku}'s "
+                        f"twin-port cage reaches one switch cage, yet its NIC ports spread "
+                        "over several switches (servers.nic_cage)",
+                    )
+                )
+            continue
         if part.kind == "fiber" or (part.speed_gbps == cage and part.module_ports == whole):
-            continue  # fiber, or a twin-port module or cable: the whole cage
+            continue  # fiber, or a twin-port module: the whole cage
         if part.kind == "transceiver":
             plug = f"a {part.module_ports}-port {part.speed_gbps}G module"
         elif part.module_ports > 1:
@@ -462,6 +475,34 @@ def _check_twin_host_cages(
             )
         )
     return out
+
+
+def _first_tier_switches(lines: list[BomLine]) -> int:
+    """Switches of the tier hosts plug into (leaf, or router where there is no leaf)."""
+    count: Counter[str] = Counter()
+    for ln in (ln for ln in lines if ln.category == "switch"):
+        count[ln.tier] += ln.quantity
+    return count["leaf"] if "leaf" in count else count["router"]
+
+
+def _twin_cable_fits(
+    lines: list[BomLine], parts: dict[str, Link], nic: Nic, host_cage: int
+) -> Callable[[BomLine, Link], bool]:
+    """Whether a cable line is a twin-port cable from a server's twin-port NIC cage (a DGX)
+    to one switch: a one-plug cable at the cage's speed on a host group, where every NIC
+    port lands on one switch (so both ports of a cage reach one switch cage)."""
+    one_switch = host_cage > 1 and _first_tier_switches(lines) == 1
+
+    def fits(ln: BomLine, part: Link) -> bool:
+        return (
+            one_switch
+            and ln.category == "cable"
+            and part.module_ports == 1
+            and part.speed_gbps == nic.speed_gbps * host_cage
+            and "host" in GROUP_END_TIERS.get(ln.tier, ())
+        )
+
+    return fits
 
 
 def _check_cable_plugs(
@@ -676,9 +717,12 @@ def _check_links(
     out = []
     parts = {lk.sku: lk for lk in catalog.links}
     optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
+    twin_cable = _twin_cable_fits(lines, parts, nic, host_cage)
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver", "fiber")):
         part = parts[ln.sku]
         speed = speeds.get(ln.tier, nic.speed_gbps)  # uplinks may run at the port speed
+        if twin_cable(ln, part):
+            speed = 2 * speed  # two links in one twin-port cable, DGX cage to switch cage
         if not link_fits(part, speed, design.fabric):
             code = "protocol" if part.fabric_family not in ("any", _family(design)) else "speed"
             out.append(

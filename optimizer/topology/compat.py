@@ -143,18 +143,20 @@ def _mechanical(form_factor: str) -> str:
     return _MECHANICAL.get(form_factor, form_factor)
 
 
-def host_end(nic: Nic | None, server: Server | None = None) -> str:
+def host_end(nic: Nic | None, server: Server | None = None, *, one_switch: bool = False) -> str:
     """The link end a NIC offers: ``host``, or ``host:F`` with F its cage's form factor; in a
     server that puts its NICs' ports in cages of N ports (``servers.nic_cage``: a DGX's
     twin-port OSFP cage, 2 x 400G) ``host:CxN:OSFP@C`` with C the cage's Gb/s, a cage shared
-    by N links that only a whole twin-port plug fills (as ``switch_end`` for a Quantum-2)."""
+    by N links that only a whole twin-port plug fills (as ``switch_end`` for a Quantum-2);
+    ``...:OSFP:pair@C`` where every NIC port lands on one switch (``one_switch``), so both
+    ports of a cage reach one switch cage and a twin-port cable (both ends twin) fits."""
     if nic is None:
         return "host"
     builtin = server is not None and server.builtin_nic_sku == nic.sku
     per_cage = server.nic_ports_per_cage if server is not None and builtin else 1
     if per_cage > 1:
         cage = nic.speed_gbps * per_cage
-        return f"host:{cage}x{per_cage}:OSFP@{cage}"
+        return f"host:{cage}x{per_cage}:OSFP{':pair' if one_switch else ''}@{cage}"
     return "host" if not nic.form_factor else f"host:{nic.form_factor}"
 
 

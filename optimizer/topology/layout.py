@@ -308,6 +308,7 @@ def _link_options(
         for lk in fitting
         if lk.kind in CABLE_KINDS and lk.reach_m >= group_length_m and cable_fits_ends(lk, ends)
     ]
+    options += _twin_cables(group_length_m, speed_gbps, fabric, catalog, ends)
     fibers = [lk for lk in fitting if lk.kind == "fiber"]
     fiber_m = fiber_metres(group_length_m)
     optics = [lk for lk in fitting if lk.kind == "transceiver" and lk.reach_m >= group_length_m]
@@ -324,6 +325,36 @@ def _link_options(
                 continue  # different media (multimode SR vs single-mode DR) do not mate
             options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps, ends))
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
+
+
+def _twin_cables(
+    group_length_m: float, speed_gbps: int, fabric: str, catalog: Catalog, ends: tuple[str, str]
+) -> list[LinkOption]:
+    """Twin-port cables (both ends one twin-port plug, NDR-ACC-800G-TWIN-5M) from a server's
+    twin-port NIC cage whose two ports land on one switch (``host_end``'s ``:pair``, a DGX
+    on a single switch) to a shared switch cage of the same speed: one cable per two links,
+    bought whole per group (price and power shared by its two links)."""
+    paired = [end for end in ends if ":pair@" in end]
+    if not paired or not all("@" in end for end in ends):
+        return []
+    cage = 2 * speed_gbps
+    return [
+        LinkOption(
+            "cable",
+            ((lk.sku, 1),),
+            lk.reach_m,
+            math.ceil(lk.price_cents / 2),
+            lk.power_w / 2,
+            ((lk.sku, 2),),
+            (lk.sku,),
+        )
+        for lk in catalog.links
+        if lk.kind in CABLE_KINDS
+        and lk.module_ports == 1
+        and lk.reach_m >= group_length_m
+        and link_fits(lk, cage, fabric)
+        and all(fits_end(lk, end) for end in ends)
+    ]
 
 
 def _cable(cable: Link, ends: tuple[str, str]) -> LinkOption:

@@ -185,6 +185,11 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
     # cages; otherwise every link may take a whole port, a straight cable included.
     broken_out = {d.tier: d.busiest_ports_used > by_sku[d.sku].ports for d in demands}
 
+    # Every NIC port on one switch (a single switch): a twin-port NIC cage's two ports reach
+    # one switch cage, so a twin-port cable may join them (a DGX, servers.nic_cage).
+    first_tier = sizing.tiers[0].name if sizing.tiers else ""
+    one_first_switch = sum(d.quantity for d in demands if d.tier == first_tier) == 1
+
     def ends_at(group: str) -> Callable[[int], tuple[str, str] | None]:
         """The group's ends for links at a speed: each switch's cage (issue 16, fabric800),
         shared by links slower than it at a twin-port cage, and where the tier needs the
@@ -196,7 +201,7 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
                 d.tier: switch_end(by_sku[d.sku], gbps, broken_out=broken_out[d.tier])
                 for d in demands
             },
-            host_end(nic, server),
+            host_end(nic, server, one_switch=one_first_switch),
         )
 
     links = tuple(
