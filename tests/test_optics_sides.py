@@ -43,7 +43,7 @@ def _design(
     nodes: int,
     nics_per_node: int = 8,
     topology: str = "rail_optimized",
-    server_sku: str = "DGX-H100",
+    server_sku: str = "SYS-8125GS-TNHR",  # add-in ConnectX-7s in their own OSFP cages
 ) -> Design:
     return Design(
         server_sku=server_sku,
@@ -84,7 +84,8 @@ def test_a_switch_to_switch_optic_is_two_twin_port_halves_never_a_host_module() 
 
 
 def test_an_optical_fat_tree_bom_lists_host_side_and_switch_side_modules() -> None:
-    # 32 DGX x 8 rails: 256 node-leaf links and 256 leaf-spine links, all optical.
+    # 32 nodes x 8 rails: 256 node-leaf links and 256 leaf-spine links, all optical (a DGX's
+    # twin-port cages take twin-port modules at both ends: tests/test_dgx_twin_cages.py).
     bom = build_bom(_design(32), OPTICS)
     assert _qty(bom, "MMA4Z00-NS400", "node-leaf") == 256  # one per NIC
     assert _qty(bom, "MMA4Z00-NS", "node-leaf") == 128  # two leaf ports per module

@@ -264,7 +264,9 @@ class SearchSpace:
                 continue
             nic = _builtin(server, self.catalog)
             npn = server.builtin_nics if nic is not None else 0
-            key = TimeKey(server.sku, self.fabrics[0], 0, npn, topology, 1.0, 0)
+            # Nothing is cabled; named for a fabric its built-in NICs speak where one is allowed
+            spoken = [f for f in self.fabrics if nic is None or nic_fits_fabric(nic, f)]
+            key = TimeKey(server.sku, (spoken or self.fabrics)[0], 0, npn, topology, 1.0, 0)
             yield key, [(nic or NO_NIC, None)]
 
     def _pairs(self) -> dict[tuple[str, int, int, int, int], list[tuple[Nic, Switch | None]]]:

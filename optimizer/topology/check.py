@@ -190,7 +190,9 @@ def _check_nodes(design: Design, lines: list[BomLine], catalog: Catalog) -> list
             )
         )
     nic = next((n for n in catalog.nics if n.sku == design.nic_sku), None)
-    if nic is not None and not nic_fits_fabric(nic, design.fabric):
+    cabled = design.topology not in TOPOLOGIES.names() or TOPOLOGIES.get(design.topology).scale_out
+    if nic is not None and cabled and not nic_fits_fabric(nic, design.fabric):
+        # (a one-node design cables no NIC: its built-in ones speak what they speak)
         out.append(Violation("protocol", f"NIC {nic.sku} does not speak {design.fabric}"))
     return out
 
