@@ -98,3 +98,16 @@ def test_a_spare_port_shares_its_cage_with_a_link_of_the_same_part() -> None:
         if line.category == "transceiver" and line.tier == "node-leaf"
     }
     assert optics.get("MMA4Z00-NS", 0) <= optics.get("MMA4Z00-NS400", 0)
+
+
+def test_nodes_fill_the_leaves_in_order_so_whole_nodes_leave_no_cage_half_empty() -> None:
+    """1,024 nodes x 2 NICs on a 3:1 fat-tree: 42 leaves of 48 ends and one of 32, all even,
+    so 1,024 splitters (one a node). Spread evenly (47 or 48 a leaf), eight leaves each had
+    a cage half empty and the main job's BOM listed 1,032."""
+    design = dataclasses.replace(_design(1024, "fat_tree"), nics_per_node=2, oversubscription=3.0)
+    bom = build_bom(design, NDR)
+    splitters = sum(
+        ln.quantity for ln in bom.lines if ln.tier == "node-leaf" and ln.category == "cable"
+    )
+    assert splitters == 1024
+    assert check_bom(design, bom, NDR) == []

@@ -55,7 +55,8 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import fiber_metres, group_ends, spare_ports
+from optimizer.topology.fat_tree import split_ports, tier_ratios
+from optimizer.topology.layout import fiber_metres, group_ends, packed_spare_ports, spare_ports
 from optimizer.topology.network import (
     GROUP_END_TIERS,
     NIC_ENDS_PER_LINK,
@@ -321,9 +322,10 @@ def _check_network(
         code = "endpoint-unlinked" if group == "node-leaf" else "link-count"
         if links[group] < links_needed:
             out.append(Violation(code, f"{links[group]} {group} links, {links_needed} needed"))
+    packing = _leaf_packing(design, catalog, nic)
     for tier, groups in need.ports.items():
         used = sum(
-            _ports_of(g, links[g], ends, tier, need.links.get(g, 0), lines, catalog, nic)
+            _ports_of(g, links[g], ends, tier, need.links.get(g, 0), lines, catalog, nic, packing)
             for g, ends in groups
         )
         have = count[tier] * radix.get(tier, 0)
@@ -767,8 +769,13 @@ def _check_links(
         optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
         # issue: twin-port cages take whole modules per switch. Where cables share the group
         # the split of ends between them is the buyer's, so the spare is allowed, not required.
-        spare = sum(_cage_spare(group, optical, lines, catalog, nic.speed_gbps).values())
-        allowed = _cage_spare(group, optical, lines, catalog, nic.speed_gbps, twin_only=False)
+        packing = _leaf_packing(design, catalog, nic)
+        spare = sum(
+            _cage_spare(group, optical, lines, catalog, nic.speed_gbps, packing=packing).values()
+        )
+        allowed = _cage_spare(
+            group, optical, lines, catalog, nic.speed_gbps, twin_only=False, packing=packing
+        )
         mixed = any(ln.tier == group and ln.category == "cable" for ln in lines)
         out += _check_optic_ends(
             group,
@@ -819,6 +826,7 @@ def _cage_spare(
     speed_gbps: int,
     *,
     twin_only: bool = True,
+    packing: tuple[int, int] | None = None,
 ) -> dict[str, int]:
     """Per switch tier of ``group``, the module ports its ``n_links`` links at ``speed_gbps``
     leave empty in twin-port cages (``switches.ports_per_cage``): a twin-port part sits in
@@ -826,7 +834,9 @@ def _cage_spare(
     evenly as the tier's switches (read from the BOM's switch lines) allow
     (``layout.spare_ports``). Empty where the group runs at the cage's speed (bundled).
     ``twin_only=False`` also counts one-port cages faster than the links (a broken-out
-    800G port: the builder breaks a tier out only where it must, so this is an allowance)."""
+    800G port: the builder breaks a tier out only where it must, so this is an allowance).
+    ``packing`` (ends a leaf holds, rails): node-leaf ends fill the leaves in order, each
+    rail's own on a rail-optimized fabric (``_leaf_packing``), not evenly."""
     switches = {s.sku: s for s in catalog.switches}
     count: Counter[str] = Counter()
     at_tier: dict[str, Switch] = {}
@@ -842,8 +852,35 @@ def _cage_spare(
             continue
         if twin_only and (sw.ports_per_cage or 1) < 2:
             continue
-        out[tier] = spare_ports(n_links * per_link, count[tier], cage_gbps(sw) // speed_gbps)
+        per_part = cage_gbps(sw) // speed_gbps
+        if group == "node-leaf" and tier == "leaf" and packing is not None:
+            per_leaf, rails = packing
+            out[tier] = rails * packed_spare_ports(
+                n_links * per_link // rails, count[tier] // rails, per_leaf, per_part
+            )
+        else:
+            out[tier] = spare_ports(n_links * per_link, count[tier], per_part)
     return out
+
+
+def _leaf_packing(design: Design, catalog: Catalog, nic: Nic) -> tuple[int, int] | None:
+    """(ends one full leaf holds, rails) of a fat-tree or rail-optimized design, from the
+    family formula: d = the leaf's down ports (all endpoints on one switch that holds them),
+    per rail on a rail-optimized fabric; None for other families."""
+    if design.topology not in ("fat_tree", "rail_optimized"):
+        return None
+    named = [s for s in catalog.switches if s.sku in design.switch_skus]
+    k = min((ports_at_speed(s, nic.speed_gbps) for s in named), default=0)
+    if k < 2:
+        return None
+    leaf_o, _ = tier_ratios(design.oversubscription, design.oversubscribed_tier)
+    try:
+        down, _ = split_ports(k, leaf_o, lanes=port_lanes(named, nic.speed_gbps))
+    except InvalidInput:
+        return None
+    if design.topology == "rail_optimized":
+        return min(down, design.nodes), design.nics_per_node
+    return (design.endpoints if design.endpoints <= k else down), 1
 
 
 def _ports_of(
@@ -855,6 +892,7 @@ def _ports_of(
     lines: list[BomLine],
     catalog: Catalog,
     nic: Nic,
+    packing: tuple[int, int] | None,
 ) -> int:
     """Ports ``group`` takes on ``tier``: ``counted`` links (``_links_per_group``) times its
     ends there; where its optics fill twin-port cages, the empty ports of the per-switch
@@ -864,7 +902,9 @@ def _ports_of(
     cables = any(ln.tier == group and ln.category == "cable" for ln in lines)
     if not optics or cables:
         return counted * ends
-    spare = _cage_spare(group, needed, lines, catalog, nic.speed_gbps, twin_only=False)
+    spare = _cage_spare(
+        group, needed, lines, catalog, nic.speed_gbps, twin_only=False, packing=packing
+    )
     total = sum(spare.values())
     return max(0, counted - total // 2) * ends + spare.get(tier, 0)
 

@@ -29,6 +29,7 @@ from optimizer.topology.layout import (
     Placement,
     buildable_lanes,
     group_ends,
+    packed_spare_ports,
     place,
     spare_ports,
 )
@@ -213,7 +214,12 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
             design.fabric,
             ends_at(g.name)(speed_gbps * f),
             _spare_ports(
-                sizing, g.name, g.count // f, speed_gbps * f, ends_at(g.name)(speed_gbps * f)
+                sizing,
+                g.name,
+                g.count // f,
+                speed_gbps * f,
+                ends_at(g.name)(speed_gbps * f),
+                design.nics_per_node,
             ),
         )
         for g in sizing.link_groups
@@ -253,12 +259,18 @@ def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
 
 
 def _spare_ports(
-    sizing: NetworkSizing, group: str, count: int, speed_gbps: int, ends: tuple[str, str] | None
+    sizing: NetworkSizing,
+    group: str,
+    count: int,
+    speed_gbps: int,
+    ends: tuple[str, str] | None,
+    rails: int,
 ) -> int:
     """Empty ports of the whole parts that a group's ``count`` links at ``speed_gbps`` put in
     shared switch cages (an end ``...@C``, where every part that fits has C/speed ports): per
-    tier, its ends spread evenly over its switches, each switch buying whole parts
-    (``layout.spare_ports``)."""
+    tier, each switch buying whole parts for its own ends. Nodes fill a fat-tree's leaves in
+    order (each rail's own leaves on a rail-optimized one): ``layout.packed_spare_ports``;
+    other tiers take their ends evenly (``layout.spare_ports``)."""
     tiers = GROUP_END_TIERS.get(group)
     if ends is None or tiers is None or not count or speed_gbps <= 0:
         return 0
@@ -272,7 +284,17 @@ def _spare_ports(
     total = 0
     for name, (n_ends, per_part) in at.items():
         tier_sizing = sizing.tier(name)
-        if tier_sizing is not None:
+        if tier_sizing is None:
+            continue
+        if group == "node-leaf" and name == "leaf" and sizing.profile.endpoints_per_leaf:
+            planes = rails if sizing.profile.rail_optimized else 1
+            total += planes * packed_spare_ports(
+                n_ends // planes,
+                tier_sizing.switches // planes,
+                sizing.profile.endpoints_per_leaf,
+                per_part,
+            )
+        else:
             total += spare_ports(n_ends, tier_sizing.switches, per_part)
     return total
 
