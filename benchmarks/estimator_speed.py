@@ -155,6 +155,14 @@ RECORDED = (
         "session 33's tree back to back: 524 and 28,446, warm 4,121/s, re-priced 86,650/s, "
         "the 8,192-token workloads searching context 2 too)",
     ),
+    (
+        "a9a1fbb (before session 34)",
+        540,
+        29_505,
+        "--pairs 2000, this script, taskset -c 1, load 1.2 (another run: 537 and 29,071; warm "
+        "4,146-4,188/s, re-priced 98,380-98,464/s; session 34's tree back to back: 715 and 728 "
+        "cold, warm 4,153-4,209/s, re-priced 86,665-97,864/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
