@@ -417,14 +417,12 @@ def _check_nic_cages(
     or a straight cable of the cage's speed, never a single-port 400G module, a 400G cable
     nor a splitter's 400G end."""
     parts = {lk.sku: lk for lk in catalog.links}
+    if host_cage > 1 and server is not None:  # the server's cage, not the NIC card's
+        return _check_twin_host_cages(lines, parts, nic, server, host_cage)
     out = []
-    if host_cage > 1 and server is not None:
-        out += _check_twin_host_cages(lines, parts, nic, server, host_cage)
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver")):
         part = parts[ln.sku]
         at_host = "host" in GROUP_END_TIERS.get(ln.tier, ())
-        if host_cage > 1:
-            continue  # checked above: the server's cage, not the NIC card's
         if (part.kind == "transceiver" and part.fits_side != "host") or not at_host:
             continue
         if not fits_cage(part.form_factor, nic.form_factor):
@@ -722,6 +720,7 @@ def _check_links(
     parts = {lk.sku: lk for lk in catalog.links}
     optics: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # group -> [transceivers, fiber m]
     twin_cable = _twin_cable_fits(lines, parts, nic, host_cage)
+    packing = _leaf_packing(design, catalog, nic)
     for ln in (ln for ln in lines if ln.category in ("cable", "transceiver", "fiber")):
         part = parts[ln.sku]
         speed = speeds.get(ln.tier, nic.speed_gbps)  # uplinks may run at the port speed
@@ -769,7 +768,6 @@ def _check_links(
         optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
         # issue: twin-port cages take whole modules per switch. Where cables share the group
         # the split of ends between them is the buyer's, so the spare is allowed, not required.
-        packing = _leaf_packing(design, catalog, nic)
         spare = sum(
             _cage_spare(group, optical, lines, catalog, nic.speed_gbps, packing=packing).values()
         )
@@ -855,8 +853,8 @@ def _cage_spare(
         per_part = cage_gbps(sw) // speed_gbps
         if group == "node-leaf" and tier == "leaf" and packing is not None:
             per_leaf, rails = packing
-            out[tier] = rails * packed_spare_ports(
-                n_links * per_link // rails, count[tier] // rails, per_leaf, per_part
+            out[tier] = packed_spare_ports(
+                n_links * per_link, count[tier], per_leaf, per_part, rails
             )
         else:
             out[tier] = spare_ports(n_links * per_link, count[tier], per_part)

@@ -444,16 +444,20 @@ def spare_ports(ends: int, switches: int, per_module: int) -> int:
     return more * (-(base + 1) % per_module) + (switches - more) * (-base % per_module)
 
 
-def packed_spare_ports(ends: int, switches: int, per_switch: int, per_module: int) -> int:
+def packed_spare_ports(
+    ends: int, switches: int, per_switch: int, per_module: int, rails: int = 1
+) -> int:
     """Module ports left empty when ``ends`` fill the tier's ``switches`` in order,
-    ``per_switch`` each and the last the rest: how a packed fat-tree or one rail's leaves take
-    their nodes (sizing's ``endpoints_per_leaf``), not spread evenly (1,024 nodes x 2 NICs on
-    43 leaves of 48: all even, where 47 or 48 each left 8 cages half empty). Evenly
-    (``spare_ports``) where the counts do not describe such a packing."""
+    ``per_switch`` each and the last the rest, each of ``rails`` rails its own share of both:
+    how a packed fat-tree or a rail's leaves take their nodes (sizing's
+    ``endpoints_per_leaf``), not spread evenly (1,024 nodes x 2 NICs on 43 leaves of 48: all
+    even, where 47 or 48 each left 8 cages half empty). Evenly (``spare_ports``) where the
+    counts do not describe such a packing."""
+    ends, switches = ends // rails, switches // rails
     last = ends - (switches - 1) * per_switch
     if per_module < 2 or switches < 1 or not 0 < last <= per_switch:
-        return spare_ports(ends, switches, per_module)
-    return (switches - 1) * (-per_switch % per_module) + (-last % per_module)
+        return rails * spare_ports(ends, switches, per_module)
+    return rails * ((switches - 1) * (-per_switch % per_module) + (-last % per_module))
 
 
 def whole_modules(

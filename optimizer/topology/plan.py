@@ -287,12 +287,12 @@ def _spare_ports(
         if tier_sizing is None:
             continue
         if group == "node-leaf" and name == "leaf" and sizing.profile.endpoints_per_leaf:
-            planes = rails if sizing.profile.rail_optimized else 1
-            total += planes * packed_spare_ports(
-                n_ends // planes,
-                tier_sizing.switches // planes,
+            total += packed_spare_ports(
+                n_ends,
+                tier_sizing.switches,
                 sizing.profile.endpoints_per_leaf,
                 per_part,
+                rails if sizing.profile.rail_optimized else 1,
             )
         else:
             total += spare_ports(n_ends, tier_sizing.switches, per_part)
