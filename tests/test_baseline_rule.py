@@ -86,11 +86,21 @@ def test_one_nic_per_gpu_of_the_400g_class() -> None:
 
 
 def test_a_stock_limited_cheapest_nic_gives_way_to_the_next_nic() -> None:
-    catalog = _with_stock(_bundled("infiniband-ndr"), "nics", "MCX75310AAS-NEAT", 8)
+    catalog = _with_stock(_bundled("roce-spectrum"), "nics", "BCM957608-P1400GDF", 8)
     base = rule_of_thumb(catalog, _spec(*MEDIUM))
-    assert base is not None, "the next NIC (B3140H, 2,000 in stock) builds it"
-    assert base.design.nic_sku == "B3140H"
-    assert "MCX75310AAS-NEAT" in base.note
+    assert base is not None, "the next NIC (ConnectX-7, no stock limit) builds it"
+    assert base.design.nic_sku == "MCX75310AAS-NEAT"
+    assert "BCM957608-P1400GDF" in base.note
+
+
+def test_a_nic_no_catalog_part_plugs_into_does_not_stand_in() -> None:
+    """infiniband-ndr's other NIC, the BlueField-3 B3140H, has a QSFP112 cage (NVIDIA's
+    BlueField-3 manual) and the catalog's InfiniBand parts are all OSFP: with the ConnectX-7
+    out of stock there is no NIC to cable."""
+    catalog = _with_stock(_bundled("infiniband-ndr"), "nics", "MCX75310AAS-NEAT", 8)
+    assert {n.sku: n.form_factor for n in catalog.nics}["B3140H"] == "QSFP112"
+    base = rule_of_thumb(catalog, _spec(*MEDIUM))
+    assert base is None or base.design.nic_sku != "B3140H"
 
 
 def test_a_stock_limited_cheapest_switch_gives_way_to_the_next_switch() -> None:

@@ -32,11 +32,13 @@ SPLITTER = LINKS["DAC-800G-2x400G-OSFP-2M"]
 
 
 def _single_switch(nodes: int) -> Design:
-    """``nodes`` servers, one 400G NIC each, on one 64 x 800G switch (128 x 400G ports)."""
+    """``nodes`` servers, one 400G NIC each, on one 64 x 800G switch (128 x 400G ports). The
+    NIC is a ConnectX-7: its OSFP cage takes the OSFP splitter's narrow end (a Thor2's
+    QSFP112-DD cage does not, test_nic_cages)."""
     return Design(
         server_sku="SYS-A22GA-NBRT",
         nodes=nodes,
-        nic_sku="BCM957608-P1400GDF",
+        nic_sku="MCX75310AAS-NEAT",
         nics_per_node=1,
         fabric="roce",
         topology="single_switch",
@@ -117,9 +119,9 @@ def test_a_switch_with_a_cage_per_link_takes_straight_cables() -> None:
     """24 links on 64 cages need no breakout: each takes a whole port, a straight cable
     included (the independent enumerator found this cheaper build)."""
     plan_ends = {d.group: d.link_ends for d in physical_plan(_single_switch(24), ROCE).links}
-    assert plan_ends == {"node-leaf": ("host", "switch:800:OSFP800")}
+    assert plan_ends == {"node-leaf": ("host:OSFP", "switch:800:OSFP800")}
     assert physical_plan(_single_switch(65), ROCE).links[0].link_ends == (
-        "host",
+        "host:OSFP",
         "switch:800:OSFP800@800",
     )
 

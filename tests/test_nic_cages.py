@@ -16,7 +16,7 @@ from optimizer.topology.bom import build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.compat import fits_cage, host_end
 from optimizer.topology.design import Design
-from optimizer.topology.layout import link_options
+from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import physical_plan
 
 CATALOGS = Path(__file__).resolve().parents[1] / "catalogs"
@@ -48,7 +48,9 @@ def test_a_plug_fits_a_cage_of_its_form_factor() -> None:
 
 def test_a_nic_end_names_its_cage() -> None:
     assert host_end(NICS["MCX75310AAS-NEAT"]) == "host:OSFP"
-    assert host_end(NICS["BCM957608-P1400GDF"]) == "host"  # the catalog does not say
+    assert host_end(NICS["BCM957608-P1400GDF"]) == "host:QSFP-DD"  # a QSFP112-DD cage
+    unstated = dataclasses.replace(NICS["BCM957608-P1400GDF"], form_factor="")
+    assert host_end(unstated) == "host"  # a cage the catalog does not state takes any plug
     assert host_end(None) == "host"
 
 
@@ -93,3 +95,42 @@ def test_a_catalog_without_nic_form_factors_fits_any_plug() -> None:
     bom = build_bom(design, unstated)
     assert any(ln.sku == "QSFP112-400G-SR4" for ln in bom.lines)  # the cheapest optic again
     assert check_bom(design, bom, unstated) == []
+
+
+def _cx7_on_osfp800(nodes: int) -> Design:
+    return dataclasses.replace(_cx7(nodes), switch_skus=("AS9817-64O",))
+
+
+def _thor2(nodes: int) -> Design:
+    """Broadcom Thor2 400G NICs (a QSFP112-DD cage) on one 64 x 800G OSFP800 switch."""
+    return dataclasses.replace(
+        _cx7(nodes), nic_sku="BCM957608-P1400GDF", switch_skus=("AS9817-64O",)
+    )
+
+
+def test_a_qsfp_dd_nic_is_never_given_an_osfp_splitter_end() -> None:
+    """65 links on 64 cages are broken out. An OSFP splitter's narrow end fills a ConnectX-7's
+    cage but not a Thor2's, so the Thor2's links take QSFP plugs instead (the splitter is
+    given the reach of the leaf here, where it would be the cheapest part)."""
+    catalog = dataclasses.replace(
+        ROCE,
+        links=tuple(
+            dataclasses.replace(lk, reach_m=30.0) if lk.sku == "DAC-800G-2x400G-OSFP-2M" else lk
+            for lk in ROCE.links
+        ),
+    )
+    design = _thor2(65)
+    bom = build_bom(design, catalog)
+    assert not any(ln.sku == "DAC-800G-2x400G-OSFP-2M" for ln in bom.lines)
+    assert check_bom(design, bom, catalog) == []
+    assert any(
+        ln.sku == "DAC-800G-2x400G-OSFP-2M" for ln in build_bom(_cx7_on_osfp800(65), catalog).lines
+    )
+
+
+def test_check_bom_rejects_an_osfp_splitter_end_in_a_qsfp_dd_nic_cage() -> None:
+    splitter = next(lk for lk in ROCE.links if lk.sku == "DAC-800G-2x400G-OSFP-2M")
+    fan_out = LinkOption("cable", ((splitter.sku, 1),), 2.0, 22_000, 0.05, ((splitter.sku, 2),))
+    design = _thor2(4)
+    bom = build_bom(design, ROCE, {"node-leaf": [(fan_out, 4)]})
+    assert "nic-cage" in [v.code for v in check_bom(design, bom, ROCE)]
