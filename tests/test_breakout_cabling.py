@@ -188,8 +188,8 @@ def test_a_fan_out_cable_row_loads_and_a_fiber_with_ports_is_refused(tmp_path: P
     path = tmp_path / "cat" / "links.csv"
     lines = path.read_text().splitlines()
     fiber = next(i for i, line in enumerate(lines) if line.startswith("FIBER-OM4-MPO12,"))
-    assert lines[fiber].endswith(",,,")
-    lines[fiber] += "2"
+    assert lines[fiber].endswith(",,,MPO-12")  # side, form_factor, ports_per_module, connector
+    lines[fiber] = lines[fiber].removesuffix(",MPO-12") + "2,MPO-12"
     path.write_text("\n".join(lines) + "\n")
     report = load_catalog_report(tmp_path / "cat")
     assert [(p.table, p.row, p.column) for p in report.errors] == [

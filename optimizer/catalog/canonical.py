@@ -48,6 +48,7 @@ LATER_FIELDS = frozenset(
         "in_network_reduction",  # issue 14 (sharp)
         "nic_slot_gbps",  # issue 14 (host link)
         "nic_cage",
+        "connector",
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

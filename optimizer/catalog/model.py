@@ -29,6 +29,11 @@ SWITCH_CAGES = (
     "QSFP56",
     "QSFP28",
 )
+LINK_CONNECTORS = ("MPO-12", "MPO-16", "LC")
+"""Optical connector of a transceiver's port and of the fiber run that mates it: MPO-12 for
+parallel SR4/DR4 (IEEE 802.3bs/cm 400GBASE-DR4/SR4; NVIDIA LinkX NDR twin-port modules
+take two), MPO-16 for 8-lane SR8/DR8 (IEEE 802.3cm 400GBASE-SR8; an 800G QSFP-DD DR8),
+LC duplex for wavelength-multiplexed CWDM4/FR4 (100G CWDM4 MSA; NVIDIA MMS4X50-NM 2xFR4)."""
 SERVER_COOLING = ("air", "liquid", "either")
 """How a server is cooled: air only, liquid only (direct-to-chip cold plates), or either way
 (one SKU sold in both variants); a facility without liquid cooling takes air and either."""
@@ -197,10 +202,12 @@ class Link:
     availability: Availability = field(default_factory=Availability)
     # Optional columns (None where a catalog leaves them out): the end a transceiver fits,
     # its cage form factor, and how many links' ends one module serves (2: twin-port OSFP,
-    # or a fan-out cable's narrow ends: an 800G to 2 x 400G splitter).
+    # or a fan-out cable's narrow ends: an 800G to 2 x 400G splitter); the optical connector
+    # of a transceiver's port or of a fiber run ("": not stated, mates any).
     side: str | None = None
     form_factor: str = ""
     ports_per_module: int | None = None
+    connector: str = ""
 
     @property
     def fits_side(self) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from optimizer.catalog.model import (
     FABRIC_FAMILIES,
     INTERCONNECTS,
+    LINK_CONNECTORS,
     LINK_FABRICS,
     LINK_KINDS,
     LINK_SIDES,
@@ -108,8 +109,9 @@ class Column:
 
     @property
     def default_text(self) -> str:
-        """The default in words for the documentation ("" when an empty cell stays empty)."""
-        if self.default is None:
+        """The default in words for the documentation ("" when an empty cell stays empty,
+        as None or as empty text)."""
+        if self.default is None or self.default == "":
             return ""
         if isinstance(self.default, bool):
             return " Empty: " + ("true" if self.default else "false") + "."
@@ -560,6 +562,20 @@ COLUMNS: tuple[Column, ...] = (
         "or NICs at a twin-port cage (switches.ports_per_cage). Empty: 1.",
         8,
         required=False,
+    ),
+    Column(
+        "links",
+        "connector",
+        "enum",
+        "",
+        False,
+        "Optical connector of a transceiver's port, or the one a fiber row's runs are "
+        "terminated with: MPO-12 (SR4, DR4 and twin-port 2xSR4/2xDR4 modules, one per port), "
+        "MPO-16 (SR8, DR8), LC (duplex: CWDM4, FR4). An optic takes only fiber of its "
+        "connector, the nearest reach at or above its own. Empty: not stated, mates any; only "
+        "on a transceiver or a fiber.",
+        allowed=LINK_CONNECTORS,
+        default="",
     ),
     Column("price_breaks", "sku", "text", "", True, "SKU of a row in another table."),
     Column(

@@ -265,9 +265,9 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tu
 
 
 def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
-    """A module's ports split its speed evenly; only transceivers have a side, and only
-    transceivers and fan-out copper or optical cables have several ports (a cable's two ends
-    are fixed; fiber is priced per metre)."""
+    """A module's ports split its speed evenly; only transceivers have a side, only optics
+    and fiber an optical connector, and only transceivers and fan-out copper or optical
+    cables have several ports (a cable's two ends are fixed; fiber is priced per metre)."""
     for number, values in rows:
         ports = values.get("ports_per_module")
         kind, speed = values["kind"], _checked_int(values["speed_gbps"])
@@ -280,6 +280,9 @@ def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
         if kind != "transceiver" and values.get("side") not in (None, "any"):
             expected = f"empty or any for a {kind} (only a transceiver plugs into one end)"
             problems.append(error("links", number, "side", values["side"], expected))
+        if kind not in ("transceiver", "fiber") and values.get("connector"):
+            expected = f"empty for a {kind} (only optics and fiber have an optical connector)"
+            problems.append(error("links", number, "connector", values["connector"], expected))
 
 
 def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:

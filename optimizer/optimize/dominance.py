@@ -150,15 +150,15 @@ def server_figures(s: Server) -> tuple[object, ...]:
 
 def _matchable_fibers(links: Sequence[Link]) -> tuple[Link, ...]:
     """The fibers ``optimizer.topology.layout.matching_fiber`` can pick: per speed, fabric
-    family and reach the cheapest list price (first SKU on ties). Its reach stands for the
-    fiber's type (multimode vs single-mode), which decides the transceivers it pairs with, so
-    reaches are never merged; a link's fiber is chosen by (reach, list price, SKU) among those
-    that fit its speed and fabric, and fitting reads only speed and family."""
+    family, connector and reach the cheapest list price (first SKU on ties). Its reach stands
+    for the fiber's type (multimode vs single-mode) and its connector for the optics it mates,
+    so neither is ever merged; a link's fiber is chosen by (reach, list price, SKU) among
+    those that fit its speed, fabric and connector, and fitting reads only those."""
     best: dict[tuple[object, ...], Link] = {}
     for lk in links:
         if lk.kind != "fiber":
             continue
-        group = (lk.speed_gbps, lk.fabric_family, lk.reach_m)
+        group = (lk.speed_gbps, lk.fabric_family, lk.connector, lk.reach_m)
         held = best.get(group)
         if held is None or (lk.price_cents, lk.sku) < (held.price_cents, held.sku):
             best[group] = lk
@@ -274,6 +274,7 @@ def _prune(catalog: Catalog, top_k: int | None, usable: Usable, links_usable: Us
             lk.side,
             lk.form_factor,
             lk.ports_per_module,
+            lk.connector,
             # an optic's reach picks its fiber (matching_fiber): another reach, another medium
             lk.reach_m if lk.kind == "transceiver" else None,
         ),

@@ -21,6 +21,8 @@ than the tier's switches have; a fan-out cable whose wide end fills no switch ca
 cable-cage (a cable plug that cannot fill the twin-port switch cage it lands in: a single
 400G plug or a splitter's narrow end in a Quantum-2 cage),
 nic-cage (a cable or host-side module whose plug does not fit the NIC's cage),
+fiber-connector (an optic with no fiber of its connector in its link group, or fiber that
+no optic there takes: an MPO-12 trunk for an MPO-16 DR8 or an LC duplex FR4),
 no-forwarding (a direct network of more than two nodes whose NIC and server do not
 forward), nic-uncabled (NIC ports bought that no link reaches; a one-node design's built-in
 NICs are spare, and it may buy none), rack-power (a rack-scale unit drawing more than the
@@ -44,6 +46,7 @@ from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES
 from optimizer.topology.bom import BillOfMaterials, BomLine
 from optimizer.topology.compat import (
     cage_gbps,
+    connectors_mate,
     fabric_family,
     fits_cage,
     fits_end,
@@ -135,6 +138,7 @@ def check_bom(
         out += _check_cages(known, catalog)  # issue 16 (fabric800)
         out += _check_nic_cages(known, catalog, nic, server, host_cage)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds, host_cage)
+        out += _check_connectors(known, catalog)
     ordered = [ln for ln in known if not _included(ln, server)]
     out += _check_stock(ordered, parts)
     out += _check_prices(bom, known, catalog, parts, server)
@@ -792,6 +796,30 @@ def _check_links(
             out.append(
                 Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
             )
+    return out
+
+
+def _check_connectors(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
+    """Each optic has fiber of its connector in its link group, and each fiber an optic there
+    that takes it (``links.connector``; unstated mates any)."""
+    parts = {lk.sku: lk for lk in catalog.links}
+    groups: dict[str, tuple[list[Link], list[Link]]] = defaultdict(lambda: ([], []))
+    for ln in lines:
+        if ln.category in ("transceiver", "fiber"):
+            groups[ln.tier][ln.category == "fiber"].append(parts[ln.sku])
+    out = []
+    for group, (optics, fibers) in groups.items():
+        for mine, theirs in ((optics, fibers), (fibers, optics)):
+            for part in mine:
+                if theirs and not any(connectors_mate(part, other) for other in theirs):
+                    there = ", ".join(sorted({f"{o.sku} {o.connector}" for o in theirs}))
+                    out.append(
+                        Violation(
+                            "fiber-connector",
+                            f"{part.sku} ({part.connector}) on {group} mates none of {there} "
+                            "(links.connector)",
+                        )
+                    )
     return out
 
 

@@ -139,6 +139,12 @@ def fits_cage(form_factor: str, cage: str, *, top: str = "flat") -> bool:
     return plug == cage or (cage == "QSFP-DD" and plug in _QSFP_PLUGS)
 
 
+def connectors_mate(a: Link, b: Link) -> bool:
+    """Two optical parts mate: the same connector (``links.connector``), or one of them not
+    stated. An MPO-12 trunk does not plug into an MPO-16 DR8 module nor an LC duplex FR4."""
+    return not a.connector or not b.connector or a.connector == b.connector
+
+
 def _mechanical(form_factor: str) -> str:
     return _MECHANICAL.get(form_factor, form_factor)
 

@@ -19,9 +19,10 @@ Model (every default below can be set per request through ``Layout``)
   ``ceil(length)`` metres of fiber when both reach it. Each end takes a module that fits it
   (``side``: a flat-top OSFP in the NIC, a finned twin-port OSFP in the switch, NVIDIA LinkX
   NDR cabling); a twin-port module serves two links' ends, bought whole per link group. A
-  transceiver is paired with the fiber class whose reach is the nearest at or above its own
-  (multimode for SR, single-mode for DR/FR), since the catalog has no medium column; the two
-  ends' optics must share that fiber class.
+  transceiver is paired with fiber of its connector (``links.connector``: MPO-12 for SR4/DR4,
+  MPO-16 for SR8/DR8, LC duplex for CWDM4/FR4) whose reach is the nearest at or above its
+  own (multimode for SR, single-mode for DR/FR), since the catalog has no medium column; the
+  two ends' optics must share that fiber class.
 - Floor positions (issue 17): every rack, server or network, takes one position; servers
   installed liquid-cooled also need one floor-mounted (in-row) coolant distribution unit per
   row of their racks, which occupies about one rack's footprint (Motivair by Schneider
@@ -48,7 +49,13 @@ from dataclasses import dataclass
 
 from optimizer.catalog.model import Catalog, Link, Server
 from optimizer.errors import InvalidInput
-from optimizer.topology.compat import cable_fits_ends, fits_end, link_fits, ports_per_end
+from optimizer.topology.compat import (
+    cable_fits_ends,
+    connectors_mate,
+    fits_end,
+    link_fits,
+    ports_per_end,
+)
 from optimizer.topology.fat_tree import uplink_lanes
 from optimizer.topology.network import NetworkSizing
 
@@ -321,7 +328,7 @@ def _link_options(
         for tx_b in at_b:
             if ends[0] == ends[1] and tx_b.sku < tx_a.sku:
                 continue  # the same pair with its ends swapped
-            if matching_fiber(tx_b, fibers) != fiber:
+            if matching_fiber(tx_b, fibers) != fiber or not connectors_mate(tx_a, tx_b):
                 continue  # different media (multimode SR vs single-mode DR) do not mate
             options.append(_optics(tx_a, tx_b, fiber, fiber_m, speed_gbps, ends))
     return sorted(options, key=lambda o: (o.unit_cost_cents, o.label))
@@ -496,6 +503,9 @@ def fiber_metres(length_m: float) -> int:
 
 
 def matching_fiber(transceiver: Link, fibers: list[Link]) -> Link | None:
-    """The fiber class for ``transceiver``: the nearest reach at or above the optic's own."""
-    candidates = [f for f in fibers if f.reach_m >= transceiver.reach_m]
+    """The fiber class for ``transceiver``: of its connector, the nearest reach at or above
+    the optic's own."""
+    candidates = [
+        f for f in fibers if f.reach_m >= transceiver.reach_m and connectors_mate(transceiver, f)
+    ]
     return min(candidates, key=lambda f: (f.reach_m, f.price_cents, f.sku), default=None)
