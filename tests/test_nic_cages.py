@@ -14,7 +14,7 @@ from pathlib import Path
 from optimizer.catalog import load_catalog
 from optimizer.topology.bom import build_bom
 from optimizer.topology.check import check_bom
-from optimizer.topology.compat import fits_cage, host_end
+from optimizer.topology.compat import fits_cage, fits_end, host_end
 from optimizer.topology.design import Design
 from optimizer.topology.layout import LinkOption, link_options
 from optimizer.topology.plan import physical_plan
@@ -134,3 +134,13 @@ def test_check_bom_rejects_an_osfp_splitter_end_in_a_qsfp_dd_nic_cage() -> None:
     design = _thor2(4)
     bom = build_bom(design, ROCE, {"node-leaf": [(fan_out, 4)]})
     assert "nic-cage" in [v.code for v in check_bom(design, bom, ROCE)]
+
+
+def test_thor_ultra_takes_no_qsfp_dd800_module() -> None:
+    """gen-2026's Thor Ultra has an OSFP112 cage (its source): the 800G QSFP-DD DR8 was
+    offered for it while its form factor was not stated."""
+    gen = load_catalog(CATALOGS / "gen-2026")
+    thor = next(n for n in gen.nics if n.sku == "THOR-ULTRA-800G")
+    dr8 = next(lk for lk in gen.links if lk.sku == "QDD-800G-DR8")
+    assert host_end(thor) == "host:OSFP"
+    assert not fits_end(dr8, host_end(thor))
