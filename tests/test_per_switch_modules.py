@@ -17,6 +17,7 @@ from optimizer.catalog import load_catalog
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.check import check_bom
 from optimizer.topology.design import Design
+from optimizer.topology.layout import missing_modules, whole_modules
 from optimizer.topology.plan import physical_plan
 
 NDR = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "infiniband-ndr")
@@ -111,3 +112,16 @@ def test_nodes_fill_the_leaves_in_order_so_whole_nodes_leave_no_cage_half_empty(
     )
     assert splitters == 1024
     assert check_bom(design, bom, NDR) == []
+
+
+def test_the_modules_per_switch_rounding_adds_may_go_to_any_caged_part_in_use() -> None:
+    """Two twin-port SKUs share a group's switch cages, 2 links each, and the switches leave
+    2 ports spare: one module more than each SKU's own rounding, on either SKU (the
+    exhaustive oracle tries both; the builder takes the MIP's choice or the cheapest)."""
+    ports, per_module = {"A": 2, "B": 2}, {"A": 2, "B": 2}
+    assert missing_modules(ports, per_module, {"A", "B"}, 2) == (("A", "B"), 1)
+    assert missing_modules(ports, per_module, {"A", "B"}, 0) == (("A", "B"), 0)
+    assert missing_modules(ports, per_module, {"B"}, 2) == (("B",), 1)
+    prices = {"A": 900, "B": 1_250}
+    assert whole_modules(ports, per_module, {"A", "B"}, 2, prices) == {"A": 2, "B": 1}
+    assert whole_modules(ports, per_module, {"A", "B"}, 2, prices, {"B": 1}) == {"A": 1, "B": 2}

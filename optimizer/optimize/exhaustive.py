@@ -34,7 +34,7 @@ from optimizer.optimize.candidates import (
 )
 from optimizer.optimize.facility import facility_layout
 from optimizer.optimize.formulation import list_prices, stock_limits
-from optimizer.optimize.request import OptimizeSpec
+from optimizer.optimize.request import Constraints, OptimizeSpec
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import (
@@ -44,7 +44,13 @@ from optimizer.topology.compat import (
     switch_fits_fabric,
 )
 from optimizer.topology.design import Design
-from optimizer.topology.layout import Layout, LinkOption, link_options, whole_modules
+from optimizer.topology.layout import (
+    Layout,
+    LinkOption,
+    link_options,
+    missing_modules,
+    modules_for,
+)
 from optimizer.topology.plan import physical_plan
 
 
@@ -147,8 +153,11 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
         list(_compositions(n, len(o))) for n, o in zip(classes.values(), opts, strict=True)
     ]
     for split in itertools.product(*per_class):
-        qty = Counter(base)
+        fixed = Counter(base)
         power_w = plan.power_kw * 1000
+        # Modules the per-switch rounding adds may go to any caged SKU a group uses: every
+        # placement is a build of its own (stock and volume tiers decide the cheapest).
+        placements: list[list[dict[str, int]]] = []
         for counts, options, cls in zip(split, opts, classes, strict=True):
             ports: Counter[str] = Counter()  # multi-port modules are bought whole per group
             caged: set[str] = set()
@@ -163,22 +172,44 @@ def best_build(design: Design, catalog: Catalog, spec: OptimizeSpec) -> Build | 
                     if sku in twins:
                         ports[sku] += n * per_link
                     else:
-                        qty[sku] += n * per_link
+                        fixed[sku] += n * per_link
             per_module = {sku: per_module.get(sku) or _module_ports(catalog, sku) for sku in ports}
-            qty.update(whole_modules(ports, per_module, caged, spare[cls], prices))
-        if any(q > stock[s] for s, q in qty.items() if s in stock):
-            continue
+            fixed.update({sku: modules_for(n, per_module[sku]) for sku, n in ports.items()})
+            at_cage, missing = missing_modules(ports, per_module, caged, spare[cls])
+            ways = _compositions(missing, len(at_cage)) if missing else iter([()])
+            placements.append([dict(zip(at_cage, way, strict=False)) for way in ways])
         if c.max_power_kw is not None and power_w > c.max_power_kw * 1000:
             continue
-        cost = _priced(catalog, qty, prices)
-        life = _order_tco(catalog, qty, prices, cost, power_w / 1000, plan.racks, tco)
-        if c.max_tco_cents is not None and life > c.max_tco_cents:
-            continue
-        order = tuple(sorted((s, q) for s, q in qty.items() if q))
-        build = Build(cost, power_w / 1000, order, life)
-        if best is None or _build_key(build, by_tco) < _build_key(best, by_tco):
-            best = build
+        for placed in itertools.product(*placements):
+            qty = Counter(fixed)
+            for extra in placed:
+                qty.update(extra)
+            build = _build(catalog, qty, prices, stock, power_w / 1000, plan.racks, tco, c)
+            if build is not None and (
+                best is None or _build_key(build, by_tco) < _build_key(best, by_tco)
+            ):
+                best = build
     return best
+
+
+def _build(
+    catalog: Catalog,
+    qty: Counter[str],
+    prices: dict[str, int],
+    stock: dict[str, int],
+    power_kw: float,
+    racks: int,
+    tco: TcoPrices,
+    c: Constraints,
+) -> Build | None:
+    """The order ``qty`` priced, or None past a stock limit or the TCO cap."""
+    if any(q > stock[s] for s, q in qty.items() if s in stock):
+        return None
+    cost = _priced(catalog, qty, prices)
+    life = _order_tco(catalog, qty, prices, cost, power_kw, racks, tco)
+    if c.max_tco_cents is not None and life > c.max_tco_cents:
+        return None
+    return Build(cost, power_kw, tuple(sorted((s, q) for s, q in qty.items() if q)), life)
 
 
 def _build_key(b: Build, by_tco: bool) -> tuple[int, int]:

@@ -483,18 +483,29 @@ def whole_modules(
     its volume tier within stock) when it names caged SKUs in use and adds exactly that
     many."""
     out = {sku: modules_for(n, module_ports[sku]) for sku, n in ports.items()}
-    at_cage = sorted((s for s in caged if ports.get(s)), key=lambda s: (price_cents[s], s))
-    if at_cage and spare:
-        per_module = min(module_ports[s] for s in at_cage)
-        need = modules_for(sum(ports[s] for s in at_cage) + spare, per_module)
-        missing = max(0, need - sum(out[s] for s in at_cage))
-        given = {s: n for s, n in (extra or {}).items() if n}
-        if given and set(given) <= set(at_cage) and sum(given.values()) == missing:
-            for sku, n in given.items():
-                out[sku] += n
-        else:
-            out[at_cage[0]] += missing
+    caged_used, missing = missing_modules(ports, module_ports, caged, spare)
+    given = {s: n for s, n in (extra or {}).items() if n}
+    if given and set(given) <= set(caged_used) and sum(given.values()) == missing:
+        for sku, n in given.items():
+            out[sku] += n
+    elif missing:
+        out[min(caged_used, key=lambda s: (price_cents[s], s))] += missing
     return out
+
+
+def missing_modules(
+    ports: Mapping[str, int], module_ports: Mapping[str, int], caged: Collection[str], spare: int
+) -> tuple[tuple[str, ...], int]:
+    """The caged SKUs one link group's links use, and how many whole modules the per-switch
+    rounding (``whole_modules``) adds over ``ceil(ports / per module)`` of each: any of those
+    SKUs may take them."""
+    at_cage = tuple(sorted(s for s in caged if ports.get(s)))
+    if not at_cage or not spare:
+        return at_cage, 0
+    per_module = min(module_ports[s] for s in at_cage)
+    need = modules_for(sum(ports[s] for s in at_cage) + spare, per_module)
+    have = sum(modules_for(ports[s], module_ports[s]) for s in at_cage)
+    return at_cage, max(0, need - have)
 
 
 def fiber_metres(length_m: float) -> int:
