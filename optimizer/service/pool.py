@@ -350,11 +350,12 @@ class WorkerPool:
                     if event[0] != "progress":
                         break
                     job.events.put(event)
-                elif job.stop.is_set() or job.expired():
+                # Asked after progress too: a stream of progress must not hide a stop.
+                if job.stop.is_set() or job.expired():
                     self._replace(worker, kill=True)
                     job.fail(job._stopped())
                     return
-                elif not worker.alive():
+                if not worker.alive():
                     raise EOFError
         except (EOFError, OSError):
             code = worker.process.poll()
