@@ -144,3 +144,28 @@ def test_thor_ultra_takes_no_qsfp_dd800_module() -> None:
     dr8 = next(lk for lk in gen.links if lk.sku == "QDD-800G-DR8")
     assert host_end(thor) == "host:OSFP"
     assert not fits_end(dr8, host_end(thor))
+
+
+def test_every_bundled_cable_and_module_states_its_plug() -> None:
+    """A plug the catalog does not state fits every cage, so the optimizer bought the one
+    that did (roce-spectrum's AEC-400G-7M) for a Thor2's QSFP-DD cage at one end and an
+    OSFP800 switch cage at the other, which no single-plug cable joins."""
+    unstated = [
+        f"{path.parent.name}: {lk.sku}"
+        for path in sorted(CATALOGS.glob("*/links.csv"))
+        for lk in load_catalog(path.parent).links
+        if lk.kind != "fiber" and not lk.form_factor
+    ]
+    assert unstated == []
+
+
+def test_a_qsfp_dd_nic_on_an_osfp800_switch_is_not_given_the_osfp_aec() -> None:
+    """The Thor2's straight links to an AS9817-64O take optics at both ends, each in its own
+    cage, where they took the AEC of no stated plug (docs/cli.md's 24-GPU answer)."""
+    design = _thor2(3)
+    bom = build_bom(design, ROCE)
+    skus = {ln.sku for ln in bom.lines}
+    assert "AEC-400G-7M" not in skus
+    assert {"QSFP112-400G-SR4", "OSFP-800G-2xSR4"} <= skus
+    assert check_bom(design, bom, ROCE) == []
+    assert "AEC-400G-7M" in {ln.sku for ln in build_bom(_cx7_on_osfp800(3), ROCE).lines}
