@@ -215,6 +215,13 @@ class Link:
         return self.side or "any"
 
     @property
+    def plugs(self) -> tuple[str, str]:
+        """The plugs at its two ends: ``form_factor`` at both, or ``A/B`` stated apart (a
+        fan-out cable's wide end first: MCP7Y10's twin-port OSFP and 400G QSFP112 ends)."""
+        first, _, second = self.form_factor.partition("/")
+        return first, second or first
+
+    @property
     def module_ports(self) -> int:
         """Link ends one module (or fan-out cable) serves at ``port_speed_gbps`` (1 unless
         twin-port or fan-out)."""

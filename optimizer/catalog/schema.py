@@ -547,7 +547,10 @@ COLUMNS: tuple[Column, ...] = (
         False,
         "Plug form factor, e.g. OSFP, OSFP-flat, QSFP112: a cable's or module's must fit the "
         "cage it plugs into (nics.form_factor, switches.form_factor; OSFP-flat and "
-        "OSFP-finned are OSFP plugs). Empty: not stated, fits any cage.",
+        "OSFP-finned are OSFP plugs). A cable with different plugs at its ends states both "
+        "as A/B, a fan-out cable's wide end first (OSFP-finned/QSFP112-flat: NVIDIA MCP7Y10, "
+        "a twin-port OSFP to two 400G QSFP112 ends); each end's plug must fit its cage. "
+        "Empty: not stated, fits any cage.",
     ),
     _positive(
         "links",

@@ -266,8 +266,9 @@ def _check_unique_skus(raw: RawCatalog, problems: list[Finding]) -> dict[str, tu
 
 def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
     """A module's ports split its speed evenly; only transceivers have a side, only optics
-    and fiber an optical connector, and only transceivers and fan-out copper or optical
-    cables have several ports (a cable's two ends are fixed; fiber is priced per metre)."""
+    and fiber an optical connector, only cables two plugs (A/B), and only transceivers and
+    fan-out copper or optical cables have several ports (a cable's two ends are fixed;
+    fiber is priced per metre)."""
     for number, values in rows:
         ports = values.get("ports_per_module")
         kind, speed = values["kind"], _checked_int(values["speed_gbps"])
@@ -283,6 +284,14 @@ def _check_link_modules(rows: Rows, problems: list[Finding]) -> None:
         if kind not in ("transceiver", "fiber") and values.get("connector"):
             expected = f"empty for a {kind} (only optics and fiber have an optical connector)"
             problems.append(error("links", number, "connector", values["connector"], expected))
+        plugs = str(values.get("form_factor") or "").split("/")
+        if len(plugs) > 1 and (kind in ("transceiver", "fiber") or len(plugs) > 2 or "" in plugs):
+            expected = (
+                "one plug, or two as A/B on a cable (its wide end first on a fan-out cable)"
+                if kind not in ("transceiver", "fiber")
+                else f"one plug for a {kind} (only a cable has two ends of its own)"
+            )
+            problems.append(error("links", number, "form_factor", values["form_factor"], expected))
 
 
 def _check_nic_planes(rows: Rows, problems: list[Finding]) -> None:

@@ -137,6 +137,7 @@ def check_bom(
         out += _check_planes(design, known, nic)  # issue 16 (fabric800)
         out += _check_cages(known, catalog)  # issue 16 (fabric800)
         out += _check_nic_cages(known, catalog, nic, server, host_cage)
+        out += _check_plug_pairs(known, catalog, nic)
         out += _check_links(design, known, catalog, nic, lengths, planned, speeds, host_cage)
         out += _check_connectors(known, catalog)
     ordered = [ln for ln in known if not _included(ln, server)]
@@ -429,7 +430,7 @@ def _check_nic_cages(
         at_host = "host" in GROUP_END_TIERS.get(ln.tier, ())
         if (part.kind == "transceiver" and part.fits_side != "host") or not at_host:
             continue
-        if not fits_cage(part.form_factor, nic.form_factor):
+        if not any(fits_cage(plug, nic.form_factor) for plug in _end_plugs(part, True)):
             out.append(
                 Violation(
                     "nic-cage",
@@ -648,8 +649,11 @@ def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
         there = [sw for sw in ends if sw is not None]
         if not there or not _at_a_switch(part, "host" in tiers, ln.tier in switch_side):
             continue
+        at_switch = _end_plugs(part, False, host_group="host" in tiers)
         fitting = [
-            sw for sw in there if fits_cage(part.form_factor, sw.form_factor or "", top="finned")
+            sw
+            for sw in there
+            if any(fits_cage(plug, sw.form_factor or "", top="finned") for plug in at_switch)
         ]
         if len(fitting) < (len(there) if part.kind != "transceiver" else 1):
             misfits = sorted({f"{sw.sku} {sw.form_factor}" for sw in there if sw not in fitting})
@@ -671,6 +675,59 @@ def _check_cages(lines: list[BomLine], catalog: Catalog) -> list[Violation]:
                     "optic-cage",
                     f"{part.sku} ({part.speed_gbps}G module) on {ln.tier} fills no cage of "
                     f"the switches there ({cages} per cage, switches.ports_per_cage)",
+                )
+            )
+    return out
+
+
+def _end_plugs(part: Link, at_host: bool, *, host_group: bool = True) -> tuple[str, ...]:
+    """The plugs ``part`` may have at a host end (``at_host``) or a switch end of its group:
+    a module its one; a cable of two plugs (``Link.plugs``) either of them, but a fan-out
+    cable's narrow one at the host and its wide one at the switch a host plugs into
+    (``compat.cable_orientations``). Both ends at once: ``_check_plug_pairs``."""
+    if part.kind == "transceiver":
+        return (part.form_factor,)
+    wide, narrow = part.plugs
+    if part.module_ports > 1 and host_group:
+        return (narrow,) if at_host else (wide,)
+    return (wide, narrow)
+
+
+def _check_plug_pairs(lines: list[BomLine], catalog: Catalog, nic: Nic) -> list[Violation]:
+    """A cable of two plugs (``links.form_factor`` A/B) has each in a cage it fits at once
+    (``cable-plugs``): a fan-out cable's wide plug at a switch, a straight cable either way
+    round. The cage checks take each end alone, which a cable of two plugs can pass with
+    the same plug at both (a QSFP112 NIC and a QSFP-DD switch for an OSFP/QSFP112 cable)."""
+    switches = {s.sku: s for s in catalog.switches}
+    parts = {lk.sku: lk for lk in catalog.links}
+    at_tier = {ln.tier: switches[ln.sku] for ln in lines if ln.category == "switch"}
+    first = "leaf" if "leaf" in at_tier else "router"  # the tier hosts plug into
+    out = []
+    for ln in lines:
+        part = parts[ln.sku] if ln.category == "cable" else None
+        if part is None or part.plugs[0] == part.plugs[1] or ln.tier not in GROUP_END_TIERS:
+            continue
+        ends: list[tuple[str, str]] = []  # (top of the cage's plugs, its form factor)
+        for tier in GROUP_END_TIERS[ln.tier]:
+            if tier == "host":
+                ends.append(("flat", nic.form_factor))
+            else:
+                sw = at_tier.get(first if tier == "first" else tier)
+                ends.append(("finned", sw.form_factor or "" if sw is not None else ""))
+        wide, narrow = part.plugs
+        ways = [(wide, narrow), (narrow, wide)]  # the wide plug at the first end, or second
+        if part.module_ports > 1:
+            ways = [way for way, (top, _) in zip(ways, ends, strict=True) if top == "finned"]
+        if not any(
+            all(fits_cage(plug, form, top=top) for plug, (top, form) in zip(way, ends, strict=True))
+            for way in ways
+        ):
+            cages = " and ".join(f"{form or 'unstated'}" for _, form in ends)
+            out.append(
+                Violation(
+                    "cable-plugs",
+                    f"{part.sku} ({wide} and {narrow} plugs) on {ln.tier} cannot sit with "
+                    f"each plug in a cage it fits: the cages are {cages} (links.form_factor)",
                 )
             )
     return out

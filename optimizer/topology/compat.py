@@ -35,6 +35,10 @@ Modelling rules
   Edgecore AS9817-64O OSFP800, an AS9817-64D QSFP-DD800); a QSFP-DD cage also takes
   QSFP28/56/112 plugs (the QSFP-DD MSA's backward compatibility), and OSFP800/OSFP224 are
   OSFP cages and plugs (the OSFP MSA). Where either side is not stated, it fits.
+- A cable may have different plugs at its ends (``links.form_factor`` ``A/B``): a fan-out
+  cable's wide end A at the broken-out switch cage, its narrow ends B elsewhere (NVIDIA
+  MCP7Y10: a twin-port OSFP to two 400G QSFP112 ends for ConnectX-7/BlueField-3 QSFP112
+  cages); a straight one either way round, each plug in a cage it fits (``plugs_fit``).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ def link_fits(link: Link, speed_gbps: int, fabric: str) -> bool:
     return link.speed_gbps == speed_gbps
 
 
-def fits_end(link: Link, end: str) -> bool:
+def fits_end(link: Link, end: str, plug: str | None = None) -> bool:
     """The part may sit at a link end of this kind (``host`` or ``switch``; ``host:F``: a NIC
     whose cage is of form factor F; ``switch:C``: a switch whose cage holds C Gb/s, where a
     module must fill the cage; ``switch:CxN``: the same cage of N ports, which a module fills
@@ -106,7 +110,8 @@ def fits_end(link: Link, end: str) -> bool:
     # what a Quantum-2 twin-port cage takes: a finned twin-port module (MMA4Z00-NS, NVIDIA
     # DGX H100/B200 user guides) or a twin-port plug of a cable, never a single-port plug.
     like = "switch" if kind == "switch" or (per_cage and int(per_cage) > 1) else "host"
-    if not fits_cage(link.form_factor, form, top="finned" if like == "switch" else "flat"):
+    plug = link.form_factor if plug is None else plug
+    if not fits_cage(plug, form, top="finned" if like == "switch" else "flat"):
         return False
     if link.kind != "transceiver":
         return True
@@ -171,7 +176,28 @@ def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
     end fills exactly one shared switch cage (its narrow ends plug in at their speed)."""
     broken_out = sum("@" in end for end in ends)
     wide_ends = 1 if cable.module_ports > 1 else 0
-    return broken_out == wide_ends and all(fits_end(cable, end) for end in ends)
+    return broken_out == wide_ends and plugs_fit(cable, ends)
+
+
+def cable_orientations(cable: Link) -> tuple[tuple[str, str], ...]:
+    """The ways a cable's plugs (``Link.plugs``) may sit at (the first end, the other end):
+    a fan-out cable's wide plug at its broken-out end only; a straight cable's either way."""
+    wide, narrow = cable.plugs
+    if cable.module_ports > 1 or wide == narrow:
+        return ((wide, narrow),)
+    return ((wide, narrow), (narrow, wide))
+
+
+def plugs_fit(cable: Link, ends: tuple[str, str]) -> bool:
+    """Each of the cable's plugs fits the end it sits at, in one of its orientations (a
+    fan-out cable's wide plug at the end whose cage is shared, ``@``, when one is)."""
+    first, second = ends
+    if cable.module_ports > 1 and "@" in second and "@" not in first:
+        first, second = second, first
+    return any(
+        fits_end(cable, first, a) and fits_end(cable, second, b)
+        for a, b in cable_orientations(cable)
+    )
 
 
 # issue 16 (fabric800)

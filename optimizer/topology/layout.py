@@ -54,6 +54,7 @@ from optimizer.topology.compat import (
     connectors_mate,
     fits_end,
     link_fits,
+    plugs_fit,
     ports_per_end,
 )
 from optimizer.topology.fat_tree import uplink_lanes
@@ -360,7 +361,7 @@ def _twin_cables(
         and lk.module_ports == 1
         and lk.reach_m >= group_length_m
         and link_fits(lk, cage, fabric)
-        and all(fits_end(lk, end) for end in ends)
+        and plugs_fit(lk, ends)
     ]
 
 
