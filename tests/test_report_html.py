@@ -84,6 +84,31 @@ def test_every_design_the_responses_report_is_one_point_per_catalog(
     )
 
 
+def test_a_ranked_design_on_the_frontier_is_one_point_with_its_bill_of_materials(
+    scenarios: list[Scenario],
+) -> None:
+    """The response's frontier repeats its ranked designs with a lifetime cost (tco_usd) their
+    own points leave out: keyed on every field, each was drawn twice, the frontier-only copy
+    over the ranked one, and a click on it found no bill of materials."""
+    resp = scenarios[0].response
+    assert resp is not None
+    on_front = [p for p in resp.pareto if p.tco_usd]
+    assert on_front  # the case: frontier points that carry a TCO
+    points = design_points(scenarios[:1])
+    at = {(p.capex_usd, p.training_time_hours, p.gpus, p.topology): p for p in points}
+    assert len(at) == len(points)  # no two points of one design
+    ranked = [
+        d
+        for d in resp.designs
+        if (d.capex_usd, d.training_time_hours)
+        in {(p.capex_usd, p.training_time_hours) for p in on_front}
+    ]
+    assert ranked and all(
+        at[d.capex_usd, d.training_time_hours, d.gpus, d.topology].design is not None
+        for d in ranked
+    )
+
+
 def test_each_inlined_bill_of_materials_adds_up_to_its_capex(scenarios: list[Scenario]) -> None:
     boms = _embedded_boms(render_html(scenarios, title="t", generated_at=WHEN))
     ranked = sum(1 for p in design_points(scenarios) if p.design is not None)

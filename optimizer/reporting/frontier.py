@@ -49,8 +49,14 @@ def point_of(design: optimize_pb2.Design) -> optimize_pb2.ParetoPoint:
 
 
 def point_key(point: optimize_pb2.ParetoPoint) -> bytes:
-    """Equal for equal points; hashable."""
-    return point.SerializeToString(deterministic=True)
+    """Equal for the same design (where it sits and what labels it); hashable. A figure
+    derived from it is left out: a frontier point carries ``tco_usd``, a ranked design's
+    point does not, and keyed on it the same design was drawn twice, the frontier-only copy
+    on top of the ranked one, whose bill of materials no click then reached."""
+    bare = optimize_pb2.ParetoPoint()
+    bare.CopyFrom(point)
+    bare.ClearField("tco_usd")
+    return bare.SerializeToString(deterministic=True)
 
 
 def points_of(responses: Iterable[optimize_pb2.OptimizeResponse]) -> list[optimize_pb2.ParetoPoint]:
