@@ -125,3 +125,44 @@ def test_the_modules_per_switch_rounding_adds_may_go_to_any_caged_part_in_use() 
     prices = {"A": 900, "B": 1_250}
     assert whole_modules(ports, per_module, {"A", "B"}, 2, prices) == {"A": 2, "B": 1}
     assert whole_modules(ports, per_module, {"A", "B"}, 2, prices, {"B": 1}) == {"A": 1, "B": 2}
+
+
+ROCE = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "roce-spectrum")
+
+
+def _thor2_rails(nodes: int) -> Design:
+    """Thor2 400G NICs, 4 per node, on 4 rail leaves of one-port 800G OSFP800 cages: each leaf
+    holds ``nodes`` links, far below its 64 cages, so the tier is not broken out."""
+    return Design(
+        server_sku="SYS-A22GA-NBRT",
+        nodes=nodes,
+        nic_sku="BCM957608-P1400GDF",
+        nics_per_node=4,
+        fabric="roce",
+        topology="rail_optimized",
+        switch_skus=("AS9817-64O",),
+        oversubscription=3.0,
+    )
+
+
+def test_twin_port_modules_in_one_port_cages_are_bought_per_switch_too() -> None:
+    """docs/cli.md's 24-GPU rank 2: 3 nodes on 4 rail leaves, 3 links each. A 2 x 400G module
+    sits in one leaf's cage, so each leaf needs 2 (8), where the group's ceil(12 / 2) = 6 left
+    every leaf a link without a module."""
+    design = _thor2_rails(3)
+    (node_leaf,) = [d for d in physical_plan(design, ROCE).links if d.group == "node-leaf"]
+    assert "@" not in node_leaf.link_ends[1]  # a one-port cage, not broken out
+    bom = build_bom(design, ROCE)
+    assert _quantity(bom, "node-leaf", "OSFP-800G-2xSR4") == 4 * 2
+    assert check_bom(design, bom, ROCE) == []
+
+
+def test_check_bom_refuses_a_per_group_count_of_modules_in_one_port_cages() -> None:
+    design = _thor2_rails(3)
+    bom = build_bom(design, ROCE)
+    fewer = tuple(
+        dataclasses.replace(ln, quantity=6) if ln.sku == "OSFP-800G-2xSR4" else ln
+        for ln in bom.lines
+    )
+    short = dataclasses.replace(bom, lines=fewer)
+    assert "optic-ports" in {v.code for v in check_bom(design, short, ROCE)}

@@ -836,6 +836,8 @@ def _check_links(
             group, optical, lines, catalog, nic.speed_gbps, twin_only=False, packing=packing
         )
         mixed = any(ln.tier == group and ln.category == "cable" for ln in lines)
+        if _modules_share_cages(group, lines, parts, speeds.get(group, nic.speed_gbps), nic):
+            spare = sum(allowed.values())  # a one-port cage's module: whole ones per switch too
         out += _check_optic_ends(
             group,
             lines,
@@ -854,6 +856,24 @@ def _check_links(
                 Violation("fiber-length", f"{metres} m of fiber on {group}, {needed_m} m needed")
             )
     return out
+
+
+def _modules_share_cages(
+    group: str, lines: list[BomLine], parts: dict[str, Link], speed_gbps: int, nic: Nic
+) -> bool:
+    """Every module that may sit at a switch end of ``group`` serves several of its links at
+    the NIC speed: then each switch's cages take whole modules for its own ends, a one-port
+    800G cage's twin-port 2 x 400G module as much as a twin-port cage's (``layout._caged``)."""
+    if speed_gbps != nic.speed_gbps:  # bundled links: one module per link end
+        return False
+    at_switch = [
+        parts[ln.sku]
+        for ln in lines
+        if ln.tier == group and ln.category == "transceiver" and parts[ln.sku].fits_side != "host"
+    ]
+    return bool(at_switch) and all(
+        tx.module_ports > 1 and tx.port_speed_gbps == speed_gbps for tx in at_switch
+    )
 
 
 def _check_connectors(lines: list[BomLine], catalog: Catalog) -> list[Violation]:

@@ -171,6 +171,14 @@ def host_end(nic: Nic | None, server: Server | None = None, *, one_switch: bool 
     return "host" if not nic.form_factor else f"host:{nic.form_factor}"
 
 
+def cage_of_end(end: str) -> int | None:
+    """The Gb/s of the cage a link end names (``switch:C``, ``switch:CxN``, ``host:CxN``;
+    see ``fits_end``), None where it names none."""
+    stated = end.partition("@")[0].split(":")[1:]
+    cage = next((s for s in stated if s[:1].isdigit()), "").partition("x")[0]
+    return int(cage) if cage else None
+
+
 def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
     """A straight cable plugs into ports at its own speed at both ends; a fan-out cable's wide
     end fills exactly one shared switch cage (its narrow ends plug in at their speed)."""

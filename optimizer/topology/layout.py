@@ -409,10 +409,20 @@ def _optics(
             dict.fromkeys(
                 tx.sku
                 for tx, end in ((tx_a, ends[0]), (tx_b, ends[1]))
-                if "@" in end and tx.module_ports > 1
+                if _caged(tx, end, speed_gbps)
             )
         ),
     )
+
+
+def _caged(tx: Link, end: str, speed_gbps: int) -> bool:
+    """Each switch (or twin-port host cage) buys whole modules of ``tx`` for its own ends: a
+    multi-port module in a shared cage (``@``), or one that several links at ``speed_gbps``
+    share in a switch's one-port cage that is not broken out (a twin-port 2 x 400G module in
+    an 800G cage: a leaf with three such links needs two, not one and a half)."""
+    if tx.module_ports < 2:
+        return False
+    return "@" in end or (end.startswith("switch") and ports_per_end(tx, speed_gbps) == 1)
 
 
 def buildable_lanes(

@@ -17,6 +17,7 @@ from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import BACK_TO_BACK_NODES, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import (
     cage_gbps,
+    cage_of_end,
     host_end,
     nic_fits_fabric,
     port_lanes,
@@ -267,8 +268,10 @@ def _spare_ports(
     rails: int,
 ) -> int:
     """Empty ports of the whole parts that a group's ``count`` links at ``speed_gbps`` put in
-    shared switch cages (an end ``...@C``, where every part that fits has C/speed ports): per
-    tier, each switch buying whole parts for its own ends. Nodes fill a fat-tree's leaves in
+    shared switch cages (an end ``...@C``, where every part that fits has C/speed ports, or a
+    one-port cage of C Gb/s faster than the links that is not broken out, where a multi-port
+    module shares it: the builder rounds only such modules, ``layout._optics``): per tier,
+    each switch buying whole parts for its own ends. Nodes fill a fat-tree's leaves in
     order (each rail's own leaves on a rail-optimized one): ``layout.packed_spare_ports``;
     other tiers take their ends evenly (``layout.spare_ports``)."""
     tiers = GROUP_END_TIERS.get(group)
@@ -277,10 +280,10 @@ def _spare_ports(
     first = sizing.tiers[0].name if sizing.tiers else ""
     at: dict[str, list[int]] = {}  # tier -> [its ends, ports per part]
     for tier, end in zip(tiers, ends, strict=True):
-        shared = end.partition("@")[2]
-        if tier != "host" and shared:
+        cage = int(end.partition("@")[2] or cage_of_end(end) or 0)
+        if tier != "host" and cage > speed_gbps:
             name = first if tier == "first" else tier
-            at.setdefault(name, [0, int(shared) // speed_gbps])[0] += count
+            at.setdefault(name, [0, cage // speed_gbps])[0] += count
     total = 0
     for name, (n_ends, per_part) in at.items():
         tier_sizing = sizing.tier(name)
