@@ -196,3 +196,14 @@ def test_fixed_degrees_that_only_overflow_memory_say_so() -> None:
     fixed = PartialPlan(tensor=2, pipeline=3, context=1)
     with pytest.raises(PlanInfeasible, match="no parallel plan fits"):
         plan_and_estimate(preset("llama3-70b"), cluster(1024), fixed)
+
+
+def test_a_fixed_data_degree_runs_on_the_gpus_its_degrees_fill() -> None:
+    """Tensor 8, pipeline 1, data 8 and context 1 take 64 of 128 GPUs. A fixed data degree
+    pinned the job to all of them, and the request was refused as "no parallel plan fits
+    llama3-8b in 128 GPUs of 80 GB", which is not why."""
+    fixed = PartialPlan(tensor=8, pipeline=1, data=8, context=1)
+    est = plan_and_estimate(preset("llama3-8b"), cluster(128), fixed)
+    assert (est.plan.tensor, est.plan.pipeline, est.plan.data, est.plan.context) == (8, 1, 8, 1)
+    assert est.gpus_used == 64
+    assert any("uses 64 of the 128 GPUs" in note for note in est.notes)

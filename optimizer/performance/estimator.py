@@ -1681,7 +1681,8 @@ def estimate_from_step(
         )
     elif c.gpus < root.gpus:
         notes.append(
-            f"the plan uses {c.gpus:,} of the {root.gpus:,} GPUs: no plan on more of them is faster"
+            f"the plan uses {c.gpus:,} of the {root.gpus:,} GPUs: no plan on more of them "
+            "that the request's parallelism allows is faster"
         )
     return Estimate(
         step_time_s=step_s,

@@ -1170,10 +1170,9 @@ def _idle_sizes(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[int]:
 
 
 def _fillable_of(w: Workload, fixed: PartialPlan, full: int, smaller: Iterable[int]) -> list[int]:
-    """``full``, then the ``smaller`` counts some plan fills, without repeats. A fixed data
-    degree pins the job to all ``full`` GPUs, as before."""
-    if fixed.data is not None:
-        return [full]
+    """``full``, then the ``smaller`` counts some plan fills, without repeats (a fixed data
+    degree among them: tensor 8, pipeline 1, data 8 runs on 64 of 128 GPUs, where it was
+    pinned to all of them and refused as not fitting in memory)."""
     fillable = _fillable_sizes(w, fixed)
     return list(dict.fromkeys([full, *(k for k in smaller if k in fillable)]))
 
@@ -1187,7 +1186,7 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     whole-node sizes of a 2,048-node cluster for Llama 3 70B)."""
     tensors = _options(fixed.tensor, _divisors(w.tensor_split))
     pipelines = _options(fixed.pipeline, tuple(range(1, w.layers + 1)))
-    datas = _divisors(w.global_batch_size)
+    datas = _options(fixed.data, _divisors(w.global_batch_size))
     contexts = (fixed.context,) if fixed.context is not None else searched_contexts(w)
     return frozenset(
         t * p * cp * d for t in tensors for cp in contexts for p in pipelines for d in datas
