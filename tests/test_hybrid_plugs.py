@@ -129,8 +129,30 @@ def test_two_plugs_are_refused_on_a_module_and_more_than_two_anywhere(tmp_path: 
     )
 
 
-def test_roce_spectrum_offers_the_splitter_for_a_thor2_at_a_broken_out_port() -> None:
-    """The Ethernet row of the same part, at a broken-out AS9817-64O port within 3 m."""
+def test_roce_spectrum_offers_the_splitter_for_a_thor2_at_an_800g_cage() -> None:
+    """The Ethernet row of the same part: its wide end breaks out the 800G cage it fills,
+    whether or not the tier needed the breakout (as a twin-port module does)."""
     splitter = next(lk for lk in ROCE.links if lk.sku == "DAC-800G-2x400G-QSFP112-3M")
     assert cable_fits_ends(splitter, ("host:QSFP-DD", "switch:800:OSFP800@800"))
-    assert not cable_fits_ends(splitter, ("host:QSFP-DD", "switch:800:OSFP800"))  # no breakout
+    assert cable_fits_ends(splitter, ("host:QSFP-DD", "switch:800:OSFP800"))
+    assert not cable_fits_ends(splitter, ("host:QSFP-DD", "switch:400:OSFP800"))  # 400G cage
+    assert not cable_fits_ends(splitter, ("switch:800:OSFP800", "switch:800:OSFP800"))
+
+
+def test_thor2_nodes_in_one_rack_take_splitters_not_optics() -> None:
+    """Two nodes of four Thor2 each, on one AS9817-64O in their rack (3.0 m): the tier
+    needs no breakout (8 links, 64 cages), so straight parts were the only offer, an SR4
+    optic at each end ($1,010 a link with fiber); four splitters are $264 a link."""
+    design = Design(
+        server_sku="SYS-8125GS-TNHR",
+        nodes=2,
+        nic_sku="BCM957608-P1400GDF",
+        nics_per_node=4,
+        fabric="roce",
+        topology="single_switch",
+        switch_skus=("AS9817-64O",),
+    )
+    bom = build_bom(design, ROCE)
+    links = [(ln.sku, ln.quantity) for ln in bom.lines if ln.category in ("cable", "transceiver")]
+    assert links == [("DAC-800G-2x400G-QSFP112-3M", 4)]
+    assert check_bom(design, bom, ROCE) == []

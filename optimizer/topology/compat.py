@@ -22,7 +22,8 @@ Modelling rules
   port by ``ports_at_speed``) takes a part that fills it: a multi-port module or a fan-out
   cable whose wide end runs at the port speed (an 800G OSFP to 2 x 400G splitter, NVIDIA
   MCP7Y00; hardware.md section 4.1). A straight cable takes a whole port, so it is not
-  offered there; a fan-out cable has one wide end, so it needs exactly one broken-out end.
+  offered there; a fan-out cable has one wide end, so it needs exactly one broken-out end,
+  or, from hosts, a one-port cage of its wide end's speed, which it breaks out itself.
 - A cage of several ports is shared the same way whatever the tier needs: a Quantum-2 twin-port
   OSFP cage (2 x 400G; QM9700/QM9790, hardware.md section 3) takes a twin-port module, the
   twin-port end of a splitter (800G to 2 x 400G, one cage to two NICs) or a twin-port cable
@@ -181,10 +182,31 @@ def cage_of_end(end: str) -> int | None:
 
 def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
     """A straight cable plugs into ports at its own speed at both ends; a fan-out cable's wide
-    end fills exactly one shared switch cage (its narrow ends plug in at their speed)."""
+    end fills exactly one shared switch cage (its narrow ends plug in at their speed): a
+    broken-out port, or, from hosts, a one-port cage of its wide end's speed that the tier
+    does not break out (what sits in a cage breaks it out, as a twin-port module does)."""
     broken_out = sum("@" in end for end in ends)
-    wide_ends = 1 if cable.module_ports > 1 else 0
-    return broken_out == wide_ends and plugs_fit(cable, ends)
+    if cable.module_ports == 1:
+        return broken_out == 0 and plugs_fit(cable, ends)
+    return (broken_out == 1 or wide_end(cable, ends) is not None) and plugs_fit(cable, ends)
+
+
+def wide_end(cable: Link, ends: tuple[str, str]) -> int | None:
+    """Which of ``ends`` a fan-out cable's wide end fills: the shared one (``@``), or else,
+    between a host and a switch, the switch's one-port cage of the cable's speed."""
+    shared = [i for i, end in enumerate(ends) if "@" in end]
+    if len(shared) == 1:
+        return shared[0]
+    if shared or not any(end.startswith("host") for end in ends):
+        return None
+    return next(
+        (
+            i
+            for i, end in enumerate(ends)
+            if end.startswith("switch") and cage_of_end(end) == cable.speed_gbps
+        ),
+        None,
+    )
 
 
 def cable_orientations(cable: Link) -> tuple[tuple[str, str], ...]:
@@ -198,9 +220,9 @@ def cable_orientations(cable: Link) -> tuple[tuple[str, str], ...]:
 
 def plugs_fit(cable: Link, ends: tuple[str, str]) -> bool:
     """Each of the cable's plugs fits the end it sits at, in one of its orientations (a
-    fan-out cable's wide plug at the end whose cage is shared, ``@``, when one is)."""
+    fan-out cable's wide plug at the end it fills, ``wide_end``, when one is)."""
     first, second = ends
-    if cable.module_ports > 1 and "@" in second and "@" not in first:
+    if cable.module_ports > 1 and wide_end(cable, ends) == 1:
         first, second = second, first
     return any(
         fits_end(cable, first, a) and fits_end(cable, second, b)

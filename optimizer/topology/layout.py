@@ -56,6 +56,7 @@ from optimizer.topology.compat import (
     link_fits,
     plugs_fit,
     ports_per_end,
+    wide_end,
 )
 from optimizer.topology.fat_tree import uplink_lanes
 from optimizer.topology.network import NetworkSizing
@@ -377,7 +378,7 @@ def _cable(cable: Link, ends: tuple[str, str]) -> LinkOption:
         math.ceil(cable.price_cents / ports),
         cable.power_w / ports,
         ((cable.sku, ports),) if ports > 1 else (),
-        (cable.sku,) if ports > 1 and any("@" in end for end in ends) else (),
+        (cable.sku,) if ports > 1 and wide_end(cable, ends) is not None else (),
     )
 
 
