@@ -211,8 +211,9 @@ def test_every_sensitivity_claim_holds_when_re_solved(case: str) -> None:
     said_impossible = {_fabric_named(m) for m in re.findall(r"No ([\w ]+?) design meets", text)}
     if "is the only choice" in text:
         said_impossible |= set(others)
-    for fabric in said_impossible:
-        assert not _solve(catalog, replace(spec, allowed_fabrics=(fabric,))).designs, fabric
+    for fabric in said_impossible:  # no design that buys the fabric (one node buys none)
+        only = replace(spec, allowed_fabrics=(fabric,), require_fabric=True)
+        assert not _solve(catalog, only).designs, fabric
     cuts = re.findall(r"Switches serving ([\w ]+?) (\d+)% cheaper", text)
     for label, pct in cuts:
         fabric = _fabric_named(label)
@@ -279,7 +280,8 @@ def test_every_min_time_sensitivity_claim_holds_when_re_solved(case: str) -> Non
     # Each other fabric: no design, no cut, or a cut that changes rank 1 and 1 % less does not.
     others = [f for f in FABRICS.names() if f != result.designs[0].design.fabric]
     for label in re.findall(r"No ([\w ]+?) design meets", text):
-        assert not _solve(catalog, replace(spec, allowed_fabrics=(_fabric_named(label),))).designs
+        only = replace(spec, allowed_fabrics=(_fabric_named(label),), require_fabric=True)
+        assert not _solve(catalog, only).designs
     for label, pct in re.findall(r"Switches serving ([\w ]+?) (\d+)% cheaper", text):
         fabric = _fabric_named(label)
         assert _rank_one(_solve(_cut(catalog, fabric, int(pct)), spec)) != best, (label, pct)
@@ -290,6 +292,22 @@ def test_every_min_time_sensitivity_claim_holds_when_re_solved(case: str) -> Non
         assert _rank_one(_solve(_cut(catalog, _fabric_named(label), int(pct)), spec)) == best
     stated = len(re.findall(r"No ([\w ]+?) design meets", text)) + text.count("'s fastest design")
     assert stated == len(others), text
+
+
+def test_a_fabric_no_switch_serves_is_not_given_a_lone_node_as_its_design() -> None:
+    """infiniband-ndr has no Ethernet switch. A min-time answer said "RoCE's fastest design
+    within the budget (1 x DGX-B200 (8 GPUs), single node without a scale-out fabric)" and
+    searched cuts in the price of switches the catalog does not have; a rival now buys its
+    fabric, so the line says no RoCE design meets the constraints (checked by re-solving)."""
+    catalog = resolve_catalog("infiniband-ndr")
+    spec = _spec("llama3-8b", Objective.MIN_TIME, tokens=2e11, budget_cents=300_000_000)
+    text = optimize(catalog, spec).sensitivity
+    assert "single node" not in text, text
+    for fabric in ("roce", "ethernet"):
+        assert not any(switch_fits_fabric(w, fabric) for w in catalog.switches)
+        assert f"No {FABRICS.get(fabric).label} design meets" in text, text
+        only = replace(spec, allowed_fabrics=(fabric,), require_fabric=True)
+        assert not _solve(catalog, only).designs
 
 
 def test_min_time_sensitivity_names_the_budget_that_buys_a_faster_design() -> None:

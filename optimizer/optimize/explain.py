@@ -418,11 +418,12 @@ def _has_fabric(best: RankedDesign) -> bool:
     return TOPOLOGIES.get(best.design.topology).scale_out
 
 
-def _rival_spec(best: RankedDesign, spec: OptimizeSpec, fabric: str) -> OptimizeSpec:
-    """The request restricted to ``fabric``; against a one-node rank 1 without a fabric, the
-    rival must buy one (else it is rank 1 again under another label)."""
-    only = replace(spec, allowed_fabrics=(fabric,))
-    return only if _has_fabric(best) else replace(only, require_fabric=True)
+def _rival_spec(spec: OptimizeSpec, fabric: str) -> OptimizeSpec:
+    """The request restricted to designs that buy ``fabric``: a node alone buys none, so it is
+    no design of that fabric (infiniband-ndr's "RoCE's fastest design within the budget (1 x
+    DGX-B200 (8 GPUs), single node without a scale-out fabric)", where no switch serves
+    RoCE), and against a one-node rank 1 it would be rank 1 again under another label."""
+    return replace(spec, allowed_fabrics=(fabric,), require_fabric=True)
 
 
 class _Unknown(Exception):
@@ -461,7 +462,7 @@ def price_sensitivity(
     none_builds = True
     for fabric in fabrics:
         name = fabric_label(fabric)
-        alone = resolve(catalog, _rival_spec(best, spec, fabric))
+        alone = resolve(catalog, _rival_spec(spec, fabric))
         if alone is None or alone.status not in PROVEN:
             lines.append(f"{name}: {NOT_COMPUTED}.")
             none_builds = False
@@ -509,10 +510,14 @@ def _cut_or_why_not(
         return None, f"; the price cut that changes rank 1: {NOT_COMPUTED}."
     if cut is not None:
         return cut, ""
+    spend = (
+        f"its {which} design's switches cost {usd(rival.cost.switches_cents)} at volume prices"
+        if rival.cost.switches_cents
+        else f"its {which} design has no switches"
+    )
     return None, (
         f"; no cut of up to {MAX_CUT_PCT}% in the price of switches serving "
-        f"{fabric_label(fabric)} changes rank 1 (its {which} design's switches cost "
-        f"{usd(rival.cost.switches_cents)} at volume prices)."
+        f"{fabric_label(fabric)} changes rank 1 ({spend})."
     )
 
 
@@ -639,16 +644,14 @@ def _fastest_rival_line(
     """A competing fabric under min-time: its fastest design within the budget, and the
     smallest cut in its switch prices that changes rank 1 (bisected, both sides re-solved)."""
     name = fabric_label(fabric)
-    alone = resolve(catalog, _rival_spec(best, spec, fabric))
+    alone = resolve(catalog, _rival_spec(spec, fabric))
     if alone is None or alone.status not in PROVEN:
         return f"{name}: {NOT_COMPUTED}.", None
     if not alone.designs:
         return f"No {name} design meets the constraints with this catalog.", None
     rival = alone.designs[0]
-    head = (
-        f"{name}'s fastest design within the budget ({describe(rival)}) trains in "
-        f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
-    )
+    figure = f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
+    head = f"{name}'s fastest design within the budget ({describe(rival)}) trains in {figure}"
     # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
     # often lies: switches shared with rank 1's fabric), then one less, then bisect.
     cut, no_cut = _cut_or_why_not(
