@@ -163,6 +163,14 @@ RECORDED = (
         "4,146-4,188/s, re-priced 98,380-98,464/s; session 34's tree back to back: 715 and 728 "
         "cold, warm 4,153-4,209/s, re-priced 86,665-97,864/s)",
     ),
+    (
+        "3ae9df8 (before session 35)",
+        624,
+        28_450,
+        "--pairs 2000, this script, taskset -c 1, load 1.0 (warm 3,862/s, re-priced 88,626/s; "
+        "session 35's tree 3361495, no planner change these pairs see: 661 and 26,791, warm "
+        "3,929/s, re-priced 83,408/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
