@@ -650,8 +650,10 @@ def _fastest_rival_line(
     if not alone.designs:
         return f"No {name} design meets the constraints with this catalog.", None
     rival = alone.designs[0]
-    figure = f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
-    head = f"{name}'s fastest design within the budget ({describe(rival)}) trains in {figure}"
+    head = (
+        f"{name}'s fastest design within the budget ({describe(rival)}) trains in "
+        f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
+    )
     # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
     # often lies: switches shared with rank 1's fabric), then one less, then bisect.
     cut, no_cut = _cut_or_why_not(

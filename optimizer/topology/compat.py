@@ -99,10 +99,7 @@ def fits_end(link: Link, end: str, plug: str | None = None) -> bool:
     form factor F; ``...@P``: a cage of P Gb/s shared by slower links, a twin-port cage or a
     broken-out port, which only a part of speed P fills; see ``switch_end`` and
     ``host_end``)."""
-    head, _, shared_gbps = end.partition("@")
-    kind, *stated = head.split(":")
-    cage, _, per_cage = next((s for s in stated if s[:1].isdigit()), "").partition("x")
-    form = next((s for s in stated if not s[:1].isdigit()), "")
+    kind, cage, per_cage, form, shared_gbps = _end_fields(end)
     if link.kind == "fiber":
         return True
     if shared_gbps and link.speed_gbps != int(shared_gbps):
@@ -172,11 +169,20 @@ def host_end(nic: Nic | None, server: Server | None = None, *, one_switch: bool 
     return "host" if not nic.form_factor else f"host:{nic.form_factor}"
 
 
+def _end_fields(end: str) -> tuple[str, str, str, str, str]:
+    """A link end's (kind, cage Gb/s, ports per cage, form factor, shared Gb/s), each "" where
+    the end does not name it (the spelling ``fits_end`` reads)."""
+    head, _, shared_gbps = end.partition("@")
+    kind, *stated = head.split(":")
+    cage, _, per_cage = next((s for s in stated if s[:1].isdigit()), "").partition("x")
+    form = next((s for s in stated if not s[:1].isdigit()), "")
+    return kind, cage, per_cage, form, shared_gbps
+
+
 def cage_of_end(end: str) -> int | None:
     """The Gb/s of the cage a link end names (``switch:C``, ``switch:CxN``, ``host:CxN``;
     see ``fits_end``), None where it names none."""
-    stated = end.partition("@")[0].split(":")[1:]
-    cage = next((s for s in stated if s[:1].isdigit()), "").partition("x")[0]
+    cage = _end_fields(end)[1]
     return int(cage) if cage else None
 
 
@@ -185,10 +191,9 @@ def cable_fits_ends(cable: Link, ends: tuple[str, str]) -> bool:
     end fills exactly one shared switch cage (its narrow ends plug in at their speed): a
     broken-out port, or, from hosts, a one-port cage of its wide end's speed that the tier
     does not break out (what sits in a cage breaks it out, as a twin-port module does)."""
-    broken_out = sum("@" in end for end in ends)
     if cable.module_ports == 1:
-        return broken_out == 0 and plugs_fit(cable, ends)
-    return (broken_out == 1 or wide_end(cable, ends) is not None) and plugs_fit(cable, ends)
+        return not any("@" in end for end in ends) and plugs_fit(cable, ends)
+    return wide_end(cable, ends) is not None and plugs_fit(cable, ends)
 
 
 def wide_end(cable: Link, ends: tuple[str, str]) -> int | None:

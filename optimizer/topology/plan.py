@@ -270,7 +270,7 @@ def _spare_ports(
     """Empty ports of the whole parts that a group's ``count`` links at ``speed_gbps`` put in
     shared switch cages (an end ``...@C``, where every part that fits has C/speed ports, or a
     one-port cage of C Gb/s faster than the links that is not broken out, where a multi-port
-    module shares it: the builder rounds only such modules, ``layout._optics``): per tier,
+    module shares it: the builder rounds only such modules, ``layout._caged``): per tier,
     each switch buying whole parts for its own ends. Nodes fill a fat-tree's leaves in
     order (each rail's own leaves on a rail-optimized one): ``layout.packed_spare_ports``;
     other tiers take their ends evenly (``layout.spare_ports``)."""
