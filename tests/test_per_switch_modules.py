@@ -166,3 +166,29 @@ def test_check_bom_refuses_a_per_group_count_of_modules_in_one_port_cages() -> N
     )
     short = dataclasses.replace(bom, lines=fewer)
     assert "optic-ports" in {v.code for v in check_bom(design, short, ROCE)}
+
+
+def test_optics_mixed_with_splitters_may_leave_a_cage_half_empty_on_every_odd_switch() -> None:
+    # gen-2026 stocks 300 NDR splitters: 10 GB200 racks (720 NICs) on a dragonfly take them
+    # and 120 optical links; 11 or 12 NIC links on each of 64 routers, 48 of them odd: 84
+    # twin-port modules, not the 60 of 120 ends nor the 64 that 120 optical links alone,
+    # spread evenly, would leave. A splitter's wide end fills a twin-port cage with two NIC links,
+    # so a router's optics are as odd as its links; the builder buys whole modules per router
+    # for that, and the check allowed only what the optical links alone, spread evenly, leave
+    # (it refused every such design: "a whole transceiver module is spare").
+    gen = load_catalog(Path(__file__).resolve().parents[1] / "catalogs" / "gen-2026")
+    design = Design(
+        server_sku="GB200-NVL72",
+        nodes=10,
+        nic_sku="MCX75310AAS-NEAT",
+        nics_per_node=72,
+        fabric="infiniband",
+        topology="dragonfly",
+        switch_skus=("MQM9700-NS2F",),
+    )
+    bom = build_bom(design, gen)
+    optical = _quantity(bom, "node-leaf", "MMA4Z00-NS400")  # host-side: one per optical link
+    splitters = _quantity(bom, "node-leaf", "NDR-AOC-800G-2x400G-30M")
+    assert splitters and optical and optical % 2 == 0
+    assert _quantity(bom, "node-leaf", "MMA4Z00-NS") > optical // 2
+    assert check_bom(design, bom, gen) == []

@@ -826,14 +826,16 @@ def _check_links(
             optics[ln.tier][slot] += ln.quantity
     for group, (_, metres) in optics.items():
         bandwidth = planned.get(group, 0) // nic.speed_gbps
-        optical = _optical_links(design, group, lines, catalog, nic, bandwidth)
+        links, optical = _group_links(design, group, lines, catalog, nic, bandwidth)
         # issue: twin-port cages take whole modules per switch. Where cables share the group
-        # the split of ends between them is the buyer's, so the spare is allowed, not required.
+        # the split of ends between them is the buyer's, so the spare is allowed, not required:
+        # as many as the group's links leave (a splitter's wide end fills a cage with two of
+        # them, so a switch's optics are as odd as its links: the builder's count).
         spare = sum(
             _cage_spare(group, optical, lines, catalog, nic.speed_gbps, packing=packing).values()
         )
         allowed = _cage_spare(
-            group, optical, lines, catalog, nic.speed_gbps, twin_only=False, packing=packing
+            group, links, lines, catalog, nic.speed_gbps, twin_only=False, packing=packing
         )
         mixed = any(ln.tier == group and ln.category == "cable" for ln in lines)
         if _modules_share_cages(group, lines, parts, speeds.get(group, nic.speed_gbps), nic):
@@ -900,12 +902,12 @@ def _check_connectors(lines: list[BomLine], catalog: Catalog) -> list[Violation]
     return out
 
 
-def _optical_links(
+def _group_links(
     design: Design, group: str, lines: list[BomLine], catalog: Catalog, nic: Nic, planned: int
-) -> int:
-    """Links of ``group`` (at the endpoint speed) that cables leave to optics: the family
-    formula's minimum, or the layout's count where the family cables more (a dragonfly's
-    spare global ports)."""
+) -> tuple[int, int]:
+    """(links of ``group``, those that cables leave to optics), at the endpoint speed: the
+    family formula's minimum, or the layout's count where the family cables more (a
+    dragonfly's spare global ports)."""
     switches = [s for s in catalog.switches if s.sku in design.switch_skus]
     radix = min((ports_at_speed(s, nic.speed_gbps) for s in switches), default=0)
     try:
@@ -918,7 +920,7 @@ def _optical_links(
         catalog,
         nic.speed_gbps,
     )[group]
-    return max(0, needed - cables)
+    return needed, max(0, needed - cables)
 
 
 def _cage_spare(
