@@ -1301,8 +1301,11 @@ class StepModel:
         """Uplink slow-downs of the data-parallel rings and the pipeline sends, in flight
         together in a real step (the reduction under the backward passes while stages keep
         sending): each sees its own flows plus the other's, weighted by the share of the
-        compute time the other's bytes occupy the wire alone (at most 1): the sum of the
-        concurrent flows, averaged over the time they are concurrent."""
+        time the other's bytes occupy the wire alone (at most 1): the sum of the concurrent
+        flows, averaged over the time they are concurrent. That time is the compute's, or
+        its own transfer's where that is longer: a reduction that outlasts the compute meets
+        the sends for their length, not for all of its own (weighing by the compute alone
+        made a faster GPU slow the reduction down)."""
         p2p = self.p2p_net
         if not (self._concurrent and p2p is not None and compute > 0):
             return self.dp_multiplier, p2p.multiplier if p2p is not None else 1.0
@@ -1311,7 +1314,8 @@ class StepModel:
         p2p_s = max(p2p.cost.bytes * p2p.multiplier / rate, p2p.cost.bytes * cpu_s_per_byte)
         dp_bytes = self._dp_min_bytes
         dp_s = max(dp_bytes * self.dp_multiplier / rate, dp_bytes * cpu_s_per_byte)
-        p2p_busy, dp_busy = min(1.0, p2p_s / compute), min(1.0, dp_s / compute)
+        p2p_busy = min(1.0, p2p_s / max(compute, dp_s))
+        dp_busy = min(1.0, dp_s / max(compute, p2p_s))
         c, ar = self.c, self.fabric.adaptive_routing
         dp_flows, p2p_flows = self.dp_flows, self.p2p_flows
         return (
@@ -1474,10 +1478,20 @@ class StepModel:
         # per-send overlaps is the overlap of the totals. One-chunk stages send in a batch
         # that waits for the compute (batch_p2p_comm), so their sends stay exposed.
         interleaved = self.plan.virtual_pipeline > 1 and p2p > 0
-        p2p_exposed = overlapped_s(compute, p2p) - compute if interleaved else p2p
-        exposed = tp + a2a + p2p_exposed + dp_exposed
-        if self.plan.context > 1:  # issue 14 (context)
-            exposed += self._context_exposed_s(sc, cp_net)
+        hidden = dp_exposed
+        if interleaved or self.plan.context > 1:
+            # The compute hides the data-parallel traffic, the interleaved sends and ring
+            # attention once, not once each: they share the NICs (their network parts), and
+            # what none hides runs side by side, so the step takes the latest of each one's
+            # own exposure and that of their network time together (adding the exposures let
+            # a faster GPU give a slower step: docs/performance-model.md, "Pipeline sends
+            # under interleaving").
+            network = dp_net + (p2p if interleaved else 0.0)
+            if self.plan.context > 1:  # issue 14 (context)
+                network += cp_net
+                hidden = max(hidden, self._context_exposed_s(sc, cp_net))
+            hidden = max(hidden, overlapped_s(compute, network) - compute)
+        exposed = tp + a2a + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, exposed
 
     # --- issue 14 (context) ---------------------------------------------------------------------

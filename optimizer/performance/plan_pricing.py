@@ -767,9 +767,10 @@ def _per_byte(
     """Seconds per byte of each network term (NetRows rows) on ``c``: ``per_byte``, max(1 /
     wire, cpu), slowed on the leaf uplinks for the pipeline sends and the data-parallel
     rings: ``StepModel.leaf_multipliers`` vectorised (each slowed by its own flows plus,
-    when ``shared``, the other's, weighted by the share of the compute the other's bytes are
-    busy alone), at the lightest form's bytes (``net``), so no exact multiplier is smaller.
-    Without ``shared`` each term's own flows still bound it, for two thirds of the
+    when ``shared``, the other's, weighted by the share of the compute, or of its own
+    transfer where longer, the other's bytes are busy alone), at the lightest form's bytes
+    (``net``): a term's time grows with its bytes and the other's, so no exact one is
+    smaller. Without ``shared`` each term's own flows still bound it, for two thirds of the
     operations. On a torus the sends are slowed by their shift's busiest link instead
     (_torus_slowdowns)."""
     if c.topology.direct:
@@ -785,9 +786,10 @@ def _per_byte(
     both = leaf.both & (st.compute > 0)
     if not both.any():
         return alone
-    p2p_busy, dp_busy = np.minimum(
-        1.0, net[P2P_ROW:] * alone[P2P_ROW:] / np.where(both, st.compute, 1.0)
-    )
+    p2p_s, dp_s = net[P2P_ROW:] * alone[P2P_ROW:]
+    span = np.where(both, st.compute, 1.0)  # the compute, or the own transfer if longer
+    p2p_busy = np.minimum(1.0, p2p_s / np.maximum(span, dp_s))
+    dp_busy = np.minimum(1.0, dp_s / np.maximum(span, p2p_s))
     together = np.stack((p2p_flows + dp_busy * dp_flows, dp_flows + p2p_busy * p2p_flows))
     tiers = _tier_columns(c.uplink_tiers)
     shared_per_byte = alone.copy()
@@ -843,9 +845,12 @@ def wall_step_lower_bounds_s(
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
     terms = st.scale_up  # the tensor, pipeline and data-parallel terms, NetRows rows
+    dp_net: Floats | float = 0.0  # the data-parallel term's network part
     if st.p2p_net or st.dp_net:
         rows = a.network_bytes[sharp]
-        terms = terms + rows * _per_byte(a, rows, st, c, fabric, wire, cpu, per_byte, shared)
+        network = rows * _per_byte(a, rows, st, c, fabric, wire, cpu, per_byte, shared)
+        terms = terms + network
+        dp_net = network[DP_ROW]
     elif st.tp_net:
         terms = terms + a.network_bytes[sharp] * per_byte
     tp, p2p, dp = terms
@@ -856,6 +861,8 @@ def wall_step_lower_bounds_s(
     x = st.hide_under
     y = terms[st.transfer_rows]
     y *= st.transfer_share
+    if st.any_interleaved:  # the sends share the NICs with the data-parallel traffic
+        y[-1] += dp_net
     hidden = np.minimum(x, y)
     hidden *= slow
     hidden += x
@@ -866,10 +873,12 @@ def wall_step_lower_bounds_s(
     exposed = hidden[0]
     if st.any_fsdp:
         exposed = st.fsdp_units * (exposed + hidden[1]) + st.fsdp_ends * dp
-    if st.any_interleaved:  # sends under the next chunk's compute (StepModel._communication)
-        p2p = np.where(a.interleaved, hidden[-1], p2p)
+    if st.any_interleaved:  # sends and DP traffic under the compute, once (_communication)
+        exposed = np.where(a.interleaved, np.maximum(exposed, hidden[-1]), exposed + p2p)
+    else:
+        exposed = exposed + p2p
     # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
     scale_up = tp + a2a if st.any_a2a else tp
-    step = st.base + st.stretch * scale_up + p2p + exposed
+    step = st.base + st.stretch * scale_up + exposed
     result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
     return result
