@@ -1465,6 +1465,7 @@ class StepModel:
         if cpu_s_per_byte == sc.host_cpu_s_per_byte * self.node_gpus:  # the step's own terms
             self._network_s = (a2a_net + tp_net + p2p_net + dp_net + cp_net, a2a_net)
         if self.fsdp:
+            window = compute  # every unit's collectives under the compute
             dp_exposed = self._fsdp_exposed_s(compute, dp / self.dp_collectives)
         else:
             # Overlap with the backward pass of the last micro-batch (PyTorch DDP buckets,
@@ -1485,12 +1486,18 @@ class StepModel:
             # what none hides runs side by side, so the step takes the latest of each one's
             # own exposure and that of their network time together (adding the exposures let
             # a faster GPU give a slower step: docs/performance-model.md, "Pipeline sends
-            # under interleaving").
-            network = dp_net + (p2p if interleaved else 0.0)
+            # under interleaving"). The NICs carry their network parts ("network"); the
+            # compute slows under all of what runs beside it ("beside": of the reduction, what
+            # runs under its window, since a DDP reduction's tail after the backward meets no
+            # compute): overlapped_s with the two apart.
+            network, beside = dp_net, min(window, dp)
+            if interleaved:
+                network, beside = network + p2p_net, beside + p2p
             if self.plan.context > 1:  # issue 14 (context)
-                network += cp_net
+                network, beside = network + cp_net, beside + self._context_s(sc, cp_net)
                 hidden = max(hidden, self._context_exposed_s(sc, cp_net))
-            hidden = max(hidden, overlapped_s(compute, network) - compute)
+            slowed = fitted.COMPUTE.overlap_compute_slowdown * min(compute, beside)
+            hidden = max(hidden, slowed, network - compute)
         exposed = tp + a2a + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, exposed
 

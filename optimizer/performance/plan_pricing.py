@@ -622,7 +622,7 @@ class _Static(NamedTuple):
     transfer_share: Floats
     # the compute each overlapped transfer hides under, a row each: the last micro-batch's
     # backward (DDP) or an FSDP unit's forward; an FSDP unit's backward (when any plan has
-    # FSDP); the next chunk's compute (interleaved pipeline sends, when any plan has them)
+    # FSDP). Interleaved sends hide under the whole compute with the reduction, apart.
     hide_under: Floats
     # FSDP's exposed seconds per step: the first gather and the last reduce-scatter (per
     # data-parallel second) plus each unit's part of the first two rows, all as many times
@@ -659,10 +659,6 @@ def _static(a: PlanArrays, ke: float, ce: float, overhead_s: float) -> _Static:
         hide_under.append(np.where(a.fsdp, per_mb / a.units - forward, 0.0))
         rows.append(DP_ROW)
         share.append(np.where(a.fsdp, gather * np.where(a.reshard, 2.0, 1.0), 0.0))
-    if any_interleaved:
-        hide_under.append(compute)
-        rows.append(P2P_ROW)
-        share.append(np.ones_like(compute))
     a2a_nv = a.a2a_nv_s / ce + a.a2a_nv_lat_s
     static = _Static(
         compute=compute,
@@ -845,12 +841,13 @@ def wall_step_lower_bounds_s(
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
     terms = st.scale_up  # the tensor, pipeline and data-parallel terms, NetRows rows
-    dp_net: Floats | float = 0.0  # the data-parallel term's network part
+    p2p_net: Floats | float = 0.0  # the network parts of the pipeline and DP terms
+    dp_net: Floats | float = 0.0
     if st.p2p_net or st.dp_net:
         rows = a.network_bytes[sharp]
         network = rows * _per_byte(a, rows, st, c, fabric, wire, cpu, per_byte, shared)
         terms = terms + network
-        dp_net = network[DP_ROW]
+        p2p_net, dp_net = network[P2P_ROW], network[DP_ROW]
     elif st.tp_net:
         terms = terms + a.network_bytes[sharp] * per_byte
     tp, p2p, dp = terms
@@ -861,8 +858,6 @@ def wall_step_lower_bounds_s(
     x = st.hide_under
     y = terms[st.transfer_rows]
     y *= st.transfer_share
-    if st.any_interleaved:  # the sends share the NICs with the data-parallel traffic
-        y[-1] += dp_net
     hidden = np.minimum(x, y)
     hidden *= slow
     hidden += x
@@ -874,7 +869,9 @@ def wall_step_lower_bounds_s(
     if st.any_fsdp:
         exposed = st.fsdp_units * (exposed + hidden[1]) + st.fsdp_ends * dp
     if st.any_interleaved:  # sends and DP traffic under the compute, once (_communication)
-        exposed = np.where(a.interleaved, np.maximum(exposed, hidden[-1]), exposed + p2p)
+        beside = p2p + np.minimum(np.where(a.fsdp, st.compute, x[0]), dp)
+        sent = np.maximum(slow * np.minimum(st.compute, beside), p2p_net + dp_net - st.compute)
+        exposed = np.where(a.interleaved, np.maximum(exposed, sent), exposed + p2p)
     else:
         exposed = exposed + p2p
     # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
