@@ -1482,22 +1482,23 @@ class StepModel:
         hidden = dp_exposed
         if interleaved or self.plan.context > 1:
             # The compute hides the data-parallel traffic, the interleaved sends and ring
-            # attention once, not once each: they share the NICs (their network parts), and
-            # what none hides runs side by side, so the step takes the latest of each one's
-            # own exposure and that of their network time together (adding the exposures let
-            # a faster GPU give a slower step: docs/performance-model.md, "Pipeline sends
-            # under interleaving"). The NICs carry their network parts ("network"); the
-            # compute slows under all of what runs beside it ("beside": of the reduction, what
-            # runs under its window, since a DDP reduction's tail after the backward meets no
-            # compute): overlapped_s with the two apart.
-            network, beside = dp_net, min(window, dp)
+            # attention once, not once each (adding the exposures let a faster GPU give a
+            # slower step: docs/performance-model.md, "Pipeline sends under interleaving").
+            # The step ends with the latest of: the compute, slowed under all of what runs
+            # beside it ("beside": of the reduction, what runs under its window); the
+            # reduction, started late by the slow-down the others cause before its window
+            # (spread evenly over the compute); ring attention's own stalls; and the NICs,
+            # which carry the network parts of all of it ("network").
+            slow = fitted.COMPUTE.overlap_compute_slowdown
+            network, beside, before = dp_net, min(window, dp), 0.0
             if interleaved:
-                network, beside = network + p2p_net, beside + p2p
+                network, beside, before = network + p2p_net, beside + p2p, p2p
             if self.plan.context > 1:  # issue 14 (context)
-                network, beside = network + cp_net, beside + self._context_s(sc, cp_net)
+                ring = self._context_s(sc, cp_net)
+                network, beside, before = network + cp_net, beside + ring, before + ring
                 hidden = max(hidden, self._context_exposed_s(sc, cp_net))
-            slowed = fitted.COMPUTE.overlap_compute_slowdown * min(compute, beside)
-            hidden = max(hidden, slowed, network - compute)
+            late = slow * min(compute, before) * (1.0 - window / compute) if compute > 0 else 0.0
+            hidden = max(hidden, dp_exposed + late, slow * min(compute, beside), network - compute)
         exposed = tp + a2a + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, exposed
 

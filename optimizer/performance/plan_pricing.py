@@ -869,9 +869,11 @@ def wall_step_lower_bounds_s(
     if st.any_fsdp:
         exposed = st.fsdp_units * (exposed + hidden[1]) + st.fsdp_ends * dp
     if st.any_interleaved:  # sends and DP traffic under the compute, once (_communication)
-        beside = p2p + np.minimum(np.where(a.fsdp, st.compute, x[0]), dp)
+        window = np.where(a.fsdp, st.compute, x[0])
+        beside = p2p + np.minimum(window, dp)
+        late = slow * np.minimum(st.compute, p2p) * (1.0 - window / np.maximum(st.compute, 1e-300))
         sent = np.maximum(slow * np.minimum(st.compute, beside), p2p_net + dp_net - st.compute)
-        exposed = np.where(a.interleaved, np.maximum(exposed, sent), exposed + p2p)
+        exposed = np.where(a.interleaved, np.maximum(exposed + late, sent), exposed + p2p)
     else:
         exposed = exposed + p2p
     # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
