@@ -176,14 +176,29 @@ def optimize(
     if not ranked and outcome.open_bound is not None and status is SolveStatus.INFEASIBLE:
         status = SolveStatus.TIME_LIMIT  # nothing proves infeasibility: the clock ran out
 
+    failed: list[str] = []  # explanation re-solves whose rank 1 failed verification
+
     def resolve(cat: Catalog, sp: OptimizeSpec) -> OptimizeResult | None:
-        """Rank 1 of a variant of this request, within what is left of its clock."""
+        """Rank 1 of a variant of this request, within what is left of its clock; None when
+        the clock is out or the variant's rank 1 fails verification (``failed``): the designs
+        above are verified, so a claim that cannot be checked is not computed, never the
+        whole answer lost."""
         if clock.expired():
             return None
         sp = replace(sp, top_k=1, time_limit_s=clock.remaining())
-        return optimize(
-            cat, sp, fixed=fixed, stop=stop, explain=False, estimates=timer, vendors_spelled=True
-        )
+        try:
+            return optimize(
+                cat,
+                sp,
+                fixed=fixed,
+                stop=stop,
+                explain=False,
+                estimates=timer,
+                vendors_spelled=True,
+            )
+        except SolverFailed as exc:
+            failed.append(str(exc))
+            return None
 
     binding: Binding | None = None
     if ranked and explain:
@@ -223,6 +238,17 @@ def optimize(
     if ranked and explain and spec.objective is Objective.MIN_TCO:
         comparison = tco_comparison(ranked[0], given, spec, resolve)
     ranked = with_tco_sentences(ranked, spec, comparison)
+    if failed:  # their claims read "not computed": say why, and what failed
+        why = _failed_claim(clock.expired())
+        ranked = [replace(d, explanation=d.explanation.replace(NOT_COMPUTED, why)) for d in ranked]
+        text, sens, rule, comparison = (
+            s.replace(NOT_COMPUTED, why) for s in (text, sens, rule, comparison)
+        )
+        warnings = (
+            *warnings,
+            f"{len(failed)} explanation re-solve(s) failed verification (the variant's rank "
+            f"1, not the designs above, which are verified); first: {failed[0]}",
+        )
     return OptimizeResult(
         status=str(status),
         designs=tuple(ranked),
@@ -239,6 +265,14 @@ def optimize(
         cost_model=spec.cost_model,
         tco_comparison=comparison,
     )
+
+
+def _failed_claim(expired: bool) -> str:
+    """What a claim reads whose re-solve returned nothing once some re-solve failed
+    verification (NOT_COMPUTED says the time limit): either cause when the clock ran out
+    too."""
+    cause = "a re-solve failed verification (see warnings)"
+    return f"not computed: {'time limit, or ' if expired else ''}{cause}"
 
 
 def _rows_left(problem: MipInstance, excluded: list[int]) -> bool:
