@@ -171,6 +171,13 @@ RECORDED = (
         "session 35's tree 3361495, no planner change these pairs see: 661 and 26,791, warm "
         "3,929/s, re-priced 83,408/s)",
     ),
+    (
+        "455c345 (2026-12-05)",
+        664,
+        24_571,
+        "--pairs 2000, this script, taskset -c 1, load 0.55 (warm 3,522/s, re-priced "
+        "77,727/s; the session before measured this tree at 721/s cold, warm 3,763/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
