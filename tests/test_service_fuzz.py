@@ -1,7 +1,9 @@
 """A seeded fuzzer against a real server: structured mutations (extreme numbers, odd strings
 and names in every field of every RPC's request) and raw byte mutations (flipped, cut,
 inserted and random bytes). Whatever arrives, the answer is a status the caller can act on:
-never INTERNAL, never UNKNOWN, never a call that outlives its deadline (a hang)."""
+never INTERNAL, never UNKNOWN, never a call that outlives its deadline (a hang); and an
+optimization answered is never one whose explanations met a design that failed verification
+(a warning since the answer survives it, but still a defect)."""
 
 from __future__ import annotations
 
@@ -131,6 +133,13 @@ class Rpc:
     shape: str  # unary_unary | unary_stream | stream_unary
     base: Callable[[], Message]
     timeout_s: float = CALL_TIMEOUT_S
+    # the defects an answer reports of itself (its warnings of a failed verification)
+    defects: Callable[[bytes], list[str]] = lambda _: []
+
+
+def _failed_verification(reply: bytes) -> list[str]:
+    warnings = optimize_pb2.OptimizeResponse.FromString(reply).warnings
+    return [w for w in warnings if "failed verification" in w]
 
 
 def _optimize() -> optimize_pb2.OptimizeRequest:
@@ -143,7 +152,12 @@ def _batch() -> service_pb2.BatchOptimizeRequest:
 
 RPCS = [
     Rpc("/procurement.v1.OptimizerService/Estimate", "unary_unary", small_estimate),
-    Rpc("/procurement.v1.OptimizerService/Optimize", "unary_unary", _optimize),
+    Rpc(
+        "/procurement.v1.OptimizerService/Optimize",
+        "unary_unary",
+        _optimize,
+        defects=_failed_verification,
+    ),
     Rpc("/procurement.v1.OptimizerService/OptimizeStream", "unary_stream", _optimize),
     Rpc("/procurement.v1.OptimizerService/BatchOptimize", "unary_stream", _batch),
     Rpc(
@@ -200,19 +214,21 @@ def _upload_chunks(rng: random.Random, raw: bool) -> list[bytes]:
     return [m.SerializeToString() for m in messages]
 
 
-def _call(channel: grpc.Channel, rpc: Rpc, payload: Any) -> grpc.StatusCode:
-    """Send raw bytes (or a list of them for a client stream); the status the call ends with."""
+def _call(channel: grpc.Channel, rpc: Rpc, payload: Any) -> tuple[grpc.StatusCode, list[str]]:
+    """Send raw bytes (or a list of them for a client stream); the status the call ends with
+    and the defects its unary answer reports (``Rpc.defects``)."""
     try:
         if rpc.shape == "unary_unary":
-            channel.unary_unary(rpc.method)(payload, metadata=A, timeout=rpc.timeout_s)
-        elif rpc.shape == "unary_stream":
+            reply = channel.unary_unary(rpc.method)(payload, metadata=A, timeout=rpc.timeout_s)
+            return grpc.StatusCode.OK, rpc.defects(reply)
+        if rpc.shape == "unary_stream":
             for _ in channel.unary_stream(rpc.method)(payload, metadata=A, timeout=rpc.timeout_s):
                 pass
         else:
             channel.stream_unary(rpc.method)(iter(payload), metadata=A, timeout=rpc.timeout_s)
     except grpc.RpcError as e:
-        return e.code()  # type: ignore[no-any-return]
-    return grpc.StatusCode.OK
+        return e.code(), []
+    return grpc.StatusCode.OK, []
 
 
 def fuzz(address: str, calls: int, seed: int) -> tuple[Counter[str], list[str]]:
@@ -231,15 +247,17 @@ def fuzz(address: str, calls: int, seed: int) -> tuple[Counter[str], list[str]]:
             else:
                 payload = mutated(rpc.base(), rng).SerializeToString()
             started = time.monotonic()
-            code = _call(channel, rpc, payload)
+            code, defects = _call(channel, rpc, payload)
             took_s = time.monotonic() - started
             codes[code.name] += 1
             hang = (
                 code is grpc.StatusCode.DEADLINE_EXCEEDED or took_s > rpc.timeout_s + HANG_SLACK_S
             )
-            if code in FORBIDDEN or hang:
+            if code in FORBIDDEN or hang or defects:
                 kind = "raw" if raw else "structured"
-                failures.append(f"call {n} {rpc.method} ({kind}): {code.name} in {took_s:.1f} s")
+                failures.append(
+                    f"call {n} {rpc.method} ({kind}): {code.name} in {took_s:.1f} s {defects}"
+                )
     return codes, failures
 
 
