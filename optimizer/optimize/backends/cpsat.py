@@ -13,8 +13,8 @@ LINEARIZATION_LEVEL = 2
 volume tier) into Boolean constraints, which the default level 1 leaves out of the LP and
 level 2 adds (sat_parameters.proto, ``linearization_level``); without them the LP bound is
 weak and an optimum is proved by branching. The gen-2026 main job's scale-up re-solve (356
-variables) took 10.4 s and 305,082 branches at level 1, 0.01 s and 126 at level 2, the same
-optimum; benchmarks/cpsat_linearization.py times both levels side by side."""
+variables, OR-Tools 9.15) took 10.4 s and 305,082 branches at level 1, 0.01 s and 126 at
+level 2, the same optimum; benchmarks/cpsat_linearization.py times both levels side by side."""
 
 
 class CpSatBackend(Backend):
