@@ -153,13 +153,8 @@ def _answer_to(request: optimize_pb2.OptimizeRequest) -> Answer:
     )
 
 
-def _answer(instance: Instance, level: int) -> Answer:
-    cpsat.LINEARIZATION_LEVEL = level  # in the child process only (benchmarks.measure.isolated)
-    return _answer_to(instance.request())
-
-
 def _answers(requests: list[optimize_pb2.OptimizeRequest], level: int) -> list[Answer]:
-    cpsat.LINEARIZATION_LEVEL = level  # in the child process only
+    cpsat.LINEARIZATION_LEVEL = level  # in the child process only (benchmarks.measure.isolated)
     return [_answer_to(r) for r in requests]
 
 
@@ -178,14 +173,17 @@ def run(level: str, out: Path) -> list[Table]:
     )
     differing = 0
     for instance in INSTANCES[level]:
-        measured = {lp: isolated(_answer, instance, lp, timeout_s=POINT_TIMEOUT_S) for lp in LEVELS}
+        measured = {
+            lp: isolated(_answers, [instance.request()], lp, timeout_s=POINT_TIMEOUT_S)
+            for lp in LEVELS
+        }
         one, two = measured[1], measured[2]
         same = one.value == two.value
         differing += not same
         table.add(
             instance.name,
-            two.value.status,
-            len(two.value.designs),
+            two.value[0].status,
+            len(two.value[0].designs),
             one.wall_s,
             two.wall_s,
             one.wall_s / two.wall_s,
