@@ -10,7 +10,7 @@ searches plans.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -521,6 +521,9 @@ class EstimateCase:
     # framework's achieved share of the fabric's collective bandwidth.
     step_overhead_s: float = 0.0
     collective_efficiency: float = 1.0
+    # issue 14 (the range): flash attention's time over its time at the fitted attention
+    # efficiency; below 1 in the optimistic scenario (calibration.optimistic_attention_factor)
+    attention_time_factor: float = 1.0
 
 
 def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
@@ -984,6 +987,7 @@ class _PlanCore(NamedTuple):
     forward_share: float
     nv_bw: float
     cp_hidden: float
+    flash_share: float  # flash attention's share of tensor_core_s (0: unfused or none)
     traffic: PlanTraffic
     gen_nvls: bool
     plain_local: _ScaleUp  # without NVLS
@@ -1021,7 +1025,8 @@ def _compute_plan_core(
     micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
     hardware_flops = hardware_flops_per_step(w)
     model_flops = model_flops_per_step(w)
-    tensor_core_s, elementwise_s = compute_s_per_token(
+    # compute_s_per_token's and attention_share's arguments: the plan's kernels on this GPU
+    kernels = (
         w,
         plan.micro_batch_size,
         plan.tensor,
@@ -1030,6 +1035,7 @@ def _compute_plan_core(
         c.gpu_peak_fp8_tflops,
         plan.expert,
     )
+    tensor_core_s, elementwise_s = compute_s_per_token(*kernels)
     # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
     # the output layer on the last stage); 1 without a pipeline.
     layout = pipeline_layout(w, plan.pipeline, plan.virtual_pipeline)
@@ -1041,6 +1047,7 @@ def _compute_plan_core(
     gen_nvls = gen.name in coll.NVLS_GENERATIONS
     plain = _scale_up(traffic, False, nv_bw)
     dp_remote = tuple([part for part in traffic.data if part.nodes > 1])
+    share = attention_share(*kernels)
     return _PlanCore(
         gen=gen,
         constants=fitted.COMPUTE,
@@ -1078,21 +1085,8 @@ def _compute_plan_core(
         nv_bw=nv_bw,
         # issue 14 (context): ring attention, hidden behind the attention of each block;
         # DeepSpeed-Ulysses' all-to-alls, which the attention waits for, behind nothing
-        cp_hidden=0.0
-        if w.framework == "deepspeed"
-        else (
-            (plan.context - 1)
-            / plan.context
-            * attention_share(
-                w,
-                plan.micro_batch_size,
-                plan.tensor,
-                c.gpu_model,
-                c.gpu_peak_tflops,
-                c.gpu_peak_fp8_tflops,
-                plan.expert,
-            )
-        ),
+        cp_hidden=0.0 if w.framework == "deepspeed" else (plan.context - 1) / plan.context * share,
+        flash_share=share if w.flash_attention else 0.0,
         traffic=traffic,
         # NVLS needs a Hopper-or-later NVSwitch (and a cluster that enables it).
         gen_nvls=gen_nvls,
@@ -1143,6 +1137,7 @@ class StepModel:
         "dp_nv",
         "elementwise_s",
         "fabric",
+        "flash_share",
         "forward_share",
         "fsdp",
         "gen_nvls",
@@ -1193,6 +1188,7 @@ class StepModel:
     forward_share: float
     nv_bw: float
     cp_hidden: float
+    flash_share: float
     traffic: PlanTraffic
     gen_nvls: bool
     plain_local: _ScaleUp
@@ -1220,6 +1216,7 @@ class StepModel:
         self.forward_share = core.forward_share
         self.nv_bw = core.nv_bw
         self.cp_hidden = core.cp_hidden
+        self.flash_share = core.flash_share
         self.traffic = core.traffic
         self.gen_nvls = core.gen_nvls
         self.plain_local = core.plain_local
@@ -1524,6 +1521,8 @@ class StepModel:
     def _context_exposed_s(self, sc: EstimateCase, cp_net: float | None = None) -> float:
         """What the attention compute of the blocks does not hide."""
         hidden = self.tensor_core_s / sc.kernel_efficiency * self.cp_hidden
+        if self.flash_share > 0.0:  # the attention that hides the ring at its scenario speed
+            hidden *= sc.attention_time_factor
         return max(0.0, self._context_s(sc, cp_net) - hidden)
 
     # --- end issue 14 (context) -----------------------------------------------------------------
@@ -1561,7 +1560,10 @@ class StepModel:
         plan = self.plan
         m = self.micro_batches
         # issue 14 compute block: the straggler share of waiting for the slowest replica.
-        compute = (self.tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
+        tensor_core_s = self.tensor_core_s
+        if sc.attention_time_factor != 1.0:  # issue 14 (the range): flash attention's speed
+            tensor_core_s *= 1.0 + self.flash_share * (sc.attention_time_factor - 1.0)
+        compute = (tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
             1.0 + self.straggler
         )
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
@@ -1628,6 +1630,9 @@ def scenario_for(
     )
     if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
         case = calibration.apply(case, gen, fabric.fabric, name)
+    if name == "optimistic":  # issue 14 (the range): attention as fast as published kernels
+        factor = fitted.optimistic_attention_factor(case.kernel_efficiency)
+        case = replace(case, attention_time_factor=factor)
     return case
 
 
