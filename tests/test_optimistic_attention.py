@@ -107,3 +107,15 @@ def test_a_calibration_profile_s_optimistic_kernel_efficiency_sets_the_factor() 
     assert case.attention_time_factor == calibration.optimistic_attention_factor(
         case.kernel_efficiency
     )
+
+
+def test_an_attention_bound_estimate_says_whose_kernel_it_is_timed_at() -> None:
+    """Llama 3 at 131K: attention is 74 % of the tensor-core time, at MPT's 180 TFLOP/s."""
+    (note,) = [n for n in _estimate(LONG_CONTEXT).notes if n.startswith("attention-bound")]
+    assert "74% of the tensor-core time" in note
+    assert "180 TFLOP/s" in note and "335" in note and "procure calibrate" in note
+
+
+def test_an_estimate_mostly_of_gemms_has_no_attention_note() -> None:
+    short = next(c for c in CASES if c.id == "llama3-405b-16384gpu-tp8-pp16-dp128")
+    assert not [n for n in _estimate(short).notes if n.startswith("attention-bound")]

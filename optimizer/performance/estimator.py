@@ -1664,6 +1664,23 @@ def estimate(
     return estimate_from_step(step, fabric, options)
 
 
+# issue 14 (the range): a step whose tensor-core time is mostly flash attention is said to be
+# attention-bound: its expected time is the fitted kernel's, and its range is wide.
+ATTENTION_BOUND_SHARE = 0.5
+
+
+def _attention_bound_note(share: float, peak_tflops: float, case: EstimateCase) -> str:
+    """Why an attention-bound step's range is wide, and what would pin its expected time."""
+    fitted_tflops = peak_tflops * case.kernel_efficiency * fitted.COMPUTE.attention_efficiency
+    best_tflops = peak_tflops * fitted.FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+    return (
+        f"attention-bound: flash attention is {share:.0%} of the tensor-core time, timed at "
+        f"the fitted kernel's {fitted_tflops:.0f} TFLOP/s per GPU (MPT's); the low end assumes "
+        f"the fastest published kernel's {best_tflops:.0f} (FlashAttention-2); procure "
+        "calibrate on a run of your own at this sequence length times your kernel"
+    )
+
+
 def estimate_from_step(
     step: StepModel,
     fabric: FabricProfile,
@@ -1674,7 +1691,8 @@ def estimate_from_step(
     when the plan uses fewer of its GPUs (``step.c``): its scale-up domain is reported, and a
     note says why the plan leaves the rest idle."""
     w, c = step.w, step.c
-    expected, step_s = step.breakdown_and_step_s(scenario(c, fabric, "expected", options))
+    case = scenario(c, fabric, "expected", options)
+    expected, step_s = step.breakdown_and_step_s(case)
     low = step.step_time_s(scenario(c, fabric, "optimistic", options))
     high = step.step_time_s(scenario(c, fabric, "pessimistic", options))
     steps = w.steps
@@ -1684,6 +1702,8 @@ def estimate_from_step(
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
         )
+    if step.flash_share >= ATTENTION_BOUND_SHARE:
+        notes.append(_attention_bound_note(step.flash_share, c.gpu_peak_tflops, case))
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.
