@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from benchmarks.estimator_accuracy import _step_ratios
 from optimizer.performance import calibration
 from optimizer.performance.calibration import generation
 from optimizer.performance.estimator import Estimate, scenario_for
 from optimizer.performance.fabrics import DEFAULT_FABRICS
+from optimizer.performance.options import ModelOptions
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.profile import CalibrationProfile
 from optimizer.performance.validation import PublishedCase, visible_cases
@@ -39,19 +41,12 @@ def _estimate(case: PublishedCase) -> Estimate:
     return plan_and_estimate(case.workload, case.cluster, case.fixed)
 
 
-def _measured_over_expected(case: PublishedCase, est: Estimate) -> float:
-    """The measured run's time over the expected one (the same work per step)."""
-    return est.hardware_tflops_per_gpu / case.measured_hardware_tflops_per_gpu
-
-
 def test_every_visible_published_run_lies_in_its_training_time_range() -> None:
     """The paper configurations too, which the constants are not fitted on."""
     outside = []
     for c in CASES:
-        est = _estimate(c)
-        low = est.training_time_hours_low / est.training_time_hours
-        high = est.training_time_hours_high / est.training_time_hours
-        if not low <= _measured_over_expected(c, est) <= high:
+        low, measured, high = _step_ratios(c)
+        if not low <= measured <= high:
             outside.append(c.id)
     assert outside == []
 
@@ -81,21 +76,14 @@ def test_unfused_attention_keeps_its_optimistic_time() -> None:
 def test_a_longer_sequence_widens_the_optimistic_end() -> None:
     """Attention's share of the step grows with the sequence (FLOPs ~ s per token)."""
     short = next(c for c in CASES if c.id == "llama3-405b-16384gpu-tp8-pp16-dp128")
-    ratios = []
-    for c in (short, LONG_CONTEXT):
-        est = _estimate(c)
-        ratios.append(est.training_time_hours_low / est.training_time_hours)
-    assert ratios[1] < ratios[0]
+    assert _step_ratios(LONG_CONTEXT)[0] < _step_ratios(short)[0]
 
 
 def test_the_long_context_run_needs_the_faster_kernel() -> None:
     """Without it (the published speed no faster than the fit) the range misses the run."""
-    share = calibration.COMPUTE.attention_efficiency * 0.2
-    with best_kernel_share(share):
-        est = _estimate(LONG_CONTEXT)
-    assert est.training_time_hours_low / est.training_time_hours > _measured_over_expected(
-        LONG_CONTEXT, est
-    )
+    with best_kernel_share(calibration.COMPUTE.attention_efficiency * 0.2):
+        low, measured, _ = _step_ratios(LONG_CONTEXT)
+    assert low > measured
 
 
 def test_a_calibration_profile_s_optimistic_kernel_efficiency_sets_the_factor() -> None:
@@ -119,3 +107,12 @@ def test_an_attention_bound_estimate_says_whose_kernel_it_is_timed_at() -> None:
 def test_an_estimate_mostly_of_gemms_has_no_attention_note() -> None:
     short = next(c for c in CASES if c.id == "llama3-405b-16384gpu-tp8-pp16-dp128")
     assert not [n for n in _estimate(short).notes if n.startswith("attention-bound")]
+
+
+def test_a_calibrated_kernel_s_attention_note_names_the_profile_not_mpt() -> None:
+    profile = CalibrationProfile(gpu_generation="H100", kernel_efficiency_scale=1.1)
+    c = LONG_CONTEXT
+    est = plan_and_estimate(c.workload, c.cluster, c.fixed, options=ModelOptions(profile))
+    (note,) = [n for n in est.notes if n.startswith("attention-bound")]
+    assert "calibration profile's kernel efficiency" in note
+    assert "MPT" not in note and "procure calibrate" not in note

@@ -1669,15 +1669,25 @@ def estimate(
 ATTENTION_BOUND_SHARE = 0.5
 
 
-def _attention_bound_note(share: float, peak_tflops: float, case: EstimateCase) -> str:
-    """Why an attention-bound step's range is wide, and what would pin its expected time."""
-    fitted_tflops = peak_tflops * case.kernel_efficiency * fitted.COMPUTE.attention_efficiency
+def _attention_bound_note(
+    share: float, peak_tflops: float, case: EstimateCase, calibrated: bool
+) -> str:
+    """Why an attention-bound step's range is wide, and what would pin its expected time
+    (``calibrated``: a profile's kernel efficiency times this GPU already)."""
+    tflops = peak_tflops * case.kernel_efficiency * fitted.COMPUTE.attention_efficiency
     best_tflops = peak_tflops * fitted.FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+    whose, advice = (
+        ("at the calibration profile's kernel efficiency", "")
+        if calibrated
+        else (
+            "the fitted kernel's (MPT's)",
+            "; procure calibrate on a run of your own at this sequence length times your kernel",
+        )
+    )
     return (
         f"attention-bound: flash attention is {share:.0%} of the tensor-core time, timed at "
-        f"the fitted kernel's {fitted_tflops:.0f} TFLOP/s per GPU (MPT's); the low end assumes "
-        f"the fastest published kernel's {best_tflops:.0f} (FlashAttention-2); procure "
-        "calibrate on a run of your own at this sequence length times your kernel"
+        f"{tflops:.0f} TFLOP/s per GPU, {whose}; the low end assumes the fastest published "
+        f"kernel's {best_tflops:.0f} (FlashAttention-2){advice}"
     )
 
 
@@ -1703,7 +1713,11 @@ def estimate_from_step(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
         )
     if step.flash_share >= ATTENTION_BOUND_SHARE:
-        notes.append(_attention_bound_note(step.flash_share, c.gpu_peak_tflops, case))
+        profile = options.calibration
+        calibrated = (
+            profile is not None and profile.kernel_scale_for(generation(c.gpu_model)) is not None
+        )
+        notes.append(_attention_bound_note(step.flash_share, c.gpu_peak_tflops, case, calibrated))
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.

@@ -92,10 +92,14 @@ class CalibrationProfile:
         MAX_RESIDUAL_SPREAD."""
         return max(MIN_RESIDUAL_SPREAD, min(self.residual_spread, MAX_RESIDUAL_SPREAD))
 
+    def kernel_scale_for(self, gen: GpuGeneration) -> float | None:
+        """The fitted kernel-efficiency scale where it is ``gen``'s (fitted on its runs)."""
+        return self.kernel_efficiency_scale if gen.name == self.gpu_generation else None
+
     def notes_for(self, gen: GpuGeneration, fabric: str) -> list[str]:
         """What of this profile an estimate of ``gen`` on ``fabric`` does not use, and why."""
         notes = []
-        if self.kernel_efficiency_scale is not None and gen.name != self.gpu_generation:
+        if self.kernel_efficiency_scale is not None and self.kernel_scale_for(gen) is None:
             notes.append(
                 f"calibration profile fitted on {self.gpu_generation}: the {gen.name} kernel "
                 "efficiency is the built-in one"
@@ -122,8 +126,9 @@ class CalibrationProfile:
             scenario
         ]
         changes: dict[str, float] = {}
-        if self.kernel_efficiency_scale is not None and gen.name == self.gpu_generation:
-            kernel = gen.efficiency("expected") * self.kernel_efficiency_scale * widen
+        scale = self.kernel_scale_for(gen)
+        if scale is not None:
+            kernel = gen.efficiency("expected") * scale * widen
             changes["kernel_efficiency"] = min(1.0, kernel)
         measured = self.fabric_efficiency(fabric)
         if measured is not None:
