@@ -110,6 +110,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.WorkloadTarget.runs_per_year": (0.0, 1e6),
     # issue 14 (calibrate): a profile's residuals are predicted / measured - 1 (may be < 0)
     "procurement.v1.CalibrationPoint.residual": (-1.0, 1e6),
+    "procurement.v1.CalibrationPoint.step_time_s": (0.0, 1e9),
     # issue 14 (calibrate, goodput): a profile and the reliability figures stay physical, so
     # a wall-clock time stays within what the optimizer's exact arithmetic holds.
     "procurement.v1.CalibrationProfile.kernel_efficiency_scale": (0.1, 10.0),

@@ -81,7 +81,7 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
     console.print(params)
     if profile.points:
         points = Table(title="points (residual = predicted / measured - 1)")
-        for name in ("point", "GPUs", "metric", "measured", "predicted", "residual"):
+        for name in ("point", "GPUs", "metric", "measured", "predicted", "residual", "step (s)"):
             points.add_column(name, justify="left" if name in ("point", "metric") else "right")
         for p in profile.points:
             points.add_row(
@@ -91,6 +91,7 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
                 f"{p.measured:.4g}",
                 f"{p.predicted:.4g}",
                 f"{p.residual:+.1%}",
+                f"{p.step_time_s:.4g}" if p.step_time_s else "-",
             )
         console.print(points)
     for note in profile.notes:

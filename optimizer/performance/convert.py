@@ -430,7 +430,9 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
             )
         _bounded(pt.measured, f"calibration.points[{i}].measured", 0, math.inf, True)
         points.append(
-            CalibrationPoint(pt.label, pt.metric, pt.measured, pt.predicted, pt.residual, pt.gpus)
+            CalibrationPoint(
+                pt.label, pt.metric, pt.measured, pt.predicted, pt.residual, pt.gpus, pt.step_time_s
+            )
         )
     return CalibrationProfile(
         gpu_generation=gen,
@@ -472,6 +474,7 @@ def calibration_to_proto(profile: CalibrationProfile) -> pb.CalibrationProfile:
                 predicted=p.predicted,
                 residual=p.residual,
                 gpus=p.gpus,
+                step_time_s=p.step_time_s,
             )
             for p in profile.points
         ],

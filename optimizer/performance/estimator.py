@@ -1731,8 +1731,8 @@ def estimate_from_step(
     )
     notes.append(describe_goodput(good, w.parameters, step.plan.gpus, options.reliability))
     wall = 1.0 / good.goodput
-    if options.calibration is not None:  # issue 14 (calibrate): what of the profile is unused
-        notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric))
+    if options.calibration is not None:  # issue 14 (calibrate): what is unused or stretched
+        notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric, step_s))
     root = c if planned_on is None else planned_on
     if c.scale_up_domain_gpus != root.scale_up_domain_gpus:
         notes.append(

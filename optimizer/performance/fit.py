@@ -29,6 +29,7 @@ import optimizer
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput, ProcurementError
+from optimizer.performance import calibration
 from optimizer.performance.calibration import GENERATIONS, generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.convert import request_from_proto
@@ -418,10 +419,19 @@ def fit_profile(
     residuals = problem.residuals(x)
     calibrated = tuple(
         CalibrationPoint(
-            p.label, p.metric, p.measured, p.measured * (1 + float(r)), float(r), p.cluster.gpus
+            p.label,
+            p.metric,
+            p.measured,
+            p.measured * (1 + float(r)),
+            float(r),
+            p.cluster.gpus,
+            replace(p, metric="step_time_s", measured=1.0).predict(profile),
         )
         for p, r in zip(points, residuals, strict=True)
     )
+    overhead_s = profile.step_overhead_s or 0.0
+    if OVERHEAD in names and overhead_s > calibration.COMPUTE.step_overhead_s:
+        notes.append(_overhead_note(overhead_s, [p.step_time_s for p in calibrated]))
     return replace(
         profile,
         kernel_efficiency=gen.kernel_efficiency * float(x[0]),
@@ -429,6 +439,17 @@ def fit_profile(
         points=calibrated,
         residual_spread=min(0.5, float(np.max(np.abs(residuals)))),
         notes=tuple(notes),
+    )
+
+
+def _overhead_note(overhead_s: float, steps_s: list[float]) -> str:
+    """What a fitted fixed cost per step means for steps shorter than the measured ones."""
+    shortest, longest = min(steps_s), max(steps_s)
+    return (
+        f"step_overhead_s {overhead_s:.3g} s is {overhead_s / longest:.1%}-"
+        f"{overhead_s / shortest:.1%} of the calibrated steps ({shortest:.3g}-{longest:.3g} s); "
+        "as a fixed cost it weighs more on shorter steps (more GPUs on the same global batch), "
+        "where the estimates say so and their low end takes the built-in overhead"
     )
 
 

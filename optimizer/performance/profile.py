@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import GpuGeneration
 
 METRICS = ("step_time_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
@@ -25,6 +26,12 @@ MAX_RESIDUAL_SPREAD = 0.5
 # smallest whole percent whose range holds every measured run
 # (tests/test_calibrate_extrapolation.py, docs/performance-model.md).
 MIN_RESIDUAL_SPREAD = 0.22
+# A fitted per-step overhead is extrapolated as a fixed cost. An estimate whose step is at most
+# 1/EXTRAPOLATED_STEP_RATIO of the shortest calibrated one, with the overhead at least
+# OVERHEAD_NOTE_SHARE of it, says so: two scales cannot tell a fixed cost from a loss that grows
+# with the scale (communication, stragglers), and on short steps the two part ways.
+EXTRAPOLATED_STEP_RATIO = 2.0
+OVERHEAD_NOTE_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ class CalibrationPoint:
     predicted: float
     residual: float  # predicted / measured - 1
     gpus: int = 0
+    step_time_s: float = 0.0  # the calibrated model's step at this run; 0: not recorded
 
 
 class _Case(Protocol):
@@ -96,9 +104,35 @@ class CalibrationProfile:
         """The fitted kernel-efficiency scale where it is ``gen``'s (fitted on its runs)."""
         return self.kernel_efficiency_scale if gen.name == self.gpu_generation else None
 
-    def notes_for(self, gen: GpuGeneration, fabric: str) -> list[str]:
-        """What of this profile an estimate of ``gen`` on ``fabric`` does not use, and why."""
+    @property
+    def calibrated_steps_s(self) -> tuple[float, float] | None:
+        """(shortest, longest) step of the calibrated model at the measured runs; None for a
+        profile that did not record them."""
+        steps = [p.step_time_s for p in self.points if p.step_time_s > 0]
+        return (min(steps), max(steps)) if steps else None
+
+    def notes_for(self, gen: GpuGeneration, fabric: str, step_s: float) -> list[str]:
+        """What of this profile an estimate of ``gen`` on ``fabric`` with a ``step_s`` step
+        does not use, or stretches past what it was fitted on, and why."""
         notes = []
+        steps = self.calibrated_steps_s
+        overhead = self.step_overhead_s
+        if (
+            "step_overhead_s" in self.fitted
+            and overhead is not None
+            and overhead > fitted.COMPUTE.step_overhead_s  # else the low end keeps it
+            and steps is not None
+            and step_s * EXTRAPOLATED_STEP_RATIO <= steps[0]
+            and overhead >= OVERHEAD_NOTE_SHARE * step_s
+        ):
+            notes.append(
+                f"calibration profile: its fitted step overhead ({overhead:.3g} s) is "
+                f"{overhead / step_s:.0%} of this {step_s:.3g} s step but at most "
+                f"{overhead / steps[0]:.0%} of the steps it was fitted on ({steps[0]:.3g}-"
+                f"{steps[1]:.3g} s); the runs cannot tell a fixed cost from a loss that grows "
+                "with the scale, so the low end of the range takes the built-in overhead; a "
+                "measured run with a step nearer this one pins it down"
+            )
         if self.kernel_efficiency_scale is not None and self.kernel_scale_for(gen) is None:
             notes.append(
                 f"calibration profile fitted on {self.gpu_generation}: the {gen.name} kernel "
@@ -120,7 +154,10 @@ class CalibrationProfile:
         """``case`` (one scenario's constants for ``gen`` on ``fabric``) with this profile's
         parameters. The expected scenario takes the fitted values; the optimistic and
         pessimistic ones widen each fitted efficiency by the residual spread s (x 1/(1 - s)
-        and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit."""
+        and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit, and take
+        the smaller and the larger of the fitted and the built-in step overhead: what two
+        scales attribute to a fixed cost per step may be a loss that grows with the scale
+        instead, which a shorter step (more GPUs on the same batch) does not pay in full."""
         spread = self.range_spread
         widen = {"expected": 1.0, "optimistic": 1 / (1 - spread), "pessimistic": 1 / (1 + spread)}[
             scenario
@@ -136,5 +173,10 @@ class CalibrationProfile:
         if self.collective_efficiency is not None:
             changes["collective_efficiency"] = self.collective_efficiency
         if self.step_overhead_s is not None:
-            changes["step_overhead_s"] = self.step_overhead_s
+            overhead = self.step_overhead_s
+            if scenario == "optimistic":
+                overhead = min(overhead, case.step_overhead_s)
+            elif scenario == "pessimistic":
+                overhead = max(overhead, case.step_overhead_s)
+            changes["step_overhead_s"] = overhead
         return dataclasses.replace(case, **changes)

@@ -204,20 +204,22 @@ class CalibratedFabric(_message.Message):
     def __init__(self, fabric: _Optional[str] = ..., efficiency: _Optional[float] = ...) -> None: ...
 
 class CalibrationPoint(_message.Message):
-    __slots__ = ("label", "metric", "measured", "predicted", "residual", "gpus")
+    __slots__ = ("label", "metric", "measured", "predicted", "residual", "gpus", "step_time_s")
     LABEL_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
     MEASURED_FIELD_NUMBER: _ClassVar[int]
     PREDICTED_FIELD_NUMBER: _ClassVar[int]
     RESIDUAL_FIELD_NUMBER: _ClassVar[int]
     GPUS_FIELD_NUMBER: _ClassVar[int]
+    STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     label: str
     metric: str
     measured: float
     predicted: float
     residual: float
     gpus: int
-    def __init__(self, label: _Optional[str] = ..., metric: _Optional[str] = ..., measured: _Optional[float] = ..., predicted: _Optional[float] = ..., residual: _Optional[float] = ..., gpus: _Optional[int] = ...) -> None: ...
+    step_time_s: float
+    def __init__(self, label: _Optional[str] = ..., metric: _Optional[str] = ..., measured: _Optional[float] = ..., predicted: _Optional[float] = ..., residual: _Optional[float] = ..., gpus: _Optional[int] = ..., step_time_s: _Optional[float] = ...) -> None: ...
 
 class CalibrationProfile(_message.Message):
     __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes")
