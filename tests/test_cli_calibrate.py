@@ -79,6 +79,36 @@ def test_optimize_times_designs_with_the_profile(
     assert calibrated["estimate"]["step_time_s"] == pytest.approx(plain_step + 0.02)
 
 
+def test_optimize_warns_once_of_what_the_profile_leaves_out_naming_the_ranks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The table shows no estimate's notes: a profile of another generation than the designs'
+    was silent there (found with an H100 profile and B200 designs)."""
+    a100 = tmp_path / "a100.json"
+    a100.write_text(json.dumps({"gpu_generation": "A100", "kernel_efficiency_scale": 1.05}))
+    args = ("optimize", *SMALL_SCENARIO, "--target-hours", "8", "--top-k", "2")
+    result = run(capsys, *args, "--calibration", str(a100))
+    assert result.code == 0, result.err
+    text = " ".join(result.out.split())
+    assert text.count("calibration profile fitted on A100") == 1
+    assert (
+        "warning: ranks 1, 2: calibration profile fitted on A100: the H100 kernel efficiency is "
+        "the built-in one"
+    ) in text
+    assert "calibration profile" not in run(capsys, *args).out
+
+
+def test_estimate_shows_the_fixed_per_step_overhead(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    overhead = tmp_path / "overhead.json"
+    overhead.write_text(json.dumps({"step_overhead_s": 0.4}))
+    result = run(capsys, "estimate", str(LARGE_RUN), "--calibration", str(overhead))
+    assert result.code == 0, result.err
+    row = next(line for line in result.out.splitlines() if "fixed per-step overhead" in line)
+    assert row.split()[-2] == "0.400"
+
+
 def test_a_bad_measurement_exits_3_naming_the_entry_and_field(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -79,6 +79,9 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("context parallel, before overlap (s/step)", f"{b.context_parallel_s:.3f}"),
         ("exposed communication (s/step)", f"{b.exposed_communication_s:.3f}"),
         ("host CPU, TCP (s/step)", f"{b.host_cpu_overhead_s:.3f}"),
+        ("optimizer step (s/step)", f"{b.optimizer_step_s:.3f}"),
+        ("per-micro-batch overheads (s/step)", f"{b.micro_batch_overhead_s:.3f}"),
+        ("fixed per-step overhead (s/step)", f"{b.step_overhead_s:.3f}"),
     ]
     for name, value in rows:
         table.add_row(name, value)

@@ -49,6 +49,7 @@ from optimizer.optimize.search import Clock, search
 from optimizer.optimize.tco import pareto_with_tco, tco_comparison, with_tco_sentences
 from optimizer.performance.estimator import SECONDS_PER_HOUR
 from optimizer.performance.plan import PartialPlan
+from optimizer.performance.profile import NOTE_PREFIX
 from optimizer.registry.objectives import Measure
 from optimizer.topology.bom import BillOfMaterials, BomSignature, bom_signature, build_bom
 from optimizer.topology.check import check_bom
@@ -233,6 +234,7 @@ def optimize(
         warnings = (*warnings, _cut_short_warning(len(ranked), proven, spec.top_k))
     if (missed := _target_missed(ranked, spec)) is not None:
         warnings = (*warnings, missed)
+    warnings = (*warnings, *_calibration_caveats(ranked))
     # issue 17 (tco): the lifetime-cost sentence, and why min-tco's rank 1 is not the cheapest
     comparison = ""
     if ranked and explain and spec.objective is Objective.MIN_TCO:
@@ -295,6 +297,21 @@ def _target_missed(ranked: list[RankedDesign], spec: OptimizeSpec) -> str | None
         f"no design within the budget and limits meets the {target:,.4g} h target: rank 1, "
         f"the fastest, takes {ranked[0].time_hours:,.0f} h"
     )
+
+
+def _calibration_caveats(ranked: list[RankedDesign]) -> list[str]:
+    """What of the request's calibration profile the designs' estimates do not use or stretch
+    (a profile fitted on H100 times a B200 design at the built-in kernel efficiency), once per
+    note with the ranks it concerns: the table shows no estimate's notes."""
+    ranks: dict[str, list[int]] = defaultdict(list)
+    for d in ranked:
+        for note in d.estimate.notes:
+            if note.startswith(NOTE_PREFIX):
+                ranks[note].append(d.rank)
+    return [
+        f"rank{'s' if len(r) > 1 else ''} {', '.join(map(str, r))}: {note}"
+        for note, r in ranks.items()
+    ]
 
 
 def _cut_short_warning(found: int, proven: int, top_k: int) -> str:

@@ -32,6 +32,8 @@ MIN_RESIDUAL_SPREAD = 0.22
 # with the scale (communication, stragglers), and on short steps the two part ways.
 EXTRAPOLATED_STEP_RATIO = 2.0
 OVERHEAD_NOTE_SHARE = 0.05
+# How every note of notes_for begins: the optimizer lifts them out of its designs' estimates.
+NOTE_PREFIX = "calibration profile"
 
 
 @dataclass(frozen=True)
@@ -125,23 +127,23 @@ class CalibrationProfile:
             and step_s * EXTRAPOLATED_STEP_RATIO <= steps[0]
             and overhead >= OVERHEAD_NOTE_SHARE * step_s
         ):
-            notes.append(
-                f"calibration profile: its fitted step overhead ({overhead:.3g} s) is "
-                f"{overhead / step_s:.0%} of this {step_s:.3g} s step but at most "
-                f"{overhead / steps[0]:.0%} of the steps it was fitted on ({steps[0]:.3g}-"
-                f"{steps[1]:.3g} s); the runs cannot tell a fixed cost from a loss that grows "
-                "with the scale, so the low end of the range takes the built-in overhead; a "
-                "measured run with a step nearer this one pins it down"
+            notes.append(  # the same for every step it concerns: the optimizer lists it once
+                f"{NOTE_PREFIX}: its fitted step overhead ({overhead:.3g} s, at most "
+                f"{overhead / steps[0]:.0%} of the steps it was fitted on: {steps[0]:.3g}-"
+                f"{steps[1]:.3g} s) weighs more on a step under half as long; the runs cannot "
+                "tell a fixed cost from a loss that grows with the scale, so the low end of the "
+                "range takes the built-in overhead; a measured run with a step nearer this one "
+                "pins it down"
             )
         if self.kernel_efficiency_scale is not None and self.kernel_scale_for(gen) is None:
             notes.append(
-                f"calibration profile fitted on {self.gpu_generation}: the {gen.name} kernel "
+                f"{NOTE_PREFIX} fitted on {self.gpu_generation}: the {gen.name} kernel "
                 "efficiency is the built-in one"
             )
         if self.fabrics and self.fabric_efficiency(fabric) is None:
             measured = ", ".join(f.fabric for f in self.fabrics)
             notes.append(
-                f"calibration profile measured {measured}, not {fabric}: its fabric "
+                f"{NOTE_PREFIX} measured {measured}, not {fabric}: its fabric "
                 "efficiency is the built-in one"
             )
         return notes
