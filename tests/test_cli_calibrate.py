@@ -98,6 +98,21 @@ def test_optimize_warns_once_of_what_the_profile_leaves_out_naming_the_ranks(
     assert "calibration profile" not in run(capsys, *args).out
 
 
+def test_no_design_says_how_much_of_the_fastest_step_the_profiles_overhead_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A fixed cost per step no cluster shortens: fitted on long steps, it can make a target
+    unreachable, and the diagnosis named only the fastest design's time."""
+    overhead = tmp_path / "overhead.json"
+    overhead.write_text(json.dumps({"step_overhead_s": 0.3}))
+    args = ("optimize", *SMALL_SCENARIO, "--target-hours", "8")
+    result = run(capsys, *args, "--calibration", str(overhead))
+    assert result.code == 0, result.err
+    text = " ".join(result.out.split())
+    assert "No design: no design meets the 8 h target" in text
+    assert "of its step is the calibration profile's fixed step overhead (0.3 s)" in text
+
+
 def test_estimate_shows_the_fixed_per_step_overhead(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

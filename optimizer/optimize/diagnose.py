@@ -31,6 +31,7 @@ from optimizer.optimize.facility import facility_diagnosis
 from optimizer.optimize.formulation import stock_limits
 from optimizer.optimize.request import Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import RankedDesign
+from optimizer.performance.profile import OVERHEAD_NOTE_SHARE
 from optimizer.registry.objectives import Measure
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.compat import link_fits, nic_fits_fabric, switch_fits_fabric
@@ -110,6 +111,7 @@ def diagnose(
             f"no design meets the {target:,.4g} h target: the fastest the catalog can build"
             f"{' and stock can supply' if stock_limits(catalog) else ''} takes "
             f"{best.time_hours:,.0f} h ({describe(best)}){_stock_note(best, catalog)}"
+            f"{_profile_overhead_note(best, spec)}"
         )
     return "no design can be built from the allowed parts"
 
@@ -430,6 +432,22 @@ def _even_so(best: RankedDesign, spec: OptimizeSpec) -> str:
     """``, but even so it ...`` when the design a diagnosis names breaks a cap, else ""."""
     broken = _cap_broken(best, spec)
     return "" if broken is None else f", but even so it {broken}"
+
+
+def _profile_overhead_note(best: RankedDesign, spec: OptimizeSpec) -> str:
+    """The calibration profile's fixed cost per step in the fastest design's step: fitted on
+    long steps, it can hold most of a short one, and no cluster makes it faster."""
+    profile = spec.model_options.calibration
+    b = best.estimate.breakdown
+    if profile is None or profile.step_overhead_s is None or b.step_time_s <= 0:
+        return ""
+    share = b.step_overhead_s / b.step_time_s
+    if share < OVERHEAD_NOTE_SHARE:
+        return ""
+    return (
+        f"; {share:.0%} of its step is the calibration profile's fixed step overhead "
+        f"({b.step_overhead_s:.3g} s), which no larger cluster shortens"
+    )
 
 
 def _stock_note(best: RankedDesign, catalog: Catalog) -> str:
