@@ -88,6 +88,17 @@ def test_the_table_shows_the_context_degree_and_its_time(
     assert f"{b['context_parallel_s']:.3f}" in table
 
 
+def test_the_table_gives_the_memory_per_gpu_in_gib_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """A GPU's memory is stated in GiB: 81.2 (decimal) GB fits an "80 GB" H100's 85.9 GB,
+    but read beside its 80 it looked as if it did not."""
+    example = str(EXAMPLES / "estimate-llama3-70b.json")
+    _, out, _ = _run(capsys, example, "--format", "json")
+    gb = json.loads(out)["memory_per_gpu_gb"]
+    _, table, _ = _run(capsys, example)
+    row = next(line for line in table.splitlines() if "memory per GPU (GB / GiB)" in line)
+    assert f"{gb:.1f} / {gb * 1e9 / 2**30:.1f}" in row
+
+
 def test_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     code, out, _ = _run(

@@ -61,7 +61,11 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("model TFLOP/s per GPU", f"{resp.model_tflops_per_gpu:.1f}"),
         ("hardware TFLOP/s per GPU", f"{resp.hardware_tflops_per_gpu:.1f}"),
         ("MFU", f"{resp.mfu:.1%}"),
-        ("memory per GPU (GB)", f"{resp.memory_per_gpu_gb:.1f}"),
+        # GiB beside GB: a GPU's memory is stated in GiB ("80 GB" H100: 85.9 GB)
+        (
+            "memory per GPU (GB / GiB)",
+            f"{resp.memory_per_gpu_gb:.1f} / {resp.memory_per_gpu_gb * 1e9 / 2**30:.1f}",
+        ),
         (
             "plan (tensor, pipeline, data, expert, context)",
             f"{p.tensor}, {p.pipeline}, {p.data}, {p.expert}, {p.context}",
