@@ -71,6 +71,10 @@ def test_an_absent_profile_is_none() -> None:
         ),
         ({"fitted": ["magic"]}, "calibration.fitted[0]"),
         ({"points": [{"metric": "tokens", "measured": 1.0}]}, "calibration.points[0].metric"),
+        (
+            {"points": [{"metric": "step_time_s", "measured": 1.0, "step_time_s": -1.0}]},
+            "calibration.points[0].step_time_s",
+        ),
         ({"residual_spread": 0.9}, "calibration.residual_spread"),
     ],
 )

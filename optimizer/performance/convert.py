@@ -429,6 +429,7 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
                 field=f"calibration.points[{i}].metric",
             )
         _bounded(pt.measured, f"calibration.points[{i}].measured", 0, math.inf, True)
+        _bounded(pt.step_time_s, f"calibration.points[{i}].step_time_s", 0, math.inf)
         points.append(
             CalibrationPoint(
                 pt.label, pt.metric, pt.measured, pt.predicted, pt.residual, pt.gpus, pt.step_time_s
