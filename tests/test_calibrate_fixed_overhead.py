@@ -97,3 +97,15 @@ def test_the_range_spans_a_fitted_overhead_below_the_built_in_one() -> None:
     assert scenario_for(h100, ib, "expected", low).step_overhead_s == 0.0
     assert scenario_for(h100, ib, "optimistic", low).step_overhead_s == 0.0
     assert scenario_for(h100, ib, "pessimistic", low).step_overhead_s == builtin
+
+
+def test_an_overhead_not_fitted_names_the_parameters_it_cannot_be_told_from() -> None:
+    """At 16, 64 and 256 GPUs of one batch the overhead and the collective efficiency both
+    grow with the GPUs: the fit takes one, and the note blamed the kernel efficiency."""
+    runs = {**MEASURED_TFLOPS, 256: 370.0}
+    profile = fit_profile([_measurement(g, t) for g, t in runs.items()])
+    assert profile.fitted == ("kernel_efficiency", "collective_efficiency")
+    assert (
+        "step_overhead_s: not fitted, at these 3 scales its effect is nil or cannot be told "
+        "apart from that of kernel_efficiency, collective_efficiency"
+    ) in profile.notes

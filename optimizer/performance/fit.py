@@ -467,8 +467,8 @@ def _why(names: list[str], scales: int, count: int) -> list[str]:
                 out.append(f"{name}: fitted, its effect differs between the {scales} scales")
             else:
                 out.append(
-                    f"{name}: not fitted, at these {scales} scales its effect is "
-                    "indistinguishable from the kernel efficiency's (or nil)"
+                    f"{name}: not fitted, at these {scales} scales its effect is nil or "
+                    f"cannot be told apart from that of {', '.join(names)}"
                 )
     return out
 
