@@ -179,6 +179,12 @@ def test_the_measurements_file_gives_runs_and_nccl_tests() -> None:
             {"request": {"workload": {"layerz": 2}}, "measured": {"step_time_s": 1.0}},
             "measurements[1].request",
         ),
+        # a label names one row of the residual table: not another entry's, and a string
+        (
+            {"request": {}, "measured": {"step_time_s": 1.0}, "label": "gpt-175b-384"},
+            "measurements[1].label",
+        ),
+        ({"request": {}, "measured": {"step_time_s": 1.0}, "label": 42}, "measurements[1].label"),
     ],
 )
 def test_a_bad_entry_is_refused_naming_its_index_and_field(
@@ -239,6 +245,7 @@ def test_a_bad_request_field_is_named_inside_its_entry(tmp_path: Path) -> None:
     good = json.loads((DATA / "measurements.json").read_text())[0]
     bad = json.loads(json.dumps(good))
     bad["request"]["cluster"]["fabric"] = "carrier-pigeon"
+    bad["label"] = "gpt-175b-384 on another fabric"
     path = tmp_path / "m.json"
     path.write_text(json.dumps([good, bad]))
     with pytest.raises(InvalidInput) as e:

@@ -482,6 +482,23 @@ class MeasurementSet:
     notes: tuple[str, ...]
 
 
+def _label(entry: dict[str, Any], where: str, labels: dict[str, str]) -> str:
+    """The entry's label (its place in the file when it gives none): a string no other entry
+    gives, as it names the entry's row of the residual table and of the profile."""
+    label = entry.get("label")
+    if label is None or label == "":
+        return where
+    if not isinstance(label, str):
+        raise InvalidInput(f"expected a string, got {label!r}", field=f"{where}.label")
+    first = labels.setdefault(label, where)
+    if first != where:
+        raise InvalidInput(
+            f"{label!r} labels {first} too; each label names one row of the residual table",
+            field=f"{where}.label",
+        )
+    return label
+
+
 def _request(entry: dict[str, Any], where: str) -> estimate_pb2.EstimateRequest:
     raw = entry.get("request")
     if not isinstance(raw, dict):
@@ -599,6 +616,7 @@ def load_measurements(
     points: list[Measurement] = []
     nccl: list[NcclMeasurement] = []
     notes: list[str] = []
+    labels: dict[str, str] = {}  # each label given, by the entry that gave it first
     for i, entry in enumerate(data):
         where = f"measurements[{i}]"
         if not isinstance(entry, dict):
@@ -611,7 +629,7 @@ def load_measurements(
             )
         if ("measured" in entry) == ("nccl_tests" in entry):
             raise InvalidInput("expected exactly one of 'measured' or 'nccl_tests'", field=where)
-        label = str(entry.get("label") or where)
+        label = _label(entry, where, labels)
         req = _request(entry, where)
         w, c, fixed, fabrics = _decoded(req, where, data_dir, tenant)
         if "nccl_tests" in entry:
