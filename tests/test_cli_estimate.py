@@ -234,3 +234,17 @@ def test_the_table_counts_a_small_model_in_millions(
 
     assert code == 0
     assert "124M" in next(row for row in out.splitlines() if "parameters" in row)
+
+
+def test_an_fp8_estimate_says_which_peak_its_mfu_is_of(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """MFU is of the dense BF16 peak; an fp8 run's 57.8 % read as if of its FP8 peak."""
+    _, out, _ = _run(capsys, str(_spec(tmp_path, workload__precision="fp8")), "--format", "json")
+    resp = json.loads(out)
+    bf16, fp8 = 989.4, 1978.9  # the example's cluster
+    assert resp["mfu"] == pytest.approx(resp["model_tflops_per_gpu"] / bf16)
+    assert (
+        f"MFU {resp['mfu']:.1%} is of the dense BF16 peak (989 TFLOP/s); of the dense FP8 peak "
+        f"(1,979) it is {resp['model_tflops_per_gpu'] / fp8:.1%}"
+    ) in resp["notes"]

@@ -1712,6 +1712,12 @@ def estimate_from_step(
         notes.append(
             f"no calibrated kernel efficiency for GPU {c.gpu_model!r}; used the default generation"
         )
+    if w.precision == "fp8" and c.gpu_peak_fp8_tflops:  # which peak the MFU is of
+        notes.append(
+            f"MFU {model_tflops / c.gpu_peak_tflops:.1%} is of the dense BF16 peak "
+            f"({c.gpu_peak_tflops:,.0f} TFLOP/s); of the dense FP8 peak "
+            f"({c.gpu_peak_fp8_tflops:,.0f}) it is {model_tflops / c.gpu_peak_fp8_tflops:.1%}"
+        )
     if step.flash_share >= ATTENTION_BOUND_SHARE:
         profile = options.calibration
         calibrated = (
