@@ -81,17 +81,20 @@ class Measurement:
         """What an error about this measurement names: its place in the file, or its label."""
         return self.where or self.label
 
-    def predict(self, profile: CalibrationProfile | None) -> float:
-        """The metric as the estimator predicts it under ``profile``; a request the estimator
+    def estimate(self, profile: CalibrationProfile | None) -> Estimate:
+        """The run as the estimator predicts it under ``profile``; a request the estimator
         refuses names the entry's field."""
         try:
-            est: Estimate = plan_and_estimate(
+            return plan_and_estimate(
                 self.workload, self.cluster, self.fixed, self.fabrics, ModelOptions(profile)
             )
         except InvalidInput as e:  # PlanInfeasible included
             path = f"{self.entry}.request" + (f".{e.field}" if e.field else "")
             raise InvalidInput(e.problem, field=path) from None
-        value: float = getattr(est, self.metric)
+
+    def predict(self, profile: CalibrationProfile | None) -> float:
+        """The metric as the estimator predicts it under ``profile``."""
+        value: float = getattr(self.estimate(profile), self.metric)
         return value
 
 
@@ -395,7 +398,7 @@ def fit_profile(
     for p in points:
         if p.metric not in METRICS:
             raise InvalidInput(f"expected one of {', '.join(METRICS)}", field=f"{p.entry}.measured")
-    step_s = max(replace(p, metric="step_time_s", measured=1.0).predict(base) for p in points)
+    step_s = max(p.estimate(base).step_time_s for p in points)
     scales = len({p.cluster.gpus for p in points})
     problem = _Problem(points, base, [KERNEL], gen.kernel_efficiency)
     names = _choose(problem, [OVERHEAD, COLLECTIVE], scales, step_s)
@@ -425,7 +428,7 @@ def fit_profile(
             p.measured * (1 + float(r)),
             float(r),
             p.cluster.gpus,
-            replace(p, metric="step_time_s", measured=1.0).predict(profile),
+            p.estimate(profile).step_time_s,
         )
         for p, r in zip(points, residuals, strict=True)
     )
