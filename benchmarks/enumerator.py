@@ -251,7 +251,7 @@ def estimate_of(
             in_network_reduction=in_network_reduction,
         )
         try:
-            _ESTIMATES[key] = plan_and_estimate(workload, cluster)
+            _ESTIMATES[key] = plan_and_estimate(workload, cluster, why=False)
         except InvalidInput:  # PlanInfeasible is an InvalidInput: no plan fits in memory
             _ESTIMATES[key] = None
     return _ESTIMATES[key]

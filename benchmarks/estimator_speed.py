@@ -205,7 +205,7 @@ def _plan_all(
     infeasible = 0
     for w, c in work:
         try:
-            est = plan_and_estimate(w, c)
+            est = plan_and_estimate(w, c, why=False)  # as the optimizer searches
             # The plan may leave GPUs idle: re-time it on the GPUs it occupies.
             planned.append((w, replace(c, gpus=est.gpus_used), est))
         except PlanInfeasible:

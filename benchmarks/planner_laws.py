@@ -80,7 +80,8 @@ def sweep(
         times: list[tuple[int, float]] = []
         for gpus in counts:
             try:
-                est: Estimate = plan_and_estimate(w, cluster_for(system, gpus, fabric=fabric))
+                cluster = cluster_for(system, gpus, fabric=fabric)
+                est: Estimate = plan_and_estimate(w, cluster, why=False)
             except (PlanInfeasible, InvalidInput):
                 infeasible += 1
                 continue

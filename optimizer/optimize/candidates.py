@@ -30,11 +30,12 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
-from optimizer.performance.cluster import NOMINAL_NIC_GBPS, server_cluster
+from optimizer.performance.cluster import NOMINAL_NIC_GBPS, ClusterSpec, server_cluster
+from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
-from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.planner import memory_refusal, plan_and_estimate
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.topologies import SINGLE_SWITCH_NAME, TOPOLOGIES, TopologyFamily
 from optimizer.topology.compat import (
@@ -398,6 +399,9 @@ class EstimateCache:
         # Why sizes refused the request's fixed parallel plan (a degree no plan of that size
         # takes), by message: when no design is left the diagnosis says so, not "memory".
         self.refusals: Counter[str] = Counter()
+        # The clusters no plan fitted in memory on, by GPUs: when nothing fits anywhere, the
+        # diagnosis says what the lightest plan needs on the most GPUs tried.
+        self._too_heavy: dict[int, ClusterSpec] = {}
         self._flops = model_flops_per_step(workload) * workload.steps
         self._stop: Callable[[], bool] | None = None
 
@@ -506,9 +510,14 @@ class EstimateCache:
             in_network_reduction=in_network_reduction,
         )
         self.evaluations += 1
-        est = plan_and_estimate(
-            self.workload, cluster, self.fixed, options=self.options, stop=self._stop
-        )
+        try:
+            est = plan_and_estimate(
+                self.workload, cluster, self.fixed, options=self.options, stop=self._stop, why=False
+            )
+        except PlanInfeasible as e:
+            if e.field == "cluster.gpus":
+                self._too_heavy[cluster.gpus] = cluster
+            raise
         if in_network_reduction:  # issue 14 (sharp): the design says so
             est = replace(est, notes=(*est.notes, IN_NETWORK_NOTE))
         rate = server.nic_rate_gbps(nic_gbps)
@@ -603,6 +612,7 @@ class EstimateCache:
         self._cache, self._ideal = earlier._cache, earlier._ideal
         self.in_network_skus = earlier.in_network_skus  # issue 14 (sharp)
         self.refusals = earlier.refusals
+        self._too_heavy = earlier._too_heavy
 
     def _refused(self, e: InvalidInput) -> None:
         if (e.field or "").startswith("parallelism"):
@@ -611,6 +621,13 @@ class EstimateCache:
     def refusal(self) -> str | None:
         """The commonest refusal of the fixed parallel plan, if a size refused it."""
         return self.refusals.most_common(1)[0][0] if self.refusals else None
+
+    def too_heavy(self) -> str | None:
+        """Why no plan fitted in memory on the most GPUs timed, if none did there."""
+        if not self._too_heavy:
+            return None
+        cluster = self._too_heavy[max(self._too_heavy)]
+        return memory_refusal(self.workload, cluster, self.fixed or PartialPlan()).problem
 
     def hours(self, key: TimeKey, nodes: int) -> float:
         est = self.estimate(key, nodes)

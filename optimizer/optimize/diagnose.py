@@ -48,6 +48,7 @@ def diagnose(
     clock_expired: bool,
     resolve: Resolver,
     refusal: Callable[[], str | None] = lambda: None,
+    too_heavy: Callable[[], str | None] = lambda: None,
 ) -> str:
     """Say why nothing meets ``spec``: re-solve without the budget, power and rack caps and
     say which one the cheapest design misses; failing that, whether the parts the request's
@@ -100,9 +101,11 @@ def diagnose(
                 f"parallelism: every allowed server size within the size limits{stock} "
                 f"either refuses it or fits no plan in memory; it was refused with {refused}"
             )
+        heaviest = too_heavy()
         return (
             "no design in the catalog can run this workload: no parallel plan fits its "
             f"memory on any allowed server within the size limits{stock}"
+            + ("" if heaviest is None else f"; on the most GPUs tried, {heaviest}")
         )
     best = fastest.designs[0]
     target = c.target_training_hours

@@ -181,6 +181,9 @@ class PortfolioCache(EstimateCache):
     def refusal(self) -> str | None:
         return self.parts[0].refusal()  # the fixed plan is the first workload's
 
+    def too_heavy(self) -> str | None:
+        return next((text for part in self.parts if (text := part.too_heavy())), None)
+
     def share(self, earlier: EstimateCache) -> None:
         assert isinstance(earlier, PortfolioCache), "different requests"
         assert earlier.portfolio == self.portfolio, "different portfolios"

@@ -207,7 +207,9 @@ def optimize(
     ranked = explain_ranked(ranked, spec, stock, binding)
     text = ""
     if not ranked and explain:
-        text = diagnose(given, spec, status, clock.expired(), resolve, timer.refusal)
+        text = diagnose(
+            given, spec, status, clock.expired(), resolve, timer.refusal, timer.too_heavy
+        )
     if not ranked or not explain:
         sens = ""
     elif clock.expired():

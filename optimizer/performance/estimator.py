@@ -47,7 +47,7 @@ from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.profile import CalibrationProfile
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
-from optimizer.workload.memory import memory_per_gpu
+from optimizer.workload.memory import memory_per_gpu, memory_text
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     PipelineLayout,
@@ -1657,8 +1657,8 @@ def estimate(
     step = StepModel(w, c, plan, fabric)
     if step.memory_gb > usable_memory_gb(c):
         raise PlanInfeasible(
-            f"needs {step.memory_gb:.1f} GB per GPU, more than {usable_memory_gb(c):.1f} GB "
-            f"usable of {c.gpu_memory_gb:g} GB",
+            f"needs {memory_text(memory_per_gpu(w, plan), w)}; more than "
+            f"{usable_memory_gb(c):.1f} GB usable of {c.gpu_memory_gb:g} GB",
             field="parallelism",
         )
     return estimate_from_step(step, fabric, options)

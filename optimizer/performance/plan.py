@@ -75,3 +75,17 @@ class PartialPlan:
                 True if self.reshard_after_forward is None else self.reshard_after_forward
             ),
         )
+
+
+def plan_text(plan: ParallelPlan) -> str:
+    """A plan as an error message names it: every degree, by its request field's name."""
+    fsdp = (
+        " (FSDP without re-sharding)"
+        if plan.zero_stage == 3 and not plan.reshard_after_forward
+        else ""
+    )
+    return (
+        f"tensor {plan.tensor}, pipeline {plan.pipeline}, context {plan.context}, data "
+        f"{plan.data}, expert {plan.expert}, virtual_pipeline {plan.virtual_pipeline}, "
+        f"zero_stage {plan.zero_stage}{fsdp}, micro_batch_size {plan.micro_batch_size}"
+    )

@@ -57,7 +57,7 @@ from optimizer.performance.fabrics import (
 )
 from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
-from optimizer.performance.plan import Degrees, ParallelPlan, PartialPlan
+from optimizer.performance.plan import Degrees, ParallelPlan, PartialPlan, plan_text
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     Floats,
@@ -71,7 +71,7 @@ from optimizer.performance.plan_pricing import (
     wall_step_lower_bounds_s,
 )
 from optimizer.workload.flops import hardware_flops_per_step
-from optimizer.workload.memory import FamilyLoads, peaks_gb
+from optimizer.workload.memory import FamilyLoads, memory_per_gpu, memory_text, peaks_gb
 from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
@@ -891,6 +891,7 @@ def plan_and_estimate(
     fabrics: FabricTable = DEFAULT_FABRICS,
     options: ModelOptions = DEFAULT_OPTIONS,
     stop: Callable[[], bool] | None = None,
+    why: bool = True,
 ) -> Estimate:
     """The estimate under the fastest feasible plan that agrees with ``fixed``.
 
@@ -905,6 +906,8 @@ def plan_and_estimate(
 
     ``stop`` (the optimizer's clock) is asked before each step of the search: one search can
     outlast a request's whole time limit (a 65,536-layer model visits thousands of sizes).
+    ``why``: a refusal for memory says what the lightest plan needs (memory_refusal); the
+    optimizer, which meets thousands of such sizes, asks only for the one it reports.
 
     Raises
     ------
@@ -1019,7 +1022,7 @@ def plan_and_estimate(
             best, best_s, best_key = step, seconds, (order, index)
     sizes.refine(refined)
     if best is None:
-        _explain_infeasible(w, c, fixed)
+        _explain_infeasible(w, c, fixed, why)
     assert best is not None
     return estimate_from_step(best, fabric, options, planned_on=c)
 
@@ -1193,25 +1196,25 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     )
 
 
-def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None:
+def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan, why: bool) -> None:
     """Raise the most useful error when no candidate survived: a bad fixed degree names its
-    field, otherwise the model does not fit."""
+    field, otherwise the model does not fit (``why``: with what the lightest plan needs)."""
     check_pipeline_engine(
         w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
     )
     # Degrees no size can take, whatever the others: not a memory problem.
     if fixed.zero_stage is not None and fixed.reshard_after_forward is not None:
-        why = reshard_refusal(fixed.zero_stage, fixed.reshard_after_forward)
-        if why:
-            raise InvalidInput(why, field="parallelism.reshard_after_forward")
+        refused = reshard_refusal(fixed.zero_stage, fixed.reshard_after_forward)
+        if refused:
+            raise InvalidInput(refused, field="parallelism.reshard_after_forward")
     if fixed.expert is not None and w.experts % fixed.expert:
-        why = (
+        refused = (
             f"does not divide the {w.experts} experts of {w.name} (each expert rank holds "
             "whole experts)"
             if w.is_moe
             else f"needs a mixture of experts; {w.name} is dense (expected 1)"
         )
-        raise InvalidInput(f"expert {fixed.expert} {why}", field="parallelism.expert")
+        raise InvalidInput(f"expert {fixed.expert} {refused}", field="parallelism.expert")
     if fixed.micro_batch_size is not None and w.global_batch_size % fixed.micro_batch_size:
         raise InvalidInput(
             f"micro_batch_size {fixed.micro_batch_size} does not divide global_batch_size "
@@ -1240,8 +1243,53 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> None
         if plan.gpus > c.gpus:
             check_plan(w, c, plan)
         check_degrees(w, c, plan)
-    raise PlanInfeasible(
+    if why:
+        raise memory_refusal(w, c, fixed)
+    raise PlanInfeasible(_too_heavy(w, c), field="cluster.gpus")
+
+
+def _too_heavy(w: Workload, c: ClusterSpec) -> str:
+    return (
         f"no parallel plan fits {w.name} ({parameter_count(w.parameters)} parameters) in "
-        f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB",
-        field="cluster.gpus",
+        f"{c.gpus} GPUs of {c.gpu_memory_gb:g} GB ({usable_memory_gb(c):.1f} GB usable)"
     )
+
+
+def memory_refusal(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> PlanInfeasible:
+    """The refusal of a cluster no plan of ``w`` fits: with what the lightest plan needs and
+    where that memory goes (a 10M-token sequence was refused naming only the parameter
+    count)."""
+    lightest = _lightest(w, c, fixed)
+    detail = "" if lightest is None else f": the lightest plan using all of them, {lightest}"
+    return PlanInfeasible(_too_heavy(w, c) + detail, field="cluster.gpus")
+
+
+def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
+    """The plan over all of ``c``'s GPUs (with ``fixed``'s degrees) that needs the least
+    memory per GPU, and what it needs; None when no plan of ``c``'s GPUs is allowed at all."""
+    best: tuple[float, Degrees] | None = None
+    for cp in context_degrees(w, c.gpus, fixed):
+        gpus = c.gpus // cp
+        work_s = _relative_work_s(w, c.gpus)
+        domain = c.scale_up_domain_gpus
+        families = [
+            f
+            for f in _families(w, gpus, c.gpus_per_node, fixed, domain, cp, work_s)
+            if f.checked  # a requested depth the schedule refuses is not a memory problem
+        ]
+        if not families:
+            continue
+        forms = list(dict.fromkeys(z for f in families for z in f.zeros))
+        # v = 1 holds the fewest layers' activations in flight (in_flight_chunks)
+        depths = [f.depths.deep if fixed.virtual_pipeline is not None else 1 for f in families]
+        peaks = peaks_gb([(f.loads, v) for f, v in zip(families, depths, strict=True)], forms)
+        for row, (f, v) in enumerate(zip(families, depths, strict=True)):
+            for z in f.zeros:
+                gb = float(peaks[forms.index(z), row])
+                if best is None or gb < best[0]:
+                    t, p, d, e, mb, context = f.degrees
+                    best = (gb, (t, p, d, e, v, z[0], mb, context, z[1]))
+    if best is None:
+        return None
+    plan = ParallelPlan(*best[1])
+    return f"{plan_text(plan)}, needs {memory_text(memory_per_gpu(w, plan), w)}"

@@ -45,6 +45,22 @@ class MemoryBreakdown(NamedTuple):
         return self.weights_gb + self.gradients_gb + self.optimizer_gb + self.activations_gb
 
 
+def memory_text(m: MemoryBreakdown, w: Workload) -> str:
+    """A rank's memory and where it goes, the larger part first, for a refusal: the
+    activations name the request fields that set them."""
+    states_gb = m.weights_gb + m.gradients_gb + m.optimizer_gb
+    activations = (
+        f"activations {m.activations_gb:,.1f} GB (workload.sequence_length "
+        f"{w.sequence_length:,}, activation_recompute {w.activation_recompute})"
+    )
+    states = (
+        f"weights {m.weights_gb:,.1f}, gradients {m.gradients_gb:,.1f} and optimizer states "
+        f"{m.optimizer_gb:,.1f} GB"
+    )
+    parts = (activations, states) if m.activations_gb >= states_gb else (states, activations)
+    return f"{m.total_gb:,.1f} GB per GPU: {parts[0]}; {parts[1]}"
+
+
 def activation_bytes_per_layer(
     w: Workload, micro_batch: int, tensor: int, context: int = 1
 ) -> float:
