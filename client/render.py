@@ -287,6 +287,11 @@ def _rate(message: Message, name: str) -> str:
     return f"${getattr(message, name):,.4g}" if message.HasField(name) else "-"
 
 
+def _gpu(q: optimize_pb2.RentQuote) -> str:
+    """The offer's GPU with the memory its run was timed on (p4d's A100s have 40 GB)."""
+    return f"{q.gpu_model} {q.gpu_memory_gb:,.4g} GB" if q.gpu_memory_gb else q.gpu_model
+
+
 def rent_table(resp: optimize_pb2.OptimizeResponse) -> Table:
     """The request's training run rented from each offer: time and cost at each rate."""
     table = Table(title="Rent vs buy: the same training run rented", title_justify="left")
@@ -299,7 +304,7 @@ def rent_table(resp: optimize_pb2.OptimizeResponse) -> Table:
     for q in resp.rent_quotes:
         table.add_row(
             safe_text(f"{q.provider} {q.instance}"),
-            q.gpu_model,
+            _gpu(q),
             f"{q.interconnect} {q.network_gbps_per_gpu:,.4g}G/GPU",
             f"{q.gpus:,}",
             hours(q.training_time_hours) if q.HasField("training_time_hours") else "-",
@@ -327,7 +332,7 @@ def rent_list(resp: optimize_pb2.OptimizeResponse) -> Group:
         ]
         lines.append(
             safe_text(f"  {q.provider} {q.instance}")
-            + f" ({q.gpus:,} x {q.gpu_model}, {q.interconnect} {q.network_gbps_per_gpu:,.4g} "
+            + f" ({q.gpus:,} x {_gpu(q)}, {q.interconnect} {q.network_gbps_per_gpu:,.4g} "
             + f"Gb/s per GPU): {hours(q.training_time_hours) + ' h' if timed else 'not timed'}; "
             + "; ".join(rates)
             + f"; priced {q.price_date}"

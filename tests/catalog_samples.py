@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 from optimizer.catalog.model import (
     Availability,
     Catalog,
     CatalogMeta,
+    CloudOffer,
     Link,
     Nic,
     PriceBreak,
@@ -90,3 +92,19 @@ def sample_catalog(
         ),
         price_breaks=(PriceBreak(sku="SW-64", min_quantity=64, unit_price_cents=3_420_000),),
     )
+
+
+def sample_offer(**changes: object) -> CloudOffer:
+    """An 8-GPU H100 instance on NDR InfiniBand at $2 per GPU-hour on demand, with
+    ``changes``."""
+    base = CloudOffer(
+        provider="Cloud",
+        instance="gpu.8x",
+        gpu_model="H100",
+        gpus_per_instance=8,
+        interconnect="infiniband_ndr",
+        price_date=date(2026, 1, 1),
+        source="test",
+        on_demand_usd_per_gpu_hour=2.0,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]

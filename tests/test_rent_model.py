@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date
 
 import pytest
 from catalog_samples import sample_catalog
+from catalog_samples import sample_offer as offer
 
-from optimizer.catalog.model import CloudOffer
 from optimizer.cost.rent import (
     break_even,
     break_even_utilization,
@@ -31,20 +30,6 @@ MODEL = CostModel(
 )
 # A one-node design: $100,000 capex, 10 kW, one rack, 8 GPUs.
 DESIGN = {"capex_cents": 10_000_000, "it_power_kw": 10.0, "racks": 1, "gpus": 8}
-
-
-def offer(**changes: object) -> CloudOffer:
-    base = CloudOffer(
-        provider="Cloud",
-        instance="gpu.8x",
-        gpu_model="H100",
-        gpus_per_instance=8,
-        interconnect="infiniband_ndr",
-        price_date=date(2026, 1, 1),
-        source="test",
-        on_demand_usd_per_gpu_hour=2.0,
-    )
-    return replace(base, **changes)  # type: ignore[arg-type]
 
 
 def test_rented_cost_is_rate_times_gpus_times_hours_to_the_cent() -> None:

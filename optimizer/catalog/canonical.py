@@ -49,6 +49,7 @@ LATER_FIELDS = frozenset(
         "nic_slot_gbps",  # issue 14 (host link)
         "nic_cage",
         "connector",
+        "gpu_memory_gb",  # cloud_offers only: a servers row always has it
     }
 )
 """Record fields added after version 1: left out while at their default, so a catalog that

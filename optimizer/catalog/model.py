@@ -260,6 +260,7 @@ class CloudOffer:
     committed_usd_per_gpu_hour: float | None = None
     commitment_days: int | None = None
     max_instances: int | None = None  # most instances one customer can rent together
+    gpu_memory_gb: float | None = None  # where the instance's GPUs differ from the servers row's
 
     @property
     def sku(self) -> str:

@@ -33,9 +33,10 @@ def bundled_catalogs_dir() -> Path:
     return root.resolve()  # the real folder, not the link: messages name catalogs/...
 
 
-def bundled_catalogs() -> list[Path]:
-    """Folders of the reference catalogs shipped with the project, sorted by name."""
-    root = bundled_catalogs_dir()
+def bundled_catalogs(root: Path | None = None) -> list[Path]:
+    """Folders of the reference catalogs shipped with the project (or under ``root``),
+    sorted by name."""
+    root = root or bundled_catalogs_dir()
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / _MARKER).is_file())

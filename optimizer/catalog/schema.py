@@ -620,10 +620,21 @@ COLUMNS: tuple[Column, ...] = (
         "",
         True,
         "GPU of the instance; must be the gpu_model of a servers row (its GPU figures are "
-        "taken from that row).",
+        "taken from that row; for the bundled offer table, from a bundled catalog's row "
+        "when the request's catalog has none).",
         note="the gpu_model of a servers row",
     ),
     _positive("cloud_offers", "gpus_per_instance", "int", "GPUs", "GPUs in one instance.", 64),
+    _positive(
+        "cloud_offers",
+        "gpu_memory_gb",
+        "decimal",
+        "GB",
+        "Memory of one of the instance's GPUs where it differs from the servers row's (p4d: "
+        "40 GB A100s); empty: the row's.",
+        100_000,
+        required=False,
+    ),
     _positive(
         "cloud_offers",
         "max_instances",

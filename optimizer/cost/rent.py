@@ -22,11 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 from importlib.resources import files
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from optimizer.catalog.io import read_tables_from_bytes
 from optimizer.catalog.model import Catalog, CloudOffer, Server
 from optimizer.catalog.records import build_record
+from optimizer.catalog.resolve import bundled_catalogs, bundled_catalogs_dir
 from optimizer.catalog.validation import Rows, offer_rows
 from optimizer.cost.tco import (
     HOURS_PER_YEAR,
@@ -78,6 +80,7 @@ class RentQuote:
     price_date: str
     source: str
     note: str = ""
+    gpu_memory_gb: float = 0.0  # of each GPU the run was timed on; 0: not timed
 
 
 @dataclass(frozen=True)
@@ -216,14 +219,15 @@ def offer_topology(instances: int, nics_per_instance: int) -> TopologyProfile:
 
 
 def offer_cluster(offer: CloudOffer, server: Server, gpus: int) -> ClusterSpec:
-    """The rented cluster: ``server``'s GPU figures, the offer's instance size and network."""
+    """The rented cluster: ``server``'s GPU figures (the offer's GPU memory where it states
+    one), the offer's instance size and network."""
     total, instances = rented_gpus(offer, gpus)
     per_instance = offer.gpus_per_instance
     return ClusterSpec(
         gpus=total,
         gpus_per_node=per_instance,
         gpu_peak_tflops=server.gpu_peak_bf16_tflops,
-        gpu_memory_gb=server.gpu_memory_gb,
+        gpu_memory_gb=offer.gpu_memory_gb or server.gpu_memory_gb,
         intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
         fabric=offer.fabric,
         nic_gbps_per_node=offer.gbps_per_gpu * per_instance,
@@ -243,21 +247,27 @@ def quote_offer(
     *,
     pessimistic: bool = False,
     options: ModelOptions = DEFAULT_OPTIONS,
+    figures_from: str = "",
 ) -> RentQuote:
     """The training run on ``offer`` at ``gpus`` (rounded up to whole instances), priced at
     each rate the offer has, timed under the request's ``options`` (its calibration and
     reliability, as the designs it is compared with). ``server`` gives the GPU's figures;
-    None: the run cannot be timed (the note says why)."""
+    None: the run cannot be timed (the note says why). ``figures_from``: where ``server``
+    came from when not the request's catalog (the note says so)."""
     total, instances = rented_gpus(offer, gpus)
     hours: float | None = None
+    memory_gb = 0.0
     note = ""
     if total < gpus:
         note = f"capped at the offer's {instances:,} instances ({total:,} GPUs); "
+    if figures_from:
+        note += f"GPU figures from {figures_from}; "
     if server is None:
         note += f"no servers row of GPU {offer.gpu_model} in the catalog to take its figures from"
     else:
         try:
             cluster = offer_cluster(offer, server, gpus)
+            memory_gb = cluster.gpu_memory_gb
             est: Estimate = plan_and_estimate(workload, cluster, fixed, options=options)
             hours = est.training_time_hours_high if pessimistic else est.training_time_hours
         except InvalidInput as e:  # PlanInfeasible included: no plan fits in memory
@@ -280,6 +290,7 @@ def quote_offer(
         price_date=offer.price_date.isoformat(),
         source=offer.source,
         note=note.removesuffix("; "),
+        gpu_memory_gb=memory_gb,
     )
 
 
@@ -294,10 +305,38 @@ def server_of_gpu(catalog: Catalog, gpu_model: str, prefer: str = "") -> Server 
     return next((s for s in rows if s.sku == prefer), rows[0] if rows else None)
 
 
+def _figures(catalog: Catalog, gpu_model: str, *, bundled: bool) -> tuple[Server | None, str]:
+    """The servers row whose GPU figures time an offer of ``gpu_model``, and where it came
+    from when not ``catalog``: the bundled offer table (``bundled``) rents GPUs the request's
+    catalog may not sell (gen-2026 has no H100 server, and its H100 offers went untimed), so
+    their figures come from a bundled catalog's row of that GPU."""
+    server = server_of_gpu(catalog, gpu_model)
+    if server is not None or not bundled:
+        return server, ""
+    for name, row in _bundled_servers(bundled_catalogs_dir()):
+        if row.gpu_model == gpu_model:
+            where = f"the bundled {name} catalog's {row.sku} row"
+            return row, f"{where} (the request's catalog has no {gpu_model} server)"
+    return None, ""
+
+
+@functools.cache
+def _bundled_servers(root: Path) -> tuple[tuple[str, Server], ...]:
+    """(catalog name, row) of every servers row of the bundled catalogs under ``root``."""
+    from optimizer.catalog import load_catalog  # the loader imports the offer table's rules
+
+    return tuple(
+        (folder.name, server)
+        for folder in bundled_catalogs(root)
+        for server in load_catalog(folder).servers
+    )
+
+
 def design_break_evens(
     offers: Iterable[CloudOffer],
     gpu_model: str,
     *,
+    gpu_memory_gb: float,
     capex_cents: int,
     it_power_kw: float,
     racks: int,
@@ -306,8 +345,11 @@ def design_break_evens(
     support_cents_per_year: float | None = None,
 ) -> tuple[BreakEven, ...]:
     """Break-even against the cheapest offer of the design's GPU at each pricing: owning must
-    beat the cheapest way to rent the same GPU. Empty when no offer rents that GPU."""
-    same = [o for o in offers if o.gpu_model == gpu_model]
+    beat the cheapest way to rent the same GPU (an offer stating other memory, p4d's 40 GB
+    A100s against an 80 GB A100 design, is another GPU). Empty when no offer rents it."""
+    same = [
+        o for o in offers if o.gpu_model == gpu_model and o.gpu_memory_gb in (None, gpu_memory_gb)
+    ]
     out: list[BreakEven] = []
     for pricing in (ON_DEMAND, COMMITTED):
         priced = [(o, _rate(o, pricing)) for o in same]
@@ -388,18 +430,21 @@ def with_rent_vs_buy(
         return replace(result, rent_note=note)
     top = result.designs[0]
     pessimistic = spec.confidence is Confidence.PESSIMISTIC
-    quotes = tuple(
-        quote_offer(
-            o,
-            server_of_gpu(catalog, o.gpu_model),
-            top.gpus,
-            spec.workload,
-            fixed,
-            pessimistic=pessimistic,
-            options=spec.model_options,
+    quotes: list[RentQuote] = []
+    for o in offers:
+        server, figures_from = _figures(catalog, o.gpu_model, bundled=not catalog.cloud_offers)
+        quotes.append(
+            quote_offer(
+                o,
+                server,
+                top.gpus,
+                spec.workload,
+                fixed,
+                pessimistic=pessimistic,
+                options=spec.model_options,
+                figures_from=figures_from,
+            )
         )
-        for o in offers
-    )
     designs = []
     unrented: dict[str, list[int]] = {}  # GPU model -> ranks no offer rents
     for d in result.designs:
@@ -408,6 +453,7 @@ def with_rent_vs_buy(
             design_break_evens(
                 offers,
                 server.gpu_model,
+                gpu_memory_gb=server.gpu_memory_gb,
                 capex_cents=d.bom.capex_cents,
                 it_power_kw=d.bom.power_kw,
                 racks=d.bom.racks,
@@ -435,4 +481,4 @@ def with_rent_vs_buy(
     for gpu, ranks in unrented.items():
         which = ", ".join(str(r) for r in ranks)
         note += f" No offer rents {gpu} (rank {which}): no break-even for it."
-    return replace(result, designs=tuple(designs), rent_quotes=quotes, rent_note=note)
+    return replace(result, designs=tuple(designs), rent_quotes=tuple(quotes), rent_note=note)

@@ -246,7 +246,7 @@ class BreakEven(_message.Message):
     def __init__(self, offer: _Optional[str] = ..., pricing: _Optional[str] = ..., usd_per_gpu_hour: _Optional[float] = ..., utilization: _Optional[float] = ..., own_fixed_usd: _Optional[float] = ..., own_energy_full_use_usd: _Optional[float] = ..., rent_full_use_usd: _Optional[float] = ...) -> None: ...
 
 class RentQuote(_message.Message):
-    __slots__ = ("provider", "instance", "gpu_model", "interconnect", "fabric", "network_gbps_per_gpu", "gpus", "instances", "training_time_hours", "on_demand_usd_per_gpu_hour", "committed_usd_per_gpu_hour", "commitment_days", "on_demand_cost_usd", "committed_cost_usd", "price_date", "source", "note")
+    __slots__ = ("provider", "instance", "gpu_model", "interconnect", "fabric", "network_gbps_per_gpu", "gpus", "instances", "training_time_hours", "on_demand_usd_per_gpu_hour", "committed_usd_per_gpu_hour", "commitment_days", "on_demand_cost_usd", "committed_cost_usd", "price_date", "source", "note", "gpu_memory_gb")
     PROVIDER_FIELD_NUMBER: _ClassVar[int]
     INSTANCE_FIELD_NUMBER: _ClassVar[int]
     GPU_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -264,6 +264,7 @@ class RentQuote(_message.Message):
     PRICE_DATE_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    GPU_MEMORY_GB_FIELD_NUMBER: _ClassVar[int]
     provider: str
     instance: str
     gpu_model: str
@@ -281,7 +282,8 @@ class RentQuote(_message.Message):
     price_date: str
     source: str
     note: str
-    def __init__(self, provider: _Optional[str] = ..., instance: _Optional[str] = ..., gpu_model: _Optional[str] = ..., interconnect: _Optional[str] = ..., fabric: _Optional[str] = ..., network_gbps_per_gpu: _Optional[float] = ..., gpus: _Optional[int] = ..., instances: _Optional[int] = ..., training_time_hours: _Optional[float] = ..., on_demand_usd_per_gpu_hour: _Optional[float] = ..., committed_usd_per_gpu_hour: _Optional[float] = ..., commitment_days: _Optional[int] = ..., on_demand_cost_usd: _Optional[float] = ..., committed_cost_usd: _Optional[float] = ..., price_date: _Optional[str] = ..., source: _Optional[str] = ..., note: _Optional[str] = ...) -> None: ...
+    gpu_memory_gb: float
+    def __init__(self, provider: _Optional[str] = ..., instance: _Optional[str] = ..., gpu_model: _Optional[str] = ..., interconnect: _Optional[str] = ..., fabric: _Optional[str] = ..., network_gbps_per_gpu: _Optional[float] = ..., gpus: _Optional[int] = ..., instances: _Optional[int] = ..., training_time_hours: _Optional[float] = ..., on_demand_usd_per_gpu_hour: _Optional[float] = ..., committed_usd_per_gpu_hour: _Optional[float] = ..., commitment_days: _Optional[int] = ..., on_demand_cost_usd: _Optional[float] = ..., committed_cost_usd: _Optional[float] = ..., price_date: _Optional[str] = ..., source: _Optional[str] = ..., note: _Optional[str] = ..., gpu_memory_gb: _Optional[float] = ...) -> None: ...
 
 class ParetoPoint(_message.Message):
     __slots__ = ("capex_usd", "training_time_hours", "gpus", "server_sku", "fabric", "topology", "oversubscription", "fabric_kind", "topology_family", "tco_usd")
