@@ -65,7 +65,7 @@ def test_flash_attention_time_is_its_passes_at_the_attention_efficiency(
 ) -> None:
     w = preset("mpt-7b", sequence_length=32768, activation_recompute=mode)
 
-    seconds = _attention_s_per_token(w, 1, 1, PEAK, H100.hbm_tbytes_per_s * 1e12, H100.sm_count)
+    seconds = _attention_s_per_token(w, 1, 1, PEAK, H100)
 
     flops = passes * forward_flops_per_token(w).attention_scores
     assert attention_recompute_passes(w) == passes - 3

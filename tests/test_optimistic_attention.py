@@ -62,8 +62,8 @@ def test_only_the_optimistic_time_reads_the_published_kernel_speed() -> None:
 
 def test_the_fitted_kernel_is_the_optimistic_one_where_it_is_the_faster() -> None:
     with best_kernel_share(calibration.COMPUTE.attention_efficiency * 0.2):
-        assert calibration.optimistic_attention_factor(0.75) == 1.0
-    assert calibration.optimistic_attention_factor(0.75) < 1.0
+        assert calibration.optimistic_attention_factor(generation("H100"), 0.75) == 1.0
+    assert calibration.optimistic_attention_factor(generation("H100"), 0.75) < 1.0
 
 
 def test_unfused_attention_keeps_its_optimistic_time() -> None:
@@ -93,7 +93,7 @@ def test_a_calibration_profile_s_optimistic_kernel_efficiency_sets_the_factor() 
     case = scenario_for(generation("H100"), DEFAULT_FABRICS["infiniband"], "optimistic", profile)
     assert case.kernel_efficiency > generation("H100").kernel_efficiency_high
     assert case.attention_time_factor == calibration.optimistic_attention_factor(
-        case.kernel_efficiency
+        generation("H100"), case.kernel_efficiency
     )
 
 

@@ -470,6 +470,8 @@ def with_rent_vs_buy(
         designs.append(replace(d, break_evens=evens))
         if not evens:
             model_name = server.gpu_model if server is not None else d.design.server_sku
+            if server is not None and any(o.gpu_model == server.gpu_model for o in offers):
+                model_name += f" {server.gpu_memory_gb:g} GB"  # offered with other memory
             unrented.setdefault(model_name, []).append(d.rank)
     note = (
         f"Rent vs buy: offers from {origin}; rented run at rank 1's {top.gpus:,} GPUs rounded "

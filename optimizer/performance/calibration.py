@@ -29,6 +29,15 @@ class GpuGeneration:
     fitted: bool = True
     # Streaming multiprocessors (AMD: compute units): the wave size of a GEMM (compute.py).
     sm_count: int = 132
+    # Flash attention relative to this generation's large-GEMM efficiency where fitted on its
+    # own runs (A100: benchmarks/estimator_accuracy._attention_fit); None: the shared
+    # COMPUTE.attention_efficiency, fitted on H100's.
+    attention_efficiency: float | None = None
+
+    @property
+    def attention(self) -> float:
+        """Flash attention's speed relative to this generation's large GEMMs."""
+        return self.attention_efficiency or COMPUTE.attention_efficiency
 
     def efficiency(self, scenario: str) -> float:
         return {
@@ -107,6 +116,7 @@ class ComputeConstants:
 # tests/test_compute_fit.py re-runs the fit and compares.
 A100_KERNEL_EFFICIENCY = (0.59, 0.666, 0.744)
 H100_KERNEL_EFFICIENCY = (0.53, 0.682, 0.732)
+A100_ATTENTION_EFFICIENCY = 0.411
 COMPUTE = ComputeConstants(
     gemm_inner_overhead_elements=72.0,
     attention_efficiency=0.267,
@@ -139,7 +149,14 @@ def _like_h100(low: float, expected: float, high: float) -> tuple[float, float, 
 GENERATIONS: dict[str, GpuGeneration] = {
     g.name: g
     for g in (
-        GpuGeneration("A100", *A100_KERNEL_EFFICIENCY, 2.039, _A100_SOURCE, sm_count=108),
+        GpuGeneration(
+            "A100",
+            *A100_KERNEL_EFFICIENCY,
+            2.039,
+            _A100_SOURCE,
+            sm_count=108,
+            attention_efficiency=A100_ATTENTION_EFFICIENCY,
+        ),
         GpuGeneration("H100", *H100_KERNEL_EFFICIENCY, 3.35, _H100_SOURCE, sm_count=132),
         GpuGeneration(
             "H200",
@@ -200,10 +217,10 @@ GENERATIONS: dict[str, GpuGeneration] = {
 FLASH_ATTENTION_BEST_SHARE_OF_PEAK = 335.0 / 989.0
 
 
-def optimistic_attention_factor(kernel_efficiency: float) -> float:
-    """Flash attention's time in the optimistic scenario over its time at the fitted
+def optimistic_attention_factor(gen: GpuGeneration, kernel_efficiency: float) -> float:
+    """Flash attention's time in the optimistic scenario over its time at ``gen``'s fitted
     attention efficiency, both at ``kernel_efficiency`` (the scenario's): at most 1."""
-    fitted_share = COMPUTE.attention_efficiency * kernel_efficiency
+    fitted_share = gen.attention * kernel_efficiency
     return min(1.0, fitted_share / FLASH_ATTENTION_BEST_SHARE_OF_PEAK)
 
 

@@ -24,7 +24,7 @@ import math
 from functools import lru_cache
 
 from optimizer.performance import calibration
-from optimizer.performance.calibration import generation
+from optimizer.performance.calibration import GpuGeneration, generation
 from optimizer.workload.flops import (
     FORWARD_BACKWARD_FACTOR,
     attention_recompute_passes,
@@ -217,7 +217,7 @@ def compute_s_per_token(
     # Seconds per micro-batch on one rank; per token of the rank's share = / (tokens / t).
     gemm_s = (passes_gemm * layer_s * w.layers + logits_s) * t / tokens_mb
 
-    attention_s = _attention_s_per_token(w, micro_batch, tensor, peak_bf16, hbm, sms)
+    attention_s = _attention_s_per_token(w, micro_batch, tensor, peak_bf16, gen)
 
     # issue 14 accuracy: the fitted passes cover forward and backward; a full recomputation
     # repeats the forward's share (1 of the 3 minimal passes).
@@ -248,26 +248,25 @@ def attention_share(
     total, _ = compute_s_per_token(
         w, micro_batch, tensor, gpu_model, peak_tflops, peak_fp8_tflops, expert
     )
-    attention = _attention_s_per_token(
-        w, micro_batch, tensor, 1e12 * peak_tflops, gen.hbm_tbytes_per_s * 1e12, gen.sm_count
-    )
+    attention = _attention_s_per_token(w, micro_batch, tensor, 1e12 * peak_tflops, gen)
     return attention / total if total > 0 else 0.0
 
 
 def _attention_s_per_token(
-    w: Workload, micro_batch: int, tensor: int, peak_bf16: float, hbm: float, sms: int
+    w: Workload, micro_batch: int, tensor: int, peak_bf16: float, gen: GpuGeneration
 ) -> float:
     """Attention-score seconds per token (QK^T and AV: forward, backward, and what is
     recomputed: ``attention_recompute_passes``).
 
-    Fused (flash attention): its FLOPs at the fitted attention efficiency. Unfused: the
+    Fused (flash attention): its FLOPs at ``gen``'s fitted attention efficiency. Unfused: the
     batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and AV (s x
     head_dim output, inner s), each at its own shape."""
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
         flops = passes * forward_flops_per_token(w).attention_scores
-        return flops / (peak_bf16 * calibration.COMPUTE.attention_efficiency)
+        return flops / (peak_bf16 * gen.attention)
     s = w.sequence_length
+    hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count
     head_dim = w.hidden_size / w.attention_heads
     heads = micro_batch * w.attention_heads / tensor  # one rank's batch of heads
     per_mb = training_gemm_seconds(

@@ -1631,7 +1631,7 @@ def scenario_for(
     if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
         case = calibration.apply(case, gen, fabric.fabric, name)
     if name == "optimistic":  # issue 14 (the range): attention as fast as published kernels
-        factor = fitted.optimistic_attention_factor(case.kernel_efficiency)
+        factor = fitted.optimistic_attention_factor(gen, case.kernel_efficiency)
         case = replace(case, attention_time_factor=factor)
     return case
 
@@ -1670,11 +1670,11 @@ ATTENTION_BOUND_SHARE = 0.5
 
 
 def _attention_bound_note(
-    share: float, peak_tflops: float, case: EstimateCase, calibrated: bool
+    share: float, peak_tflops: float, gen: GpuGeneration, case: EstimateCase, calibrated: bool
 ) -> str:
     """Why an attention-bound step's range is wide, and what would pin its expected time
     (``calibrated``: a profile's kernel efficiency times this GPU already)."""
-    tflops = peak_tflops * case.kernel_efficiency * fitted.COMPUTE.attention_efficiency
+    tflops = peak_tflops * case.kernel_efficiency * gen.attention
     best_tflops = peak_tflops * fitted.FLASH_ATTENTION_BEST_SHARE_OF_PEAK
     whose, advice = (
         ("at the calibration profile's kernel efficiency", "")
@@ -1723,7 +1723,11 @@ def estimate_from_step(
         calibrated = (
             profile is not None and profile.kernel_scale_for(generation(c.gpu_model)) is not None
         )
-        notes.append(_attention_bound_note(step.flash_share, c.gpu_peak_tflops, case, calibrated))
+        notes.append(
+            _attention_bound_note(
+                step.flash_share, c.gpu_peak_tflops, generation(c.gpu_model), case, calibrated
+            )
+        )
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.

@@ -96,6 +96,10 @@ AZURE_NDM_A100_V4 = GpuSystem("A100", 312.0, None, 80.0, 300.0, 1600.0, 8, "infi
 # GPT-NeoX-20B's cluster (Black et al. 2022): 12 Supermicro AS-4124GO-NART servers of 8 x
 # A100-SXM4-40GB over NVLink, four ConnectX-6 HCAs per server (200 Gb/s HDR assumed), two
 # MQM8700 (40-port HDR) spine switches.
+# MosaicML llm-foundry A100 tables ("A100 80GB / 40GB with 1600 Gbps node-node interconnect
+# (RoCE)", published-runs.md sec. 3): DGX-class A100 nodes, NVLink3 at 300 GB/s per direction.
+MOSAIC_A100_80GB = GpuSystem("A100", 312.0, None, 80.0, 300.0, 1600.0, 8, "roce", 64)
+MOSAIC_A100_40GB = GpuSystem("A100", 312.0, None, 40.0, 300.0, 1600.0, 8, "roce", 64)
 NEOX_A100_40GB = GpuSystem("A100", 312.0, None, 40.0, 300.0, 800.0, 4, "infiniband", 40)
 
 SYSTEMS: dict[str, GpuSystem] = {
@@ -208,7 +212,7 @@ def _megatron_case(r: dict[str, Any]) -> PublishedCase:
     )
 
 
-def _mosaic_case(r: dict[str, Any]) -> PublishedCase:
+def _mosaic_case(r: dict[str, Any], system: GpuSystem = HGX_H100) -> PublishedCase:
     par = r["parallelism"]
     seq = r["model"]["seq_len"]
     w = preset(
@@ -225,7 +229,7 @@ def _mosaic_case(r: dict[str, Any]) -> PublishedCase:
         id=r["id"],
         source=_source(r),
         workload=w,
-        cluster=cluster_for(HGX_H100, gpus),
+        cluster=cluster_for(system, gpus),
         # FULL_SHARD reshards after the forward and gathers again for the backward
         # (torch.distributed.fsdp.ShardingStrategy); SHARD_GRAD_OP (ZeRO-2) keeps them.
         fixed=PartialPlan(
@@ -261,6 +265,16 @@ def mosaic_h100_cases(records: list[dict[str, Any]]) -> list[PublishedCase]:
         _mosaic_case(r)
         for r in records
         if r["id"].startswith("llmfoundry-H100_80GB_BF16") and r["gpu_count"] >= 16
+    ]
+
+
+def mosaic_a100_sweep_cases(records: list[dict[str, Any]]) -> list[PublishedCase]:
+    """MosaicML llm-foundry A100 rows on one node (8 GPUs), sequences 512 to 65,536: the
+    40 GB and 80 GB tables, each on its GPU (the tables' RoCE network carries nothing here)."""
+    return [
+        _mosaic_case(r, MOSAIC_A100_40GB if "A100_40GB" in r["id"] else MOSAIC_A100_80GB)
+        for r in records
+        if r["id"].startswith("llmfoundry-A100") and r["gpu_count"] < 16
     ]
 
 
