@@ -300,37 +300,44 @@ def _install_a100(theta: Sequence[float], attention: float, scale: float) -> Non
 
 
 def _attention_fit(
-    theta: Sequence[float], cases: list[PublishedCase], rounds: int = 24
+    theta: Sequence[float], cases: list[PublishedCase], rounds: int = 16
 ) -> tuple[float, float]:
     """(A100's flash attention efficiency, the scale of its kernel efficiency on ``cases``)
     under the other constants at ``theta``: least squares on the llm-foundry A100 sequence
     sweeps. Their GEMMs run faster than Megatron's 2021 A100 runs, which set A100's kernel
     efficiency (docs/performance-model.md sec. 7), so a scale of it is fitted with the
     attention and not kept: only the fall of the speed with the sequence, attention's share,
-    is. For each attention efficiency (golden-section search over its bounds) the scale
-    zeroes the mean log error (fixed point, as _engine_fit: tensor-core time scales with it).
-    No A100 visible run uses flash attention, so the main fit does not see this constant."""
+    is. For each attention efficiency (golden-section search over its bounds, ``rounds``
+    narrowing it below its last digit) the scale zeroes the mean log error (fixed point, as
+    _engine_fit: tensor-core time scales with it). No A100 visible run uses flash attention,
+    so the main fit does not see this constant."""
+    scale = 1.0
 
-    def scale_and_cost(attention: float) -> tuple[float, float]:
-        scale = 1.0
-        for _ in range(4):
+    def cost(attention: float) -> float:
+        nonlocal scale  # each search point starts from the last one's scale
+        for _ in range(3):
             _install_a100(theta, attention, scale)
             r = np.array([relative_error(c) for c in cases])
             scale /= float(np.exp(np.mean(np.log1p(r))))
         _install_a100(theta, attention, scale)
         r = np.array([relative_error(c) for c in cases])
-        return scale, float(r @ r)
+        return float(r @ r)
 
     lo, hi = A100_ATTENTION.lower, A100_ATTENTION.upper
     with constants_restored():
+        a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+        cost_a, cost_b = cost(a), cost(b)
         for _ in range(rounds):
-            a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-            if scale_and_cost(a)[1] <= scale_and_cost(b)[1]:
-                hi = b
+            if cost_a <= cost_b:
+                hi, b, cost_b = b, a, cost_a
+                a = hi - _GOLDEN * (hi - lo)
+                cost_a = cost(a)
             else:
-                lo = a
+                lo, a, cost_a = a, b, cost_b
+                b = lo + _GOLDEN * (hi - lo)
+                cost_b = cost(b)
         attention = round((lo + hi) / 2, A100_ATTENTION.decimals)
-        scale = scale_and_cost(attention)[0]
+        cost(attention)  # the scale at the value kept
     return attention, round(scale, 3)
 
 

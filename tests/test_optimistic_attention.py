@@ -116,3 +116,14 @@ def test_a_calibrated_kernel_s_attention_note_names_the_profile_not_mpt() -> Non
     (note,) = [n for n in est.notes if n.startswith("attention-bound")]
     assert "calibration profile's kernel efficiency" in note
     assert "MPT" not in note and "procure calibrate" not in note
+
+
+def test_a100_s_optimistic_attention_is_the_published_a100_kernel_s() -> None:
+    """FlashAttention-2 reaches at least half of A100's peak (arXiv:2307.08691) but a third
+    of H100's: the low end of an A100 run timed attention at most at H100's share (106
+    TFLOP/s on A100) and named it as the fastest published kernel."""
+    a100 = generation("A100")
+    assert a100.best_attention_share == calibration.A100_FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+    assert generation("H100").best_attention_share == calibration.FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+    factor = calibration.optimistic_attention_factor(a100, a100.kernel_efficiency_high)
+    assert factor == a100.attention * a100.kernel_efficiency_high / 0.50

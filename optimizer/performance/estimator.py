@@ -1675,7 +1675,7 @@ def _attention_bound_note(
     """Why an attention-bound step's range is wide, and what would pin its expected time
     (``calibrated``: a profile's kernel efficiency times this GPU already)."""
     tflops = peak_tflops * case.kernel_efficiency * gen.attention
-    best_tflops = peak_tflops * fitted.FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+    best_tflops = peak_tflops * gen.best_attention_share
     whose, advice = (
         ("at the calibration profile's kernel efficiency", "")
         if calibrated
