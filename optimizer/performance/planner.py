@@ -1268,13 +1268,11 @@ def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
     """The plan over all of ``c``'s GPUs (with ``fixed``'s degrees) that needs the least
     memory per GPU, and what it needs; None when no plan of ``c``'s GPUs is allowed at all."""
     best: tuple[float, Degrees] | None = None
+    work_s, domain = _relative_work_s(w, c.gpus), c.scale_up_domain_gpus
     for cp in context_degrees(w, c.gpus, fixed):
-        gpus = c.gpus // cp
-        work_s = _relative_work_s(w, c.gpus)
-        domain = c.scale_up_domain_gpus
         families = [
             f
-            for f in _families(w, gpus, c.gpus_per_node, fixed, domain, cp, work_s)
+            for f in _families(w, c.gpus // cp, c.gpus_per_node, fixed, domain, cp, work_s)
             if f.checked  # a requested depth the schedule refuses is not a memory problem
         ]
         if not families:
