@@ -32,6 +32,7 @@ absorbs the rounding of a different order of the same float operations.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
@@ -322,7 +323,7 @@ _ROW_COLUMNS = (
 )
 
 
-class _Hardware(NamedTuple):
+class RowHardware(NamedTuple):
     """What a row needs of the hardware: the host, the scale-up domain, whether it reduces
     in the switch (NVLS), its bandwidth per GPU."""
 
@@ -332,7 +333,17 @@ class _Hardware(NamedTuple):
     nv_bw: float
 
 
-def _part_row(part: Part | None, hw: _Hardware) -> tuple[float, float, float, float]:
+def row_hardware(c: ClusterSpec) -> RowHardware:
+    """What ``c``'s rows read of it (plan_arrays): every cluster with the same rows it."""
+    return RowHardware(
+        gpn=min(c.gpus, c.gpus_per_node),
+        dom=min(c.gpus, c.scale_up_domain_gpus),
+        nvls=generation(c.gpu_model).name in coll.NVLS_GENERATIONS,
+        nv_bw=nvlink_bytes_per_s(c),
+    )
+
+
+def _part_row(part: Part | None, hw: RowHardware) -> tuple[float, float, float, float]:
     """(scale-up bandwidth seconds, scale-up latency seconds, network bytes, network bytes
     where the switches reduce) of one collective."""
     nv_s = lat_s = remote_bytes = sharp_bytes = 0.0
@@ -353,10 +364,12 @@ def _part_row(part: Part | None, hw: _Hardware) -> tuple[float, float, float, fl
 
 
 class RowParts:
-    """What the depth-free rows of one size's families share, each worked out once per what it
-    reads (estimator.tensor_traffic, expert_traffic, data_traffic: a size offers each tensor
+    """What the depth-free rows of families share, each worked out once per what it reads
+    (estimator.tensor_traffic, expert_traffic, data_traffic: a size offers each tensor
     collective to about three families, differing in ZeRO stage and expert degree), and the
-    rows themselves by family. The hardware must be one size's."""
+    rows themselves by family. Its rows must all be of one workload and one RowHardware
+    (row_hardware): a family's degrees name its size, so every size and memory limit of that
+    hardware may share it."""
 
     __slots__ = ("data", "expert", "rows", "sends", "tensor")
 
@@ -370,12 +383,12 @@ class RowParts:
         self.rows: dict[Family, tuple[float, ...]] = {}
 
 
-def _expert_row(a2a: Part | None, hw: _Hardware) -> tuple[float, ...]:
+def _expert_row(a2a: Part | None, hw: RowHardware) -> tuple[float, ...]:
     nodes = a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0
     return (*_part_row(a2a, hw), nodes)
 
 
-def _data_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
+def _data_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, ...]:
     """(collectives, then the data-parallel columns) of one plan's data-parallel traffic."""
     data = data_traffic(w, plan, hw.gpn, hw.dom)
     dp_nv_s = dp_lat_s = dp_bytes = dp_sharp_bytes = dp_span = 0.0
@@ -399,7 +412,7 @@ def _data_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ..
 
 
 def _depth_free_row(
-    w: Workload, plan: ParallelPlan, hw: _Hardware, parts: RowParts
+    w: Workload, plan: ParallelPlan, hw: RowHardware, parts: RowParts
 ) -> tuple[float, ...]:
     """One plan's _DEPTH_FREE_COLUMNS (a row, not appends: this runs for every family of
     depths of every size a search prices), from the parts it shares with other families."""
@@ -446,7 +459,7 @@ def _depth_free_row(
 Family = tuple[int, int, int, int, int, int, int, bool]
 
 
-def _sends_row(w: Workload, plan: ParallelPlan, hw: _Hardware) -> tuple[float, ...]:
+def _sends_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, ...]:
     """One plan's columns of _ROW_COLUMNS after the depth-free ones: its pipeline's sends."""
     p2p = pipeline_traffic(w, plan, hw.gpn, hw.dom)
     stride = p2p.stride if p2p is not None and p2p.remote_share > 0 else 0.0
@@ -462,13 +475,8 @@ def plan_arrays(
 ) -> PlanArrays:
     """The arrays of ``plans`` on ``c``'s hardware (its network is not read); ``free``: their
     network_free_terms columns; ``parts``: depth-free rows and their parts to reuse and add
-    to (one size's: the hardware must be ``c``'s)."""
-    hw = _Hardware(
-        gpn=min(c.gpus, c.gpus_per_node),
-        dom=min(c.gpus, c.scale_up_domain_gpus),
-        nvls=generation(c.gpu_model).name in coll.NVLS_GENERATIONS,
-        nv_bw=nvlink_bytes_per_s(c),
-    )
+    to (of ``w`` on ``c``'s RowHardware)."""
+    hw = row_hardware(c)
     known = RowParts() if parts is None else parts
     # Each distinct family's depth-free row and each distinct pipeline's sends once, as the
     # columns of two small tables the plans index: a size's plans share a family at
@@ -543,7 +551,7 @@ def concatenated(parts: list[PlanArrays]) -> PlanArrays:
         for forms in ([p.plain for p in parts], [p.sharp for p in parts])
     )
     return PlanArrays(
-        plans=tuple(plan for p in parts for plan in p.plans),
+        plans=tuple(itertools.chain.from_iterable(p.plans for p in parts)),
         forward_share=parts[0].forward_share,
         plain=plain,
         sharp=sharp,

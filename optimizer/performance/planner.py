@@ -62,11 +62,13 @@ from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     Floats,
     PlanArrays,
+    RowHardware,
     RowParts,
     concatenated,
     goodput_factor,
     network_free_terms,
     plan_arrays,
+    row_hardware,
     shares_uplinks,
     wall_step_lower_bounds_s,
 )
@@ -578,7 +580,7 @@ class _SizePlans:
     priced from are built when a search prices the size, for the candidates it needs
     (``arrays``)."""
 
-    __slots__ = ("_arrays", "_parts", "_timed", "c", "columns", "free_s", "indices", "plans", "w")
+    __slots__ = ("_arrays", "_timed", "c", "columns", "free_s", "indices", "plans", "w")
 
     def __init__(
         self,
@@ -595,7 +597,6 @@ class _SizePlans:
         self.plans = tuple([plans[i] for i in self.indices])
         self.columns = columns[:, order]  # network_free_terms' columns, a row each
         self._arrays: PlanArrays | None = None
-        self._parts: RowParts | None = RowParts()  # until every candidate's row is built
         self._timed: dict[int, ParallelPlan] = {}  # the candidates timed so far, by position
 
     def plan(self, position: int) -> ParallelPlan:
@@ -621,11 +622,9 @@ class _SizePlans:
                 self.c,
                 self.plans[have:end],
                 self.columns[:, have:end],
-                self._parts,
+                _row_parts(self.w, self.c),
             )
             built = self._arrays = more if built is None else concatenated([built, more])
-            if end == len(self.plans):
-                self._parts = None
         return built
 
     def below(self, step_s: float, overhead_s: float, goodput: float) -> int:
@@ -703,26 +702,62 @@ class _Priced:
 
 _SIZE_CACHE_SIZE = 16_384
 _size_cache: dict[tuple[object, ...], tuple[_SizePlans, object, object]] = {}
-# Candidate rows the planner's caches may hold at once (each size's candidates and each band
-# of them, about a kilobyte a row): bounding the entries alone let a long-lived process (the
-# service, a test worker) grow past 16 GB once context 2 doubled the 8,192-token workloads'
-# candidates (an xdist worker was killed for memory). The optimizer's searches reuse a few
-# hundred thousand rows; past the limit every cache starts again.
+# The depth-free rows of each workload's families and their parts, by the hardware they read
+# (plan_pricing.row_hardware): a family's degrees name its size, and its row is the same for
+# every memory limit and GPU model of that hardware (B200 and B300 servers, 180 and 288 GB),
+# which were built apart once per size (565,000 rows for 408,000 distinct in a DeepSeek-V3
+# optimization on gen-2026). It holds at most a row per candidate _size_cache counts.
+_row_parts_cache: dict[tuple[Workload, RowHardware], RowParts] = {}
+
+
+def _row_parts(w: Workload, c: ClusterSpec) -> RowParts:
+    key = (w, row_hardware(c))
+    parts = _row_parts_cache.get(key)
+    if parts is None:
+        parts = _row_parts_cache[key] = RowParts()
+    return parts
+
+
+# Candidate rows each of the planner's two caches may hold at once (each size's candidates;
+# the bands of several sizes, copies of their rows: about a kilobyte a row): bounding the
+# entries alone let a long-lived process (the service, a test worker) grow past 16 GB once
+# context 2 doubled the 8,192-token workloads' candidates (an xdist worker was killed for
+# memory). The optimizer's searches reuse a few hundred thousand rows; past the limit that
+# cache starts again.
 _CACHED_ROWS_LIMIT = 2_000_000
 
 
 class _RowBudget:
-    """Rows held by _size_cache and _pending_cache's bands; both are emptied together."""
+    """Rows held by _size_cache (``sizes``) and by _pending_cache's bands (``bands``).
 
-    rows = 0
+    The two are emptied apart: a band is a concatenation of sizes' rows, cheap to build
+    again, and a search over many networks forms thousands of them, while a size's rows took
+    the enumeration, the memory check and the traffic terms. One count for both emptied the
+    sizes whenever the bands filled it: a DeepSeek-V3 optimization on gen-2026 counted 16.5
+    million band rows against 1.2 million candidates, emptied every cache 11 times and built
+    the sizes 2.5 times over (docs/performance-model.md, sec. 9)."""
+
+    sizes = 0
+    bands = 0
 
     @classmethod
-    def add(cls, rows: int) -> None:
-        cls.rows += rows
-        if cls.rows > _CACHED_ROWS_LIMIT:
+    def add_size(cls, rows: int) -> None:
+        cls.sizes += rows
+        if cls.sizes > _CACHED_ROWS_LIMIT:
             _size_cache.clear()
-            _pending_cache.clear()
-            cls.rows = rows
+            _row_parts_cache.clear()
+            _pending_cache.clear()  # its orders hold the sizes, and the bands of them
+            cls.sizes, cls.bands = rows, 0
+
+    @classmethod
+    def add_band(cls, rows: int, dropped: int) -> None:
+        """Count a band of ``rows`` about to be kept in place of bands of ``dropped`` rows
+        (emptying every order's bands first if it crosses the limit)."""
+        cls.bands += rows - dropped
+        if cls.bands > _CACHED_ROWS_LIMIT // 2:  # a band's row costs less to build again
+            for order in _pending_cache.values():
+                order.bands.clear()
+            cls.bands = rows
 
 
 def _size_plans(
@@ -745,9 +780,10 @@ def _size_plans(
         return hit[0]
     if len(_size_cache) >= _SIZE_CACHE_SIZE:
         _size_cache.clear()
+        _row_parts_cache.clear()
     sub = root if used == root.gpus else replace(root, gpus=used)
     sized = _price_free(w, sub, hw, limit_gb, fixed, kernel_eff)
-    _RowBudget.add(len(sized.plans))
+    _RowBudget.add_size(len(sized.plans))
     _size_cache[key] = (sized, gen, fitted.COMPUTE)
     return sized
 
@@ -768,13 +804,14 @@ def _price_free(
 class _Band(NamedTuple):
     """The candidates of a band of sizes as one set of arrays, with what each plan's bound is
     priced at (its size's GPUs and goodput factor) and ranked within (its size, and its
-    position in that size's list)."""
+    position in that size's list); ``lengths``: how many of each size's candidates it holds."""
 
     arrays: PlanArrays
     used: int | Floats  # plain numbers for a band of one size: a pass costs less with them
     goodput: float | Floats
     size: npt.NDArray[np.intp]
     position: npt.NDArray[np.intp]
+    lengths: tuple[int, ...]
 
 
 _BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in practice)
@@ -782,17 +819,24 @@ _BANDS_PER_ORDER = 1_024  # bands kept per search order (a few per network in pr
 
 def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int]) -> _Band:
     """``work``'s sizes as one band, each with at least its first ``counts`` candidates, cached
-    per search order and what is built of each size (``bands``): the next network's search
-    mostly prices the same bands."""
+    per search order and sizes (``bands``): the next network's search mostly prices the same
+    bands. A size's built candidates only grow, so a band built on fewer of them is never
+    priced again: it is replaced, not kept beside the new one (kept, such bands held 16.5
+    million of the 17.7 million rows the caches counted in one DeepSeek-V3 optimization on
+    gen-2026, and emptying the caches at _CACHED_ROWS_LIMIT threw the sizes' candidates away
+    with them, to be built again, docs/performance-model.md, sec. 9)."""
     parts = [size.sized.arrays(n) for size, n in zip(work.sizes, counts, strict=True)]
-    lengths = [len(part.plans) for part in parts]
-    key = (*(size.order for size in work.sizes), *lengths)
+    lengths = tuple(len(part.plans) for part in parts)
+    key = tuple(size.order for size in work.sizes)
     hit = bands.get(key)
-    if hit is None:
-        if len(bands) >= _BANDS_PER_ORDER:
+    if hit is None or hit.lengths != lengths:
+        dropped = [hit] if hit is not None else []
+        if hit is None and len(bands) >= _BANDS_PER_ORDER:
+            dropped = list(bands.values())
             bands.clear()
         one = len(parts) == 1
-        _RowBudget.add(sum(lengths))
+        # a band of one size is that size's arrays, counted with the size
+        _RowBudget.add_band(0 if one else sum(lengths), sum(_band_rows(b) for b in dropped))
         hit = bands[key] = _Band(
             arrays=concatenated(parts),
             used=work.sizes[0].used
@@ -803,8 +847,14 @@ def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int
             else np.repeat(np.array([size.goodput for size in work.sizes]), lengths),
             size=np.repeat(np.arange(len(parts), dtype=np.intp), lengths),
             position=np.concatenate([np.arange(n, dtype=np.intp) for n in lengths]),
+            lengths=lengths,
         )
     return hit
+
+
+def _band_rows(band: _Band) -> int:
+    """The rows ``band`` counts in _RowBudget (none for one size's: its size's arrays)."""
+    return sum(band.lengths) if len(band.lengths) > 1 else 0
 
 
 def _price_band(
