@@ -362,6 +362,18 @@ class _Family(NamedTuple):
     checked: list[int]
 
 
+class _SizeFamilies(NamedTuple):
+    """A size's families with the peak memory of each checked depth under each
+    ZeRO form (``peaks``: forms x rows, memory.peaks_gb), none of which reads the memory
+    limit: GPUs of another memory reuse them (gen-2026's seven GPU models search the same
+    sizes, 912 distinct for 2,334 candidate lists in a DeepSeek-V3 optimization)."""
+
+    families: list[_Family]
+    forms: list[tuple[int, bool]]
+    peaks: npt.NDArray[np.float64]
+    work_s: float
+
+
 def _candidate_plans_at(
     w: Workload,
     gpus: int,
@@ -379,13 +391,10 @@ def _candidate_plans_at(
     and the interleaving depth that minimises its bubble plus chunk overheads
     (_best_depth, at a nominal GPU speed) or, when that one does not fit, the cheapest deeper
     one that does (_deeper_fitting_depth), whichever fit; the timing decides. Every family's
-    depths are checked for memory in one NumPy pass (memory.peaks_gb)."""
-    work_s = _relative_work_s(w, gpus * context)
-    families = _families(w, gpus, gpus_per_node, fixed, domain_gpus, context, work_s)
-    # every ZeRO choice any family may take, in one order
-    forms = list(dict.fromkeys(z for family in families for z in family.zeros))
-    rows = [(family.loads, v) for family in families for v in family.checked]
-    fit_rows = iter((peaks_gb(rows, forms) <= limit_gb).T.tolist() if rows else [])
+    depths are checked for memory in one NumPy pass (memory.peaks_gb, _families)."""
+    sized = _families(w, gpus, gpus_per_node, fixed, domain_gpus, context)
+    families, forms, work_s = sized.families, sized.forms, sized.work_s
+    fit_rows = iter((sized.peaks <= limit_gb).T.tolist())
     plans: list[Degrees] = []
     columns_of: dict[int, list[int]] = {}  # by the zeros list, which families share
     for family in families:
@@ -411,6 +420,7 @@ def _candidate_plans_at(
     return plans
 
 
+@lru_cache(maxsize=1024)
 def _families(
     w: Workload,
     gpus: int,
@@ -418,12 +428,13 @@ def _families(
     fixed: PartialPlan,
     domain_gpus: int | None,
     context: int,
-    work_s: float,
-) -> list[_Family]:
+) -> _SizeFamilies:
     """The families of _candidate_plans_at's size, in candidate order, with the depths each
     is offered: a fixed depth if the schedule allows it, else depth_ladder's and the best
-    depth of full chunks (_Depths). Tensor degrees the framework will not run with this
-    context degree have none (context_refusal)."""
+    depth of full chunks (_Depths), and the peak memory of each (_SizeFamilies). Tensor
+    degrees the framework will not run with this context degree have none
+    (context_refusal)."""
+    work_s = _relative_work_s(w, gpus * context)
     tensors = tensor_degrees(w, gpus, gpus_per_node, domain_gpus or gpus_per_node)
     # The depth choice reads only (pipeline, micro-batches): every family here does the same
     # work per GPU (t p d = gpus, ``work_s``), so each pair's depths are worked out once.
@@ -474,7 +485,11 @@ def _families(
                             checked.append(ds.full)
                     loads = FamilyLoads(w, t, p, d, e, mb, context)
                     families.append(_Family(loads, (t, p, d, e, mb, context), zeros, ds, checked))
-    return families
+    # every ZeRO choice any family may take, in one order
+    forms = list(dict.fromkeys(z for family in families for z in family.zeros))
+    rows = [(family.loads, v) for family in families for v in family.checked]
+    peaks = peaks_gb(rows, forms) if rows else np.empty((len(forms), 0))
+    return _SizeFamilies(families, forms, peaks, work_s)
 
 
 def _fitting_depth(family: _Family, limit_gb: float, v: int) -> list[Degrees]:
@@ -1318,11 +1333,11 @@ def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
     """The plan over all of ``c``'s GPUs (with ``fixed``'s degrees) that needs the least
     memory per GPU, and what it needs; None when no plan of ``c``'s GPUs is allowed at all."""
     best: tuple[float, Degrees] | None = None
-    work_s, domain = _relative_work_s(w, c.gpus), c.scale_up_domain_gpus
+    domain = c.scale_up_domain_gpus
     for cp in context_degrees(w, c.gpus, fixed):
         families = [
             f
-            for f in _families(w, c.gpus // cp, c.gpus_per_node, fixed, domain, cp, work_s)
+            for f in _families(w, c.gpus // cp, c.gpus_per_node, fixed, domain, cp).families
             if f.checked  # a requested depth the schedule refuses is not a memory problem
         ]
         if not families:
