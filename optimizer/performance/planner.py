@@ -351,24 +351,23 @@ def _candidate_plans(
 # --- end issue 14 (context) ---------------------------------------------------------------------
 
 
-class _Family(NamedTuple):
-    """One (tensor, pipeline, data, expert, micro-batch) of a size, with its stages' loads,
-    the ZeRO choices it may take, its depths (_Depths) and those whose memory is checked."""
-
-    loads: FamilyLoads
-    degrees: tuple[int, int, int, int, int, int]  # tensor, pipeline, data, expert, mb, context
-    zeros: list[tuple[int, bool]]
-    depths: _Depths
-    checked: list[int]
+_Zeros = tuple[tuple[int, bool], ...]  # (zero_stage, reshard_after_forward) choices
+_Family = tuple[tuple[int, int, int, int, int, int], _Zeros, int, tuple[int, ...]]
+"""One (tensor, pipeline, data, expert, micro-batch, context) of a size, with the ZeRO choices
+it may take, its proxy's best depth (_Depths.deep) and the depths whose memory is checked.
+Plain tuples of numbers: _families caches thousands, and the garbage collector stops walking
+exact tuples once it has seen they hold no containers (kept as objects with their loads and
+lists, its passes cost the speed benchmark's cold pass about 0.1 s of 3.5)."""
 
 
 class _SizeFamilies(NamedTuple):
     """A size's families with the peak memory of each checked depth under each
     ZeRO form (``peaks``: forms x rows, memory.peaks_gb), none of which reads the memory
     limit: GPUs of another memory reuse them (gen-2026's seven GPU models search the same
-    sizes, 912 distinct for 2,334 candidate lists in a DeepSeek-V3 optimization)."""
+    sizes, 912 distinct for 2,334 candidate lists in a DeepSeek-V3 optimization). An entry
+    holds 0.3-0.7 MB for a DeepSeek-V3 size of 1,024 to 4,096 GPUs (_families keeps 1,024)."""
 
-    families: list[_Family]
+    families: tuple[_Family, ...]
     forms: list[tuple[int, bool]]
     peaks: npt.NDArray[np.float64]
     work_s: float
@@ -393,25 +392,24 @@ def _candidate_plans_at(
     one that does (_deeper_fitting_depth), whichever fit; the timing decides. Every family's
     depths are checked for memory in one NumPy pass (memory.peaks_gb, _families)."""
     sized = _families(w, gpus, gpus_per_node, fixed, domain_gpus, context)
-    families, forms, work_s = sized.families, sized.forms, sized.work_s
+    forms, work_s = sized.forms, sized.work_s
     fit_rows = iter((sized.peaks <= limit_gb).T.tolist())
     plans: list[Degrees] = []
-    columns_of: dict[int, list[int]] = {}  # by the zeros list, which families share
-    for family in families:
-        columns = columns_of.get(id(family.zeros))
+    columns_of: dict[int, list[int]] = {}  # by the zeros tuple, which families share
+    for degrees, zeros, deep, checked in sized.families:
+        columns = columns_of.get(id(zeros))
         if columns is None:
-            columns = columns_of[id(family.zeros)] = [forms.index(z) for z in family.zeros]
+            columns = columns_of[id(zeros)] = [forms.index(z) for z in zeros]
         found: dict[int, list[Degrees]] = {}
-        for v in family.checked:
+        for v in checked:
             fits = next(fit_rows)
-            found[v] = _fitting_plans(family, v, [fits[i] for i in columns])
-        ds = family.depths
+            found[v] = _fitting_plans(degrees, zeros, v, [fits[i] for i in columns])
         if fixed.virtual_pipeline is not None:
-            plans.extend(found.get(ds.deep, []))
+            plans.extend(found.get(deep, []))
             continue
-        loads, deep = family.loads, ds.deep
         if deep > 1 and not found[deep] and found[1]:
-            at = partial(_fitting_depth, family, limit_gb)
+            loads = FamilyLoads(w, *degrees)
+            at = partial(_fitting_depth, loads, degrees, zeros, limit_gb)
             deeper = _deeper_fitting_depth(w, loads.p, loads.micro_batches, work_s, deep, at)
             if deeper is not None:
                 found[deep] = at(deeper)
@@ -439,9 +437,10 @@ def _families(
     # The depth choice reads only (pipeline, micro-batches): every family here does the same
     # work per GPU (t p d = gpus, ``work_s``), so each pair's depths are worked out once.
     depths: dict[tuple[int, int], _Depths] = {}
-    zero_lists: dict[tuple[bool, bool], list[tuple[int, bool]]] = {}
+    zero_lists: dict[tuple[bool, bool], _Zeros] = {}
     micro_lists: dict[int, list[int]] = {}
     families: list[_Family] = []
+    rows: list[tuple[FamilyLoads, int]] = []  # each checked depth of each family
     for t in _options(fixed.tensor, tensors):
         if gpus % t or context_refusal(w, t, context)[0]:
             continue
@@ -462,9 +461,9 @@ def _families(
             zero_key = (d * context > 1, p > 1)
             zeros = zero_lists.get(zero_key)
             if zeros is None:
-                zeros = zero_lists[zero_key] = [
+                zeros = zero_lists[zero_key] = tuple(
                     z for z in _zero_choices(d * context, fixed) if not zero_refusal(w, p, z[0])
-                ]
+                )
             if not zeros:  # no ZeRO stage this pipeline can take: no plan
                 continue
             for e in _options(fixed.expert, experts):
@@ -478,35 +477,40 @@ def _families(
                     if ds is None:
                         ds = depths[p, m] = _depths(w, p, m, work_s, fixed.virtual_pipeline)
                     if fixed.virtual_pipeline is not None:
-                        checked = [ds.deep] if ds.fits else []
+                        checked: tuple[int, ...] = (ds.deep,) if ds.fits else ()
                     else:
-                        checked = list(ds.ladder)
+                        checked = ds.ladder
                         if ds.full is not None and ds.full not in checked:
-                            checked.append(ds.full)
-                    loads = FamilyLoads(w, t, p, d, e, mb, context)
-                    families.append(_Family(loads, (t, p, d, e, mb, context), zeros, ds, checked))
+                            checked = (*checked, ds.full)
+                    degrees = (t, p, d, e, mb, context)
+                    families.append((degrees, zeros, ds.deep, checked))
+                    loads = FamilyLoads(w, *degrees)
+                    rows.extend((loads, v) for v in checked)
     # every ZeRO choice any family may take, in one order
-    forms = list(dict.fromkeys(z for family in families for z in family.zeros))
-    rows = [(family.loads, v) for family in families for v in family.checked]
+    forms = list(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
     peaks = peaks_gb(rows, forms) if rows else np.empty((len(forms), 0))
-    return _SizeFamilies(families, forms, peaks, work_s)
+    return _SizeFamilies(tuple(families), forms, peaks, work_s)
 
 
-def _fitting_depth(family: _Family, limit_gb: float, v: int) -> list[Degrees]:
-    """The plans of ``family`` at depth ``v`` that fit in ``limit_gb`` (one depth checked
-    alone: _deeper_fitting_depth's search)."""
-    fits = (peaks_gb([(family.loads, v)], family.zeros)[:, 0] <= limit_gb).tolist()
-    return _fitting_plans(family, v, fits)
+def _fitting_depth(
+    loads: FamilyLoads, degrees: tuple[int, ...], zeros: _Zeros, limit_gb: float, v: int
+) -> list[Degrees]:
+    """The plans of a family (its ``degrees``, ZeRO choices and ``loads``) at depth ``v``
+    that fit in ``limit_gb`` (one depth checked alone: _deeper_fitting_depth's search)."""
+    fits = (peaks_gb([(loads, v)], zeros)[:, 0] <= limit_gb).tolist()
+    return _fitting_plans(degrees, zeros, v, fits)
 
 
-def _fitting_plans(family: _Family, v: int, fits: list[bool]) -> list[Degrees]:
-    """The plans of depth ``v`` whose ZeRO choice fits in memory (``fits``, one per
-    ``family.zeros``): of each family (weights sharded or not) the lightest ZeRO choice that
-    fits; a heavier stage of a fitting family only adds traffic."""
-    t, p, d, e, mb, cp = family.degrees
+def _fitting_plans(
+    degrees: tuple[int, ...], zeros: _Zeros, v: int, fits: list[bool]
+) -> list[Degrees]:
+    """The plans of a family (its ``degrees``) at depth ``v`` whose ZeRO choice fits in memory
+    (``fits``, one per ``zeros``): of each family (weights sharded or not) the lightest ZeRO
+    choice that fits; a heavier stage of a fitting family only adds traffic."""
+    t, p, d, e, mb, cp = degrees
     plans: list[Degrees] = []
     replicated = sharded = False  # families (weights sharded or not) that fit
-    for (z, reshard), ok in zip(family.zeros, fits, strict=True):
+    for (z, reshard), ok in zip(zeros, fits, strict=True):
         if ok:
             if z == 3:
                 if not sharded:
@@ -537,7 +541,7 @@ class _Depths(NamedTuple):
 
     deep: int
     fits: bool
-    ladder: list[int]
+    ladder: tuple[int, ...]
     full: int | None
 
 
@@ -545,12 +549,12 @@ def _depths(w: Workload, p: int, m: int, work_s: float, fixed_v: int | None) -> 
     deepest = deepest_depth(w, p, m)
     deep = _best_depth(w, p, m, work_s, fixed_v, deepest)
     if fixed_v is not None:
-        return _Depths(deep, deep <= deepest, [deep], None)
+        return _Depths(deep, deep <= deepest, (deep,), None)
     # The depth whose end chunks hold the embedding and the output layer saves bubble but
     # sends more per step, which a slow network may not hide: the best depth of full chunks
     # competes too, so an extra depth never makes the plan found slower.
     full = _best_depth(w, p, m, work_s, None, w.layers // p) if p * deep > w.layers else None
-    return _Depths(deep, True, depth_ladder(deep, deepest), full)
+    return _Depths(deep, True, tuple(depth_ladder(deep, deepest)), full)
 
 
 class _Hardware(NamedTuple):
@@ -1338,19 +1342,21 @@ def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
         families = [
             f
             for f in _families(w, c.gpus // cp, c.gpus_per_node, fixed, domain, cp).families
-            if f.checked  # a requested depth the schedule refuses is not a memory problem
+            if f[3]  # a requested depth the schedule refuses is not a memory problem
         ]
         if not families:
             continue
-        forms = list(dict.fromkeys(z for f in families for z in f.zeros))
+        forms = list(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
         # v = 1 holds the fewest layers' activations in flight (in_flight_chunks)
-        depths = [f.depths.deep if fixed.virtual_pipeline is not None else 1 for f in families]
-        peaks = peaks_gb([(f.loads, v) for f, v in zip(families, depths, strict=True)], forms)
-        for row, (f, v) in enumerate(zip(families, depths, strict=True)):
-            for z in f.zeros:
+        depths = [deep if fixed.virtual_pipeline is not None else 1 for _, _, deep, _ in families]
+        peaks = peaks_gb(
+            [(FamilyLoads(w, *f[0]), v) for f, v in zip(families, depths, strict=True)], forms
+        )
+        for row, ((degrees, zeros, _, _), v) in enumerate(zip(families, depths, strict=True)):
+            for z in zeros:
                 gb = float(peaks[forms.index(z), row])
                 if best is None or gb < best[0]:
-                    t, p, d, e, mb, context = f.degrees
+                    t, p, d, e, mb, context = degrees
                     best = (gb, (t, p, d, e, v, z[0], mb, context, z[1]))
     if best is None:
         return None
