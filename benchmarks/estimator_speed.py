@@ -178,6 +178,15 @@ RECORDED = (
         "--pairs 2000, this script, taskset -c 1, load 0.55 (warm 3,522/s, re-priced "
         "77,727/s; the session before measured this tree at 721/s cold, warm 3,763/s)",
     ),
+    (
+        "e578520 (2026-12-05, later)",
+        582,
+        24_082,
+        "--pairs 2000, this script, taskset -c 1, load 0.5-0.9 (three more runs: 578-629 and "
+        "18,001-20,460; warm 3,032-3,549/s, re-priced 61,290-86,445/s; back to back with "
+        "14e04a3's planner caches, which these pairs never fill: 544-602 cold, warm "
+        "3,111-3,163/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

@@ -1,6 +1,9 @@
 """Search speed before and after, side by side: the service's medium request (the fastest
 Llama 3 70B cluster for $300M on roce-spectrum, min-time; tests/service_support.py's
-``medium_optimize``) on older commits of this repository and on this tree.
+``medium_optimize``) on older commits of this repository and on this tree; or (``--request
+deepseek-gen-2026``) the fastest DeepSeek-V3 cluster for $50M on gen-2026, whose seven GPU
+models search the same sizes under seven memory limits (the planner's caches,
+docs/performance-model.md sec. 9).
 
 Issue 13's merges made its top 20 take ~44 s (the min-time ranking's whole-model cost stage);
 this benchmark keeps that visible. Each tree runs in its own child process (a commit is
@@ -9,7 +12,7 @@ unpacked with ``git archive`` into a temporary directory and imported from there
 the figure to compare on a shared machine), its status and design count, and a digest of the
 designs (identical digests: identical answers, byte for byte). Trees whose model changed
 (before issue 13) answer differently by design; the digest shows where answers must match.
-Run: python -m benchmarks.search_speed [--level quick] [--ref COMMIT ...]
+Run: python -m benchmarks.search_speed [--level quick] [--request NAME] [--ref COMMIT ...]
 """
 
 from __future__ import annotations
@@ -26,25 +29,38 @@ from pathlib import Path
 from benchmarks.measure import REPO_ROOT
 from benchmarks.report import Table, parser, publish
 
+# (catalog, workload preset, budget in USD, solver time limit in seconds) of each request,
+# min-time; the DeepSeek-V3 one gets the time its whole answer takes (baseline included).
+REQUESTS = {
+    "medium": ("roce-spectrum", "llama3-70b", 3e8, 60.0),
+    "deepseek-gen-2026": ("gen-2026", "deepseek-v3", 5e7, 300.0),
+}
 # Commits worth comparing: the last tree before issue 13's merges, and issue 13 merged
-# (before the ranking was made fast again).
-DEFAULT_REFS = {"before issue 13": "424d580", "issue 13 merged": "28fce23"}
-TOP_KS = {"smallest": (5,), "quick": (5, 20), "full": (5, 20)}
+# (before the ranking was made fast again); the tree before the planner's caches were
+# counted apart and shared across memory limits.
+DEFAULT_REFS = {
+    "medium": {"before issue 13": "424d580", "issue 13 merged": "28fce23"},
+    "deepseek-gen-2026": {"before the planner caches": "e578520"},
+}
+TOP_KS = {
+    "medium": {"smallest": (5,), "quick": (5, 20), "full": (5, 20)},
+    "deepseek-gen-2026": {"smallest": (3,), "quick": (3,), "full": (3,)},
+}
 RUNS = {"smallest": 1, "quick": 1, "full": 3}
-SOLVER_LIMIT_S = 60.0
 
 # Runs in the child, from the tree under test (its own optimizer package and protos).
 CHILD = """
 import hashlib, json, sys, time
 from optimizer import api
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
+catalog, model, budget_usd, top_k, limit_s = sys.argv[1:]
 request = optimize_pb2.OptimizeRequest(
-    catalog="roce-spectrum",
-    workload=estimate_pb2.Workload(model="llama3-70b"),
+    catalog=catalog,
+    workload=estimate_pb2.Workload(model=model),
     objective="min_time",
-    constraints=optimize_pb2.Constraints(budget_usd=3e8),
-    top_k=int(sys.argv[1]),
-    solver=optimize_pb2.SolverOptions(time_limit_s=float(sys.argv[2])),
+    constraints=optimize_pb2.Constraints(budget_usd=float(budget_usd)),
+    top_k=int(top_k),
+    solver=optimize_pb2.SolverOptions(time_limit_s=float(limit_s)),
 )
 wall, cpu = time.perf_counter(), time.process_time()
 response = api.optimize(request)
@@ -76,15 +92,16 @@ def unpack(ref: str, into: Path) -> Path:
     return into
 
 
-def timed(tree: Path, top_k: int) -> Timed:
-    """One medium request on ``tree`` in a fresh interpreter (cold caches)."""
+def timed(tree: Path, request: str, top_k: int) -> Timed:
+    """One ``request`` on ``tree`` in a fresh interpreter (cold caches)."""
+    catalog, model, budget_usd, limit_s = REQUESTS[request]
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(top_k), str(SOLVER_LIMIT_S)],
+        [sys.executable, "-c", CHILD, catalog, model, str(budget_usd), str(top_k), str(limit_s)],
         cwd=tree,
         env={**os.environ, "PYTHONPATH": str(tree)},
         capture_output=True,
         text=True,
-        timeout=SOLVER_LIMIT_S * 10,
+        timeout=limit_s * 10,
         check=False,
     )
     if done.returncode != 0:
@@ -93,22 +110,26 @@ def timed(tree: Path, top_k: int) -> Timed:
     return Timed(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def run(level: str, out: Path, refs: dict[str, str] | None = None) -> list[Table]:
-    refs = DEFAULT_REFS if refs is None else refs
+def run(
+    level: str, out: Path, refs: dict[str, str] | None = None, request: str = "medium"
+) -> list[Table]:
+    refs = DEFAULT_REFS[request] if refs is None else refs
     if level == "smallest":
         refs = {}
+    catalog, model, budget_usd, limit_s = REQUESTS[request]
     table = Table(
-        "Search speed: medium_optimize (roce-spectrum, llama3-70b, min-time, $300M)",
+        f"Search speed: {request} ({catalog}, {model}, min-time, ${budget_usd / 1e6:g}M)",
         ("tree", "top K", "wall s", "CPU s", "CPU vs this tree", "status", "designs", "digest"),
     )
+    top_ks = TOP_KS[request][level]
     with tempfile.TemporaryDirectory(prefix="search-speed-") as tmp:
         trees = {f"{name} ({ref})": unpack(ref, Path(tmp) / ref) for name, ref in refs.items()}
         trees["this tree"] = REPO_ROOT
         results: dict[tuple[str, int], list[Timed]] = {}
-        for top_k in TOP_KS[level]:
+        for top_k in top_ks:
             for name, tree in trees.items():
-                results[(name, top_k)] = [timed(tree, top_k) for _ in range(RUNS[level])]
-    for top_k in TOP_KS[level]:
+                results[(name, top_k)] = [timed(tree, request, top_k) for _ in range(RUNS[level])]
+    for top_k in top_ks:
         ours = statistics.median(t.cpu_s for t in results[("this tree", top_k)])
         for name in trees:
             runs = results[(name, top_k)]
@@ -119,22 +140,25 @@ def run(level: str, out: Path, refs: dict[str, str] | None = None) -> list[Table
             table.add(name, top_k, wall, cpu, ratio, last.status, last.designs, last.digest)
     table.notes.append(
         f"Median of {RUNS[level]} run(s) per cell, each in a fresh interpreter; solver time "
-        f"limit {SOLVER_LIMIT_S:g} s. CPU s counts every thread of the call (CP-SAT runs one "
+        f"limit {limit_s:g} s. CPU s counts every thread of the call (CP-SAT runs one "
         "worker). Equal digests mean byte-identical designs."
     )
-    publish("search_speed", [table], out, {"level": level, "refs": refs})
+    name = "search_speed" if request == "medium" else f"search_speed-{request}"
+    publish(name, [table], out, {"level": level, "refs": refs, "request": request})
     return [table]
 
 
 def main() -> None:
     p = parser(__doc__)
+    p.add_argument("--request", choices=sorted(REQUESTS), default="medium")
     p.add_argument(
         "--ref",
         action="append",
         help="compare against this commit instead of the defaults (repeatable)",
     )
     args = p.parse_args()
-    run(args.level, args.out, {ref: ref for ref in args.ref} if args.ref else None)
+    refs = {ref: ref for ref in args.ref} if args.ref else None
+    run(args.level, args.out, refs, args.request)
 
 
 if __name__ == "__main__":
