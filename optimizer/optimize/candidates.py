@@ -47,7 +47,7 @@ from optimizer.topology.compat import (
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
 from optimizer.topology.network import NetworkSizing
-from optimizer.topology.plan import PhysicalPlan, physical_plan
+from optimizer.topology.plan import PhysicalPlan, planned
 from optimizer.topology.profile import TopologyProfile
 from optimizer.topology.sizing import max_endpoints, size_network
 from optimizer.workload.flops import model_flops_per_step
@@ -909,7 +909,7 @@ def candidate_plans(
         for skus in assignments:
             design = make_design(key, nodes, nic, None, layout, skus)
             try:
-                plan = physical_plan(design, catalog)
+                plan = planned(design, catalog)
             except InvalidInput:
                 continue
             if keep_redundant or not redundant(design, plan, topologies):

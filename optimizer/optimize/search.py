@@ -35,7 +35,7 @@ from optimizer.registry.topologies import TOPOLOGIES, TORUS
 from optimizer.topology.bom import BillOfMaterials, build_bom
 from optimizer.topology.design import Design
 from optimizer.topology.layout import Layout
-from optimizer.topology.plan import PhysicalPlan, physical_plan
+from optimizer.topology.plan import PhysicalPlan, planned
 
 Parts = list[tuple[Nic, Switch | None]]
 
@@ -717,9 +717,7 @@ class _Affordability:
         scale = 1.0
         for nic, switch in self.parts[:1]:
             try:
-                plan = physical_plan(
-                    make_design(self.key, hi, nic, switch, self.layout), self.catalog
-                )
+                plan = planned(make_design(self.key, hi, nic, switch, self.layout), self.catalog)
             except InvalidInput:
                 return hi
             if c.max_power_kw is not None and plan.power_kw > 0:

@@ -16,7 +16,7 @@ from optimizer.errors import InvalidInput
 from optimizer.registry.topologies import TOPOLOGIES
 from optimizer.topology.design import Design
 from optimizer.topology.layout import LinkOption, link_options, whole_modules
-from optimizer.topology.plan import LinkDemand, PhysicalPlan, physical_plan
+from optimizer.topology.plan import LinkDemand, PhysicalPlan, planned
 
 CATEGORIES = ("server", "nic", "switch", "cable", "transceiver", "fiber")
 _CATEGORY_OF_LINK_KIND = {
@@ -101,7 +101,7 @@ def build_bom(
         The design is invalid (see ``physical_plan``), no part reaches a group's length, or a
         given ``link_choice`` does not build exactly the links a group needs.
     """
-    plan = physical_plan(design, catalog)
+    plan = planned(design, catalog)
     choice = dict(link_choice) if link_choice is not None else cheapest_links(plan, catalog)
     items = [*_node_items(plan, catalog), *_switch_items(plan, catalog)]
     links = {lk.sku: lk for lk in catalog.links}

@@ -7,9 +7,11 @@ same incompatible designs with the same field-named reasons.
 
 from __future__ import annotations
 
+import itertools
 import math
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -119,6 +121,52 @@ class PhysicalPlan:
         if self.sizing.profile.oversubscription <= 1.0:
             return 1.0
         return self.design.oversubscription
+
+
+# The optimizer's plans by design and the catalog's parts but their prices (_parts_id):
+# physical_plan reads no price, and the explanations re-solve on catalogs that differ only in
+# prices (each switch-price cut of the min-time sensitivity): the medium min-time request
+# (Llama 3 70B for $300M on roce-spectrum) planned 80,000 (design, catalog) pairs for 20,000
+# distinct designs. check_bom and the enumerator call physical_plan itself, uncached.
+_PLANS_CACHE_SIZE = 50_000
+_plans: dict[tuple[Design, int], PhysicalPlan] = {}
+# id(catalog) -> (the catalog, weakly; its parts' id), and each distinct parts' id
+_parts_of: dict[int, tuple[weakref.ref[Catalog], int]] = {}
+_parts_ids: dict[tuple[object, ...], int] = {}
+_next_parts_id = itertools.count()
+
+
+def _parts_id(catalog: Catalog) -> int:
+    """An id shared by every catalog with the same servers, NICs, switches and links but
+    for their prices."""
+    hit = _parts_of.get(id(catalog))
+    if hit is not None and hit[0]() is catalog:
+        return hit[1]
+    parts = tuple(
+        tuple(replace(part, price_cents=0) for part in table)
+        for table in (catalog.servers, catalog.nics, catalog.switches, catalog.links)
+    )
+    found = _parts_ids.get(parts)
+    if found is None:
+        if len(_parts_ids) >= 1_024:  # a long-lived service: start again (ids stay unique)
+            _parts_ids.clear()
+            _parts_of.clear()
+            _plans.clear()
+        found = _parts_ids[parts] = next(_next_parts_id)
+    _parts_of[id(catalog)] = (weakref.ref(catalog), found)
+    return found
+
+
+def planned(design: Design, catalog: Catalog) -> PhysicalPlan:
+    """physical_plan, kept per design and the catalog's parts but their prices (the
+    optimizer's searches and BOMs; an invalid design raises each time)."""
+    key = (design, _parts_id(catalog))
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) >= _PLANS_CACHE_SIZE:
+            _plans.clear()
+        plan = _plans[key] = physical_plan(design, catalog)
+    return plan
 
 
 def physical_plan(design: Design, catalog: Catalog) -> PhysicalPlan:
