@@ -368,7 +368,7 @@ class _SizeFamilies(NamedTuple):
     holds 0.3-0.7 MB for a DeepSeek-V3 size of 1,024 to 4,096 GPUs (_families keeps 1,024)."""
 
     families: tuple[_Family, ...]
-    forms: list[tuple[int, bool]]
+    forms: _Zeros  # every ZeRO choice any family may take, in one order
     peaks: npt.NDArray[np.float64]
     work_s: float
 
@@ -486,8 +486,7 @@ def _families(
                     families.append((degrees, zeros, ds.deep, checked))
                     loads = FamilyLoads(w, *degrees)
                     rows.extend((loads, v) for v in checked)
-    # every ZeRO choice any family may take, in one order
-    forms = list(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
+    forms = tuple(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
     peaks = peaks_gb(rows, forms) if rows else np.empty((len(forms), 0))
     return _SizeFamilies(tuple(families), forms, peaks, work_s)
 
@@ -1153,6 +1152,7 @@ def _pending_sizes(
         return hit
     if len(_pending_cache) >= _SIZE_CACHE_SIZE:
         _pending_cache.clear()
+        _RowBudget.bands = 0  # the bands went with their orders
     sizes = _sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c)
     order = _SizeOrder(sizes, gen)
     _pending_cache[key] = order

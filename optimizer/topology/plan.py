@@ -142,6 +142,8 @@ def _parts_id(catalog: Catalog) -> int:
     hit = _parts_of.get(id(catalog))
     if hit is not None and hit[0]() is catalog:
         return hit[1]
+    if len(_parts_of) >= 4_096:  # each request's catalogs die with it: forget their ids
+        _parts_of.clear()
     parts = tuple(
         tuple(replace(part, price_cents=0) for part in table)
         for table in (catalog.servers, catalog.nics, catalog.switches, catalog.links)
