@@ -37,10 +37,18 @@ REQUESTS = {
 }
 # Commits worth comparing: the last tree before issue 13's merges, and issue 13 merged
 # (before the ranking was made fast again); the tree before the planner's caches were
-# counted apart and shared across memory limits.
+# counted apart and shared across memory limits; the tree before BOM items were kept across
+# price variants and the min-time switch cut started where a faster design is affordable.
 DEFAULT_REFS = {
-    "medium": {"before issue 13": "424d580", "issue 13 merged": "28fce23"},
-    "deepseek-gen-2026": {"before the planner caches": "e578520"},
+    "medium": {
+        "before issue 13": "424d580",
+        "issue 13 merged": "28fce23",
+        "before the cut guess": "709688a",
+    },
+    "deepseek-gen-2026": {
+        "before the planner caches": "e578520",
+        "before the cut guess": "709688a",
+    },
 }
 TOP_KS = {
     "medium": {"smallest": (5,), "quick": (5, 20), "full": (5, 20)},
@@ -68,8 +76,11 @@ wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 digest = hashlib.sha256()
 for design in response.designs:
     digest.update(design.SerializeToString(deterministic=True))
+claims = getattr(response, "sensitivity", "") + getattr(response, "baseline", "")
 print(json.dumps({"wall_s": wall, "cpu_s": cpu, "status": response.status,
-                  "designs": len(response.designs), "digest": digest.hexdigest()[:12]}))
+                  "designs": len(response.designs), "digest": digest.hexdigest()[:12],
+                  "claims": hashlib.sha256(claims.encode()).hexdigest()[:12],
+                  "not_computed": claims.count("not computed")}))
 """
 
 
@@ -80,6 +91,8 @@ class Timed:
     status: str
     designs: int
     digest: str
+    claims: str  # digest of the sensitivity and baseline lines
+    not_computed: int  # of their claims, how many the time limit cut
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -119,7 +132,18 @@ def run(
     catalog, model, budget_usd, limit_s = REQUESTS[request]
     table = Table(
         f"Search speed: {request} ({catalog}, {model}, min-time, ${budget_usd / 1e6:g}M)",
-        ("tree", "top K", "wall s", "CPU s", "CPU vs this tree", "status", "designs", "digest"),
+        (
+            "tree",
+            "top K",
+            "wall s",
+            "CPU s",
+            "CPU vs this tree",
+            "status",
+            "designs",
+            "digest",
+            "claims",
+            "cut claims",
+        ),
     )
     top_ks = TOP_KS[request][level]
     with tempfile.TemporaryDirectory(prefix="search-speed-") as tmp:
@@ -137,11 +161,24 @@ def run(
             cpu = statistics.median(t.cpu_s for t in runs)
             last = runs[-1]
             ratio = f"{cpu / ours:.1f}x"
-            table.add(name, top_k, wall, cpu, ratio, last.status, last.designs, last.digest)
+            table.add(
+                name,
+                top_k,
+                wall,
+                cpu,
+                ratio,
+                last.status,
+                last.designs,
+                last.digest,
+                last.claims,
+                last.not_computed,
+            )
     table.notes.append(
         f"Median of {RUNS[level]} run(s) per cell, each in a fresh interpreter; solver time "
         f"limit {limit_s:g} s. CPU s counts every thread of the call (CP-SAT runs one "
-        "worker). Equal digests mean byte-identical designs."
+        "worker). Equal digests mean byte-identical designs; equal claims, the same "
+        "sensitivity and baseline text; cut claims: how many of them read 'not computed' "
+        "(the time limit ended them)."
     )
     name = "search_speed" if request == "medium" else f"search_speed-{request}"
     publish(name, [table], out, {"level": level, "refs": refs, "request": request})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from functools import cached_property
 
 from optimizer.registry.fabrics import FABRICS
 
@@ -302,10 +303,30 @@ class Catalog:
         """Unit price at ``quantity`` after the deepest volume break that applies."""
         price = list_price_cents
         best_min = 0
-        for pb in self.price_breaks:
-            if pb.sku == sku and best_min < pb.min_quantity <= quantity:
+        for pb in self._breaks_of.get(sku, ()):
+            if best_min < pb.min_quantity <= quantity:
                 price, best_min = pb.unit_price_cents, pb.min_quantity
         return price
+
+    def list_price_cents(self, sku: str) -> int:
+        """The list price of the part ``sku`` (a SKU is unique across the tables)."""
+        return self._list_prices[sku]
+
+    # The optimizer prices tens of thousands of BOMs per request from one catalog.
+    @cached_property
+    def _breaks_of(self) -> dict[str, list[PriceBreak]]:
+        breaks: dict[str, list[PriceBreak]] = {}
+        for pb in self.price_breaks:
+            breaks.setdefault(pb.sku, []).append(pb)
+        return breaks
+
+    @cached_property
+    def _list_prices(self) -> dict[str, int]:
+        return {
+            part.sku: part.price_cents
+            for table in (self.servers, self.nics, self.switches, self.links)
+            for part in table
+        }
 
     def breaks_for(self, sku: str) -> tuple[PriceBreak, ...]:
         return tuple(

@@ -564,13 +564,14 @@ def time_sensitivity(
     within the budget and the smallest cut in its switch prices (at volume prices) that
     changes rank 1 (a faster design becomes affordable, or the same time costs less), each
     checked by re-solving at the cut and at one percent less."""
-    lines = [_budget_line(best, catalog, spec, resolve)]
+    budget_line, faster = _budget_line(best, catalog, spec, resolve)
+    lines = [budget_line]
     fabrics = _rival_fabrics(best, spec)
     if not fabrics:
         lines.append(f"The request allows only {fabric_label(best.design.fabric)}.")
     cuts: list[tuple[int, str]] = []
     for fabric in fabrics:
-        line, cut = _fastest_rival_line(best, catalog, spec, fabric, resolve)
+        line, cut = _fastest_rival_line(best, catalog, spec, fabric, resolve, faster)
         lines.append(line)
         if cut is not None:
             cuts.append((cut.pct, fabric_label(fabric)))
@@ -587,11 +588,12 @@ def usd_cents(cents: int) -> str:
 
 def _budget_line(
     best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, resolve: Resolver
-) -> str:
+) -> tuple[str, RankedDesign | None]:
     """The smallest budget at which rank 1 changes: the cheapest design strictly faster than
     rank 1 under every other constraint (re-solved min-cost, no budget, proven), checked by
     re-solving the request at that budget (rank 1 changes). A cent below, nothing faster is
-    affordable (that is the min-cost proof), so rank 1 stays: the tests re-solve it too."""
+    affordable (that is the min-cost proof), so rank 1 stays: the tests re-solve it too.
+    Returned with that cheapest faster design, if one was found."""
     c = spec.constraints
     faster_than = math.nextafter(best.time_hours, 0.0)
     target = (
@@ -608,13 +610,14 @@ def _budget_line(
         ),
     )
     if cheapest is None or cheapest.status not in PROVEN:
-        return f"The budget that buys a faster design: {NOT_COMPUTED}."
+        return f"The budget that buys a faster design: {NOT_COMPUTED}.", None
     if not cheapest.designs:
         return (
             "No budget buys a faster design: re-solved without the budget, no design trains "
             "faster than rank 1 under the other constraints."
-        )
-    need = cheapest.designs[0].bom.capex_cents
+        ), None
+    faster = cheapest.designs[0]
+    need = faster.bom.capex_cents
 
     def at(budget_cents: int) -> OptimizeResult | None:
         return resolve(catalog, replace(spec, constraints=replace(c, budget_cents=budget_cents)))
@@ -622,27 +625,33 @@ def _budget_line(
     again = at(need)
     changed = rank_one_changes(best, again)
     if changed is None:
-        return f"The budget that buys a faster design: {NOT_COMPUTED}."
+        return f"The budget that buys a faster design: {NOT_COMPUTED}.", faster
     if not changed or again is None or not again.designs:
         # The re-solve disagrees with the min-cost one: say only what was re-solved.
         return (
-            f"The cheapest faster design costs {usd(need)} ({describe(cheapest.designs[0])}); "
+            f"The cheapest faster design costs {usd(need)} ({describe(faster)}); "
             "re-solving the request at that budget does not confirm it as the threshold."
-        )
+        ), faster
     now = again.designs[0]
     budget = "" if c.budget_cents is None else f" (the request's: {usd(c.budget_cents)})"
     return (
         f"A budget of {usd_cents(need)}{budget} buys a faster design: rank 1 becomes "
         f"{describe(now)}, {now.time_hours:,.0f} h at {usd(now.bom.capex_cents)}; "
         "a cent less does not."
-    )
+    ), faster
 
 
 def _fastest_rival_line(
-    best: RankedDesign, catalog: Catalog, spec: OptimizeSpec, fabric: str, resolve: Resolver
+    best: RankedDesign,
+    catalog: Catalog,
+    spec: OptimizeSpec,
+    fabric: str,
+    resolve: Resolver,
+    faster: RankedDesign | None,
 ) -> tuple[str, Cut | None]:
     """A competing fabric under min-time: its fastest design within the budget, and the
-    smallest cut in its switch prices that changes rank 1 (bisected, both sides re-solved)."""
+    smallest cut in its switch prices that changes rank 1 (bisected, both sides re-solved),
+    starting where the cheapest design faster than rank 1 (``faster``) would fit the budget."""
     name = fabric_label(fabric)
     alone = resolve(catalog, _rival_spec(spec, fabric))
     if alone is None or alone.status not in PROVEN:
@@ -654,10 +663,15 @@ def _fastest_rival_line(
         f"{name}'s fastest design within the budget ({describe(rival)}) trains in "
         f"{rival.time_hours:,.0f} h at {usd(rival.bom.capex_cents)}"
     )
-    # No gap to divide by: start from the deepest cut (where a cut that changes rank 1 most
-    # often lies: switches shared with rank 1's fabric), then one less, then bisect.
     cut, no_cut = _cut_or_why_not(
-        best, rival, catalog, spec, fabric, MAX_CUT_PCT, resolve, "fastest"
+        best,
+        rival,
+        catalog,
+        spec,
+        fabric,
+        _affording_cut(faster, catalog, spec, fabric),
+        resolve,
+        "fastest",
     )
     if cut is None:
         return f"{head}{no_cut}", None
@@ -673,6 +687,27 @@ def _fastest_rival_line(
         f"{cut.pct - 1}% cheaper does not.",
         cut,
     )
+
+
+def _affording_cut(
+    faster: RankedDesign | None, catalog: Catalog, spec: OptimizeSpec, fabric: str
+) -> int:
+    """Where a min-time switch-price cut is first tried: the cut of ``fabric``'s switches at
+    which the cheapest design faster than rank 1 fits the budget (its gap over their spend in
+    it, rounded up), past which rank 1 changes; or the deepest cut when no cut does (a bisection
+    from the deepest spent seven of the nine re-solves of the medium request's cut, 5 %,
+    docs/optimizer.md)."""
+    budget = spec.constraints.budget_cents
+    if faster is None or budget is None:
+        return MAX_CUT_PCT
+    skus = {w.sku for w in catalog.switches if switch_fits_fabric(w, fabric)}
+    spend = sum(
+        line.extended_price_cents
+        for line in faster.bom.lines
+        if line.category == "switch" and line.sku in skus
+    )
+    gap = faster.bom.capex_cents - budget
+    return min(gap * 100 // spend + 1, MAX_CUT_PCT) if spend and gap > 0 else MAX_CUT_PCT
 
 
 # issue 16 (scale-up domain)

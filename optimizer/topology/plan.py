@@ -12,6 +12,7 @@ import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from optimizer.catalog.model import Catalog, Nic, Server, Switch
 from optimizer.errors import InvalidInput
@@ -123,22 +124,30 @@ class PhysicalPlan:
         return self.design.oversubscription
 
 
-# The optimizer's plans by design and the catalog's parts but their prices (_parts_id):
+class PartsKey(NamedTuple):
+    """What a catalog's plans and cheapest links read of it: ``parts``, an id shared by every
+    catalog with the same servers, NICs, switches and links but for their prices, and the
+    links' list prices in the catalog's order (which links are cheapest), so the catalogs of
+    a switch-price cut share both."""
+
+    parts: int
+    link_prices: tuple[int, ...]
+
+
+# The optimizer's plans by design and the catalog's parts but their prices (parts_key):
 # physical_plan reads no price, and the explanations re-solve on catalogs that differ only in
 # prices (each switch-price cut of the min-time sensitivity): the medium min-time request
 # (Llama 3 70B for $300M on roce-spectrum) planned 80,000 (design, catalog) pairs for 20,000
 # distinct designs. check_bom and the enumerator call physical_plan itself, uncached.
 _PLANS_CACHE_SIZE = 50_000
 _plans: dict[tuple[Design, int], PhysicalPlan] = {}
-# id(catalog) -> (the catalog, weakly; its parts' id), and each distinct parts' id
-_parts_of: dict[int, tuple[weakref.ref[Catalog], int]] = {}
+# id(catalog) -> (the catalog, weakly; its PartsKey), and each distinct parts' id
+_parts_of: dict[int, tuple[weakref.ref[Catalog], PartsKey]] = {}
 _parts_ids: dict[tuple[object, ...], int] = {}
 _next_parts_id = itertools.count()
 
 
-def _parts_id(catalog: Catalog) -> int:
-    """An id shared by every catalog with the same servers, NICs, switches and links but
-    for their prices."""
+def parts_key(catalog: Catalog) -> PartsKey:
     hit = _parts_of.get(id(catalog))
     if hit is not None and hit[0]() is catalog:
         return hit[1]
@@ -155,14 +164,15 @@ def _parts_id(catalog: Catalog) -> int:
             _parts_of.clear()
             _plans.clear()
         found = _parts_ids[parts] = next(_next_parts_id)
-    _parts_of[id(catalog)] = (weakref.ref(catalog), found)
-    return found
+    key = PartsKey(found, tuple(lk.price_cents for lk in catalog.links))
+    _parts_of[id(catalog)] = (weakref.ref(catalog), key)
+    return key
 
 
 def planned(design: Design, catalog: Catalog) -> PhysicalPlan:
     """physical_plan, kept per design and the catalog's parts but their prices (the
     optimizer's searches and BOMs; an invalid design raises each time)."""
-    key = (design, _parts_id(catalog))
+    key = (design, parts_key(catalog).parts)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) >= _PLANS_CACHE_SIZE:
