@@ -3,7 +3,8 @@ Llama 3 70B cluster for $300M on roce-spectrum, min-time; tests/service_support.
 ``medium_optimize``) on older commits of this repository and on this tree; or (``--request
 deepseek-gen-2026``) the fastest DeepSeek-V3 cluster for $50M on gen-2026, whose seven GPU
 models search the same sizes under seven memory limits (the planner's caches,
-docs/performance-model.md sec. 9).
+docs/performance-model.md sec. 9); or (``--request deepseek-gen-2026-min-cost``) the cheapest
+one training in 1,000 h (the min-cost search's ideal floors, docs/optimizer.md).
 
 Issue 13's merges made its top 20 take ~44 s (the min-time ranking's whole-model cost stage);
 this benchmark keeps that visible. Each tree runs in its own child process (a commit is
@@ -29,11 +30,34 @@ from pathlib import Path
 from benchmarks.measure import REPO_ROOT
 from benchmarks.report import Table, parser, publish
 
-# (catalog, workload preset, budget in USD, solver time limit in seconds) of each request,
-# min-time; the DeepSeek-V3 one gets the time its whole answer takes (baseline included).
+
+@dataclass(frozen=True)
+class Request:
+    """One request of the benchmark: its catalog, workload preset, objective, constraints (the
+    proto's field names) and solver time limit; the DeepSeek-V3 ones get the time their whole
+    answer takes (baseline included)."""
+
+    catalog: str
+    model: str
+    objective: str
+    constraints: dict[str, float]
+    limit_s: float
+
+    def title(self) -> str:
+        said = ", ".join(
+            f"${v / 1e6:g}M" if k == "budget_usd" else f"{v:g} h"
+            for k, v in self.constraints.items()
+        )
+        return f"{self.catalog}, {self.model}, {self.objective.replace('_', '-')}, {said}"
+
+
 REQUESTS = {
-    "medium": ("roce-spectrum", "llama3-70b", 3e8, 60.0),
-    "deepseek-gen-2026": ("gen-2026", "deepseek-v3", 5e7, 300.0),
+    "medium": Request("roce-spectrum", "llama3-70b", "min_time", {"budget_usd": 3e8}, 60.0),
+    "deepseek-gen-2026": Request("gen-2026", "deepseek-v3", "min_time", {"budget_usd": 5e7}, 300.0),
+    # the cheapest DeepSeek-V3 cluster training in 1,000 h: the min-cost search's ideal floors
+    "deepseek-gen-2026-min-cost": Request(
+        "gen-2026", "deepseek-v3", "min_cost", {"target_training_hours": 1000.0}, 300.0
+    ),
 }
 # Commits worth comparing: the last tree before issue 13's merges, and issue 13 merged
 # (before the ranking was made fast again); the tree before the planner's caches were
@@ -49,10 +73,12 @@ DEFAULT_REFS = {
         "before the planner caches": "e578520",
         "before the cut guess": "709688a",
     },
+    "deepseek-gen-2026-min-cost": {"before the floor cap": "3fe88ce"},
 }
 TOP_KS = {
     "medium": {"smallest": (5,), "quick": (5, 20), "full": (5, 20)},
     "deepseek-gen-2026": {"smallest": (3,), "quick": (3,), "full": (3,)},
+    "deepseek-gen-2026-min-cost": {"smallest": (3,), "quick": (3,), "full": (3,)},
 }
 RUNS = {"smallest": 1, "quick": 1, "full": 3}
 
@@ -61,12 +87,12 @@ CHILD = """
 import hashlib, json, sys, time
 from optimizer import api
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
-catalog, model, budget_usd, top_k, limit_s = sys.argv[1:]
+catalog, model, objective, constraints, top_k, limit_s = sys.argv[1:]
 request = optimize_pb2.OptimizeRequest(
     catalog=catalog,
     workload=estimate_pb2.Workload(model=model),
-    objective="min_time",
-    constraints=optimize_pb2.Constraints(budget_usd=float(budget_usd)),
+    objective=objective,
+    constraints=optimize_pb2.Constraints(**json.loads(constraints)),
     top_k=int(top_k),
     solver=optimize_pb2.SolverOptions(time_limit_s=float(limit_s)),
 )
@@ -107,14 +133,15 @@ def unpack(ref: str, into: Path) -> Path:
 
 def timed(tree: Path, request: str, top_k: int) -> Timed:
     """One ``request`` on ``tree`` in a fresh interpreter (cold caches)."""
-    catalog, model, budget_usd, limit_s = REQUESTS[request]
+    r = REQUESTS[request]
+    args = (r.catalog, r.model, r.objective, json.dumps(r.constraints), str(top_k), str(r.limit_s))
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, catalog, model, str(budget_usd), str(top_k), str(limit_s)],
+        [sys.executable, "-c", CHILD, *args],
         cwd=tree,
         env={**os.environ, "PYTHONPATH": str(tree)},
         capture_output=True,
         text=True,
-        timeout=limit_s * 10,
+        timeout=r.limit_s * 10,
         check=False,
     )
     if done.returncode != 0:
@@ -129,9 +156,8 @@ def run(
     refs = DEFAULT_REFS[request] if refs is None else refs
     if level == "smallest":
         refs = {}
-    catalog, model, budget_usd, limit_s = REQUESTS[request]
     table = Table(
-        f"Search speed: {request} ({catalog}, {model}, min-time, ${budget_usd / 1e6:g}M)",
+        f"Search speed: {request} ({REQUESTS[request].title()})",
         (
             "tree",
             "top K",
@@ -175,8 +201,8 @@ def run(
             )
     table.notes.append(
         f"Median of {RUNS[level]} run(s) per cell, each in a fresh interpreter; solver time "
-        f"limit {limit_s:g} s. CPU s counts every thread of the call (CP-SAT runs one "
-        "worker). Equal digests mean byte-identical designs; equal claims, the same "
+        f"limit {REQUESTS[request].limit_s:g} s. CPU s counts every thread of the call (CP-SAT "
+        "runs one worker). Equal digests mean byte-identical designs; equal claims, the same "
         "sensitivity and baseline text; cut claims: how many of them read 'not computed' "
         "(the time limit ended them)."
     )
