@@ -329,8 +329,4 @@ class Catalog:
         }
 
     def breaks_for(self, sku: str) -> tuple[PriceBreak, ...]:
-        return tuple(
-            sorted(
-                (pb for pb in self.price_breaks if pb.sku == sku), key=lambda pb: pb.min_quantity
-            )
-        )
+        return tuple(sorted(self._breaks_of.get(sku, ()), key=lambda pb: pb.min_quantity))

@@ -350,12 +350,15 @@ def _search_cost_first(
     nic_memo: dict[int, int] = {}
     prices = spec_tco_prices(catalog, spec)
     by_tco = spec.objective.kind.primary is Measure.TCO  # issue 17 (tco): bound the TCO
+    node_bounds = [
+        _per_node(catalog, servers[key.server_sku], key, parts, prices, by_tco, nic_memo)
+        for key, parts in keyed
+    ]
     floors: dict[tuple[str, str], int | None] = {}
     if math.isfinite(target):
         per_pair: dict[tuple[str, str], int] = {}  # the least per-node bound of each pair
-        for key, parts in keyed:
+        for (key, _), node in zip(keyed, node_bounds, strict=True):
             pair = (key.server_sku, key.fabric)
-            node = _per_node(catalog, servers[key.server_sku], key, parts, prices, by_tco, nic_memo)
             per_pair[pair] = min(per_pair.get(pair, node), node)
         floors = _ideal_floors(space, keyed, timer, target, per_pair)
     # Keys by their bound, lazily tightened: a key is first bounded by its (server, fabric)
@@ -364,7 +367,7 @@ def _search_cost_first(
     # without timing the large clusters it would need.
     heap: list[tuple[tuple[int, ...], tuple[object, ...], bool, int, TimeKey, Parts, int, int]]
     heap = []
-    for key, parts in keyed:
+    for (key, parts), node in zip(keyed, node_bounds, strict=True):
         server = servers[key.server_sku]
         lo, hi = _node_caps(spec, server, key)
         if math.isfinite(target):
@@ -378,9 +381,7 @@ def _search_cost_first(
         if budget is not None:
             hi = min(hi, budget // node_cost_bound(catalog, server, key, parts, nic_memo))
         if lo <= hi:
-            bound: tuple[int, ...] = (
-                lo * _per_node(catalog, server, key, parts, prices, by_tco, nic_memo),
-            )
+            bound: tuple[int, ...] = (lo * node,)
             heap.append(
                 (bound, _key_order(key), not math.isfinite(target), len(heap), key, parts, lo, hi)
             )
@@ -499,11 +500,11 @@ def _ideal_floors(
         if key.topology == TORUS.name:
             tori.add(pair)
     floors: dict[tuple[str, str], int | None] = {}
-    ranges = {
-        pair: (least, max(least, timer.nodes_lower_bound(servers[pair[0]], target)), hi)
-        for pair in best
-        for least, hi in [_node_caps(space.spec, servers[pair[0]], None)]
-    }
+    ranges: dict[tuple[str, str], tuple[int, int, int]] = {}  # (least, lo, hi) of each pair
+    for pair in best:
+        server = servers[pair[0]]
+        least, hi = _node_caps(space.spec, server, None)
+        ranges[pair] = (least, max(least, timer.nodes_lower_bound(server, target)), hi)
     cheapest = math.inf  # the least cost bound of a floor found so far
     for pair in sorted(best, key=lambda pair: (ranges[pair][1] * per_node[pair], pair)):
         (sku, fabric), (gbps, npn) = pair, best[pair]

@@ -201,8 +201,10 @@ def _price(
             totals[item.sku] += item.quantity
     lines = []
     for item in items:
-        listed = 0 if item.included else catalog.list_price_cents(item.sku)
-        unit = 0 if item.included else catalog.unit_price_cents(item.sku, totals[item.sku], listed)
+        listed = unit = 0
+        if not item.included:
+            listed = catalog.list_price_cents(item.sku)
+            unit = catalog.unit_price_cents(item.sku, totals[item.sku], listed)
         source = item.source
         if unit not in (0, listed):
             source += f"; volume price at {totals[item.sku]} units (price_breaks)"
