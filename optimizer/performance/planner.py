@@ -393,17 +393,25 @@ def _candidate_plans_at(
     depths are checked for memory in one NumPy pass (memory.peaks_gb, _families)."""
     sized = _families(w, gpus, gpus_per_node, fixed, domain_gpus, context)
     forms, work_s = sized.forms, sized.work_s
-    fit_rows = iter((sized.peaks <= limit_gb).T.tolist())
+    # each checked depth's fits under every form as the bits of one number: a size's
+    # thousands of rows take a few patterns, each family's choice is looked up by its pattern
+    bits = np.left_shift(1, np.arange(len(forms), dtype=np.int64))
+    masks = iter((bits @ (sized.peaks <= limit_gb)).tolist())
     plans: list[Degrees] = []
     columns_of: dict[int, list[int]] = {}  # by the zeros tuple, which families share
+    chosen_of: dict[tuple[int, int], _Zeros] = {}  # by the zeros tuple and the pattern
     for degrees, zeros, deep, checked in sized.families:
         columns = columns_of.get(id(zeros))
         if columns is None:
             columns = columns_of[id(zeros)] = [forms.index(z) for z in zeros]
         found: dict[int, list[Degrees]] = {}
         for v in checked:
-            fits = next(fit_rows)
-            found[v] = _fitting_plans(degrees, zeros, v, [fits[i] for i in columns])
+            mask = next(masks)
+            chosen = chosen_of.get((id(zeros), mask))
+            if chosen is None:
+                fits = [bool(mask >> i & 1) for i in columns]
+                chosen = chosen_of[id(zeros), mask] = _lightest_fitting(zeros, fits)
+            found[v] = _plans_at(degrees, v, chosen)
         if fixed.virtual_pipeline is not None:
             plans.extend(found.get(deep, []))
             continue
@@ -497,28 +505,32 @@ def _fitting_depth(
     """The plans of a family (its ``degrees``, ZeRO choices and ``loads``) at depth ``v``
     that fit in ``limit_gb`` (one depth checked alone: _deeper_fitting_depth's search)."""
     fits = (peaks_gb([(loads, v)], zeros)[:, 0] <= limit_gb).tolist()
-    return _fitting_plans(degrees, zeros, v, fits)
+    return _plans_at(degrees, v, _lightest_fitting(zeros, fits))
 
 
-def _fitting_plans(
-    degrees: tuple[int, ...], zeros: _Zeros, v: int, fits: list[bool]
-) -> list[Degrees]:
-    """The plans of a family (its ``degrees``) at depth ``v`` whose ZeRO choice fits in memory
-    (``fits``, one per ``zeros``): of each family (weights sharded or not) the lightest ZeRO
-    choice that fits; a heavier stage of a fitting family only adds traffic."""
-    t, p, d, e, mb, cp = degrees
-    plans: list[Degrees] = []
+def _lightest_fitting(zeros: _Zeros, fits: list[bool]) -> _Zeros:
+    """Of the ZeRO choices ``zeros`` that fit in memory (``fits``, one per choice), the
+    lightest of each family (weights sharded or not): a heavier stage of a fitting family
+    only adds traffic."""
+    chosen: list[tuple[int, bool]] = []
     replicated = sharded = False  # families (weights sharded or not) that fit
     for (z, reshard), ok in zip(zeros, fits, strict=True):
         if ok:
             if z == 3:
                 if not sharded:
-                    plans.append((t, p, d, e, v, z, mb, cp, reshard))
+                    chosen.append((z, reshard))
                     sharded = True
             elif not replicated:
-                plans.append((t, p, d, e, v, z, mb, cp, reshard))
+                chosen.append((z, reshard))
                 replicated = True
-    return plans
+    return tuple(chosen)
+
+
+def _plans_at(degrees: tuple[int, ...], v: int, chosen: _Zeros) -> list[Degrees]:
+    """The plans of a family (its ``degrees``) at depth ``v`` under each ``chosen`` ZeRO
+    choice."""
+    t, p, d, e, mb, cp = degrees
+    return [(t, p, d, e, v, z, mb, cp, reshard) for z, reshard in chosen]
 
 
 # Seconds a GPU spends per FLOP at a round 400 TFLOP/s: only the ratio of bubble to chunk
