@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
@@ -95,39 +95,87 @@ class NetBytes(NamedTuple):
 P2P_ROW, DP_ROW = 1, 2  # row 0: the tensor-parallel term
 
 
+# Network-free columns (network_free_terms), the first rows of PlanArrays.table.
+FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
+
+
+# plan_arrays' per-plan columns besides the network-free ones, in plan_arrays' order: what
+# the interleaving depth leaves alone (_depth_free_row), then the pipeline's (pipeline_traffic).
+_DEPTH_FREE_COLUMNS = (
+    "fsdp",
+    "reshard",
+    "units",
+    "dp_collectives",
+    "pipeline",
+    "tp_nv_s",
+    "tp_nv_lat_s",
+    "tp_bytes",
+    "tp_sharp_bytes",
+    "a2a_nv_s",
+    "a2a_nv_lat_s",
+    "a2a_bytes",
+    "a2a_sharp_bytes",
+    "a2a_nodes",
+    "dp_nv_s",
+    "dp_nv_lat_s",
+    "dp_bytes",
+    "dp_sharp_bytes",
+    "dp_span",
+)
+_ROW_COLUMNS = (
+    *_DEPTH_FREE_COLUMNS,
+    "interleaved",
+    "p2p_nv_s",
+    "p2p_nv_lat_s",
+    "p2p_bytes",
+    "p2p_sharp_bytes",
+    "p2p_stride",
+)
+
+
+# PlanArrays.table's rows, by name
+TABLE_ROWS = (*FREE_COLUMNS, *_ROW_COLUMNS)
+
+
+class _Row:
+    """A named row of PlanArrays.table, a view: one entry per plan."""
+
+    __slots__ = ("index",)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.index = TABLE_ROWS.index(name)
+
+    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> Floats:
+        row: Floats = arrays.table[self.index]
+        return row
+
+
+class _Flag:
+    """A row of PlanArrays.table that holds yes (1) or no (0), as booleans, worked out once
+    (kept in the instance, which then shadows this descriptor, as functools.cached_property)."""
+
+    __slots__ = ("index", "name")
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.index, self.name = TABLE_ROWS.index(name), name
+
+    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> npt.NDArray[np.bool_]:
+        flags: npt.NDArray[np.bool_] = arrays.table[self.index] != 0.0
+        arrays.__dict__[self.name] = flags
+        return flags
+
+
 @dataclass(frozen=True)
 class PlanArrays:
     """The network-independent quantities of each candidate plan on one hardware size, one
-    array entry per plan (in ``plans`` order). Seconds of scale-up terms are at a collective
-    efficiency of 1; bytes are what one GPU puts on the scale-out network per step."""
+    column of ``table`` per plan (in ``plans`` order), a named row per quantity (TABLE_ROWS:
+    the candidates of several sizes are one band, and one table makes them one copy, not
+    thirty). Seconds of scale-up terms are at a collective efficiency of 1; bytes are what
+    one GPU puts on the scale-out network per step."""
 
     plans: tuple[Degrees, ...]
-    tensor_core_s: Floats
-    elementwise_s: Floats
-    straggler: Floats
-    fixed_s: Floats  # optimizer step + per-micro-batch overheads
-    bubble: Floats  # bubble fraction (0 without a pipeline)
-    micro_batches: Floats
     forward_share: float
-    fsdp: npt.NDArray[np.bool_]
-    reshard: npt.NDArray[np.bool_]
-    units: Floats
-    dp_collectives: Floats
-    tp_nv_s: Floats  # bandwidth seconds, then latency seconds, per scale-up term
-    tp_nv_lat_s: Floats
-    a2a_nv_s: Floats
-    a2a_nv_lat_s: Floats
-    p2p_nv_s: Floats
-    p2p_nv_lat_s: Floats
-    dp_nv_s: Floats
-    dp_nv_lat_s: Floats
-    plain: NetBytes  # scale-out bytes where the switches do not reduce
-    sharp: NetBytes  # and where they do (SHARP: all-reduces in their in-network form too)
-    dp_span: Floats  # hosts the widest network data-parallel ring spans (0: none)
-    p2p_stride: Floats  # nodes between pipeline partners (0: no network pipeline traffic)
-    pipeline: Floats
-    interleaved: npt.NDArray[np.bool_]  # virtual_pipeline > 1: pipeline sends overlap compute
-    a2a_nodes: Floats  # nodes the expert all-to-all spans (0: none on the network)
+    table: Floats
     # per (kernel efficiency, collective efficiency, per-step overhead): _static's terms
     static: dict[tuple[float, float, float], _Static] = field(
         default_factory=dict, init=False, compare=False, repr=False
@@ -140,6 +188,42 @@ class PlanArrays:
     tori: dict[tuple[int, ...], Floats] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+    tensor_core_s = _Row()
+    elementwise_s = _Row()
+    straggler = _Row()
+    fixed_s = _Row()  # optimizer step + per-micro-batch overheads
+    bubble = _Row()  # bubble fraction (0 without a pipeline)
+    micro_batches = _Row()
+    fsdp = _Flag()
+    reshard = _Flag()
+    units = _Row()
+    dp_collectives = _Row()
+    pipeline = _Row()
+    tp_nv_s = _Row()  # bandwidth seconds, then latency seconds, per scale-up term
+    tp_nv_lat_s = _Row()
+    a2a_nv_s = _Row()
+    a2a_nv_lat_s = _Row()
+    a2a_nodes = _Row()  # nodes the expert all-to-all spans (0: none on the network)
+    dp_nv_s = _Row()
+    dp_nv_lat_s = _Row()
+    dp_span = _Row()  # hosts the widest network data-parallel ring spans (0: none)
+    interleaved = _Flag()  # virtual_pipeline > 1: pipeline sends overlap compute
+    p2p_nv_s = _Row()
+    p2p_nv_lat_s = _Row()
+    p2p_stride = _Row()  # nodes between pipeline partners (0: no network pipeline traffic)
+
+    @cached_property
+    def plain(self) -> NetBytes:
+        """Scale-out bytes where the switches do not reduce."""
+        return NetBytes(*(self.table[TABLE_ROWS.index(f"{n}_bytes")] for n in NetBytes._fields))
+
+    @cached_property
+    def sharp(self) -> NetBytes:
+        """And where they do (SHARP: all-reduces in their in-network form too)."""
+        return NetBytes(
+            *(self.table[TABLE_ROWS.index(f"{n}_sharp_bytes")] for n in NetBytes._fields)
+        )
 
     @cached_property
     def network_bytes(self) -> tuple[Floats, Floats]:
@@ -162,10 +246,6 @@ def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, f
     if nvls is not None:
         b, s = min(b, nvls.bytes), min(s, nvls.steps)
     return b / nv_bw, s * NVLINK_ALPHA_S
-
-
-# Network-free columns (network_free_terms), in PlanArrays order.
-FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
 
 
 class _FreeRows(NamedTuple):
@@ -287,40 +367,6 @@ def network_free_terms(
     )
     columns = table[:, rows.row_of]
     return columns[0], columns[1:]
-
-
-# plan_arrays' per-plan columns besides the network-free ones, in plan_arrays' order: what
-# the interleaving depth leaves alone (_depth_free_row), then the pipeline's (pipeline_traffic).
-_DEPTH_FREE_COLUMNS = (
-    "fsdp",
-    "reshard",
-    "units",
-    "dp_collectives",
-    "pipeline",
-    "tp_nv_s",
-    "tp_nv_lat_s",
-    "tp_bytes",
-    "tp_sharp_bytes",
-    "a2a_nv_s",
-    "a2a_nv_lat_s",
-    "a2a_bytes",
-    "a2a_sharp_bytes",
-    "a2a_nodes",
-    "dp_nv_s",
-    "dp_nv_lat_s",
-    "dp_bytes",
-    "dp_sharp_bytes",
-    "dp_span",
-)
-_ROW_COLUMNS = (
-    *_DEPTH_FREE_COLUMNS,
-    "interleaved",
-    "p2p_nv_s",
-    "p2p_nv_lat_s",
-    "p2p_bytes",
-    "p2p_sharp_bytes",
-    "p2p_stride",
-)
 
 
 class RowHardware(NamedTuple):
@@ -510,34 +556,25 @@ def plan_arrays(
                 tail = known.sends[sends] = _sends_row(w, plan, hw)
             tails.append(tail)
         tail_of.append(j)
-    width = len(_DEPTH_FREE_COLUMNS)
-    head_columns = np.array(heads, dtype=np.float64).reshape(len(heads), width).T[:, head_of]
-    tail_width = len(_ROW_COLUMNS) - width
-    tail_columns = np.array(tails, dtype=np.float64).reshape(len(tails), tail_width).T[:, tail_of]
-    arrays = dict(zip(_ROW_COLUMNS, [*head_columns, *tail_columns], strict=True))
-    arrays.update(zip(FREE_COLUMNS, free, strict=True))
-    plain, sharp = (
-        NetBytes(*(arrays.pop(f"{name}{form}_bytes") for name in ("tp", "a2a", "p2p", "dp")))
-        for form in ("", "_sharp")
+    # row by row (C order): a pass reads each row whole, and a strided row cost it 2-3 times
+    table = np.empty((len(TABLE_ROWS), len(plans)))
+    heads_end = len(FREE_COLUMNS) + len(_DEPTH_FREE_COLUMNS)
+    table[: len(FREE_COLUMNS)] = free
+    table[len(FREE_COLUMNS) : heads_end] = (
+        np.array(heads, dtype=np.float64)
+        .reshape(len(heads), len(_DEPTH_FREE_COLUMNS))
+        .T[:, head_of]
+    )
+    table[heads_end:] = (
+        np.array(tails, dtype=np.float64)
+        .reshape(len(tails), len(TABLE_ROWS) - heads_end)
+        .T[:, tail_of]
     )
     return PlanArrays(
         plans=plans,
-        plain=plain,
-        sharp=sharp,
         forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
-        fsdp=arrays.pop("fsdp").astype(bool),
-        reshard=arrays.pop("reshard").astype(bool),
-        interleaved=arrays.pop("interleaved").astype(bool),
-        **arrays,
+        table=table,
     )
-
-
-# PlanArrays' per-plan arrays other than the bytes (concatenated field by field)
-_PER_PLAN = tuple(
-    f.name
-    for f in fields(PlanArrays)
-    if f.init and f.name not in ("plans", "forward_share", "plain", "sharp")
-)
 
 
 def concatenated(parts: list[PlanArrays]) -> PlanArrays:
@@ -545,17 +582,10 @@ def concatenated(parts: list[PlanArrays]) -> PlanArrays:
     set of arrays, in order, so one NumPy pass bounds them all."""
     if len(parts) == 1:
         return parts[0]
-    columns = {name: np.concatenate([getattr(p, name) for p in parts]) for name in _PER_PLAN}
-    plain, sharp = (
-        NetBytes(*(np.concatenate(column) for column in zip(*forms, strict=True)))
-        for forms in ([p.plain for p in parts], [p.sharp for p in parts])
-    )
     return PlanArrays(
         plans=tuple(itertools.chain.from_iterable(p.plans for p in parts)),
         forward_share=parts[0].forward_share,
-        plain=plain,
-        sharp=sharp,
-        **columns,
+        table=np.concatenate([p.table for p in parts], axis=1),
     )
 
 
