@@ -138,28 +138,27 @@ TABLE_ROWS = (*FREE_COLUMNS, *_ROW_COLUMNS)
 
 
 class _Row:
-    """A named row of PlanArrays.table, a view: one entry per plan."""
-
-    __slots__ = ("index",)
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.index = TABLE_ROWS.index(name)
-
-    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> Floats:
-        row: Floats = arrays.table[self.index]
-        return row
-
-
-class _Flag:
-    """A row of PlanArrays.table that holds yes (1) or no (0), as booleans, worked out once
-    (kept in the instance, which then shadows this descriptor, as functools.cached_property)."""
+    """A named row of PlanArrays.table (a view: one entry per plan), looked up once per table
+    (then kept in the instance, which shadows this descriptor, as functools.cached_property
+    does): a pricing pass reads thirty of them."""
 
     __slots__ = ("index", "name")
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.index, self.name = TABLE_ROWS.index(name), name
 
-    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> npt.NDArray[np.bool_]:
+    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> Floats:
+        row: Floats = arrays.table[self.index]
+        arrays.__dict__[self.name] = row
+        return row
+
+
+class _Flag(_Row):
+    """A row of PlanArrays.table that holds yes (1) or no (0), as booleans."""
+
+    __slots__ = ()
+
+    def __get__(self, arrays: PlanArrays, owner: type | None = None) -> npt.NDArray[np.bool_]:  # type: ignore[override]
         flags: npt.NDArray[np.bool_] = arrays.table[self.index] != 0.0
         arrays.__dict__[self.name] = flags
         return flags
