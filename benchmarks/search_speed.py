@@ -4,7 +4,9 @@ Llama 3 70B cluster for $300M on roce-spectrum, min-time; tests/service_support.
 deepseek-gen-2026``) the fastest DeepSeek-V3 cluster for $50M on gen-2026, whose seven GPU
 models search the same sizes under seven memory limits (the planner's caches,
 docs/performance-model.md sec. 9); or (``--request deepseek-gen-2026-min-cost``) the cheapest
-one training in 1,000 h (the min-cost search's ideal floors, docs/optimizer.md).
+one training in 1,000 h (the min-cost search's ideal floors, docs/optimizer.md); or
+(``--request deepseek-gen-2026-200m``) the fastest for $200M under the default 30 s limit,
+where the clock cuts some explanations' claims when the search is slow ("cut claims").
 
 Issue 13's merges made its top 20 take ~44 s (the min-time ranking's whole-model cost stage);
 this benchmark keeps that visible. Each tree runs in its own child process (a commit is
@@ -54,6 +56,10 @@ class Request:
 REQUESTS = {
     "medium": Request("roce-spectrum", "llama3-70b", "min_time", {"budget_usd": 3e8}, 60.0),
     "deepseek-gen-2026": Request("gen-2026", "deepseek-v3", "min_time", {"budget_usd": 5e7}, 300.0),
+    # at the default time limit (30 s): how many of its claims the clock cuts
+    "deepseek-gen-2026-200m": Request(
+        "gen-2026", "deepseek-v3", "min_time", {"budget_usd": 2e8}, 30.0
+    ),
     # the cheapest DeepSeek-V3 cluster training in 1,000 h: the min-cost search's ideal floors
     "deepseek-gen-2026-min-cost": Request(
         "gen-2026", "deepseek-v3", "min_cost", {"target_training_hours": 1000.0}, 300.0
@@ -62,7 +68,8 @@ REQUESTS = {
 # Commits worth comparing: the last tree before issue 13's merges, and issue 13 merged
 # (before the ranking was made fast again); the tree before the planner's caches were
 # counted apart and shared across memory limits; the tree before BOM items were kept across
-# price variants and the min-time switch cut started where a faster design is affordable.
+# price variants and the min-time switch cut started where a faster design is affordable; the
+# tree before the planner's candidate arrays were one table.
 DEFAULT_REFS = {
     "medium": {
         "before issue 13": "424d580",
@@ -72,12 +79,15 @@ DEFAULT_REFS = {
     "deepseek-gen-2026": {
         "before the planner caches": "e578520",
         "before the cut guess": "709688a",
+        "before the plan table": "0594850",
     },
+    "deepseek-gen-2026-200m": {"before the plan table": "0594850"},
     "deepseek-gen-2026-min-cost": {"before the floor cap": "3fe88ce"},
 }
 TOP_KS = {
     "medium": {"smallest": (5,), "quick": (5, 20), "full": (5, 20)},
     "deepseek-gen-2026": {"smallest": (3,), "quick": (3,), "full": (3,)},
+    "deepseek-gen-2026-200m": {"smallest": (3,), "quick": (3,), "full": (3,)},
     "deepseek-gen-2026-min-cost": {"smallest": (3,), "quick": (3,), "full": (3,)},
 }
 RUNS = {"smallest": 1, "quick": 1, "full": 3}
