@@ -242,6 +242,41 @@ def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
     assert wall_s == seconds
 
 
+def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in() -> None:
+    """A size's arrays grow twofold as searches need more of its candidates; a band of several
+    sizes holds only the first ``counts`` of each (the rest cannot beat the step the band is
+    priced against), with the bounds those candidates get priced alone."""
+    w = preset("mpt-7b")
+    c = cluster_for(HGX_H100, 256, "fat_tree", "roce", 1.0)
+    fabric = DEFAULT_FABRICS[c.fabric]
+    expected = scenario(c, fabric, "expected")
+    sizes, alone = [], []
+    counts = [3, 5]
+    for order, (used, n) in enumerate(zip((256, 128), counts, strict=True)):
+        sub = replace(c, gpus=used)
+        sized = planner._size_plans(
+            w,
+            planner._hardware(sub, used),
+            usable_memory_gb(c),
+            PartialPlan(),
+            expected.kernel_efficiency,
+            c,
+            used,
+        )
+        built = sized.arrays(len(sized.plans))  # every candidate built
+        assert len(built.plans) > n
+        gp = goodput_factor(w.parameters, used, DEFAULT_OPTIONS.reliability)
+        sizes.append(planner._Size(order, sized, gp, 0, used))
+        alone += wall_step_lower_bounds_s(built, sub, used, fabric, expected, gp)[:n].tolist()
+
+    band = planner._band(planner._Unpriced(tuple(sizes)), {}, counts)
+
+    assert band.lengths == tuple(counts)
+    assert band.arrays.plans == sizes[0].sized.plans[:3] + sizes[1].sized.plans[:5]
+    priced = wall_step_lower_bounds_s(band.arrays, c, band.used, fabric, expected, band.goodput)
+    assert priced.tolist() == alone
+
+
 def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alone() -> None:
     w = preset("megatron-1.7b")
     c = cluster_for(HGX_H100, 512, "fat_tree", "ethernet", 3.0)

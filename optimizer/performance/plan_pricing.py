@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import NamedTuple
@@ -576,15 +577,19 @@ def plan_arrays(
     )
 
 
-def concatenated(parts: list[PlanArrays]) -> PlanArrays:
+def concatenated(parts: list[PlanArrays], lengths: Sequence[int] | None = None) -> PlanArrays:
     """The plans of ``parts`` (the candidates of several sizes of one workload and hardware) as one
-    set of arrays, in order, so one NumPy pass bounds them all."""
-    if len(parts) == 1:
-        return parts[0]
+    set of arrays, in order, so one NumPy pass bounds them all; ``lengths``: only the first so
+    many of each part's."""
+    if lengths is None:
+        if len(parts) == 1:
+            return parts[0]
+        lengths = [len(p.plans) for p in parts]
+    pairs = list(zip(parts, lengths, strict=True))
     return PlanArrays(
-        plans=tuple(itertools.chain.from_iterable(p.plans for p in parts)),
+        plans=tuple(itertools.chain.from_iterable(p.plans[:n] for p, n in pairs)),
         forward_share=parts[0].forward_share,
-        table=np.concatenate([p.table for p in parts], axis=1),
+        table=np.concatenate([p.table[:, :n] for p, n in pairs], axis=1),
     )
 
 

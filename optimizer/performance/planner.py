@@ -856,7 +856,11 @@ def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int
     gen-2026, and emptying the caches at _CACHED_ROWS_LIMIT threw the sizes' candidates away
     with them, to be built again, docs/performance-model.md, sec. 9)."""
     parts = [size.sized.arrays(n) for size, n in zip(work.sizes, counts, strict=True)]
-    lengths = tuple(len(part.plans) for part in parts)
+    one = len(parts) == 1
+    # A band of several sizes holds only the candidates their bounds let in, not every one
+    # built (a size's arrays grow twofold): in a DeepSeek-V3 optimization on gen-2026 the
+    # rest were a third of the rows its passes priced (57.8 million for 39.1 million).
+    lengths = (len(parts[0].plans),) if one else tuple(counts)
     key = tuple(size.order for size in work.sizes)
     hit = bands.get(key)
     if hit is None or hit.lengths != lengths:
@@ -864,11 +868,10 @@ def _band(work: _Unpriced, bands: dict[tuple[int, ...], _Band], counts: list[int
         if hit is None and len(bands) >= _BANDS_PER_ORDER:
             dropped = list(bands.values())
             bands.clear()
-        one = len(parts) == 1
         # a band of one size is that size's arrays, counted with the size
         _RowBudget.add_band(0 if one else sum(lengths), sum(_band_rows(b) for b in dropped))
         hit = bands[key] = _Band(
-            arrays=concatenated(parts),
+            arrays=parts[0] if one else concatenated(parts, lengths),
             used=work.sizes[0].used
             if one
             else np.repeat(np.array([size.used for size in work.sizes], dtype=np.float64), lengths),
