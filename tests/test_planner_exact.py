@@ -242,6 +242,33 @@ def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
     assert wall_s == seconds
 
 
+@pytest.mark.parametrize("model", ["mixtral-8x7b", "llama3-70b"])
+def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_more(
+    model: str,
+) -> None:
+    """The network-free step a size orders and counts its candidates by holds the tensor and
+    expert collectives on the scale-up fabric (no network shortens them), stretched by the
+    bubble, and is never above the exact step on any network."""
+    w = preset(model)
+    for fabric_name in ("infiniband", "ethernet"):
+        c = cluster_for(HGX_H100, 256, "fat_tree", fabric_name, 3.0)
+        fabric = DEFAULT_FABRICS[c.fabric]
+        expected = scenario(c, fabric, "expected")
+        candidates = planner.candidate_plans(w, c, PartialPlan())
+        plans = tuple(astuple(p) for p in candidates)
+        free, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+        core_s, elementwise_s, straggler, fixed_s, bubble, _ = columns
+        compute_s = (core_s / expected.kernel_efficiency + elementwise_s) * (1 + straggler)
+        scale_up_s = free - (compute_s * (1 + bubble) + fixed_s)
+        steps = [StepModel(w, c, p, fabric).step_time_s(expected) for p in candidates]
+        assert all(
+            (f + expected.step_overhead_s) * (1 - 1e-9) <= step
+            for f, step in zip(free.tolist(), steps, strict=True)
+        )
+        tensor = np.array([p.tensor for p in candidates])
+        assert (scale_up_s[tensor > 1] > 0).all()
+
+
 def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in() -> None:
     """A size's arrays grow twofold as searches need more of its candidates; a band of several
     sizes holds only the first ``counts`` of each (the rest cannot beat the step the band is

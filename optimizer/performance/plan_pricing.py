@@ -251,11 +251,14 @@ def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, f
 class _FreeRows(NamedTuple):
     """What the distinct network-free rows of a candidate list (_free_rows) are made of that
     no GPU model changes, a column each, and each plan's row (``row_of``). ``kernel`` indexes
-    ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments."""
+    ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments; ``scale_up``
+    indexes ``scale_ups``, the degrees the tensor and expert collectives read."""
 
     row_of: npt.NDArray[np.intp]
     kernels: list[tuple[int, int, int]]
     kernel: npt.NDArray[np.intp]
+    scale_ups: list[tuple[int, int, int, int, int, int]]  # (t, p, d, e, mb, cp): _scale_up_s's
+    scale_up: npt.NDArray[np.intp]
     tokens: Floats
     straggler: Floats
     micro_batches: Floats
@@ -283,8 +286,9 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
         return hit[4]
     known: dict[tuple[int, ...], int] = {}
     kernels: dict[tuple[int, int, int], int] = {}
+    scale_ups: dict[tuple[int, int, int, int, int, int], int] = {}
     stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
-    rows: list[tuple[float, float, float, float, float, float, float]] = []
+    rows: list[tuple[float, float, float, float, float, float, float, float]] = []
     index: list[int] = []
     for t, p, d, e, v, z, mb, cp, _ in plans:
         key = (mb, t, e, p, v, d, z >= 1)
@@ -294,6 +298,9 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
             kernel = kernels.get((mb, t, e))
             if kernel is None:
                 kernel = kernels[mb, t, e] = len(kernels)
+            scale_up = scale_ups.get((t, p, d, e, mb, cp))
+            if scale_up is None:
+                scale_up = scale_ups[t, p, d, e, mb, cp] = len(scale_ups)
             stage = stages.get((p, v))
             if stage is None:
                 layout = pipeline_layout(w, p, v)
@@ -306,6 +313,7 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
             rows.append(
                 (
                     kernel,
+                    scale_up,
                     tokens,
                     straggler_fraction(d),
                     m,
@@ -315,12 +323,14 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
                 )
             )
         index.append(row)
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 7).T
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 8).T
     found = _FreeRows(
         np.array(index, dtype=np.intp),
         list(kernels),
         table[0].astype(np.intp),
-        *table[1:],
+        list(scale_ups),
+        table[1].astype(np.intp),
+        *table[2:],
     )
     if isinstance(plans, tuple):  # a list might change under its id
         if len(_free_rows_cache) >= _FREE_ROWS_CACHE_SIZE:
@@ -330,18 +340,29 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
 
 
 def network_free_terms(
-    w: Workload, c: ClusterSpec, plans: tuple[Degrees, ...], kernel_eff: float
+    w: Workload,
+    c: ClusterSpec,
+    plans: tuple[Degrees, ...],
+    kernel_eff: float,
+    parts: RowParts | None = None,
 ) -> tuple[Floats, Floats]:
     """Each plan's network-free part of the step in the way StepModel computes it (compute
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
-    efficiency ``kernel_eff``, and the FREE_COLUMNS it is made of (a row each). A size's
-    candidates share a few (micro-batch, tensor, expert) kernels and (pipeline, depth)
-    layouts, and their distinct rows are fewer still: what no GPU model changes is worked
-    out once per candidate list (_free_rows), the rest per call for the distinct rows in
-    one NumPy pass (the same operations, in the same order, as StepModel's), the plans
-    index them."""
+    efficiency ``kernel_eff``, plus what no scale-out network shortens: the tensor-parallel
+    and expert all-to-all seconds on the scale-up fabric (_scale_up_s), stretched by the
+    bubble as StepModel stretches them. Also the FREE_COLUMNS the first part is made of (a
+    row each). A size's candidates share a few (micro-batch, tensor, expert) kernels and
+    (pipeline, depth) layouts, and their distinct rows are fewer still: what no GPU model
+    changes is worked out once per candidate list (_free_rows), the rest per call for the
+    distinct rows in one NumPy pass (the same operations, in the same order, as StepModel's),
+    the plans index them. ``parts``: the scale-up rows worked out so far for ``w`` on ``c``'s
+    RowHardware (plan_arrays' too)."""
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
     rows = _free_rows(w, c.gpus, plans)
+    hw, known = row_hardware(c), RowParts() if parts is None else parts
+    scale_up = np.array(
+        [_scale_up_s(w, degrees, hw, known) for degrees in rows.scale_ups], dtype=np.float64
+    )[rows.scale_up]
     kernel = np.array(
         [
             compute_s_per_token(w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e)
@@ -353,7 +374,8 @@ def network_free_terms(
     elementwise_s = kernel[:, 1] * rows.tokens
     fixed_s = rows.optimizer_bytes / (hbm * 1e12) + rows.chunk_s
     compute = (tensor_core_s / kernel_eff + elementwise_s) * (1.0 + rows.straggler)
-    free = compute * (1.0 + rows.bubble) + fixed_s
+    stretch = 1.0 + rows.bubble
+    free = compute * stretch + fixed_s + stretch * scale_up
     table = np.stack(
         (
             free,
@@ -457,6 +479,41 @@ def _data_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, 
     return (calls, dp_nv_s, dp_lat_s, dp_bytes, dp_sharp_bytes, dp_span)
 
 
+def _scale_up_rows(
+    w: Workload,
+    degrees: tuple[int, int, int, int, int, int],
+    hw: RowHardware,
+    parts: RowParts,
+    plan: ParallelPlan | None = None,
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The tensor collectives' and the expert all-to-all's rows (_part_row, _expert_row) of
+    the plans with these (tensor, pipeline, data, expert, micro-batch, context) degrees,
+    each worked out once per what it reads (``plan``: one of those plans, if at hand)."""
+    t, p, d, e, mb, cp = degrees
+    tensor = parts.tensor.get((t, p, d, mb, cp))
+    if tensor is None:
+        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
+        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(
+            tensor_traffic(w, plan, hw.gpn, hw.dom), hw
+        )
+    expert = parts.expert.get(degrees)
+    if expert is None:
+        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
+        expert = parts.expert[degrees] = _expert_row(expert_traffic(w, plan, hw.gpn, hw.dom), hw)
+    return tensor, expert
+
+
+def _scale_up_s(
+    w: Workload, degrees: tuple[int, int, int, int, int, int], hw: RowHardware, parts: RowParts
+) -> float:
+    """The tensor-parallel and expert all-to-all seconds on the scale-up fabric of the plans
+    with these degrees, at a collective efficiency of 1: no scenario's is higher
+    (request_limits: at most 1), and their network parts only add, so no network gives a plan
+    less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
+    tensor, expert = _scale_up_rows(w, degrees, hw, parts)
+    return tensor[0] + tensor[1] + expert[0] + expert[1]
+
+
 def _depth_free_row(
     w: Workload, plan: ParallelPlan, hw: RowHardware, parts: RowParts
 ) -> tuple[float, ...]:
@@ -471,16 +528,7 @@ def _depth_free_row(
         plan.context,
     )
     z, reshard = plan.zero_stage, plan.reshard_after_forward
-    tensor = parts.tensor.get((t, p, d, mb, cp))
-    if tensor is None:
-        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(
-            tensor_traffic(w, plan, hw.gpn, hw.dom), hw
-        )
-    expert = parts.expert.get((t, p, d, e, mb, cp))
-    if expert is None:
-        expert = parts.expert[t, p, d, e, mb, cp] = _expert_row(
-            expert_traffic(w, plan, hw.gpn, hw.dom), hw
-        )
+    tensor, expert = _scale_up_rows(w, (t, p, d, e, mb, cp), hw, parts, plan)
     # FSDP with re-sharding gathers per micro-batch: only then does the micro-batch count
     per_micro_batch = mb if z == 3 and reshard else 0
     key = (t, p, d, e, z, reshard, cp, per_micro_batch)

@@ -827,7 +827,7 @@ def _price_free(
     kernel_eff: float,
 ) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    free_s, columns = network_free_terms(w, c, plans, kernel_eff)
+    free_s, columns = network_free_terms(w, c, plans, kernel_eff, _row_parts(w, c))
     return _SizePlans(w, c, plans, free_s, columns)
 
 
@@ -1007,6 +1007,8 @@ def plan_and_estimate(
         return estimate(w, c, complete, fabrics, options)
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected", options)
+    # the candidates' network-free steps take the scale-up terms at 1 (plan_pricing._scale_up_s)
+    assert expected.collective_efficiency <= 1.0, "collective efficiency above 1"
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
     roots = [c, *_domain_tilings(c)]
