@@ -187,6 +187,13 @@ RECORDED = (
         "14e04a3's planner caches, which these pairs never fill: 544-602 cold, warm "
         "3,111-3,163/s)",
     ),
+    (
+        "0594850 (2026-12-06)",
+        702,
+        23_067,
+        "--pairs 2000, this script, taskset -c 1, load 1.0 (another run: 691 and 22,916; warm "
+        "3,994-4,000/s, re-priced 78,685-80,171/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
