@@ -15,8 +15,10 @@ from optimizer.performance.estimator import StepModel, estimate
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.planner import candidate_plans
+from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     deepest_interleaving,
+    least_slowest_stage_share,
     output_layer_equivalents,
     pipeline_layout,
 )
@@ -156,23 +158,41 @@ def _per_stage_layout(n: int, p: int, v: int, x_out: float) -> tuple[tuple[int, 
     return tuple(layers), max(k + x for k, x in zip(layers, extra, strict=True))
 
 
+@st.composite
+def layouts(draw: st.DrawFn) -> tuple[Workload, int, int]:
+    """(workload, pipeline, depth): up to 3,000 layers over any stages and depth they fill."""
+    name = draw(st.sampled_from(["llama3-405b", "llama3-8b", "bert-large", "gpt3-175b"]))
+    n = draw(st.integers(1, 3000))
+    p = 1 + round(draw(st.floats(0.0, 1.0)) * (min(n + 2, 400) - 1))
+    v = 1 + round(draw(st.floats(0.0, 1.0)) * (deepest_interleaving(n, p) - 1))
+    return preset(name, layers=n), p, v
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    name=st.sampled_from(["llama3-405b", "llama3-8b", "bert-large", "gpt3-175b"]),
-    n=st.integers(1, 3000),
-    p_share=st.floats(0.0, 1.0),
-    v_share=st.floats(0.0, 1.0),
-)
+@given(layout=layouts())
 def test_the_layout_per_kind_of_stage_is_the_layout_stage_by_stage(
-    name: str, n: int, p_share: float, v_share: float
+    layout: tuple[Workload, int, int],
 ) -> None:
     """Thousands of stages are laid out per kind (first, last, the alike ones between), in
     time independent of the stages; the layers and the slowest load are those of the
     stage-by-stage rule, for any depth the layers allow."""
-    w = preset(name, layers=n)
-    p = 1 + round(p_share * (min(n + 2, 400) - 1))
-    v = 1 + round(v_share * (deepest_interleaving(n, p) - 1))
-    layout = pipeline_layout(w, p, v)
-    assert (layout.layers, layout.slowest_stage_load) == _per_stage_layout(
-        n, p, v, output_layer_equivalents(w)
+    w, p, v = layout
+    laid = pipeline_layout(w, p, v)
+    assert (laid.layers, laid.slowest_stage_load) == _per_stage_layout(
+        w.layers, p, v, output_layer_equivalents(w)
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(layout=layouts())
+def test_no_depth_paces_a_pipeline_faster_than_one_chunk_a_stage(
+    layout: tuple[Workload, int, int],
+) -> None:
+    """The planner bounds a size by its most even pipeline's slowest stage before building its
+    candidates (planner._least_share): the one-chunk layout's, worked out without laying out
+    the stages; deeper interleaving only raises the layers each chunk must hold, so no
+    depth's slowest stage is lighter."""
+    w, p, v = layout
+    least = least_slowest_stage_share(w, p)
+    assert least == pipeline_layout(w, p).slowest_stage_share
+    assert pipeline_layout(w, p, v).slowest_stage_share >= least

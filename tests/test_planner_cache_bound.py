@@ -61,10 +61,10 @@ def test_the_band_rows_counted_are_the_band_rows_held(empty_caches: None) -> Non
 def test_bands_past_their_share_leave_the_sizes_candidates_in_place(
     monkeypatch: pytest.MonkeyPatch, empty_caches: None
 ) -> None:
-    # BERT-Large on 256 GPUs over Ethernet: about 2,400 candidates in 31 sizes, and about
-    # 3,500 band rows over two networks, past half of a 5,000-row limit (counted as one,
+    # BERT-Large on 256 GPUs over Ethernet: about 1,700 candidates in 24 sizes, and about
+    # 1,500 band rows over two networks, past half of a 2,500-row limit (counted as one,
     # every cache was emptied and the sizes built three times over)
-    monkeypatch.setattr(planner, "_CACHED_ROWS_LIMIT", 5_000)
+    monkeypatch.setattr(planner, "_CACHED_ROWS_LIMIT", 2_500)
     built: list[int] = []
     price_free = planner._price_free
     monkeypatch.setattr(planner, "_price_free", lambda *args: built.append(1) or price_free(*args))
@@ -76,7 +76,7 @@ def test_bands_past_their_share_leave_the_sizes_candidates_in_place(
         band_rows.append(_band_rows_held())
 
     assert min(band_rows[1:]) < max(band_rows)  # the bands were emptied
-    assert len(built) == len(planner._size_cache) == 31  # and no size was built twice
+    assert len(built) == len(planner._size_cache) == 24  # and no size was built twice
 
 
 def test_a_familys_row_is_built_once_per_hardware_whatever_the_gpu_memory(

@@ -269,6 +269,52 @@ def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_mo
         assert (scale_up_s[tensor > 1] > 0).all()
 
 
+def _size_bounds(w: Workload, c: ClusterSpec) -> list[tuple[float, float, int]]:
+    """(the search's bound, its smallest network-free bound, GPUs) of each of ``c``'s sizes
+    that has a candidate: what a size is ordered by before its candidates are built, and
+    what they give it once built."""
+    fabric = DEFAULT_FABRICS[c.fabric]
+    expected = scenario(c, fabric, "expected")
+    eff, overhead_s = expected.kernel_efficiency, expected.step_overhead_s
+    reliability = DEFAULT_OPTIONS.reliability
+    hw = planner._hardware(c, c.gpus)
+    entries = planner._sizes_by_bound(w, hw, PartialPlan(), eff, overhead_s, reliability, c)
+    roots = planner.root_sizes(w, c, PartialPlan())
+    out = []
+    for bound, _, r, used in entries:
+        root = roots[r][0]
+        sub = root if used == root.gpus else replace(root, gpus=used)
+        plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))
+        if plans:
+            free, _ = network_free_terms(w, sub, plans, eff)
+            gp = goodput_factor(w.parameters, used, reliability)
+            out.append((bound, planner._free_bound_s(float(free.min()), overhead_s, gp), used))
+    return out
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(WORKLOADS), c=clusters, batch=st.sampled_from([64, 256, 1024]))
+def test_no_sizes_bound_exceeds_the_network_free_bound_its_candidates_give_it(
+    name: str, c: ClusterSpec, batch: int
+) -> None:
+    """A size is bounded before its candidates are built (its fastest even compute,
+    stretched by its most even pipeline's slowest stage), and never above what they give."""
+    for bound, free_bound, used in _size_bounds(preset(name, global_batch_size=batch), c):
+        assert bound <= free_bound, used
+
+
+def test_a_size_whose_every_pipeline_is_uneven_is_bounded_at_its_slowest_stages_pace() -> None:
+    """Llama 3 70B on 504 of 512 GPUs can only pipeline 63 stages (tensor, data and context
+    degrees are powers of two), 2.1 layer-equivalents on the slowest where the average is
+    1.3: its bound says so, and the search skips building its candidates once a step
+    beats that."""
+    w = preset("llama3-70b")
+    c = cluster_for(HGX_H100, 512, "fat_tree", "infiniband", 1.0)
+    bounds = {used: (bound, free_bound) for bound, free_bound, used in _size_bounds(w, c)}
+    assert bounds[504][0] > 1.5 * bounds[512][0] * 512 / 504
+    assert bounds[504][0] <= bounds[504][1]
+
+
 def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in() -> None:
     """A size's arrays grow twofold as searches need more of its candidates; a band of several
     sizes holds only the first ``counts`` of each (the rest cannot beat the step the band is

@@ -78,6 +78,7 @@ from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     deepest_depth,
+    least_slowest_stage_share,
     pipeline_layout,
 )
 
@@ -1191,7 +1192,8 @@ def _sizes_by_bound(
         work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff, fixed)
         for used in sizes:
             gp = goodput_factor(w.parameters, used, reliability)
-            bound = (work_s * root.gpus / used + step_overhead_s) * gp * keep
+            compute_s = work_s * root.gpus / used * _least_share(w, fixed, used)
+            bound = (compute_s + step_overhead_s) * gp * keep
             out.append((bound, len(out), r, used))
     return tuple(sorted(out))
 
@@ -1273,13 +1275,35 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     at least a layer each, data degrees divide the global batch), so skipping the others
     loses no plan and spares the search building empty candidate lists (about 7 in 8
     whole-node sizes of a 2,048-node cluster for Llama 3 70B)."""
-    tensors = _options(fixed.tensor, _divisors(w.tensor_split))
     pipelines = _options(fixed.pipeline, tuple(range(1, w.layers + 1)))
+    others = _other_products(w, fixed)
+    return frozenset(p * other for p in pipelines for other in others)
+
+
+@lru_cache(maxsize=1024)
+def _other_products(w: Workload, fixed: PartialPlan) -> frozenset[int]:
+    """Every tensor x data x context a plan may take (_fillable_sizes)."""
+    tensors = _options(fixed.tensor, _divisors(w.tensor_split))
     datas = _options(fixed.data, _divisors(w.global_batch_size))
     contexts = (fixed.context,) if fixed.context is not None else searched_contexts(w)
-    return frozenset(
-        t * p * cp * d for t in tensors for cp in contexts for p in pipelines for d in datas
-    )
+    return frozenset(t * cp * d for t in tensors for cp in contexts for d in datas)
+
+
+@lru_cache(maxsize=65_536)
+def _least_share(w: Workload, fixed: PartialPlan, used: int) -> float:
+    """The least slowest stage's share (least_slowest_stage_share) of any pipeline a plan on
+    ``used`` GPUs may take (_fillable_sizes' degrees): every candidate of that size computes
+    at least that much slower than an even split, which its bound in the search
+    (_sizes_by_bound) says before its candidates are built. Llama 3 70B on 504 GPUs can only
+    pipeline 63 stages, 2.1 layer-equivalents on the slowest where the average is 1.3: its
+    candidates were built by every search on 512 GPUs, to be pruned."""
+    others = _other_products(w, fixed)
+    pipelines = [
+        p
+        for p in _options(fixed.pipeline, _divisors(used))
+        if p <= w.layers and used % p == 0 and used // p in others
+    ]
+    return min((least_slowest_stage_share(w, p) for p in pipelines), default=1.0)
 
 
 def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan, why: bool) -> None:

@@ -112,6 +112,48 @@ def output_layer_equivalents(w: Workload) -> float:
     return logits / per_layer
 
 
+_Kind = tuple[int, float, int]  # (least layers, extra load, how many stages)
+
+
+def _stage_kinds(n: int, p: int, v: int, x_out: float) -> list[_Kind]:
+    """Stages are of three kinds: the first, the last (it holds the output layer) and the
+    p - 2 between them, alike; the layout works per kind, not per stage (a 65,536-layer
+    request lays out thousands of stages). v chunks of a layer each on every stage; only
+    where the layers do not fill them (p v > layers) do the end stages give one chunk to the
+    embedding or the output layer."""
+    short = 1 if p * v > n else 0
+    kinds: list[_Kind] = (
+        [(v - 2 * short, x_out, 1)] if p == 1 else [(v - short, 0.0, 1), (v - short, x_out, 1)]
+    )
+    if p > 2:
+        kinds.append((v, 0.0, p - 2))
+    return kinds
+
+
+def _smallest_largest_load(n: int, p: int, kinds: list[_Kind]) -> float:
+    """The smallest largest load T that holds ``n`` layers: a stage takes floor(T - extra)
+    layers, at least its least."""
+    lowest = max(min(lo for lo, _, _ in kinds), n // p - 1)
+    shifts = {x for _, x, _ in kinds}
+    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in shifts})
+    return next(
+        t
+        for t in candidates
+        if all(t + _EPS >= lo + x for lo, x, _ in kinds)
+        and sum(count * math.floor(t - x + _EPS) for _, x, count in kinds) >= n
+    )
+
+
+def least_slowest_stage_share(w: Workload, pipeline: int) -> float:
+    """The least PipelineLayout.slowest_stage_share of ``pipeline`` stages at any depth, one
+    chunk a stage's (a deeper layout only raises the layers each stage must hold), in time
+    independent of the stages: the planner bounds every size by it before building its
+    candidates."""
+    n, x_out = w.layers, output_layer_equivalents(w)
+    slowest = _smallest_largest_load(n, pipeline, _stage_kinds(n, pipeline, 1, x_out))
+    return slowest / ((n + x_out) / pipeline)
+
+
 @lru_cache(maxsize=16384)
 def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> PipelineLayout:
     """The layout of ``w`` over ``pipeline`` stages of ``virtual_pipeline`` chunks each
@@ -122,25 +164,8 @@ def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> Pi
         msg = f"{n} layers cannot fill pipeline x virtual_pipeline = {p} x {v} chunks"
         raise ValueError(msg)
     x_out = output_layer_equivalents(w)
-    # Stages are of three kinds, (least layers, extra load, how many): the first, the last
-    # (it holds the output layer) and the p - 2 between them, alike; everything below is per
-    # kind, not per stage (a 65,536-layer request lays out thousands of stages). v chunks of
-    # a layer each on every stage; only where the layers do not fill them (p v > layers) do
-    # the end stages give one chunk to the embedding or the output layer.
-    short = 1 if p * v > n else 0
-    kinds = [(v - 2 * short, x_out, 1)] if p == 1 else [(v - short, 0.0, 1), (v - short, x_out, 1)]
-    if p > 2:
-        kinds.append((v, 0.0, p - 2))
-    # Smallest largest load T: a stage takes floor(T - extra) layers, at least its least.
-    lowest = max(min(lo for lo, _, _ in kinds), n // p - 1)
-    shifts = {x for _, x, _ in kinds}
-    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in shifts})
-    target = next(
-        t
-        for t in candidates
-        if all(t + _EPS >= lo + x for lo, x, _ in kinds)
-        and sum(count * math.floor(t - x + _EPS) for _, x, count in kinds) >= n
-    )
+    kinds = _stage_kinds(n, p, v, x_out)
+    target = _smallest_largest_load(n, p, kinds)
     held = [math.floor(target - x + _EPS) for _, x, _ in kinds]
     surplus = sum(k * count for k, (_, _, count) in zip(held, kinds, strict=True)) - n
     # The spare layers come off the first stage, then the last, then the middle ones in turn
