@@ -532,7 +532,7 @@ def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
     return plan.micro_batch_size * w.sequence_length / plan.context
 
 
-def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
+def layer_collectives_per_step(w: Workload, data: int, micro_batch: int, pipeline: int) -> float:
     """Per-layer collectives one GPU runs per step (tensor all-reduces; MoE all-to-alls).
 
     Megatron: 2 all-reduces forward (attention, MLP) + 2 backward per layer, +2 when the
@@ -540,14 +540,12 @@ def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
     per MoE layer (Lepikhin et al., GShard, 2021).
     """
     per_layer = 6 if w.activation_recompute == "full" else 4
-    micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    return micro_batches * w.layers / plan.pipeline * per_layer
+    micro_batches = w.global_batch_size // (data * micro_batch)
+    return micro_batches * w.layers / pipeline * per_layer
 
 
-def tensor_parallel_cost(w: Workload, plan: ParallelPlan) -> coll.Cost:
-    """Ring all-reduces of the micro-batch activations over the tensor group, per step."""
-    size = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES
-    return coll.ring_all_reduce(size, plan.tensor).times(_layer_collectives_per_step(w, plan))
+def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
+    return layer_collectives_per_step(w, plan.data, plan.micro_batch_size, plan.pipeline)
 
 
 def nvlink_bytes_per_s(c: ClusterSpec) -> float:
@@ -612,6 +610,13 @@ class Part(NamedTuple):
     pattern: str
     stride: int = 1
     in_network: coll.Cost | None = None
+
+    def times(self, k: float) -> Part:
+        """This collective ``k`` times in a row."""
+        reduced = None if self.in_network is None else self.in_network.times(k)
+        return Part(
+            self.cost.times(k), self.remote_share, self.nodes, self.pattern, self.stride, reduced
+        )
 
 
 class _DataParallel(NamedTuple):
@@ -698,36 +703,44 @@ def depth_free_traffic(
 
 
 def tensor_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
-    """The tensor group's all-reduces (reads the tensor, pipeline, data, micro-batch and
-    context degrees)."""
+    """The tensor group's ring all-reduces of the micro-batch activations, per step (reads
+    the tensor, pipeline, data, micro-batch and context degrees)."""
+    return tensor_collective(w, plan, gpn, dom).times(_layer_collectives_per_step(w, plan))
+
+
+def tensor_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
+    """One of tensor_traffic's all-reduces (reads the tensor, micro-batch and context degrees:
+    the planner prices the plans that share them from one)."""
     t = plan.tensor
     activation = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES
     straddles = _straddles(t, dom)
     return Part(
-        tensor_parallel_cost(w, plan),
+        coll.ring_all_reduce(activation, t),
         1.0 if t > dom or straddles else 0.0,
         max(-(-t // gpn), 2 if straddles else 1),
         "ring",
-        in_network=coll.in_network_all_reduce(activation, t).times(
-            _layer_collectives_per_step(w, plan)
-        ),
+        in_network=coll.in_network_all_reduce(activation, t),
     )
 
 
 def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
-    """Expert parallel all-to-all; with sequence parallelism a tensor rank routes 1/t of the
-    tokens, k copies each. Ranks of the group in the same domain use the scale-up fabric.
-    Reads what tensor_traffic does and the expert degree."""
+    """Expert parallel all-to-all, per step. Reads what tensor_traffic does and the expert
+    degree."""
+    a2a = expert_collective(w, plan, gpn, dom)
+    return None if a2a is None else a2a.times(_layer_collectives_per_step(w, plan))
+
+
+def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
+    """One of expert_traffic's all-to-alls; with sequence parallelism a tensor rank routes
+    1/t of the tokens, k copies each. Ranks of the group in the same domain use the scale-up
+    fabric. Reads the tensor, expert, micro-batch and context degrees."""
     t, e = plan.tensor, plan.expert
     if not w.is_moe or e == 1:
         return None
     tokens_mb = rank_tokens(w, plan)
     ep_local = _ranks_in_domain(e, t, dom)
-    cost = coll.all_to_all(
-        tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e
-    )
     return Part(
-        cost.times(_layer_collectives_per_step(w, plan)),
+        coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e),
         1.0 - ep_local / e,
         -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
         "all_to_all",

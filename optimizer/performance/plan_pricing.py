@@ -58,12 +58,13 @@ from optimizer.performance.estimator import (
     StepModel,
     data_parallel_collectives,
     data_traffic,
-    expert_traffic,
+    expert_collective,
     fsdp_units,
+    layer_collectives_per_step,
     nvlink_bytes_per_s,
     oversubscribed_block_nodes,
     pipeline_traffic,
-    tensor_traffic,
+    tensor_collective,
     torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
@@ -251,14 +252,17 @@ def _nv(cost: coll.Cost, nvls: coll.Cost | None, nv_bw: float) -> tuple[float, f
 class _FreeRows(NamedTuple):
     """What the distinct network-free rows of a candidate list (_free_rows) are made of that
     no GPU model changes, a column each, and each plan's row (``row_of``). ``kernel`` indexes
-    ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments; ``scale_up``
-    indexes ``scale_ups``, the degrees the tensor and expert collectives read."""
+    ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments;
+    ``collective`` indexes ``collectives``, the degrees of a plan whose tensor all-reduce and
+    expert all-to-all the row's are (_collective_rows), of which a step runs
+    ``collectives_per_step``."""
 
     row_of: npt.NDArray[np.intp]
     kernels: list[tuple[int, int, int]]
     kernel: npt.NDArray[np.intp]
-    scale_ups: list[tuple[int, int, int, int, int, int]]  # (t, p, d, e, mb, cp): _scale_up_s's
-    scale_up: npt.NDArray[np.intp]
+    collectives: list[tuple[int, int, int, int, int, int]]  # (t, p, d, e, mb, cp)
+    collective: npt.NDArray[np.intp]
+    collectives_per_step: Floats
     tokens: Floats
     straggler: Floats
     micro_batches: Floats
@@ -286,9 +290,11 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
         return hit[4]
     known: dict[tuple[int, ...], int] = {}
     kernels: dict[tuple[int, int, int], int] = {}
-    scale_ups: dict[tuple[int, int, int, int, int, int], int] = {}
+    collectives: dict[
+        tuple[int, int, int, int], tuple[int, tuple[int, int, int, int, int, int]]
+    ] = {}
     stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
-    rows: list[tuple[float, float, float, float, float, float, float, float]] = []
+    rows: list[tuple[float, ...]] = []
     index: list[int] = []
     for t, p, d, e, v, z, mb, cp, _ in plans:
         key = (mb, t, e, p, v, d, z >= 1)
@@ -298,9 +304,9 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
             kernel = kernels.get((mb, t, e))
             if kernel is None:
                 kernel = kernels[mb, t, e] = len(kernels)
-            scale_up = scale_ups.get((t, p, d, e, mb, cp))
-            if scale_up is None:
-                scale_up = scale_ups[t, p, d, e, mb, cp] = len(scale_ups)
+            collective = collectives.get((t, e, mb, cp))
+            if collective is None:  # the first plan's degrees stand for the rest
+                collective = collectives[t, e, mb, cp] = (len(collectives), (t, p, d, e, mb, cp))
             stage = stages.get((p, v))
             if stage is None:
                 layout = pipeline_layout(w, p, v)
@@ -313,7 +319,8 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
             rows.append(
                 (
                     kernel,
-                    scale_up,
+                    collective[0],
+                    layer_collectives_per_step(w, d, mb, p),
                     tokens,
                     straggler_fraction(d),
                     m,
@@ -323,12 +330,12 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
                 )
             )
         index.append(row)
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 8).T
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 9).T
     found = _FreeRows(
         np.array(index, dtype=np.intp),
         list(kernels),
         table[0].astype(np.intp),
-        list(scale_ups),
+        [degrees for _, degrees in collectives.values()],
         table[1].astype(np.intp),
         *table[2:],
     )
@@ -349,20 +356,21 @@ def network_free_terms(
     """Each plan's network-free part of the step in the way StepModel computes it (compute
     with straggler and bubble, optimizer step, per-micro-batch overheads) at kernel
     efficiency ``kernel_eff``, plus what no scale-out network shortens: the tensor-parallel
-    and expert all-to-all seconds on the scale-up fabric (_scale_up_s), stretched by the
-    bubble as StepModel stretches them. Also the FREE_COLUMNS the first part is made of (a
-    row each). A size's candidates share a few (micro-batch, tensor, expert) kernels and
-    (pipeline, depth) layouts, and their distinct rows are fewer still: what no GPU model
-    changes is worked out once per candidate list (_free_rows), the rest per call for the
-    distinct rows in one NumPy pass (the same operations, in the same order, as StepModel's),
-    the plans index them. ``parts``: the scale-up rows worked out so far for ``w`` on ``c``'s
-    RowHardware (plan_arrays' too)."""
+    and expert all-to-all seconds on the scale-up fabric (_collective_s, times the
+    collectives a step runs), stretched by the bubble as StepModel stretches them. Also the
+    FREE_COLUMNS the first part is made of (a row each). A size's candidates share a few
+    (micro-batch, tensor, expert) kernels and (pipeline, depth) layouts, and their distinct
+    rows are fewer still: what no GPU model changes is worked out once per candidate list
+    (_free_rows), the rest per call for the distinct rows in one NumPy pass (the same
+    operations, in the same order, as StepModel's), the plans index them. ``parts``: the
+    scale-up rows worked out so far for ``w`` on ``c``'s RowHardware (plan_arrays' too)."""
     hbm = generation(c.gpu_model).hbm_tbytes_per_s
     rows = _free_rows(w, c.gpus, plans)
     hw, known = row_hardware(c), RowParts() if parts is None else parts
-    scale_up = np.array(
-        [_scale_up_s(w, degrees, hw, known) for degrees in rows.scale_ups], dtype=np.float64
-    )[rows.scale_up]
+    per_collective = np.array(
+        [_collective_s(w, degrees, hw, known) for degrees in rows.collectives], dtype=np.float64
+    )
+    scale_up = per_collective[rows.collective] * rows.collectives_per_step
     kernel = np.array(
         [
             compute_s_per_token(w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e)
@@ -433,11 +441,12 @@ def _part_row(part: Part | None, hw: RowHardware) -> tuple[float, float, float, 
 
 class RowParts:
     """What the depth-free rows of families share, each worked out once per what it reads
-    (estimator.tensor_traffic, expert_traffic, data_traffic: a size offers each tensor
-    collective to about three families, differing in ZeRO stage and expert degree), and the
-    rows themselves by family. Its rows must all be of one workload and one RowHardware
-    (row_hardware): a family's degrees name its size, so every size and memory limit of that
-    hardware may share it."""
+    (one tensor all-reduce and one expert all-to-all, estimator.tensor_collective and
+    expert_collective, by the tensor, expert, micro-batch and context degrees; a plan's
+    data_traffic, which a size offers to about three families differing in the expert
+    degree), and the rows themselves by family. Its rows must all be of one workload and one
+    RowHardware (row_hardware): a family's degrees name its size, so every size and memory
+    limit of that hardware may share it."""
 
     __slots__ = ("data", "expert", "rows", "sends", "tensor")
 
@@ -479,38 +488,40 @@ def _data_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, 
     return (calls, dp_nv_s, dp_lat_s, dp_bytes, dp_sharp_bytes, dp_span)
 
 
-def _scale_up_rows(
+def _collective_rows(
     w: Workload,
     degrees: tuple[int, int, int, int, int, int],
     hw: RowHardware,
     parts: RowParts,
     plan: ParallelPlan | None = None,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The tensor collectives' and the expert all-to-all's rows (_part_row, _expert_row) of
-    the plans with these (tensor, pipeline, data, expert, micro-batch, context) degrees,
-    each worked out once per what it reads (``plan``: one of those plans, if at hand)."""
+    """One tensor all-reduce's and one expert all-to-all's rows (_part_row, _expert_row) of
+    the plans with these (tensor, pipeline, data, expert, micro-batch, context) degrees, each
+    worked out once per what it reads (estimator.tensor_collective, expert_collective: a
+    size's thousands of degrees share a few dozen; ``plan``: one of those plans, if at
+    hand)."""
     t, p, d, e, mb, cp = degrees
-    tensor = parts.tensor.get((t, p, d, mb, cp))
+    tensor = parts.tensor.get((t, mb, cp))
     if tensor is None:
         plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
-        tensor = parts.tensor[t, p, d, mb, cp] = _part_row(
-            tensor_traffic(w, plan, hw.gpn, hw.dom), hw
-        )
-    expert = parts.expert.get(degrees)
+        tensor = parts.tensor[t, mb, cp] = _part_row(tensor_collective(w, plan, hw.gpn, hw.dom), hw)
+    expert = parts.expert.get((t, e, mb, cp))
     if expert is None:
         plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
-        expert = parts.expert[degrees] = _expert_row(expert_traffic(w, plan, hw.gpn, hw.dom), hw)
+        expert = parts.expert[t, e, mb, cp] = _expert_row(
+            expert_collective(w, plan, hw.gpn, hw.dom), hw
+        )
     return tensor, expert
 
 
-def _scale_up_s(
+def _collective_s(
     w: Workload, degrees: tuple[int, int, int, int, int, int], hw: RowHardware, parts: RowParts
 ) -> float:
-    """The tensor-parallel and expert all-to-all seconds on the scale-up fabric of the plans
-    with these degrees, at a collective efficiency of 1: no scenario's is higher
+    """One tensor all-reduce's and one expert all-to-all's seconds on the scale-up fabric of
+    the plans with these degrees, at a collective efficiency of 1: no scenario's is higher
     (request_limits: at most 1), and their network parts only add, so no network gives a plan
     less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
-    tensor, expert = _scale_up_rows(w, degrees, hw, parts)
+    tensor, expert = _collective_rows(w, degrees, hw, parts)
     return tensor[0] + tensor[1] + expert[0] + expert[1]
 
 
@@ -528,7 +539,11 @@ def _depth_free_row(
         plan.context,
     )
     z, reshard = plan.zero_stage, plan.reshard_after_forward
-    tensor, expert = _scale_up_rows(w, (t, p, d, e, mb, cp), hw, parts, plan)
+    (nv_s, lat_s, tp_bytes, tp_sharp_bytes), expert = _collective_rows(
+        w, (t, p, d, e, mb, cp), hw, parts, plan
+    )
+    a2a_nv_s, a2a_lat_s, a2a_bytes, a2a_sharp_bytes, a2a_nodes = expert
+    n = layer_collectives_per_step(w, d, mb, p)  # what a step runs of each
     # FSDP with re-sharding gathers per micro-batch: only then does the micro-batch count
     per_micro_batch = mb if z == 3 and reshard else 0
     key = (t, p, d, e, z, reshard, cp, per_micro_batch)
@@ -542,8 +557,15 @@ def _depth_free_row(
         fsdp_units(w, plan),
         calls,
         p,
-        *tensor,
-        *expert,
+        n * nv_s,
+        n * lat_s,
+        n * tp_bytes,
+        n * tp_sharp_bytes,
+        n * a2a_nv_s,
+        n * a2a_lat_s,
+        n * a2a_bytes,
+        n * a2a_sharp_bytes,
+        a2a_nodes,
         *dp_columns,
     )
 

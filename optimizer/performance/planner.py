@@ -1008,7 +1008,7 @@ def plan_and_estimate(
         return estimate(w, c, complete, fabrics, options)
     fabric = fabric_profile(fabrics, c.fabric)
     expected = scenario(c, fabric, "expected", options)
-    # the candidates' network-free steps take the scale-up terms at 1 (plan_pricing._scale_up_s)
+    # the candidates' network-free steps take the scale-up terms at 1 (plan_pricing._collective_s)
     assert expected.collective_efficiency <= 1.0, "collective efficiency above 1"
     eff = expected.kernel_efficiency
     limit_gb = usable_memory_gb(c)
