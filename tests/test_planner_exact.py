@@ -14,10 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optimizer.errors import InvalidInput
-from optimizer.performance import planner
+from optimizer.performance import plan_pricing, planner
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible, SearchStopped
-from optimizer.performance.estimator import Estimate, StepModel, scenario, usable_memory_gb
+from optimizer.performance.estimator import (
+    Estimate,
+    StepModel,
+    expert_traffic,
+    layer_collectives_per_step,
+    scenario,
+    tensor_traffic,
+    usable_memory_gb,
+)
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS
@@ -313,6 +321,29 @@ def test_a_size_whose_every_pipeline_is_uneven_is_bounded_at_its_slowest_stages_
     bounds = {used: (bound, free_bound) for bound, free_bound, used in _size_bounds(w, c)}
     assert bounds[504][0] > 1.5 * bounds[512][0] * 512 / 504
     assert bounds[504][0] <= bounds[504][1]
+
+
+@pytest.mark.parametrize("model", ["mixtral-8x7b", "llama3-70b"])
+def test_a_candidates_scale_up_row_is_its_steps_collectives_times_one_of_them(model: str) -> None:
+    """A size's thousands of plans share a few dozen tensor all-reduces and expert
+    all-to-alls (by tensor, expert, micro-batch and context degrees): the planner works each
+    out once and multiplies it by the collectives a plan's step runs, which is the plan's
+    own traffic (estimator.tensor_traffic, expert_traffic) up to rounding."""
+    w = preset(model)
+    c = cluster_for(HGX_H100, 512, "fat_tree", "infiniband", 1.0)
+    hw, parts = plan_pricing.row_hardware(c), plan_pricing.RowParts()
+    plans = planner.candidate_plans(w, c, PartialPlan())
+    for plan in plans:
+        degrees = (plan.tensor, plan.pipeline, plan.data, plan.expert, plan.micro_batch_size)
+        tensor, expert = plan_pricing._collective_rows(w, (*degrees, plan.context), hw, parts)
+        n = layer_collectives_per_step(w, plan.data, plan.micro_batch_size, plan.pipeline)
+        whole_tensor = plan_pricing._part_row(tensor_traffic(w, plan, hw.gpn, hw.dom), hw)
+        whole_expert = plan_pricing._expert_row(expert_traffic(w, plan, hw.gpn, hw.dom), hw)
+        assert [n * x for x in tensor] == pytest.approx(whole_tensor, rel=1e-12)
+        assert [n * x for x in expert[:4]] == pytest.approx(whole_expert[:4], rel=1e-12)
+        assert expert[4] == whole_expert[4]
+    shapes = {(p.tensor, p.expert, p.micro_batch_size, p.context) for p in plans}
+    assert len(parts.expert) == len(shapes) < len(plans) / 10
 
 
 def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in() -> None:
