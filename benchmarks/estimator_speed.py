@@ -194,6 +194,15 @@ RECORDED = (
         "--pairs 2000, this script, taskset -c 1, load 1.0 (another run: 691 and 22,916; warm "
         "3,994-4,000/s, re-priced 78,685-80,171/s)",
     ),
+    (
+        "f282566 (2026-12-06, later)",
+        476,
+        19_446,
+        "--pairs 2000, this script, side by side with the next tree on the other core, then "
+        "the cores swapped, a slow phase (another run: 448 and 18,290; warm 2,408-2,739/s, "
+        "re-priced 58,912-68,501/s; the next tree, dd7a722: 564 and 555 cold, warm "
+        "2,453-2,638/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

@@ -69,7 +69,8 @@ REQUESTS = {
 # (before the ranking was made fast again); the tree before the planner's caches were
 # counted apart and shared across memory limits; the tree before BOM items were kept across
 # price variants and the min-time switch cut started where a faster design is affordable; the
-# tree before the planner's candidate arrays were one table.
+# tree before the planner's candidate arrays were one table; the tree before sizes were
+# bounded by their slowest stage and collectives priced once per shape.
 DEFAULT_REFS = {
     "medium": {
         "before issue 13": "424d580",
@@ -80,8 +81,12 @@ DEFAULT_REFS = {
         "before the planner caches": "e578520",
         "before the cut guess": "709688a",
         "before the plan table": "0594850",
+        "before the size floors": "f282566",
     },
-    "deepseek-gen-2026-200m": {"before the plan table": "0594850"},
+    "deepseek-gen-2026-200m": {
+        "before the plan table": "0594850",
+        "before the size floors": "f282566",
+    },
     "deepseek-gen-2026-min-cost": {"before the floor cap": "3fe88ce"},
 }
 TOP_KS = {
