@@ -253,9 +253,10 @@ class _FreeRows(NamedTuple):
     """What the distinct network-free rows of a candidate list (_free_rows) are made of that
     no GPU model changes, a column each, and each plan's row (``row_of``). ``kernel`` indexes
     ``kernels`` (micro-batch, tensor, expert): compute_s_per_token's arguments;
-    ``collective`` indexes ``collectives``, the degrees of a plan whose tensor all-reduce and
-    expert all-to-all the row's are (_collective_rows), of which a step runs
-    ``collectives_per_step``."""
+    ``collective`` indexes ``collectives``, per (tensor, expert, micro-batch, context) the
+    degrees of one plan with them, whose tensor all-reduce and expert all-to-all
+    (_collective_rows) every row with them shares: its step runs ``collectives_per_step`` of
+    each."""
 
     row_of: npt.NDArray[np.intp]
     kernels: list[tuple[int, int, int]]
