@@ -444,10 +444,10 @@ class RowParts:
     """What the depth-free rows of families share, each worked out once per what it reads
     (one tensor all-reduce and one expert all-to-all, estimator.tensor_collective and
     expert_collective, by the tensor, expert, micro-batch and context degrees; a plan's
-    data_traffic, which a size offers to about three families differing in the expert
-    degree), and the rows themselves by family. Its rows must all be of one workload and one
-    RowHardware (row_hardware): a family's degrees name its size, so every size and memory
-    limit of that hardware may share it."""
+    data_traffic, which families differing only in the micro-batch share unless FSDP
+    re-shards per micro-batch), and the rows themselves by family. Its rows must all be of
+    one workload and one RowHardware (row_hardware): a family's degrees name its size, so
+    every size and memory limit of that hardware may share it."""
 
     __slots__ = ("data", "expert", "rows", "sends", "tensor")
 
