@@ -60,10 +60,23 @@ def test_an_unknown_gpu_is_refused_naming_the_entry(
 ) -> None:
     runs = _step_runs()
     runs[1]["request"]["cluster"]["gpu_model"] = "Foo X1"
+    runs[1]["request"]["cluster"]["gpu_peak_tflops"] = 500  # no generation's peak either
     result = _calibrate(capsys, tmp_path, runs)
     assert result.code == 3
     assert "measurements[1].request.cluster.gpu_model" in result.err
     assert "Foo X1" in result.err
+
+
+def test_an_uncalibrated_name_with_a_generations_peak_calibrates_that_generation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An A800 is an A100 die (cluster.gpu_model inference): its runs calibrate the A100."""
+    runs = _step_runs()
+    runs[1]["request"]["cluster"]["gpu_model"] = "A800 SXM4 80GB"
+    profile = tmp_path / "p.json"
+    result = _calibrate(capsys, tmp_path, runs, "-o", str(profile))
+    assert result.code == 0, result.err
+    assert json.loads(profile.read_text())["gpu_generation"] == "A100"
 
 
 def test_a_plan_refused_while_fitting_names_the_entry_not_its_label(

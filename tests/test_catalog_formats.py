@@ -30,11 +30,21 @@ def test_the_bundled_catalogs_exist() -> None:
     assert len(FOLDERS) >= 3
 
 
+# What a bundled catalog is known to be warned for: ethernet-budget's L40S row names no GPU
+# generation the time model is calibrated for, and its peak and memory none either.
+KNOWN_WARNINGS = {"ethernet-budget": [("warning", "servers", 4, "gpu_model", "L40S")]}
+
+
 @pytest.mark.parametrize("folder", [SMALL, *FOLDERS], ids=lambda p: p.name)
 def test_a_bundled_catalog_validates_clean(folder: Path) -> None:
     report = load_catalog_report(folder)
     # An expired quote is the one finding that depends on the day the test runs.
-    assert [p for p in report.problems if p.column != "valid_until"] == []
+    found = [
+        (p.severity, p.table, p.row, p.column, p.value)
+        for p in report.problems
+        if p.column != "valid_until"
+    ]
+    assert found == KNOWN_WARNINGS.get(folder.name, [])
     assert report.catalog is not None
 
 

@@ -349,6 +349,26 @@ def test_a_nic_reachable_through_breakout_is_connected(tmp_path: Path) -> None:
     assert report.warnings == []
 
 
+@pytest.mark.parametrize(
+    ("gpu_model", "peak_tflops", "timed"),
+    [("A800", "312", "timed as A100, whose dense BF16 peak and memory this row states"),
+     ("RTX 6000", "91", "no calibrated generation has this row's peak and memory")],
+)  # fmt: skip
+def test_a_gpu_no_generation_is_calibrated_for_is_a_warning_naming_how_it_is_timed(
+    tmp_path: Path, gpu_model: str, peak_tflops: str, timed: str
+) -> None:
+    folder = copy_small(tmp_path)
+    set_cell(folder, "servers", 3, "gpu_model", gpu_model)  # SRV-A100, 80 GB
+    set_cell(folder, "servers", 3, "gpu_peak_bf16_tflops", peak_tflops)
+    report = load_catalog_report(folder, today=TODAY)
+    assert report.catalog is not None
+    [found] = report.warnings
+    assert (found.table, found.row, found.column, found.value) == (
+        "servers", 3, "gpu_model", gpu_model
+    )  # fmt: skip
+    assert timed in found.expected
+
+
 def test_an_empty_table_is_a_warning(tmp_path: Path) -> None:
     folder = copy_small(tmp_path)
     write_rows(folder, "servers", read_rows(folder, "servers")[:1])

@@ -336,9 +336,21 @@ def test_cli_imports_lists_exports_and_deletes(tmp_path: Path) -> None:
     assert [(e["name"], e["version"]) for e in listed] == [("mine", 1)]
     out = tmp_path / "out"
     assert _procure("catalog", "export", "mine", str(out), *store_args).exit_code == 0
-    assert _procure("catalog", "import", str(out), *store_args).output.startswith("stored mine@1")
+    again = _procure("catalog", "import", str(out), *store_args).output.splitlines()
+    assert again[-1].startswith("stored mine@1")  # after the catalog's warnings, if any
     assert _procure("catalog", "delete", "mine", *store_args).exit_code == 0
     assert json.loads(_procure("catalog", "list", "--format", "json", *store_args).output) == []
+
+
+def test_cli_import_prints_each_catalog_warning_once(tmp_path: Path) -> None:
+    folder = next(str(p) for p in bundled_catalogs() if p.name == "ethernet-budget")
+    store_args = ("--data-dir", str(tmp_path / "data"), "--tenant", TENANT)
+
+    out = _procure("catalog", "import", folder, "--name", "mine", *store_args).output
+
+    # its L40S row names no GPU generation the time model is calibrated for
+    assert "warning: servers, row 4, column gpu_model: got 'L40S'" in out
+    assert "warning: warning" not in out
 
 
 def test_cli_reports_an_unknown_reference_without_a_traceback(

@@ -223,7 +223,17 @@ def _support_rate(table: str) -> Column:
 
 COLUMNS: tuple[Column, ...] = (
     *_identity("servers", "server"),
-    Column("servers", "gpu_model", "text", "", True, "GPU name, e.g. H100-SXM5-80GB."),
+    Column(
+        "servers",
+        "gpu_model",
+        "text",
+        "",
+        True,
+        "GPU name, e.g. H100-SXM5-80GB. The time model's generation is the one the name "
+        "holds (A100, H100, H200, B200, B300, GB200, GB300, MI300X, MI325X, MI355X); a name "
+        "holding none (A800, H800, L40S) is timed as the generation its peak and memory "
+        "identify, else with the default one, and the check warns.",
+    ),
     _positive(
         "servers",
         "gpus_per_node",

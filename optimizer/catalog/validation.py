@@ -17,7 +17,7 @@ from typing import Any
 from optimizer.catalog.cells import CellError, Value, parse_cell
 from optimizer.catalog.findings import ERROR, WARNING, error, warning
 from optimizer.catalog.io import RawCatalog, RawRow, RawTable
-from optimizer.catalog.model import Catalog, CatalogMeta, Nic
+from optimizer.catalog.model import Catalog, CatalogMeta, Nic, Server
 from optimizer.catalog.money import format_usd
 from optimizer.catalog.records import build_record
 from optimizer.catalog.schema import (
@@ -31,6 +31,7 @@ from optimizer.catalog.schema import (
     columns_of,
 )
 from optimizer.errors import CatalogInvalid, Finding
+from optimizer.performance.calibration import GENERATIONS, generation, timed_gpu_model
 from optimizer.topology.compat import link_fits, ports_at_speed, switch_fits_fabric
 
 ITEM_TABLES = ("servers", "nics", "switches", "links")
@@ -518,7 +519,26 @@ def catalog_warnings(
             )
     for nic in catalog.nics:
         found.extend(_nic_warnings(catalog, nic, (rows or {}).get(nic.sku)))
+    found.extend(
+        _gpu_warning(server, (rows or {}).get(server.sku))
+        for server in catalog.servers
+        if generation(server.gpu_model).name == "default"
+    )
     return found
+
+
+def _gpu_warning(server: Server, row: int | None) -> Finding:
+    """A GPU no generation of the time model is calibrated for: timed as the generation its
+    peak and memory identify (timed_gpu_model), else with the default generation's constants."""
+    timed = timed_gpu_model(server.gpu_model, server.gpu_peak_bf16_tflops, server.gpu_memory_gb)
+    known = ", ".join(name for name in GENERATIONS if name != "default")
+    how = (
+        f"timed as {timed}, whose dense BF16 peak and memory this row states"
+        if timed != server.gpu_model
+        else "no calibrated generation has this row's peak and memory: timed with the default "
+        "generation (H100's efficiency, a wider range)"
+    )
+    return warning("servers", row, "gpu_model", server.gpu_model, f"a GPU of {known}; {how}")
 
 
 def _nic_warnings(catalog: Catalog, nic: Nic, row: int | None) -> list[Finding]:

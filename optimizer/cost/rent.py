@@ -40,7 +40,7 @@ from optimizer.cost.tco import (
 )
 from optimizer.errors import CatalogInvalid, InvalidInput
 from optimizer.optimize.request import Confidence, OptimizeSpec
-from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.cluster import ClusterSpec, server_gpu_model
 from optimizer.performance.estimator import Estimate
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import PartialPlan
@@ -223,17 +223,18 @@ def offer_cluster(offer: CloudOffer, server: Server, gpus: int) -> ClusterSpec:
     one), the offer's instance size and network."""
     total, instances = rented_gpus(offer, gpus)
     per_instance = offer.gpus_per_instance
+    memory_gb = offer.gpu_memory_gb or server.gpu_memory_gb
     return ClusterSpec(
         gpus=total,
         gpus_per_node=per_instance,
         gpu_peak_tflops=server.gpu_peak_bf16_tflops,
-        gpu_memory_gb=offer.gpu_memory_gb or server.gpu_memory_gb,
+        gpu_memory_gb=memory_gb,
         intra_node_gbytes_per_s=server.intra_node_gbytes_per_s,
         fabric=offer.fabric,
         nic_gbps_per_node=offer.gbps_per_gpu * per_instance,
         nics_per_node=per_instance,  # one scale-out port per GPU (rails)
         topology=offer_topology(instances, per_instance),
-        gpu_model=server.gpu_model,
+        gpu_model=server_gpu_model(server, memory_gb),
         gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
     )
 

@@ -30,7 +30,12 @@ from optimizer.errors import InvalidInput
 from optimizer.optimize.facility import cooling_allows
 from optimizer.optimize.request import Confidence, OptimizeSpec
 from optimizer.performance.calibration import generation
-from optimizer.performance.cluster import NOMINAL_NIC_GBPS, ClusterSpec, server_cluster
+from optimizer.performance.cluster import (
+    NOMINAL_NIC_GBPS,
+    ClusterSpec,
+    server_cluster,
+    server_gpu_model,
+)
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import SECONDS_PER_HOUR, Estimate
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
@@ -638,7 +643,7 @@ class EstimateCache:
     def lower_bound_hours(self, server: Server, nodes: int) -> float:
         """Compute alone at the optimistic kernel efficiency: no estimate is ever faster."""
         peak = max(server.gpu_peak_bf16_tflops, server.gpu_peak_fp8_tflops or 0.0)
-        eff = generation(server.gpu_model).kernel_efficiency_high
+        eff = generation(server_gpu_model(server)).kernel_efficiency_high
         rate = nodes * server.gpus_per_node * peak * 1e12 * eff
         return self._flops / rate / SECONDS_PER_HOUR
 

@@ -352,6 +352,17 @@ def generations_at(peak_tflops: float, memory_gb: float) -> tuple[str, ...]:
     return by_memory or at_peak
 
 
+def timed_gpu_model(gpu_model: str, peak_tflops: float, memory_gb: float) -> str:
+    """The GPU model the estimator times: ``gpu_model`` where it names a calibrated
+    generation (``generation``), else the generation its dense BF16 peak and memory identify
+    (``generation_from_hardware``: an A800 or an H800, export versions with the A100's and the
+    H100's compute die and a slower NVLink, which the cluster states apart), else
+    ``gpu_model`` (the default generation). A missing model is inferred the same way."""
+    if gpu_model and generation(gpu_model).name != "default":
+        return gpu_model
+    return generation_from_hardware(peak_tflops, memory_gb) or gpu_model
+
+
 def generation_from_hardware(peak_tflops: float, memory_gb: float) -> str | None:
     """The generation a peak and a memory size identify (``generations_at``): the first
     listed when all its matches share the calibrated kernel efficiency (H100 for H100/H200

@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from optimizer.catalog.model import Server
 from optimizer.errors import InvalidInput
+from optimizer.performance.calibration import timed_gpu_model
 from optimizer.topology.profile import TopologyProfile
 
 NOMINAL_NIC_GBPS = 400
@@ -154,6 +155,14 @@ class ClusterSpec:
         return leaf, UplinkTier(pod_nodes, self.nics_per_node, pod * topo.bisection_ratio)
 
 
+def server_gpu_model(server: Server, memory_gb: float | None = None) -> str:
+    """The GPU model ``server``'s clusters are timed as (timed_gpu_model): a row naming an
+    A800 or an H800 is timed as the A100 or the H100 its peak and memory are
+    (catalog_warnings says so); ``memory_gb``: another memory than the row's (a cloud offer's)."""
+    memory = server.gpu_memory_gb if memory_gb is None else memory_gb
+    return timed_gpu_model(server.gpu_model, server.gpu_peak_bf16_tflops, memory)
+
+
 def server_cluster(
     server: Server,
     *,
@@ -185,7 +194,7 @@ def server_cluster(
         nic_gbps_per_node=server.nic_rate_gbps(nic_gbps) * nics_per_node / hosts,
         nics_per_node=max(1, nics_per_node // hosts),
         topology=topology,
-        gpu_model=server.gpu_model,
+        gpu_model=server_gpu_model(server),
         gpu_peak_fp8_tflops=server.gpu_peak_fp8_tflops,
         scale_up_gpus=server.scale_up_domain_gpus,
         in_network_reduction=in_network_reduction,

@@ -20,9 +20,9 @@ from optimizer.performance.calibration import (
     GENERATIONS,
     MEMORY_GB,
     PEAK_BF16_TFLOPS,
-    generation_from_hardware,
     generations_at,
     generations_at_peak,
+    timed_gpu_model,
 )
 from optimizer.performance.cluster import NOMINAL_NIC_GBPS, ClusterSpec
 from optimizer.performance.estimator import Estimate
@@ -144,10 +144,13 @@ def _flags(w: Workload) -> str:
     return ", ".join(f"{n}={str(getattr(w, n)).lower()}" for n in _PARAMETER_FLAGS)
 
 
-def gpu_model_note(msg: pb.Cluster, c: ClusterSpec) -> str | None:
-    """What the estimate should say about a GPU generation the request did not name: which
-    was inferred from what (``generations_at``), or why the default one was used."""
-    if msg.gpu_model or msg.server_sku:
+def gpu_model_note(msg: pb.Cluster, c: ClusterSpec, catalog: Catalog | None = None) -> str | None:
+    """What the estimate should say about a GPU generation the request did not name, or
+    named by a model no generation is calibrated for (timed_gpu_model): which was inferred
+    from what (``generations_at``), or why the default one was used (of a named model the
+    estimate says that itself)."""
+    named = msg.gpu_model or _server_fields(msg, catalog).get("gpu_model", "")
+    if named and c.gpu_model == named:  # a calibrated generation, or nothing inferred
         return None
     peak, memory = c.gpu_peak_tflops, c.gpu_memory_gb
     at_peak = generations_at_peak(peak)
@@ -164,10 +167,12 @@ def gpu_model_note(msg: pb.Cluster, c: ClusterSpec) -> str | None:
         facts = f"its dense BF16 peak is {PEAK_BF16_TFLOPS[c.gpu_model]:g} TFLOP/s" + (
             f", its memory {MEMORY_GB[c.gpu_model]:g} GB" if by_memory else ""
         )
-        return (
-            f"cluster.gpu_model not given: GPU generation {c.gpu_model} inferred from "
-            f"{given} ({facts}{unmatched})"
-        )
+        head = "cluster.gpu_model not given"
+        if msg.gpu_model:
+            head = f"cluster.gpu_model {named!r} names no calibrated generation"
+        elif named:  # the catalog row's
+            head = f"cluster.server_sku {msg.server_sku!r} has GPU {named!r}, no calibrated one"
+        return f"{head}: GPU generation {c.gpu_model} inferred from {given} ({facts}{unmatched})"
     why = (
         f"{'match' if by_memory else 'matches'} {' and '.join(matches)}, calibrated "
         f"differently{unmatched}"
@@ -293,10 +298,11 @@ def cluster_from_proto(msg: pb.Cluster, catalog: Catalog | None = None) -> Clust
             raise InvalidInput(
                 "required (or give cluster.server_sku and a catalog)", field=f"cluster.{name}"
             )
-    if not fields.get("gpu_model"):  # issue 14 (inputs): the generation peak and memory identify
-        inferred = generation_from_hardware(fields["gpu_peak_tflops"], fields["gpu_memory_gb"])
-        if inferred is not None:
-            fields["gpu_model"] = inferred
+    # issue 14 (inputs): a missing or uncalibrated model is timed as the generation its peak
+    # and memory identify (gpu_model_note says which)
+    fields["gpu_model"] = timed_gpu_model(
+        fields.get("gpu_model", ""), fields["gpu_peak_tflops"], fields["gpu_memory_gb"]
+    )
     family = TOPOLOGIES.resolve(
         msg.topology, msg.topology_family, "cluster.topology", "cluster.topology_family"
     )
@@ -510,7 +516,7 @@ def request_from_proto(
         raise InvalidInput("required", field="cluster")
     workload = workload_from_proto(req.workload)
     cluster = cluster_from_proto(req.cluster, catalog)
-    note = gpu_model_note(req.cluster, cluster)  # issue 14 (inputs): said in the notes
+    note = gpu_model_note(req.cluster, cluster, catalog)  # issue 14 (inputs): said in the notes
     if note is not None:
         workload = replace(workload, inferred=(*workload.inferred, note))
     return (
