@@ -176,7 +176,7 @@ def test_a_catalog_row_of_an_uncalibrated_model_is_timed_as_its_generation() -> 
         )
         return plan_and_estimate(preset("llama3-8b"), cluster).training_time_hours
 
-    assert server_gpu_model(h800) == "H100"
+    assert server_gpu_model(h800) == "H800 (as H100)"
     assert hours(h800) == hours(h100)
 
 

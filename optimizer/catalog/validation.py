@@ -533,7 +533,7 @@ def _gpu_warning(server: Server, row: int | None) -> Finding:
     timed = timed_gpu_model(server.gpu_model, server.gpu_peak_bf16_tflops, server.gpu_memory_gb)
     known = ", ".join(name for name in GENERATIONS if name != "default")
     how = (
-        f"timed as {timed}, whose dense BF16 peak and memory this row states"
+        f"timed as {generation(timed).name}, whose dense BF16 peak and memory this row states"
         if timed != server.gpu_model
         else "no calibrated generation has this row's peak and memory: timed with the default "
         "generation (H100's efficiency, a wider range)"

@@ -354,13 +354,17 @@ def generations_at(peak_tflops: float, memory_gb: float) -> tuple[str, ...]:
 
 def timed_gpu_model(gpu_model: str, peak_tflops: float, memory_gb: float) -> str:
     """The GPU model the estimator times: ``gpu_model`` where it names a calibrated
-    generation (``generation``), else the generation its dense BF16 peak and memory identify
-    (``generation_from_hardware``: an A800 or an H800, export versions with the A100's and the
-    H100's compute die and a slower NVLink, which the cluster states apart), else
-    ``gpu_model`` (the default generation). A missing model is inferred the same way."""
+    generation (``generation``), else with the generation its dense BF16 peak and memory
+    identify (``generation_from_hardware``) appended, "H800 SXM5 80GB (as H100)": an A800
+    or an H800, export versions with the A100's and the H100's compute die and a slower
+    NVLink, which the cluster states apart; the name stays in every message. A missing
+    model is that generation; one none identifies stays as given (the default generation)."""
     if gpu_model and generation(gpu_model).name != "default":
         return gpu_model
-    return generation_from_hardware(peak_tflops, memory_gb) or gpu_model
+    inferred = generation_from_hardware(peak_tflops, memory_gb)
+    if inferred is None:
+        return gpu_model
+    return f"{gpu_model} (as {inferred})" if gpu_model else inferred
 
 
 def generation_from_hardware(peak_tflops: float, memory_gb: float) -> str | None:

@@ -20,6 +20,7 @@ from optimizer.performance.calibration import (
     GENERATIONS,
     MEMORY_GB,
     PEAK_BF16_TFLOPS,
+    generation,
     generations_at,
     generations_at_peak,
     timed_gpu_model,
@@ -163,16 +164,17 @@ def gpu_model_note(msg: pb.Cluster, c: ClusterSpec, catalog: Catalog | None = No
         if len(at_peak) > 1 and not by_memory
         else ""
     )
-    if c.gpu_model:
-        facts = f"its dense BF16 peak is {PEAK_BF16_TFLOPS[c.gpu_model]:g} TFLOP/s" + (
-            f", its memory {MEMORY_GB[c.gpu_model]:g} GB" if by_memory else ""
+    timed = generation(c.gpu_model).name
+    if timed != "default":
+        facts = f"its dense BF16 peak is {PEAK_BF16_TFLOPS[timed]:g} TFLOP/s" + (
+            f", its memory {MEMORY_GB[timed]:g} GB" if by_memory else ""
         )
         head = "cluster.gpu_model not given"
         if msg.gpu_model:
             head = f"cluster.gpu_model {named!r} names no calibrated generation"
         elif named:  # the catalog row's
             head = f"cluster.server_sku {msg.server_sku!r} has GPU {named!r}, no calibrated one"
-        return f"{head}: GPU generation {c.gpu_model} inferred from {given} ({facts}{unmatched})"
+        return f"{head}: GPU generation {timed} inferred from {given} ({facts}{unmatched})"
     why = (
         f"{'match' if by_memory else 'matches'} {' and '.join(matches)}, calibrated "
         f"differently{unmatched}"
