@@ -63,6 +63,7 @@ def test_an_absent_profile_is_none() -> None:
     [
         ({"collective_efficiency": 1.5}, "calibration.collective_efficiency"),
         ({"kernel_efficiency_scale": 0.0}, "calibration.kernel_efficiency_scale"),
+        ({"kernel_efficiency": 1.5}, "calibration.kernel_efficiency"),  # informational, in range
         ({"gpu_generation": "Z900"}, "calibration.gpu_generation"),
         ({"step_overhead_s": -1.0}, "calibration.step_overhead_s"),
         (

@@ -446,7 +446,9 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
     return CalibrationProfile(
         gpu_generation=gen,
         kernel_efficiency_scale=scale,
-        kernel_efficiency=msg.kernel_efficiency,
+        # informational (the fitted value, for the reader; the scale is what applies), but a
+        # hand-edited 1.5 must not pass for one
+        kernel_efficiency=_bounded(msg.kernel_efficiency, "calibration.kernel_efficiency", 0, 1),
         fabrics=tuple(fabrics),
         collective_efficiency=_bounded(
             msg.collective_efficiency, "calibration.collective_efficiency", 0, 1, True
