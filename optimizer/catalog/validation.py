@@ -31,7 +31,11 @@ from optimizer.catalog.schema import (
     columns_of,
 )
 from optimizer.errors import CatalogInvalid, Finding
-from optimizer.performance.calibration import GENERATIONS, generation, timed_gpu_model
+from optimizer.performance.calibration import (
+    CALIBRATED_GENERATIONS,
+    generation,
+    timed_gpu_model,
+)
 from optimizer.topology.compat import link_fits, ports_at_speed, switch_fits_fabric
 
 ITEM_TABLES = ("servers", "nics", "switches", "links")
@@ -531,7 +535,7 @@ def _gpu_warning(server: Server, row: int | None) -> Finding:
     """A GPU no generation of the time model is calibrated for: timed as the generation its
     peak and memory identify (timed_gpu_model), else with the default generation's constants."""
     timed = timed_gpu_model(server.gpu_model, server.gpu_peak_bf16_tflops, server.gpu_memory_gb)
-    known = ", ".join(name for name in GENERATIONS if name != "default")
+    known = ", ".join(CALIBRATED_GENERATIONS)
     how = (
         f"timed as {generation(timed).name}, whose dense BF16 peak and memory this row states"
         if timed != server.gpu_model

@@ -280,6 +280,10 @@ def set_compute_constants(constants: ComputeConstants) -> None:
     COMPUTE = constants
 
 
+# The generations a GPU can be named by (every one but "default"), for the messages that list them.
+CALIBRATED_GENERATIONS = tuple(sorted(name for name in GENERATIONS if name != "default"))
+
+
 @lru_cache(maxsize=256)
 def generation(gpu_model: str) -> GpuGeneration:
     """The calibrated generation whose name occurs in ``gpu_model`` (e.g. "H100 SXM5 80GB")."""

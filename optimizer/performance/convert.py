@@ -17,7 +17,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2 as pb
 from optimizer.catalog.model import Catalog
 from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import (
-    GENERATIONS,
+    CALIBRATED_GENERATIONS,
     MEMORY_GB,
     PEAK_BF16_TFLOPS,
     generation,
@@ -398,11 +398,10 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
     profile is refused naming ``calibration.<field>`` (the file may have been hand-edited)."""
     if msg.ByteSize() == 0:
         return None
-    generations = sorted(n for n in GENERATIONS if n != "default")
     gen = msg.gpu_generation.strip()
-    if gen and gen not in generations:
+    if gen and gen not in CALIBRATED_GENERATIONS:
         raise InvalidInput(
-            f"unknown GPU generation {gen!r}; expected one of {', '.join(generations)}",
+            f"unknown GPU generation {gen!r}; expected one of {', '.join(CALIBRATED_GENERATIONS)}",
             field="calibration.gpu_generation",
         )
     scale = None

@@ -30,7 +30,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.catalog.resolve import resolve_catalog
 from optimizer.errors import InvalidInput, ProcurementError
 from optimizer.performance import calibration
-from optimizer.performance.calibration import GENERATIONS, generation
+from optimizer.performance.calibration import CALIBRATED_GENERATIONS, generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.convert import request_from_proto
 from optimizer.performance.estimator import Estimate
@@ -381,7 +381,7 @@ def fit_profile(
     for p in points:
         other = generation(p.cluster.gpu_model)
         if other.name == "default":  # a profile scales a named generation (convert.py)
-            known = ", ".join(sorted(n for n in GENERATIONS if n != "default"))
+            known = ", ".join(CALIBRATED_GENERATIONS)
             named = f"GPU {p.cluster.gpu_model!r}" if p.cluster.gpu_model else "The GPU"
             raise InvalidInput(
                 f"{named} is no calibrated generation, so no profile can say which GPUs its "
