@@ -73,7 +73,7 @@ def test_expert_parallel_ranks_wait_for_the_busiest_expert() -> None:
     moe, _ = _mixtral_and_dense_equivalent()
     alone, _ = compute_s_per_token(moe, 8, 1, "H100", 989.4, None, 1)
     spread, _ = compute_s_per_token(moe, 1, 1, "H100", 989.4, None, 8)
-    assert moe_imbalance(1) == 1.0
+    assert moe_imbalance(moe, 1) == 1.0
     assert spread > alone * 1.1
 
 

@@ -66,6 +66,28 @@ def all_to_all(size_bytes: float, n: int) -> Cost:
     return Cost((n - 1) / n * size_bytes, n - 1)
 
 
+def expected_remote_domains(experts: int, k: int, domains: int, node_limit: int = 0) -> float:
+    """Expected other domains (nodes) one token's k routed experts land in, the experts spread
+    evenly over ``domains`` and chosen uniformly without replacement (a balanced router).
+
+    A given domain of the M a token may reach (all of them, or ``node_limit``: DeepSeek-V3's
+    node-limited routing picks M nodes, then k experts on them; arXiv:2412.19437 sec. 2.1.2)
+    receives none of its k experts with the hypergeometric probability C(Mg - g, k) / C(Mg, k),
+    g = experts / domains (M at least the k / g domains that hold k experts); the token's own
+    domain is one of the M with probability M / domains. What a deduplicating dispatch
+    (DeepEP, HybridEP) sends over the network per token."""
+    if domains <= 1:
+        return 0.0
+    per_domain = experts / domains
+    # a limit below the domains that hold k experts cannot be kept: the router reaches those
+    reach = max(min(node_limit, domains), math.ceil(k / per_domain)) if node_limit else domains
+    pool = per_domain * reach
+    none = 1.0
+    for i in range(k):
+        none *= max(0.0, pool - per_domain - i) / (pool - i)
+    return reach * (1.0 - none) * (1.0 - 1.0 / domains)
+
+
 def p2p(size_bytes: float) -> Cost:
     """One point-to-point message: alpha + S/B."""
     return Cost(size_bytes, 1)

@@ -51,12 +51,6 @@ FP8_CAST_BYTES_PER_ELEMENT = 4.0
 # copies of each token's hidden vector), forward and backward: 4 passes, each a read and a
 # write of bf16 (MegaBlocks, Gale et al., MLSys 2023, sec. 5; Megatron-Core MoE permute).
 MOE_PERMUTE_PASSES = 4.0
-# Load imbalance: the busiest expert-parallel rank gets this many times the mean tokens.
-# Switch Transformer trains at capacity factor 1.0-1.25 (Fedus et al., JMLR 2022, sec. 2.2);
-# DeepSpeed-MoE (Rajbhandari et al., ICML 2022) and Mixtral's routing analysis report
-# similar skew; dropless MoE (MegaBlocks) runs the whole skew. Applied to expert GEMMs in
-# proportion to 1 - 1/e (no rank to wait for without expert parallelism).
-MOE_IMBALANCE = 1.2
 
 # Adam's update touches, per parameter of the local shard: read fp32 master weight, fp32
 # gradient, both moments (16 B); write master and moments (12 B) and the bf16 copy (2 B)
@@ -154,9 +148,10 @@ def _score_matrix_bytes_per_token(w: Workload) -> float:
     return (forwards * forward + backward) * w.attention_heads * w.sequence_length * w.layers
 
 
-def moe_imbalance(expert: int) -> float:
-    """Busiest expert-parallel rank's load over the mean: 1 without expert parallelism."""
-    return 1.0 + (MOE_IMBALANCE - 1.0) * (1.0 - 1.0 / expert)
+def moe_imbalance(w: Workload, expert: int) -> float:
+    """Busiest expert-parallel rank's load over the mean: ``w.expert_load_imbalance`` in
+    proportion to 1 - 1/e (no rank to wait for without expert parallelism)."""
+    return 1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert)
 
 
 @lru_cache(maxsize=8192)
@@ -204,7 +199,7 @@ def compute_s_per_token(
         expert_s = experts_per_rank * sum(
             training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
         )
-        expert_s *= moe_imbalance(expert)
+        expert_s *= moe_imbalance(w, expert)
     else:
         ffn_weight = [(m, ffn_in / t, h), (m, h, w.ffn_hidden_size / t)]
         expert_s = sum(

@@ -51,6 +51,7 @@ DEFAULT_SWITCH_RADIX = 64
 DEFAULT_GPUS_PER_NODE = 8
 OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
+_MOE_FIELDS = ("expert_load_imbalance", "expert_dispatch", "expert_node_limit")
 _REQUIRED_WITHOUT_PRESET = (
     "layers",
     "hidden_size",
@@ -66,8 +67,8 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
     """A preset with the request's fields on top, or a model given field by field; a stated
     ``parameters`` count is checked against the architecture (never ignored)."""
     fields = record_values(msg, Workload)
-    for name in ("activation_recompute", "precision", "framework"):  # choices: any case
-        if name in fields:
+    for name in ("activation_recompute", "precision", "framework", "expert_dispatch"):
+        if name in fields:  # choices: any case
             fields[name] = fields[name].strip().lower()
     if msg.model:
         w = preset(msg.model, **fields)
@@ -81,6 +82,12 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
         fields.setdefault("ffn_hidden_size", 4 * fields["hidden_size"])
         fields.setdefault("kv_heads", fields["attention_heads"])
         w = Workload(name="custom", **fields)
+    moe_only = [n for n in _MOE_FIELDS if n in fields]
+    if moe_only and not w.is_moe:
+        raise InvalidInput(
+            "applies to mixture-of-experts workloads only; this one is dense (experts 1)",
+            field=f"workload.{moe_only[0]}",
+        )
     if msg.HasField("parameters"):
         explicit = tuple(n for n in _PARAMETER_FLAGS if msg.HasField(n))
         w = match_parameters(w, msg.parameters, explicit)

@@ -733,16 +733,28 @@ def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part 
 def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
     """One of expert_traffic's all-to-alls; with sequence parallelism a tensor rank routes
     1/t of the tokens, k copies each. Ranks of the group in the same domain use the scale-up
-    fabric. Reads the tensor, expert, micro-batch and context degrees."""
+    fabric. With ``node_deduplicated`` dispatch a token crosses the network once per other
+    domain its experts are in (collectives.expected_remote_domains) and is forwarded over the
+    scale-up fabric to the experts' ranks there, both at once (DeepEP's internode kernels).
+    Reads the tensor, expert, micro-batch and context degrees."""
     t, e = plan.tensor, plan.expert
     if not w.is_moe or e == 1:
         return None
-    tokens_mb = rank_tokens(w, plan)
+    k = w.experts_per_token
+    routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k / t  # k copies each
     ep_local = _ranks_in_domain(e, t, dom)
+    domains = -(-e // ep_local)
+    hosts = domains * _hosts_per_block(ep_local * t, gpn)
+    if w.expert_dispatch == "all_to_all" or domains == 1:
+        return Part(coll.all_to_all(routed, e), 1.0 - ep_local / e, hosts, "all_to_all")
+    network = coll.expected_remote_domains(w.experts, k, domains, w.expert_node_limit)
+    # copies to the other ranks of the own domain, and remote copies forwarded on landing
+    forwarded = k * (ep_local - 1) / e + k * (e - ep_local) / e * (ep_local - 1) / ep_local
+    total = network + forwarded
     return Part(
-        coll.all_to_all(tokens_mb * w.hidden_size * ACTIVATION_BYTES * w.experts_per_token / t, e),
-        1.0 - ep_local / e,
-        -(-e // ep_local) * _hosts_per_block(ep_local * t, gpn),
+        coll.Cost(routed / k * total, domains - 1 + ep_local - 1),
+        network / total,
+        hosts,
         "all_to_all",
     )
 

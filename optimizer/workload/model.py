@@ -20,6 +20,17 @@ PRECISIONS = ("bf16", "fp8")
 # schedules (interleaved or not) and PyTorch FSDP; "deepspeed": DeepSpeed's PipelineEngine
 # (Megatron-DeepSpeed, GPT-NeoX, MT-NLG) and its ZeRO-3.
 FRAMEWORKS = ("megatron", "deepspeed")
+# MoE load imbalance: the busiest expert-parallel rank gets this many times the mean tokens.
+# Switch Transformer trains at capacity factor 1.0-1.25 (Fedus et al., JMLR 2022, sec. 2.2);
+# DeepSpeed-MoE (Rajbhandari et al., ICML 2022) and Mixtral's routing analysis report
+# similar skew; dropless MoE (MegaBlocks) runs the whole skew. Benchmarks that force-balance
+# the routing (NVIDIA's Megatron-Bridge tables) run at 1.
+DEFAULT_EXPERT_LOAD_IMBALANCE = 1.2
+# How the expert all-to-all moves a token's k routed copies. "all_to_all": an NCCL all-to-all,
+# every copy crosses the network on its own (Megatron-Core's alltoall dispatcher);
+# "node_deduplicated": a token crosses the network once per destination node and is forwarded
+# over NVLink there (DeepEP, HybridEP; DeepSeek-V3 report, arXiv:2412.19437, sec. 3.2.2).
+EXPERT_DISPATCHES = ("all_to_all", "node_deduplicated")
 # Units of a parameter count as model names write them (BERT-Large 340M, Llama 3 70B, 1.6T),
 # largest first; a count below a million is still said in M.
 _PARAMETER_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
@@ -74,6 +85,13 @@ class Workload:
     # pipeline_layout.deepest_depth and memory.FamilyLoads (docs/performance-model.md,
     # "Frameworks").
     framework: str = "megatron"
+    # issue 14 (MoE): the busiest expert rank's load over the mean at wide expert parallelism
+    # (compute.moe_imbalance), how the all-to-all dispatches (EXPERT_DISPATCHES) and, with
+    # node_deduplicated, node-limited routing: at most this many nodes a token (0: no limit;
+    # DeepSeek-V3 routes to at most 4, sec. 2.1.2). estimator.expert_collective times them.
+    expert_load_imbalance: float = DEFAULT_EXPERT_LOAD_IMBALANCE
+    expert_dispatch: str = "all_to_all"
+    expert_node_limit: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -116,20 +134,33 @@ class Workload:
                 f"experts_per_token {self.experts_per_token} exceeds experts {self.experts}",
                 field="workload.experts_per_token",
             )
-        if self.activation_recompute not in RECOMPUTE_MODES:
+        if not 1.0 <= self.expert_load_imbalance <= max(self.experts, 2):
             raise InvalidInput(
-                f"expected one of {', '.join(RECOMPUTE_MODES)}, got {self.activation_recompute!r}",
-                field="workload.activation_recompute",
+                f"must be between 1 (balanced) and experts ({self.experts}: every token on "
+                f"one rank), got {self.expert_load_imbalance:g}",
+                field="workload.expert_load_imbalance",
             )
-        if self.precision not in PRECISIONS:
+        for name, choices in (
+            ("expert_dispatch", EXPERT_DISPATCHES),
+            ("activation_recompute", RECOMPUTE_MODES),
+            ("precision", PRECISIONS),
+            ("framework", FRAMEWORKS),
+        ):
+            value = getattr(self, name)
+            if value not in choices:
+                raise InvalidInput(
+                    f"expected one of {', '.join(choices)}, got {value!r}", field=f"workload.{name}"
+                )
+        if self.expert_node_limit < 0:
             raise InvalidInput(
-                f"expected one of {', '.join(PRECISIONS)}, got {self.precision!r}",
-                field="workload.precision",
+                f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
+                field="workload.expert_node_limit",
             )
-        if self.framework not in FRAMEWORKS:
+        if self.expert_node_limit and self.expert_dispatch != "node_deduplicated":
             raise InvalidInput(
-                f"expected one of {', '.join(FRAMEWORKS)}, got {self.framework!r}",
-                field="workload.framework",
+                "node-limited routing saves network bytes only when each node is sent a token "
+                "once: set expert_dispatch to node_deduplicated",
+                field="workload.expert_node_limit",
             )
 
     @property
