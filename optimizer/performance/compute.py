@@ -186,11 +186,11 @@ def compute_s_per_token(
     )
     m = micro_batch * w.sequence_length
     tokens_mb = float(m)
-    h, t = w.hidden_size, tensor
+    h, q, t = w.hidden_size, w.attention_width, tensor
     ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
 
     # Dense (attention projections) and expert GEMMs of one layer: (M, N, K) per rank.
-    dense = [(m, h * (1 + 2 * w.kv_ratio) / t, h), (m, h, h / t)]
+    dense = [(m, q * (1 + 2 * w.kv_ratio) / t, h), (m, h, q / t)]
     if w.is_moe:
         dense.append((m, w.experts, h))  # the router (not split)
         m_expert = m * w.experts_per_token * expert / w.experts
@@ -262,7 +262,7 @@ def _attention_s_per_token(
         return flops / (peak_bf16 * gen.attention)
     s = w.sequence_length
     hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count
-    head_dim = w.hidden_size / w.attention_heads
+    head_dim = w.attention_width / w.attention_heads
     heads = micro_batch * w.attention_heads / tensor  # one rank's batch of heads
     per_mb = training_gemm_seconds(
         s, s, head_dim, peak_bf16, hbm, sms, heads
@@ -275,11 +275,11 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     """Elements of GEMM inputs cast to FP8 per token (all layers): the activations entering
     QKV, the attention output, FFN-in and FFN-out in the forward (again when recomputed),
     and the output gradients entering their backward GEMMs."""
-    h = w.hidden_size
+    h, q = w.hidden_size, w.attention_width
     k = w.experts_per_token
     ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
-    forward = h + h + k * (h + w.ffn_hidden_size)
-    backward = h * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h)
+    forward = h + q + k * (h + w.ffn_hidden_size)
+    backward = q * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h)
     return ((2 if full else 1) * forward + backward) * w.layers
 
 

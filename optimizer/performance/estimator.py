@@ -832,10 +832,11 @@ def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Par
 def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
     """Ring attention over the context group (Liu et al., "Ring Attention", 2023; Megatron-LM
     context parallelism): per layer and micro-batch the forward passes each rank's K and V
-    chunk (2 x kv_ratio x h x local tokens, bf16, split over the tensor group's heads) to its
-    neighbour context - 1 times; the backward passes K, V and their gradients (2x); a full
-    recomputation repeats the forward. The group is ``context`` blocks of ``tensor`` GPUs:
-    once it leaves the scale-up domain, its ring's slowest link is the network."""
+    chunk (2 x kv_ratio x q x local tokens, q = heads x head_dim, bf16, split over the tensor
+    group's heads) to its neighbour context - 1 times; the backward passes K, V and their
+    gradients (2x); a full recomputation repeats the forward. The group is ``context`` blocks
+    of ``tensor`` GPUs: once it leaves the scale-up domain, its ring's slowest link is the
+    network."""
     cp, t = plan.context, plan.tensor
     if cp == 1:
         return None
@@ -845,7 +846,7 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     layers = m * w.layers / plan.pipeline  # layer passes per step
     if w.framework == "deepspeed":
         return _ulysses_part(w, local_tokens, layers * (2 + recompute), cp, t, gpn, dom)
-    chunk = 2 * w.kv_ratio * w.hidden_size * local_tokens / t * ACTIVATION_BYTES
+    chunk = 2 * w.kv_ratio * w.attention_width * local_tokens / t * ACTIVATION_BYTES
     sends = layers * (3 + recompute) * (cp - 1)
     span = t * cp
     straddles = _straddles(span, dom)
@@ -870,10 +871,11 @@ def _ulysses_part(
     """DeepSpeed-Ulysses over the context group (Jacobs et al., arXiv:2309.14509, sec. 3;
     deepspeed/sequence/layer.py DistributedAttention): per layer and micro-batch the forward
     runs an all-to-all each for Q, K and V (sequence-sharded to head-sharded) and one for the
-    attention output, (2 + 2 x kv_ratio) x h x local tokens, bf16, in all; the backward moves
-    their gradients the same way (``passes``: forward, backward and a full recomputation's
-    forward, per step). The attention waits for them: nothing hides them (StepModel)."""
-    size = (2 + 2 * w.kv_ratio) * w.hidden_size * local_tokens * ACTIVATION_BYTES
+    attention output, (2 + 2 x kv_ratio) x q x local tokens (q = heads x head_dim), bf16, in
+    all; the backward moves their gradients the same way (``passes``: forward, backward and a
+    full recomputation's forward, per step). The attention waits for them: nothing hides them
+    (StepModel)."""
+    size = (2 + 2 * w.kv_ratio) * w.attention_width * local_tokens * ACTIVATION_BYTES
     local = _ranks_in_domain(cp, t, dom)
     return Part(
         coll.all_to_all(size / 4, cp).times(4 * passes),

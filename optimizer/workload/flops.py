@@ -61,10 +61,10 @@ def forward_flops_per_token(w: Workload) -> TokenFlops:
 
 
 def attention_score_flops_per_token_layer(w: Workload) -> float:
-    """Forward FLOPs of QK^T and AV for one token in one layer: 2 x 2 x s x h for the full
-    product (Narayanan et al. SC'21), half of it for a causal model whose flash attention
-    skips the masked blocks (Dao 2023, FlashAttention-2)."""
-    full = 4.0 * w.sequence_length * w.hidden_size
+    """Forward FLOPs of QK^T and AV for one token in one layer: 2 x 2 x s x heads x head_dim
+    (4 s h for the usual heads; Narayanan et al. SC'21) for the full product, half of it for
+    a causal model whose flash attention skips the masked blocks (Dao 2023, FlashAttention-2)."""
+    full = 4.0 * w.sequence_length * w.attention_width
     return full / 2 if w.causal and w.flash_attention else full
 
 
@@ -141,11 +141,11 @@ def gemm_intensity_flops_per_byte(w: Workload, micro_batch: int, tensor: int) ->
     """
     m = micro_batch * w.sequence_length
     m_expert = m * w.experts_per_token / w.experts if w.is_moe else m
-    h, t = w.hidden_size, tensor
+    h, q, t = w.hidden_size, w.attention_width, tensor
     ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
     shapes = (
-        (m, h, h * (1 + 2 * w.kv_ratio) / t),  # QKV projection (column split)
-        (m, h / t, h),  # attention output (row split)
+        (m, h, q * (1 + 2 * w.kv_ratio) / t),  # QKV projection (column split)
+        (m, q / t, h),  # attention output (row split)
         (m_expert, h, ffn_in / t),  # FFN in (+ gate), per expert
         (m_expert, w.ffn_hidden_size / t, h),  # FFN out, per expert
     )

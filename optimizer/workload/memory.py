@@ -91,8 +91,10 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     # (h each) and, with the score matrix kept, the softmax dropout's mask and output (3 of
     # the 5 a s bytes: softmax output 2, mask 1, dropout output 2) exist only with dropout.
     mask = 1.0 if w.dropout else 0.0
+    # Q, K, V and the attention output are heads x head_dim wide (q), not h, where they differ.
     per_token = (
         (6 + mask + 4 * w.kv_ratio) * h
+        + (4 + 4 * w.kv_ratio) * (w.attention_width - h)
         + w.experts_per_token * ((2 + mask) * h + intermediates)
         + 4 * h
     )

@@ -92,6 +92,9 @@ class Workload:
     expert_load_imbalance: float = DEFAULT_EXPERT_LOAD_IMBALANCE
     expert_dispatch: str = "all_to_all"
     expert_node_limit: int = 0
+    # issue 14 (inputs): the width of one attention head where heads x head_dim is not the
+    # hidden size (Qwen3: 64 heads of 128 on h 4096; GPT-OSS: 64 of 64 on 2880); 0: h / heads.
+    head_dim: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -117,10 +120,15 @@ class Workload:
             raise InvalidInput(
                 f"must be > 0, got {self.training_tokens}", field="workload.training_tokens"
             )
-        if self.hidden_size % self.attention_heads:
+        if self.head_dim < 0:
+            raise InvalidInput(
+                f"must be >= 1 (or 0: hidden_size / attention_heads), got {self.head_dim}",
+                field="workload.head_dim",
+            )
+        if not self.head_dim and self.hidden_size % self.attention_heads:
             raise InvalidInput(
                 f"hidden_size {self.hidden_size} is not a multiple of attention_heads "
-                f"{self.attention_heads}",
+                f"{self.attention_heads} (or state workload.head_dim)",
                 field="workload.attention_heads",
             )
         if self.attention_heads % self.kv_heads:
@@ -182,10 +190,17 @@ class Workload:
         return self.kv_heads / self.attention_heads
 
     @cached_property
+    def attention_width(self) -> int:
+        """Width of Q and of the attention output, heads x head_dim: h unless head_dim says
+        otherwise. K and V are this x kv_ratio."""
+        return self.attention_heads * self.head_dim if self.head_dim else self.hidden_size
+
+    @cached_property
     def attention_parameters_per_layer(self) -> float:
-        """Q and O projections (h x h each) plus K and V (h x h x kv_ratio each)."""
-        h = self.hidden_size
-        return 2 * h * h + 2 * h * h * self.kv_ratio
+        """Q and O projections (h x q each, q = attention_width) plus K and V (h x q x kv_ratio
+        each)."""
+        h, q = self.hidden_size, self.attention_width
+        return 2 * h * q + 2 * h * q * self.kv_ratio
 
     @cached_property
     def expert_parameters_per_layer(self) -> float:
