@@ -7,7 +7,8 @@ the element-wise memory passes and the compute slow-down under overlapped commun
 then, apart from them, the DeepSpeed pipeline engine's efficiency on the DeepSpeed-pipeline
 runs alone; ``--write`` puts them into optimizer/performance/calibration.py). Then a
 held-out check: the same fit without the runs of >= 2,048 GPUs, and those runs' errors under
-it (our proxy for large runs the project has not seen). A case the estimator refuses is
+it (our proxy for large runs the project has not seen). Last, the mixture-of-experts runs no
+fit sees (data/moe-unseen-runs.json) at their stated layouts. A case the estimator refuses is
 listed as "not modelled yet" with the refusal, never a crash.
 
 Run: python -m benchmarks.estimator_accuracy [--write]
@@ -24,7 +25,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from google.protobuf.json_format import ParseDict
 
+from optimizer._pb.procurement.v1 import estimate_pb2
+from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration, compute
 from optimizer.performance.estimator import Estimate, scenario_for
@@ -34,6 +38,7 @@ from optimizer.performance.validation import (
     _mosaic_case,
     calibration_cases,
     load_records,
+    moe_unseen_runs,
     mosaic_a100_sweep_cases,
     visible_cases,
 )
@@ -597,6 +602,25 @@ def print_held_out(cases: list[PublishedCase], refused: dict[str, str]) -> None:
         print(f"{len(not_modelled)} not modelled yet: {', '.join(not_modelled)}")
 
 
+def print_moe_unseen() -> None:
+    """The MoE runs the fit never sees (data/moe-unseen-runs.json): their stated layouts'
+    estimated tokens/s a GPU against the published ones, under the fit just printed."""
+    print("\n| MoE run (not fitted) | published tokens/s/GPU | estimated | error | known gap |")
+    print("|---|---|---|---|---|")
+    errors = []
+    for run in moe_unseen_runs():
+        response = estimate(ParseDict(run.request, estimate_pb2.EstimateRequest()))
+        per_gpu = response.tokens_per_s / response.gpus_used
+        err = per_gpu / run.published_tokens_per_s_per_gpu - 1.0
+        errors.append(abs(err))
+        gap = "yes" if run.known_gap else ""
+        print(
+            f"| {run.id} | {run.published_tokens_per_s_per_gpu:,.0f} | {per_gpu:,.0f} | "
+            f"{err:+.1%} | {gap} |"
+        )
+    print(f"\nMoE runs: {_summary(errors, HELD_OUT_TARGET)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -627,6 +651,7 @@ def main() -> None:
         "A100 sequence sweeps",
     )
     print_held_out(cases, refused)
+    print_moe_unseen()
 
 
 if __name__ == "__main__":

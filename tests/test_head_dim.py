@@ -8,9 +8,7 @@ activations were timed at h / heads a head, half of Qwen3's.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from google.protobuf.json_format import ParseDict
@@ -21,19 +19,18 @@ from optimizer.performance.compute import compute_s_per_token
 from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import estimate
 from optimizer.performance.plan import ParallelPlan
-from optimizer.performance.validation import HGX_H100, cluster_for
+from optimizer.performance.validation import HGX_H100, cluster_for, moe_unseen_runs
 from optimizer.workload.flops import attention_score_flops_per_token_layer
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
 
-ROWS = Path(__file__).resolve().parent / "data" / "moe_published" / "megatron_bridge_h100.json"
 QWEN3_30B_PARAMETERS = 30.5e9  # Qwen3 technical report, arXiv:2505.09388, Table 2
 
 
 def _qwen3_30b() -> Workload:
     """Qwen3-30B-A3B as the published-run data states it (32 heads of 128 on h 2,048)."""
-    row = next(r for r in json.loads(ROWS.read_text())["rows"] if r["id"].startswith("qwen3"))
-    fields = {k: v for k, v in row["request"]["workload"].items() if k != "parameters"}
+    run = next(r for r in moe_unseen_runs() if r.id.startswith("qwen3"))
+    fields = {k: v for k, v in run.request["workload"].items() if k != "parameters"}
     return workload_from_proto(ParseDict(fields, estimate_pb2.Workload()))
 
 

@@ -27,6 +27,7 @@ from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import estimate, expert_collective
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.validation import HGX_H100, cluster_for
+from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
 DEDUP = "node_deduplicated"
@@ -81,7 +82,7 @@ def test_a_limit_below_the_domains_that_hold_k_experts_reaches_those() -> None:
     assert expected_remote_domains(256, 8, 256, 4) == expected_remote_domains(256, 8, 256, 8)
 
 
-def _deepseek(**fields: object):
+def _deepseek(**fields: object) -> Workload:
     return preset("deepseek-v3", **fields)
 
 
@@ -172,3 +173,30 @@ def test_the_defaults_are_the_nccl_all_to_all_at_a_skew_of_1_2() -> None:
     assert (w.expert_dispatch, w.expert_node_limit) == ("all_to_all", 0)
     assert math.isclose(w.expert_load_imbalance, 1.2)
     assert replace(w, expert_load_imbalance=1.2) == w
+
+
+def _dispatch_notes(w: Workload, plan: ParallelPlan, gpus: int) -> list[str]:
+    notes = estimate(w, cluster_for(HGX_H100, gpus), plan).notes
+    return [n for n in notes if n.startswith("expert all-to-all")]
+
+
+def test_an_all_to_all_across_nodes_says_what_deduplicating_would_send() -> None:
+    plan = ParallelPlan(tensor=2, pipeline=8, data=64, expert=64, virtual_pipeline=4)
+
+    (note,) = _dispatch_notes(_deepseek(global_batch_size=8192), plan, 1024)
+    assert "7.5 of each token's 8 routed copies" in note
+    assert f"{DEDUP}) would send 6.1" in note
+
+
+def test_a_deduplicated_all_to_all_says_what_it_sends() -> None:
+    plan = ParallelPlan(tensor=2, pipeline=8, data=64, expert=64, virtual_pipeline=4)
+    w = _deepseek(global_batch_size=8192, expert_dispatch=DEDUP)
+
+    (note,) = _dispatch_notes(w, plan, 1024)
+    assert "6.1 network sends a token instead of 7.5 routed copies" in note
+
+
+def test_an_expert_group_inside_a_node_says_nothing_of_its_dispatch() -> None:
+    plan = ParallelPlan(tensor=1, pipeline=4, data=16, expert=8)
+
+    assert _dispatch_notes(preset("mixtral-8x7b"), plan, 64) == []

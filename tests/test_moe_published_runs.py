@@ -1,50 +1,40 @@
-"""Fine-grained mixtures of experts against NVIDIA's published H100 throughputs.
+"""Mixtures of experts against NVIDIA's published H100 throughputs.
 
-The rows (tests/data/moe_published/megatron_bridge_h100.json, each with its source) state
-the layout, so the planner is not involved: the estimate of the stated plan against the
-published tokens/s a GPU, held to issue 14's bar for runs the project has not seen (20 %).
-NVIDIA's token-drop run of Qwen3-30B-A3B meets it. Its token-dropless, force-balanced runs
-of Qwen3-30B-A3B (the same layout, half the speed) and GPT-OSS 120B do not: the model times
-them 40-90 % faster than published (docs/performance-model.md, "Fine-grained MoE").
+The rows (optimizer/performance/data/moe-unseen-runs.json, each with its source) state the
+layout, so the planner is not involved: the estimate of the stated plan against the published
+tokens/s a GPU, held to issue 14's bar for runs the project has not seen (20 %). DeepSeek-V3
+on 1,024 H100s (force-balanced, HybridEP's node-deduplicated dispatch) and the token-drop run
+of Qwen3-30B-A3B meet it. The token-dropless runs of Qwen3-30B-A3B (the same layout, half the
+speed) and GPT-OSS 120B do not: the model times them 40-90 % faster than published
+(docs/performance-model.md, "Fine-grained MoE"); their tests are strict xfails.
 """
 
 from __future__ import annotations
-
-import json
-from pathlib import Path
-from typing import Any
 
 import pytest
 from google.protobuf.json_format import ParseDict
 
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.api import estimate
+from optimizer.performance.validation import MoeUnseenRun, moe_unseen_runs
 
-ROWS = Path(__file__).resolve().parent / "data" / "moe_published" / "megatron_bridge_h100.json"
 UNSEEN_WORST = 0.20  # issue 14 acceptance: runs the project has not seen, worst error
-DROPLESS_GAP = (
-    "issue 14, not met: NVIDIA's token-dropless MoE runs at half its token-drop speed on the "
-    "same layout (Qwen3-30B-A3B: 5,275 against 10,494 tokens/s a GPU); the model has no term "
-    "for what dropless costs a small model there (DeepSeek-V3's dropless row is within 12.5 %)"
-)
 
 
-def _rows() -> list[Any]:
-    rows = json.loads(ROWS.read_text())["rows"]
+def _rows() -> list[object]:
     return [
         pytest.param(
-            row,
-            id=row["id"],
-            marks=[pytest.mark.xfail(strict=True, reason=DROPLESS_GAP)] if row["dropless"] else [],
+            run,
+            id=run.id,
+            marks=[pytest.mark.xfail(strict=True, reason=run.known_gap)] if run.known_gap else [],
         )
-        for row in rows
+        for run in moe_unseen_runs()
     ]
 
 
-@pytest.mark.parametrize("row", _rows())
-def test_the_stated_layouts_throughput_is_within_the_unseen_runs_bar(row: dict) -> None:
-    request = ParseDict(row["request"], estimate_pb2.EstimateRequest())
-    response = estimate(request)
+@pytest.mark.parametrize("run", _rows())
+def test_the_stated_layouts_throughput_is_within_the_unseen_runs_bar(run: MoeUnseenRun) -> None:
+    response = estimate(ParseDict(run.request, estimate_pb2.EstimateRequest()))
     per_gpu = response.tokens_per_s / response.gpus_used
 
-    assert abs(per_gpu / row["published_tokens_per_s_per_gpu"] - 1.0) <= UNSEEN_WORST
+    assert abs(per_gpu / run.published_tokens_per_s_per_gpu - 1.0) <= UNSEEN_WORST

@@ -742,8 +742,7 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
         return None
     k = w.experts_per_token
     routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k / t  # k copies each
-    ep_local = _ranks_in_domain(e, t, dom)
-    domains = -(-e // ep_local)
+    ep_local, domains = _expert_domains(plan, dom)
     hosts = domains * _hosts_per_block(ep_local * t, gpn)
     if w.expert_dispatch == "all_to_all" or domains == 1:
         return Part(coll.all_to_all(routed, e), 1.0 - ep_local / e, hosts, "all_to_all")
@@ -756,6 +755,37 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
         network / total,
         hosts,
         "all_to_all",
+    )
+
+
+def _expert_domains(plan: ParallelPlan, dom: int) -> tuple[int, int]:
+    """(the expert group's ranks every scale-up domain it spans holds, those domains)."""
+    ep_local = _ranks_in_domain(plan.expert, plan.tensor, dom)
+    return ep_local, -(-plan.expert // ep_local)
+
+
+def expert_dispatch_note(w: Workload, plan: ParallelPlan, dom: int) -> str | None:
+    """What the expert all-to-all puts on the network a token, and what the other dispatch
+    would (None: the expert group stays inside one scale-up domain of ``dom`` GPUs)."""
+    if not w.is_moe or plan.expert == 1:
+        return None
+    ep_local, domains = _expert_domains(plan, dom)
+    if domains == 1:
+        return None
+    k, e = w.experts_per_token, plan.expert
+    copies = k * (e - ep_local) / e
+    once = coll.expected_remote_domains(w.experts, k, domains, w.expert_node_limit)
+    where = f"expert all-to-all over {domains} scale-up domains"
+    if w.expert_dispatch == "all_to_all":
+        return (
+            f"{where}: the NCCL all-to-all sends {copies:.1f} of each token's {k} routed copies "
+            f"over the network; a node-deduplicating dispatcher (DeepEP, HybridEP: "
+            f"workload.expert_dispatch node_deduplicated) would send {once:.1f}"
+        )
+    limit = f", at most {w.expert_node_limit} a token" if w.expert_node_limit else ""
+    return (
+        f"{where}, deduplicated per domain{limit}: {once:.1f} network sends a token instead "
+        f"of {copies:.1f} routed copies"
     )
 
 
@@ -1755,6 +1785,9 @@ def estimate_from_step(
                 step.flash_share, c.gpu_peak_tflops, generation(c.gpu_model), case, calibrated
             )
         )
+    dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
+    if dispatch is not None:
+        notes.append(dispatch)
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.

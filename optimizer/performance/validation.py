@@ -41,6 +41,7 @@ from optimizer.workload.presets import preset
 
 PUBLISHED_RUNS_JSON: Traversable = files("optimizer.performance") / "data" / "published-runs.json"
 PAPER_CONFIGS_JSON: Traversable = files("optimizer.performance") / "data" / "paper-configs.json"
+MOE_UNSEEN_JSON: Traversable = files("optimizer.performance") / "data" / "moe-unseen-runs.json"
 
 
 @dataclass(frozen=True)
@@ -519,3 +520,31 @@ def time_ratio_error(a: TimeToTrainPoint, b: TimeToTrainPoint) -> float:
     ``a`` slower relative to ``b`` than it measured)."""
     measured = a.time_to_train_minutes / b.time_to_train_minutes
     return predicted_time_ratio(a, b) / measured - 1
+
+
+@dataclass(frozen=True)
+class MoeUnseenRun:
+    """A published mixture-of-experts throughput on a stated layout (data/moe-unseen-runs.json):
+    ``request`` is an EstimateRequest in its protobuf JSON form; ``known_gap`` says why the
+    model misses issue 14's bar on it (None: it should not)."""
+
+    id: str
+    source: str
+    published_tokens_per_s_per_gpu: float
+    request: dict[str, Any]
+    known_gap: str | None
+
+
+def moe_unseen_runs(path: Path | Traversable = MOE_UNSEEN_JSON) -> list[MoeUnseenRun]:
+    """The MoE runs the model is checked on but never fitted to."""
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return [
+        MoeUnseenRun(
+            r["id"],
+            r["source"],
+            float(r["published_tokens_per_s_per_gpu"]),
+            r["request"],
+            r["known_gap"],
+        )
+        for r in rows
+    ]
