@@ -8,11 +8,12 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -23,6 +24,7 @@ from optimizer._pb.procurement.v1 import (
     optimize_pb2,
     service_pb2_grpc,
 )
+from optimizer.service import rpc_status
 from optimizer.service.config import ServiceConfig
 from optimizer.service.server import Service, create_server
 
@@ -304,6 +306,24 @@ def list_all(stubs: Stubs, **call: Any) -> list[catalog_pb2.CatalogInfo]:
         token = reply.next_page_token
         if not token:
             return out
+
+
+def invalid_argument_fields(call: Callable[[], object]) -> list[str]:
+    """The request fields the INVALID_ARGUMENT that ``call`` raises names (any other outcome
+    fails the test)."""
+    with pytest.raises(grpc.RpcError) as e:
+        call()
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    rich = rpc_status.from_trailers(e.value.trailing_metadata())  # type: ignore[attr-defined]
+    return [v.field for v in rich.violations]
+
+
+def token_stubs(folder: Path) -> Iterator[Stubs]:
+    """Stubs on a real channel to a token-checked server in ``folder`` for a test module
+    (yield from it in a module-scoped fixture)."""
+    for address in serving(folder, tokens_file=write_tokens(folder)):
+        with grpc.insecure_channel(address) as channel:
+            yield Stubs(channel)
 
 
 def serve_with_tokens(folder: Path) -> Iterator[str]:
