@@ -7,9 +7,9 @@ the element-wise memory passes and the compute slow-down under overlapped commun
 then, apart from them, the DeepSpeed pipeline engine's efficiency on the DeepSpeed-pipeline
 runs alone; ``--write`` puts them into optimizer/performance/calibration.py). Then a
 held-out check: the same fit without the runs of >= 2,048 GPUs, and those runs' errors under
-it (our proxy for large runs the project has not seen). Last, the mixture-of-experts runs no
-fit sees (data/moe-unseen-runs.json) at their stated layouts. A case the estimator refuses is
-listed as "not modelled yet" with the refusal, never a crash.
+it (our proxy for large runs the project has not seen). Last, the published runs no fit
+sees (data/unseen-runs.json: NVIDIA's H100 recipes, dense and MoE) at their stated layouts.
+A case the estimator refuses is listed as "not modelled yet" with the refusal, never a crash.
 
 Run: python -m benchmarks.estimator_accuracy [--write]
 """
@@ -38,8 +38,8 @@ from optimizer.performance.validation import (
     _mosaic_case,
     calibration_cases,
     load_records,
-    moe_unseen_runs,
     mosaic_a100_sweep_cases,
+    unseen_runs,
     visible_cases,
 )
 
@@ -602,13 +602,13 @@ def print_held_out(cases: list[PublishedCase], refused: dict[str, str]) -> None:
         print(f"{len(not_modelled)} not modelled yet: {', '.join(not_modelled)}")
 
 
-def print_moe_unseen() -> None:
-    """The MoE runs the fit never sees (data/moe-unseen-runs.json): their stated layouts'
-    estimated tokens/s a GPU against the published ones, under the fit just printed."""
-    print("\n| MoE run (not fitted) | published tokens/s/GPU | estimated | error | known gap |")
+def print_unseen() -> None:
+    """The runs no fit sees (data/unseen-runs.json): their stated layouts' estimated tokens/s
+    a GPU against the published ones, under the constants the model ships with."""
+    print("\n| run (never fitted) | published tokens/s/GPU | estimated | error | known gap |")
     print("|---|---|---|---|---|")
     errors = []
-    for run in moe_unseen_runs():
+    for run in unseen_runs():
         response = estimate(ParseDict(run.request, estimate_pb2.EstimateRequest()))
         per_gpu = response.tokens_per_s / response.gpus_used
         err = per_gpu / run.published_tokens_per_s_per_gpu - 1.0
@@ -618,7 +618,7 @@ def print_moe_unseen() -> None:
             f"| {run.id} | {run.published_tokens_per_s_per_gpu:,.0f} | {per_gpu:,.0f} | "
             f"{err:+.1%} | {gap} |"
         )
-    print(f"\nMoE runs: {_summary(errors, HELD_OUT_TARGET)}")
+    print(f"\nRuns never fitted: {_summary(errors, HELD_OUT_TARGET)}")
 
 
 def main() -> None:
@@ -651,7 +651,7 @@ def main() -> None:
         "A100 sequence sweeps",
     )
     print_held_out(cases, refused)
-    print_moe_unseen()
+    print_unseen()
 
 
 if __name__ == "__main__":

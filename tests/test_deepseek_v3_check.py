@@ -5,7 +5,7 @@ DeepSeek-V3's pre-training, 14.8T tokens on 2,048 H800 GPUs in 2,664K GPU hours 
 hours per trillion tokens, 3.7 days on the cluster), estimated uncalibrated on that cluster
 (examples/estimate-deepseek-v3-h800.json, FP8, its node-deduplicated dispatch and 4-node
 routing, the planner's plan; NVIDIA's benchmark of it on 1,024 H100s, a stated layout, is a
-row of tests/test_moe_published_runs.py). Issue 14's bar for large runs the project has not
+row of tests/test_unseen_published_runs.py). Issue 14's bar for large runs the project has not
 seen is 20 %. DeepSeek's own layout (PP 16 under DualPipe, EP 64, ZeRO-1) is not modelled:
 docs/performance-model.md, "A mixture-of-experts check"."""
 

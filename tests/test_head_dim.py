@@ -19,7 +19,7 @@ from optimizer.performance.compute import compute_s_per_token
 from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import estimate
 from optimizer.performance.plan import ParallelPlan
-from optimizer.performance.validation import HGX_H100, cluster_for, moe_unseen_runs
+from optimizer.performance.validation import HGX_H100, cluster_for, unseen_runs
 from optimizer.workload.flops import attention_score_flops_per_token_layer
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
@@ -29,7 +29,7 @@ QWEN3_30B_PARAMETERS = 30.5e9  # Qwen3 technical report, arXiv:2505.09388, Table
 
 def _qwen3_30b() -> Workload:
     """Qwen3-30B-A3B as the published-run data states it (32 heads of 128 on h 2,048)."""
-    run = next(r for r in moe_unseen_runs() if r.id.startswith("qwen3"))
+    run = next(r for r in unseen_runs() if r.id.startswith("qwen3"))
     fields = {k: v for k, v in run.request["workload"].items() if k != "parameters"}
     return workload_from_proto(ParseDict(fields, estimate_pb2.Workload()))
 

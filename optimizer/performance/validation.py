@@ -41,7 +41,7 @@ from optimizer.workload.presets import preset
 
 PUBLISHED_RUNS_JSON: Traversable = files("optimizer.performance") / "data" / "published-runs.json"
 PAPER_CONFIGS_JSON: Traversable = files("optimizer.performance") / "data" / "paper-configs.json"
-MOE_UNSEEN_JSON: Traversable = files("optimizer.performance") / "data" / "moe-unseen-runs.json"
+UNSEEN_RUNS_JSON: Traversable = files("optimizer.performance") / "data" / "unseen-runs.json"
 
 
 @dataclass(frozen=True)
@@ -523,8 +523,8 @@ def time_ratio_error(a: TimeToTrainPoint, b: TimeToTrainPoint) -> float:
 
 
 @dataclass(frozen=True)
-class MoeUnseenRun:
-    """A published mixture-of-experts throughput on a stated layout (data/moe-unseen-runs.json):
+class UnseenRun:
+    """A published training throughput on a stated layout (data/unseen-runs.json):
     ``request`` is an EstimateRequest in its protobuf JSON form; ``known_gap`` says why the
     model misses issue 14's bar on it (None: it should not)."""
 
@@ -535,11 +535,11 @@ class MoeUnseenRun:
     known_gap: str | None
 
 
-def moe_unseen_runs(path: Path | Traversable = MOE_UNSEEN_JSON) -> list[MoeUnseenRun]:
-    """The MoE runs the model is checked on but never fitted to."""
+def unseen_runs(path: Path | Traversable = UNSEEN_RUNS_JSON) -> list[UnseenRun]:
+    """The runs the model is checked on but never fitted to."""
     rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
     return [
-        MoeUnseenRun(
+        UnseenRun(
             r["id"],
             r["source"],
             float(r["published_tokens_per_s_per_gpu"]),
