@@ -5,7 +5,8 @@ squares on the visible cases (the large-GEMM kernel efficiency of A100 and H100,
 main-loop overhead, the attention efficiency, the straggler share, the per-step overhead,
 the element-wise memory passes and the compute slow-down under overlapped communication,
 then, apart from them, the DeepSpeed pipeline engine's efficiency on the DeepSpeed-pipeline
-runs alone; ``--write`` puts them into optimizer/performance/calibration.py). Then a
+runs alone and the FlashAttention-2-class kernels' speed-up over MPT's Triton kernel on their
+runs alone (Llama 3's); ``--write`` puts them into optimizer/performance/calibration.py). Then a
 held-out check: the same fit without the runs of >= 2,048 GPUs, and those runs' errors under
 it (our proxy for large runs the project has not seen). Last, the published runs no fit
 sees (data/unseen-runs.json: NVIDIA's H100 recipes, dense and MoE) at their stated layouts.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -91,14 +92,32 @@ FIT_PARAMETERS = (
     # issue 14 (framework): fitted apart, on the DeepSpeed-pipeline runs alone (_engine_fit);
     # from half of Megatron-LM's speed to all of it.
     FitParameter("deepspeed_pipeline_efficiency", 0.5, 1.0, 1.0, 3),
+    # issue 14 (attention kernel): fitted apart, on the runs of FlashAttention-2-class kernels
+    # alone (_flash_kernel_fit); from the Triton kernel's speed (1: what a fit without such runs
+    # keeps) to FlashAttention-2's largest gain over it (2.5x, arXiv:2307.08691, sec. 4.1).
+    FitParameter("flash_kernel_speedup", 1.0, 2.5, 1.0, 3),
 )
-ENGINE = len(FIT_PARAMETERS) - 1  # index of deepspeed_pipeline_efficiency
+_INDEX = {p.name: i for i, p in enumerate(FIT_PARAMETERS)}
+ENGINE = _INDEX["deepspeed_pipeline_efficiency"]
+FLASH = _INDEX["flash_kernel_speedup"]
+APART = (ENGINE, FLASH)  # fitted after the rest, each on its own runs
 
 
 def is_engine_case(case: PublishedCase) -> bool:
     """A run whose pipeline DeepSpeed's PipelineEngine drives: the one kind of case
     deepspeed_pipeline_efficiency moves, and the only kind it is fitted on."""
     return case.workload.framework == "deepspeed" and (case.fixed.pipeline or 1) > 1
+
+
+def is_flash_kernel_case(case: PublishedCase) -> bool:
+    """A run whose attention a FlashAttention-2-class kernel computes: the one kind of case
+    flash_kernel_speedup moves, and the only kind it is fitted on."""
+    return case.workload.flash_attention and case.workload.attention_kernel == "flash"
+
+
+def is_apart(case: PublishedCase) -> bool:
+    """A case of a constant fitted apart (APART): out of the main fit."""
+    return is_engine_case(case) or is_flash_kernel_case(case)
 
 
 def current_parameters() -> list[float]:
@@ -113,6 +132,7 @@ def current_parameters() -> list[float]:
         k.elementwise_passes,
         k.overlap_compute_slowdown,
         k.deepspeed_pipeline_efficiency,
+        k.flash_kernel_speedup,
     ]
 
 
@@ -136,6 +156,7 @@ def apply_parameters(theta: Sequence[float]) -> None:
             elementwise_passes=rest[4],
             overlap_compute_slowdown=rest[5],
             deepspeed_pipeline_efficiency=rest[6],
+            flash_kernel_speedup=rest[7],
         )
     )
     compute.clear_caches()
@@ -203,9 +224,9 @@ def _fit(all_cases: list[PublishedCase], iterations: int) -> FitResult:
     upper = np.array([p.upper for p in FIT_PARAMETERS])
     span = upper - lower
     free = span > 0  # a parameter pinned by its bounds is not fitted
-    free[ENGINE] = False  # fitted afterwards, on the engine's runs alone (_engine_fit)
+    free[list(APART)] = False  # fitted afterwards, each on its runs alone
     x = np.array([p.start for p in FIT_PARAMETERS])
-    cases = [c for c in all_cases if not is_engine_case(c)]
+    cases = [c for c in all_cases if not is_apart(c)]
     with constants_restored():
         r = residuals(x, cases)
         cost = float(r @ r)
@@ -238,6 +259,7 @@ def _fit(all_cases: list[PublishedCase], iterations: int) -> FitResult:
             if not accepted:
                 break
         x[ENGINE] = _engine_fit(x, [c for c in all_cases if is_engine_case(c)])
+        x[FLASH] = _flash_kernel_fit(x, [c for c in all_cases if is_flash_kernel_case(c)])
         rounded = tuple(round(float(v), p.decimals) for v, p in zip(x, FIT_PARAMETERS, strict=True))
         attention, scale = _attention_fit(rounded, a100_sweep_cases())
         errors = residuals(rounded, all_cases)
@@ -274,6 +296,47 @@ def _engine_fit(x: np.ndarray, cases: list[PublishedCase], rounds: int = 4) -> f
     return float(theta[ENGINE])
 
 
+_GOLDEN = (math.sqrt(5) - 1) / 2
+
+
+def _golden_minimum(
+    cost: Callable[[float], float], lo: float, hi: float, rounds: int
+) -> tuple[float, float]:
+    """(lo, hi) bracketing the minimum of ``cost`` on [lo, hi] after ``rounds`` golden-section
+    narrowings (cost unimodal there)."""
+    a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
+    cost_a, cost_b = cost(a), cost(b)
+    for _ in range(rounds):
+        if cost_a <= cost_b:
+            hi, b, cost_b = b, a, cost_a
+            a = hi - _GOLDEN * (hi - lo)
+            cost_a = cost(a)
+        else:
+            lo, a, cost_a = a, b, cost_b
+            b = lo + _GOLDEN * (hi - lo)
+            cost_b = cost(b)
+    return lo, hi
+
+
+def _flash_kernel_fit(x: np.ndarray, cases: list[PublishedCase], rounds: int = 16) -> float:
+    """flash_kernel_speedup minimising the squared errors of ``cases`` (the runs of
+    FlashAttention-2-class kernels) under the other constants in ``x``: golden-section search
+    over its bounds, ``rounds`` narrowing it below its last digit. Its start (the Triton
+    kernel's speed) without such runs."""
+    p = FIT_PARAMETERS[FLASH]
+    if not cases:
+        return p.start
+    theta = x.copy()
+
+    def cost(speedup: float) -> float:
+        theta[FLASH] = speedup
+        r = residuals(theta, cases)
+        return float(r @ r)
+
+    lo, hi = _golden_minimum(cost, p.lower, p.upper, rounds)
+    return round((lo + hi) / 2, p.decimals)
+
+
 def a100_sweep_cases() -> list[PublishedCase]:
     """The llm-foundry A100 rows on one node, sequences 512 to 65,536 (what _attention_fit
     reads)."""
@@ -282,7 +345,6 @@ def a100_sweep_cases() -> list[PublishedCase]:
 
 # A100's attention efficiency: bounds and digits (_attention_fit).
 A100_ATTENTION = FitParameter("A100.attention_efficiency", 0.2, 1.0, 0.6, 3)
-_GOLDEN = (math.sqrt(5) - 1) / 2
 
 
 def _install_a100(theta: Sequence[float], attention: float, scale: float) -> None:
@@ -328,19 +390,8 @@ def _attention_fit(
         r = np.array([relative_error(c) for c in cases])
         return float(r @ r)
 
-    lo, hi = A100_ATTENTION.lower, A100_ATTENTION.upper
     with constants_restored():
-        a, b = hi - _GOLDEN * (hi - lo), lo + _GOLDEN * (hi - lo)
-        cost_a, cost_b = cost(a), cost(b)
-        for _ in range(rounds):
-            if cost_a <= cost_b:
-                hi, b, cost_b = b, a, cost_a
-                a = hi - _GOLDEN * (hi - lo)
-                cost_a = cost(a)
-            else:
-                lo, a, cost_a = a, b, cost_b
-                b = lo + _GOLDEN * (hi - lo)
-                cost_b = cost(b)
+        lo, hi = _golden_minimum(cost, A100_ATTENTION.lower, A100_ATTENTION.upper, rounds)
         attention = round((lo + hi) / 2, A100_ATTENTION.decimals)
         cost(attention)  # the scale at the value kept
     return attention, round(scale, 3)
@@ -466,11 +517,12 @@ def fit_cases(cases: list[PublishedCase] | None = None) -> list[PublishedCase]:
     (``validation.calibration_cases``, first-hand throughput tables) the estimator models,
     and the sequence sweeps of the same table (``sequence_sweep_cases``). The other paper
     configurations of the visible set (secondary figures, stated assumptions) are reported
-    against the fit, not fitted, but for the DeepSpeed-pipeline runs (``is_engine_case``):
-    they alone fit deepspeed_pipeline_efficiency, and nothing else."""
+    against the fit, not fitted, but for the DeepSpeed-pipeline runs (``is_engine_case``) and
+    the runs of FlashAttention-2-class kernels (``is_flash_kernel_case``): they alone fit
+    deepspeed_pipeline_efficiency and flash_kernel_speedup, and nothing else."""
     fitted = {c.id for c in calibration_cases()}
     cases = visible_cases() if cases is None else cases
-    chosen = [c for c in cases if c.id in fitted or is_engine_case(c)] + sequence_sweep_cases()
+    chosen = [c for c in cases if c.id in fitted or is_apart(c)] + sequence_sweep_cases()
     return [c for c in chosen if not isinstance(estimate_or_refusal(c), str)]
 
 

@@ -110,7 +110,8 @@ def test_an_answer_that_buys_faster_nics_than_the_slots_carry_says_so(tmp_path: 
     why."""
     folder = _only(tmp_path, {MI355X.sku}, {"C8180"})
     args = ["optimize", "--catalog", str(folder), "--workload", "llama3-8b", "--tokens", "1e11"]
-    result = CliRunner().invoke(cli, [*args, "--target-hours", "200", "--format", "json"])
+    # 150 h: one server alone (no fabric, no NIC to derate) takes about 191 h.
+    result = CliRunner().invoke(cli, [*args, "--target-hours", "150", "--format", "json"])
     assert result.exit_code == 0, result.output
     rank1 = json.loads(result.output)["designs"][0]
     assert rank1["nic_sku"] == "C8180"
@@ -118,7 +119,7 @@ def test_an_answer_that_buys_faster_nics_than_the_slots_carry_says_so(tmp_path: 
     per_gpu = 400 * nics / (rank1["nodes"] * MI355X.gpus_per_node)
     assert rank1["scale_out_gbps_per_gpu"] == per_gpu
     assert any("each 800G NIC moves 400 Gb/s" in n for n in rank1["estimate"]["notes"])
-    text = CliRunner().invoke(cli, [*args, "--target-hours", "200"]).output
+    text = CliRunner().invoke(cli, [*args, "--target-hours", "150"]).output
     assert "Each 800G NIC moves 400 Gb/s" in " ".join(text.split())
 
 

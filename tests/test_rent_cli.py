@@ -75,7 +75,7 @@ def test_a_catalogs_own_offers_replace_the_bundled_table(
     row = ["Neo", "h100x8", "H100", "8", "infiniband_ndr", "", "3.00", "2.00", "365"]
     write_rows(folder, "cloud_offers", [header.split(","), [*row, "2026-01-01", "quote 42"]])
     # Top 4: the one-node H100, the same node on a switch with either NIC, then an A100 design.
-    args = ("--catalog", str(folder), *SMALL_SCENARIO[2:], "--target-hours", "8", "--top-k", "4")
+    args = ("--catalog", str(folder), *SMALL_SCENARIO[2:], "--target-hours", "7", "--top-k", "4")
     resp = _response(capsys, *args)
     assert [(q.provider, q.instance) for q in resp.rent_quotes] == [("Neo", "h100x8")]
     assert "the catalog's cloud_offers table" in resp.rent_note

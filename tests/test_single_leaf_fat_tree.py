@@ -16,7 +16,7 @@ def _optimize(*topologies: str) -> optimize_pb2.OptimizeResponse:
             top_k=1,
             ranking_only=True,
             workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
-            constraints=optimize_pb2.Constraints(target_training_hours=720),
+            constraints=optimize_pb2.Constraints(target_training_hours=640),
             allowed_topologies=list(topologies),
         )
     )

@@ -191,13 +191,10 @@ def _abs_error(case: PublishedCase) -> float:
     return abs(est.hardware_tflops_per_gpu / case.measured_hardware_tflops_per_gpu - 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14 acceptance, not met yet: the median is met (3.4 %) but Llama 3 405B's "
-    "131K-token row is 16 % low (attention-bound at MPT's attention efficiency); every other "
-    "row is within 11.3 %",
-)
 def test_visible_set_median_error_at_most_5_percent_worst_at_most_12() -> None:
+    """Issue 14's acceptance on the visible set. Llama 3 405B's 131K-token row was 16 % low
+    (attention-bound, timed at MPT's Triton kernel's speed) until workload.attention_kernel
+    told the Triton kernel from the FlashAttention-2-class kernels Llama 3 ran."""
     errors = [_abs_error(c) for c in visible_cases()]
     assert statistics.median(errors) <= 0.05
     assert max(errors) <= 0.12

@@ -253,13 +253,14 @@ def _attention_s_per_token(
     """Attention-score seconds per token (QK^T and AV: forward, backward, and what is
     recomputed: ``attention_recompute_passes``).
 
-    Fused (flash attention): its FLOPs at ``gen``'s fitted attention efficiency. Unfused: the
+    Fused (flash attention): its FLOPs at ``gen``'s fitted attention efficiency for the
+    workload's kernel. Unfused: the
     batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and AV (s x
     head_dim output, inner s), each at its own shape."""
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
         flops = passes * forward_flops_per_token(w).attention_scores
-        return flops / (peak_bf16 * gen.attention)
+        return flops / (peak_bf16 * calibration.attention_efficiency(gen, w.attention_kernel))
     s = w.sequence_length
     hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count
     head_dim = w.attention_width / w.attention_heads

@@ -67,7 +67,13 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
     """A preset with the request's fields on top, or a model given field by field; a stated
     ``parameters`` count is checked against the architecture (never ignored)."""
     fields = record_values(msg, Workload)
-    for name in ("activation_recompute", "precision", "framework", "expert_dispatch"):
+    for name in (
+        "activation_recompute",
+        "precision",
+        "framework",
+        "expert_dispatch",
+        "attention_kernel",
+    ):
         if name in fields:  # choices: any case
             fields[name] = fields[name].strip().lower()
     if msg.model:

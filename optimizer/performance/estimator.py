@@ -1664,9 +1664,15 @@ def _host_cpu_split(
 
 
 def scenario(
-    c: ClusterSpec, fabric: FabricProfile, name: str, options: ModelOptions = DEFAULT_OPTIONS
+    c: ClusterSpec,
+    fabric: FabricProfile,
+    name: str,
+    options: ModelOptions = DEFAULT_OPTIONS,
+    attention_kernel: str = "flash",
 ) -> EstimateCase:
-    return scenario_for(generation(c.gpu_model), fabric, name, options.calibration)
+    return scenario_for(
+        generation(c.gpu_model), fabric, name, options.calibration, attention_kernel
+    )
 
 
 @lru_cache(maxsize=1024)
@@ -1675,6 +1681,7 @@ def scenario_for(
     fabric: FabricProfile,
     name: str,
     calibration: CalibrationProfile | None = None,
+    attention_kernel: str = "flash",
 ) -> EstimateCase:
     case = EstimateCase(
         kernel_efficiency=gen.efficiency(name),
@@ -1688,7 +1695,7 @@ def scenario_for(
     if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
         case = calibration.apply(case, gen, fabric.fabric, name)
     if name == "optimistic":  # issue 14 (the range): attention as fast as published kernels
-        factor = fitted.optimistic_attention_factor(gen, case.kernel_efficiency)
+        factor = fitted.optimistic_attention_factor(gen, case.kernel_efficiency, attention_kernel)
         case = replace(case, attention_time_factor=factor)
     return case
 
@@ -1726,18 +1733,27 @@ def estimate(
 ATTENTION_BOUND_SHARE = 0.5
 
 
+# Whose runs set each attention kernel's fitted speed (workload.ATTENTION_KERNELS).
+_KERNEL_FITTED_ON = {"flash": "the flash kernels' (Llama 3's)", "triton": "MPT's Triton kernel's"}
+
+
 def _attention_bound_note(
-    share: float, peak_tflops: float, gen: GpuGeneration, case: EstimateCase, calibrated: bool
+    share: float,
+    peak_tflops: float,
+    gen: GpuGeneration,
+    case: EstimateCase,
+    calibrated: bool,
+    kernel: str,
 ) -> str:
     """Why an attention-bound step's range is wide, and what would pin its expected time
     (``calibrated``: a profile's kernel efficiency times this GPU already)."""
-    tflops = peak_tflops * case.kernel_efficiency * gen.attention
+    tflops = peak_tflops * case.kernel_efficiency * fitted.attention_efficiency(gen, kernel)
     best_tflops = peak_tflops * gen.best_attention_share
     whose, advice = (
         ("at the calibration profile's kernel efficiency", "")
         if calibrated
         else (
-            "the fitted kernel's (MPT's)",
+            f"{_KERNEL_FITTED_ON[kernel]} fitted speed",
             "; procure calibrate on a run of your own at this sequence length times your kernel",
         )
     )
@@ -1760,7 +1776,7 @@ def estimate_from_step(
     w, c = step.w, step.c
     case = scenario(c, fabric, "expected", options)
     expected, step_s = step.breakdown_and_step_s(case)
-    low = step.step_time_s(scenario(c, fabric, "optimistic", options))
+    low = step.step_time_s(scenario(c, fabric, "optimistic", options, w.attention_kernel))
     high = step.step_time_s(scenario(c, fabric, "pessimistic", options))
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
@@ -1782,7 +1798,12 @@ def estimate_from_step(
         )
         notes.append(
             _attention_bound_note(
-                step.flash_share, c.gpu_peak_tflops, generation(c.gpu_model), case, calibrated
+                step.flash_share,
+                c.gpu_peak_tflops,
+                generation(c.gpu_model),
+                case,
+                calibrated,
+                w.attention_kernel,
             )
         )
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))

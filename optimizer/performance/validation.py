@@ -221,6 +221,10 @@ def _mosaic_case(r: dict[str, Any], system: GpuSystem = HGX_H100) -> PublishedCa
         sequence_length=seq,
         global_batch_size=r["global_batch_sequences"],
         activation_recompute="full" if par["activation_checkpointing"] == "True" else "selective",
+        # The benchmark script runs MPT's Triton kernel (llm-foundry,
+        # scripts/train/benchmarking/submit_benchmarks.py: --attn_impl defaults to triton, on
+        # PyTorch 1.13), whose ALiBi bias FlashAttention's CUDA kernels lacked.
+        attention_kernel="triton",
     )  # flash attention: scores recomputed in the backward
     gpus = r["gpu_count"]
     zero = 3 if "FULL_SHARD" in par["dp_kind"] else 2

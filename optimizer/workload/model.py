@@ -31,6 +31,12 @@ DEFAULT_EXPERT_LOAD_IMBALANCE = 1.2
 # "node_deduplicated": a token crosses the network once per destination node and is forwarded
 # over NVLink there (DeepEP, HybridEP; DeepSeek-V3 report, arXiv:2412.19437, sec. 3.2.2).
 EXPERT_DISPATCHES = ("all_to_all", "node_deduplicated")
+# issue 14 (attention kernel): whose fused (flash) attention kernel runs the scores. "flash":
+# FlashAttention-2-class CUDA kernels (flash-attn, cuDNN through Transformer Engine, PyTorch
+# SDPA), what Megatron-Core, NeMo, TorchTitan and Llama 3's stack run; "triton": the Triton
+# FlashAttention with an ALiBi bias that MPT's llm-foundry runs (attn_impl: triton).
+# calibration.attention_efficiency times each (docs/performance-model.md, "Attention kernels").
+ATTENTION_KERNELS = ("flash", "triton")
 # Units of a parameter count as model names write them (BERT-Large 340M, Llama 3 70B, 1.6T),
 # largest first; a count below a million is still said in M.
 _PARAMETER_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
@@ -95,6 +101,8 @@ class Workload:
     # issue 14 (inputs): the width of one attention head where heads x head_dim is not the
     # hidden size (Qwen3: 64 heads of 128 on h 4096; GPT-OSS: 64 of 64 on 2880); 0: h / heads.
     head_dim: int = 0
+    # issue 14 (attention kernel): ATTENTION_KERNELS; flash_attention only.
+    attention_kernel: str = "flash"
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -153,12 +161,19 @@ class Workload:
             ("activation_recompute", RECOMPUTE_MODES),
             ("precision", PRECISIONS),
             ("framework", FRAMEWORKS),
+            ("attention_kernel", ATTENTION_KERNELS),
         ):
             value = getattr(self, name)
             if value not in choices:
                 raise InvalidInput(
                     f"expected one of {', '.join(choices)}, got {value!r}", field=f"workload.{name}"
                 )
+        if self.attention_kernel != "flash" and not self.flash_attention:
+            raise InvalidInput(
+                f"{self.attention_kernel!r} is a fused attention kernel; this workload's "
+                "attention is unfused (flash_attention false)",
+                field="workload.attention_kernel",
+            )
         if self.expert_node_limit < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
