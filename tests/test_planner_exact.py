@@ -67,6 +67,21 @@ def exhaustive(w: Workload, c: ClusterSpec) -> tuple[float, ParallelPlan, int]:
     return best
 
 
+def assert_the_search_finds_the_exhaustive_loops_plan(w: Workload, c: ClusterSpec) -> None:
+    """The planner's plan, GPUs and wall-clock step are the exhaustive loop's (or both find
+    no plan)."""
+    try:
+        seconds, plan, used = exhaustive(w, c)
+    except PlanInfeasible:
+        with pytest.raises(PlanInfeasible):
+            planner.plan_and_estimate(w, c)
+        return
+    est = planner.plan_and_estimate(w, c)
+    assert (est.plan, est.gpus_used) == (plan, used)
+    wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
+    assert wall_s == seconds
+
+
 def _cluster(system_h100: bool, nodes: int, fabric: str, topology: int, sharp: bool) -> ClusterSpec:
     name, oversubscription = TOPOLOGIES[topology]
     c = cluster_for(HGX_H100 if system_h100 else SELENE, 8 * nodes, name, fabric, oversubscription)
@@ -117,17 +132,7 @@ clusters = st.builds(
 def test_the_search_finds_the_exhaustive_loops_plan_and_step_time(
     name: str, c: ClusterSpec, batch: int
 ) -> None:
-    w = preset(name, global_batch_size=batch)
-    try:
-        seconds, plan, used = exhaustive(w, c)
-    except PlanInfeasible:
-        with pytest.raises(PlanInfeasible):
-            planner.plan_and_estimate(w, c)
-        return
-    est = planner.plan_and_estimate(w, c)
-    assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
-    assert wall_s == seconds
+    assert_the_search_finds_the_exhaustive_loops_plan(preset(name, global_batch_size=batch), c)
 
 
 @settings(max_examples=40, deadline=None)

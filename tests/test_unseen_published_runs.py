@@ -3,9 +3,9 @@
 The rows (optimizer/performance/data/unseen-runs.json, each with its source) state the layout,
 so the planner is not involved: the estimate of the stated plan against the published tokens/s
 a GPU, held to issue 14's bar for runs the project has not seen (20 %). Rows that miss it say
-why in ``known_gap`` and are strict xfails: NVIDIA's 2025-26 FP8 recipes for dense Llama 3 8B
-and 70B (the model is 25-28 % slow) and its token-dropless runs of small fine-grained MoE
-models (the model is 50-102 % fast); docs/performance-model.md, "NVIDIA's recipes" and
+why in ``known_gap`` and are strict xfails: NVIDIA's 2025-26 FP8 recipe for dense Llama 3 8B
+(the model is 28 % slow) and its token-dropless runs of small fine-grained MoE models (the
+model is 50-102 % fast); docs/performance-model.md, "NVIDIA's recipes" and
 "Fine-grained MoE".
 """
 

@@ -1553,8 +1553,23 @@ class StepModel:
                 hidden = max(hidden, self._context_exposed_s(sc, cp_net))
             late = slow * min(compute, before) * (1.0 - window / compute) if compute > 0 else 0.0
             hidden = max(hidden, dp_exposed + late, slow * min(compute, beside), network - compute)
-        exposed = tp + a2a + hidden + (0.0 if interleaved else p2p)
+        exposed = self._tensor_exposed_s(sc, tp) + a2a + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, exposed
+
+    def _tensor_exposed_s(self, sc: EstimateCase, tp: float) -> float:
+        """What the tensor-parallel collectives (``tp`` seconds) add to the step. Exposed
+        whole (Megatron-LM: each waits for the GEMM before it), unless the stack overlaps
+        them (``Workload.tp_comm_overlap``): each all-gather or reduce-scatter is split into
+        chunks that run beside the GEMM it feeds or follows (Wang et al., "Overlap
+        Communication with Dependent Computation via Decomposition", ASPLOS 2023;
+        Transformer Engine's userbuffers), so the step takes the longer of the layers' GEMMs
+        (flash attention has no collective beside it) and the collectives, the GEMMs slowed
+        while both run (overlapped_s). With every layer alike, the sum of per-GEMM overlaps is
+        the overlap of the totals."""
+        if not self.w.tp_comm_overlap or tp == 0.0:
+            return tp
+        gemm = self.tensor_core_s * (1.0 - self.flash_share) / sc.kernel_efficiency
+        return overlapped_s(gemm, tp) - gemm
 
     # --- issue 14 (context) ---------------------------------------------------------------------
     def _context_s(self, sc: EstimateCase, cp_net: float | None = None) -> float:
@@ -1627,7 +1642,7 @@ class StepModel:
         tp, dp, p2p, a2a, exposed = self._communication(sc, compute, cpu)
         bubble = (
             bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
-            * (compute + tp + a2a)
+            * (compute + self._tensor_exposed_s(sc, tp) + a2a)
             if plan.pipeline > 1
             else 0.0
         )

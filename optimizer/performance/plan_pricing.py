@@ -505,7 +505,10 @@ def _collective_rows(
     tensor = parts.tensor.get((t, mb, cp))
     if tensor is None:
         plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
-        tensor = parts.tensor[t, mb, cp] = _part_row(tensor_collective(w, plan, hw.gpn, hw.dom), hw)
+        # Overlapped under the GEMMs (Workload.tp_comm_overlap), a plan's tensor collectives
+        # may add nothing to its step: the bounds take none of them.
+        collective = None if w.tp_comm_overlap else tensor_collective(w, plan, hw.gpn, hw.dom)
+        tensor = parts.tensor[t, mb, cp] = _part_row(collective, hw)
     expert = parts.expert.get((t, e, mb, cp))
     if expert is None:
         plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)

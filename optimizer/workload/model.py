@@ -103,6 +103,10 @@ class Workload:
     head_dim: int = 0
     # issue 14 (attention kernel): ATTENTION_KERNELS; flash_attention only.
     attention_kernel: str = "flash"
+    # issue 14 (tensor overlap): the stack overlaps each tensor-parallel all-gather and
+    # reduce-scatter with the GEMM beside it (Megatron-Core's --tp-comm-overlap, Transformer
+    # Engine's userbuffers; NVIDIA's NeMo / Megatron-Bridge recipes). estimator.StepModel.
+    tp_comm_overlap: bool = False
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
