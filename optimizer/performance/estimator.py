@@ -1447,7 +1447,7 @@ class StepModel:
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         # The stack binds only where it is slower than the line rate (before any slow-down).
         if cpu * self.line * sc.fabric_efficiency * sc.collective_efficiency > 1.0:
-            wire_exposed = self._communication(sc, compute, 0.0)[4]
+            wire_exposed = self._communication(sc, compute, 0.0)[5]
             exposed, host_cpu = _host_cpu_split(compute + bubble, exposed, wire_exposed)
         network, a2a_net = self._network_s
         breakdown = StepBreakdown(
@@ -1491,10 +1491,10 @@ class StepModel:
 
     def _communication(
         self, sc: EstimateCase, compute: float, cpu_s_per_byte: float
-    ) -> tuple[float, float, float, float, float]:
-        """(tensor, data-parallel, pipeline, all-to-all seconds before overlap, exposed
-        communication), with the host's TCP stack bounding every network term when
-        ``cpu_s_per_byte`` > 0."""
+    ) -> tuple[float, float, float, float, float, float]:
+        """(tensor, data-parallel, pipeline, all-to-all seconds before overlap, what of the
+        tensor seconds is exposed, exposed communication), with the host's TCP stack bounding
+        every network term when ``cpu_s_per_byte`` > 0."""
         rate = scenario_rate_bytes_per_s(self.line, sc)
         latency_s, hop_s, cpu = sc.base_latency_s, self.hop_s, cpu_s_per_byte
         # Scale-up (bandwidth seconds at full collective efficiency, latency seconds).
@@ -1553,8 +1553,9 @@ class StepModel:
                 hidden = max(hidden, self._context_exposed_s(sc, cp_net))
             late = slow * min(compute, before) * (1.0 - window / compute) if compute > 0 else 0.0
             hidden = max(hidden, dp_exposed + late, slow * min(compute, beside), network - compute)
-        exposed = self._tensor_exposed_s(sc, tp) + a2a + hidden + (0.0 if interleaved else p2p)
-        return tp, dp, p2p, a2a, exposed
+        tp_exposed = self._tensor_exposed_s(sc, tp)
+        exposed = tp_exposed + a2a + hidden + (0.0 if interleaved else p2p)
+        return tp, dp, p2p, a2a, tp_exposed, exposed
 
     def _tensor_exposed_s(self, sc: EstimateCase, tp: float) -> float:
         """What the tensor-parallel collectives (``tp`` seconds) add to the step. Exposed
@@ -1639,10 +1640,10 @@ class StepModel:
             1.0 + self.straggler
         )
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
-        tp, dp, p2p, a2a, exposed = self._communication(sc, compute, cpu)
+        tp, dp, p2p, a2a, tp_exposed, exposed = self._communication(sc, compute, cpu)
         bubble = (
             bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
-            * (compute + self._tensor_exposed_s(sc, tp) + a2a)
+            * (compute + tp_exposed + a2a)
             if plan.pipeline > 1
             else 0.0
         )
