@@ -5,8 +5,9 @@ squares on the visible cases (the large-GEMM kernel efficiency of A100 and H100,
 main-loop overhead, the attention efficiency, the straggler share, the per-step overhead,
 the element-wise memory passes and the compute slow-down under overlapped communication,
 then, apart from them, the DeepSpeed pipeline engine's efficiency on the DeepSpeed-pipeline
-runs alone and the FlashAttention-2-class kernels' speed-up over MPT's Triton kernel on their
-runs alone (Llama 3's); ``--write`` puts them into optimizer/performance/calibration.py). Then a
+runs alone, the FlashAttention-2-class kernels' speed-up over MPT's Triton kernel on their
+runs alone (Llama 3's) and the FP8 GEMMs' efficiency on the FP8 runs alone (llm-foundry's H100
+FP8 table); ``--write`` puts them into optimizer/performance/calibration.py). Then a
 held-out check: the same fit without the runs of >= 2,048 GPUs, and those runs' errors under
 it (our proxy for large runs the project has not seen). Last, the published runs no fit
 sees (data/unseen-runs.json: NVIDIA's H100 recipes, dense and MoE) at their stated layouts.
@@ -40,6 +41,7 @@ from optimizer.performance.validation import (
     calibration_cases,
     load_records,
     mosaic_a100_sweep_cases,
+    mosaic_h100_fp8_cases,
     unseen_runs,
     visible_cases,
 )
@@ -93,14 +95,19 @@ FIT_PARAMETERS = (
     # from half of Megatron-LM's speed to all of it.
     FitParameter("deepspeed_pipeline_efficiency", 0.5, 1.0, 1.0, 3),
     # issue 14 (attention kernel): fitted apart, on the runs of FlashAttention-2-class kernels
-    # alone (_flash_kernel_fit); from the Triton kernel's speed (1: what a fit without such runs
+    # alone (_apart_fit); from the Triton kernel's speed (1: what a fit without such runs
     # keeps) to FlashAttention-2's largest gain over it (2.5x, arXiv:2307.08691, sec. 4.1).
     FitParameter("flash_kernel_speedup", 1.0, 2.5, 1.0, 3),
+    # issue 14 (FP8): fitted apart, on the visible FP8 runs alone (_apart_fit); from an FP8
+    # GEMM at a BF16 GEMM's speed (0.5 of the doubled peak's efficiency) to the whole 2x (1);
+    # from NeMo's end-to-end speed-ups (0.80: calibration.ComputeConstants) without such runs.
+    FitParameter("fp8_gemm_efficiency_ratio", 0.5, 1.0, 0.8, 3),
 )
 _INDEX = {p.name: i for i, p in enumerate(FIT_PARAMETERS)}
 ENGINE = _INDEX["deepspeed_pipeline_efficiency"]
 FLASH = _INDEX["flash_kernel_speedup"]
-APART = (ENGINE, FLASH)  # fitted after the rest, each on its own runs
+FP8 = _INDEX["fp8_gemm_efficiency_ratio"]
+APART = (ENGINE, FLASH, FP8)  # fitted after the rest, each on its own runs
 
 
 def is_engine_case(case: PublishedCase) -> bool:
@@ -115,9 +122,15 @@ def is_flash_kernel_case(case: PublishedCase) -> bool:
     return case.workload.flash_attention and case.workload.attention_kernel == "flash"
 
 
+def is_fp8_case(case: PublishedCase) -> bool:
+    """A run whose layer GEMMs run in FP8: the one kind of case fp8_gemm_efficiency_ratio
+    moves, and the only kind it is fitted on."""
+    return case.workload.precision == "fp8" and case.cluster.gpu_peak_fp8_tflops is not None
+
+
 def is_apart(case: PublishedCase) -> bool:
     """A case of a constant fitted apart (APART): out of the main fit."""
-    return is_engine_case(case) or is_flash_kernel_case(case)
+    return is_engine_case(case) or is_flash_kernel_case(case) or is_fp8_case(case)
 
 
 def current_parameters() -> list[float]:
@@ -133,6 +146,7 @@ def current_parameters() -> list[float]:
         k.overlap_compute_slowdown,
         k.deepspeed_pipeline_efficiency,
         k.flash_kernel_speedup,
+        k.fp8_gemm_efficiency_ratio,
     ]
 
 
@@ -157,6 +171,7 @@ def apply_parameters(theta: Sequence[float]) -> None:
             overlap_compute_slowdown=rest[5],
             deepspeed_pipeline_efficiency=rest[6],
             flash_kernel_speedup=rest[7],
+            fp8_gemm_efficiency_ratio=rest[8],
         )
     )
     compute.clear_caches()
@@ -259,7 +274,8 @@ def _fit(all_cases: list[PublishedCase], iterations: int) -> FitResult:
             if not accepted:
                 break
         x[ENGINE] = _engine_fit(x, [c for c in all_cases if is_engine_case(c)])
-        x[FLASH] = _flash_kernel_fit(x, [c for c in all_cases if is_flash_kernel_case(c)])
+        x[FLASH] = _apart_fit(FLASH, x, [c for c in all_cases if is_flash_kernel_case(c)])
+        x[FP8] = _apart_fit(FP8, x, [c for c in all_cases if is_fp8_case(c)])
         rounded = tuple(round(float(v), p.decimals) for v, p in zip(x, FIT_PARAMETERS, strict=True))
         attention, scale = _attention_fit(rounded, a100_sweep_cases())
         errors = residuals(rounded, all_cases)
@@ -318,18 +334,19 @@ def _golden_minimum(
     return lo, hi
 
 
-def _flash_kernel_fit(x: np.ndarray, cases: list[PublishedCase], rounds: int = 16) -> float:
-    """flash_kernel_speedup minimising the squared errors of ``cases`` (the runs of
-    FlashAttention-2-class kernels) under the other constants in ``x``: golden-section search
-    over its bounds, ``rounds`` narrowing it below its last digit. Its start (the Triton
-    kernel's speed) without such runs."""
-    p = FIT_PARAMETERS[FLASH]
+def _apart_fit(index: int, x: np.ndarray, cases: list[PublishedCase], rounds: int = 16) -> float:
+    """The constant FIT_PARAMETERS[index] minimising the squared errors of ``cases`` (the
+    runs it alone moves: the FlashAttention-2-class kernels' for flash_kernel_speedup, the
+    FP8 runs for fp8_gemm_efficiency_ratio) under the other constants in ``x``: golden-section
+    search over its bounds, ``rounds`` narrowing it below its last digit. Its start without
+    such runs."""
+    p = FIT_PARAMETERS[index]
     if not cases:
         return p.start
     theta = x.copy()
 
-    def cost(speedup: float) -> float:
-        theta[FLASH] = speedup
+    def cost(value: float) -> float:
+        theta[index] = value
         r = residuals(theta, cases)
         return float(r @ r)
 
@@ -512,6 +529,12 @@ def sequence_sweep_cases() -> list[PublishedCase]:
     ]
 
 
+def fp8_sweep_cases() -> list[PublishedCase]:
+    """The llm-foundry H100 FP8 rows (one node, sequences 512 to 32,768): the visible FP8
+    runs, fp8_gemm_efficiency_ratio's alone."""
+    return mosaic_h100_fp8_cases(load_records())
+
+
 def fit_cases(cases: list[PublishedCase] | None = None) -> list[PublishedCase]:
     """The cases the constants are fitted on: the published measured runs
     (``validation.calibration_cases``, first-hand throughput tables) the estimator models,
@@ -519,10 +542,12 @@ def fit_cases(cases: list[PublishedCase] | None = None) -> list[PublishedCase]:
     configurations of the visible set (secondary figures, stated assumptions) are reported
     against the fit, not fitted, but for the DeepSpeed-pipeline runs (``is_engine_case``) and
     the runs of FlashAttention-2-class kernels (``is_flash_kernel_case``): they alone fit
-    deepspeed_pipeline_efficiency and flash_kernel_speedup, and nothing else."""
+    deepspeed_pipeline_efficiency and flash_kernel_speedup, and nothing else. The FP8 rows of
+    the same table (``fp8_sweep_cases``) alone fit fp8_gemm_efficiency_ratio."""
     fitted = {c.id for c in calibration_cases()}
     cases = visible_cases() if cases is None else cases
-    chosen = [c for c in cases if c.id in fitted or is_apart(c)] + sequence_sweep_cases()
+    chosen = [c for c in cases if c.id in fitted or is_apart(c)]
+    chosen += sequence_sweep_cases() + fp8_sweep_cases()
     return [c for c in chosen if not isinstance(estimate_or_refusal(c), str)]
 
 
@@ -695,6 +720,11 @@ def main() -> None:
     if refused:
         print(f"{len(refused)} not modelled yet: {', '.join(refused)}")
     print_sweep_table(sequence_sweep_cases(), "sequence sweep (fitted, 8 GPUs)", "Sequence sweeps")
+    print_sweep_table(
+        fp8_sweep_cases(),
+        "FP8 sequence sweep (sets fp8_gemm_efficiency_ratio alone, 8 GPUs)",
+        "FP8 sequence sweeps",
+    )
     # Megatron's 2021 runs set A100's kernel efficiency; these rows' faster GEMMs show as a
     # level the fit of A100's attention scales away (print_fit), not as a trend.
     print_sweep_table(

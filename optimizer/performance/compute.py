@@ -15,7 +15,8 @@ A GEMM's speed depends on its shape, not only on the GPU (docs/performance-model
 The remaining large-GEMM efficiency (per generation), k0, attention's own efficiency, the
 memory passes of the element-wise work, the per-step overhead and the straggler loss are
 fitted together by least squares on the visible published runs, with the compute slow-down
-under overlapped communication (``python -m benchmarks.estimator_accuracy``; calibration.py).
+under overlapped communication (``python -m benchmarks.estimator_accuracy``; calibration.py);
+an FP8 GEMM's share of the BF16 efficiency is fitted apart, on the visible FP8 runs alone.
 """
 
 from __future__ import annotations
@@ -36,12 +37,6 @@ from optimizer.workload.model import Workload
 TILE_M, TILE_N = 128, 256  # output tile of one CTA (CUTLASS 3 default for H100 BF16 GEMMs)
 GEMM_BYTES = 2.0  # bf16 operands and output
 
-# FP8 GEMMs reach a lower fraction of their (2x) peak than BF16 ones: NVIDIA NeMo measures
-# 1.3-1.5x end-to-end FP8/BF16 speed-ups on H100 for GPT-3 175B and Llama 2/3 (NeMo
-# performance summary; "Faster Training Throughput in FP8 Precision with NVIDIA NeMo",
-# NVIDIA technical blog 2025), with per-tensor scaling GEMMs up to 2x but smaller ones far
-# less. 0.80 of the BF16 efficiency on the 2x peak (1.6x per GEMM) puts a 175B run at ~1.4x.
-FP8_GEMM_EFFICIENCY_RATIO = 0.80
 # Bytes an FP8 cast pass moves per element of a GEMM input (Transformer Engine's fused
 # cast + transpose with the amax reduction folded in): read bf16 (2), write fp8 (1) and its
 # transpose for the weight-gradient GEMM (1). Forward activations and backward gradients.
@@ -182,7 +177,9 @@ def compute_s_per_token(
     fp8 = w.precision == "fp8" and peak_fp8_tflops is not None
     peak_bf16 = 1e12 * peak_tflops
     peak_layer = (
-        1e12 * peak_fp8_tflops * FP8_GEMM_EFFICIENCY_RATIO if fp8 and peak_fp8_tflops else peak_bf16
+        1e12 * peak_fp8_tflops * calibration.COMPUTE.fp8_gemm_efficiency_ratio
+        if fp8 and peak_fp8_tflops
+        else peak_bf16
     )
     m = micro_batch * w.sequence_length
     tokens_mb = float(m)
