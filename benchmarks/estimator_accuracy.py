@@ -10,7 +10,8 @@ runs alone (Llama 3's) and the FP8 GEMMs' efficiency on the FP8 runs alone (llm-
 FP8 table); ``--write`` puts them into optimizer/performance/calibration.py). Then a
 held-out check: the same fit without the runs of >= 2,048 GPUs, and those runs' errors under
 it (our proxy for large runs the project has not seen). Last, the published runs no fit
-sees (data/unseen-runs.json: NVIDIA's H100 recipes, dense and MoE) at their stated layouts.
+sees (data/unseen-runs.json: NVIDIA's H100 recipes, dense and MoE) at their stated layouts,
+and each series of them predicted after calibrating on its two smallest runs.
 A case the estimator refuses is listed as "not modelled yet" with the refusal, never a crash.
 
 Run: python -m benchmarks.estimator_accuracy [--write]
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -33,10 +35,14 @@ from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration, compute
+from optimizer.performance.convert import request_from_proto
 from optimizer.performance.estimator import Estimate, scenario_for
+from optimizer.performance.fit import Measurement, fit_profile
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.validation import (
     PublishedCase,
+    UnseenRun,
     _mosaic_case,
     calibration_cases,
     load_records,
@@ -698,6 +704,78 @@ def print_unseen() -> None:
     print(f"\nRuns never fitted: {_summary(errors, HELD_OUT_TARGET)}")
 
 
+@dataclass(frozen=True)
+class SeriesPrediction:
+    """A never-fitted run predicted from its series' two smallest runs (errors: estimated over
+    published tokens/s a GPU, minus 1)."""
+
+    series: str
+    run: UnseenRun
+    gpus: int
+    uncalibrated_error: float
+    calibrated_error: float
+    fitted: tuple[str, ...]
+
+
+def _per_gpu_error(run: UnseenRun, options: ModelOptions = DEFAULT_OPTIONS) -> float:
+    w, c, fixed, _ = request_from_proto(ParseDict(run.request, estimate_pb2.EstimateRequest()))
+    est = plan_and_estimate(w, c, fixed, options=options)
+    return est.tokens_per_s / est.gpus_used / run.published_tokens_per_s_per_gpu - 1.0
+
+
+def _published_step(run: UnseenRun) -> Measurement:
+    """The run's published tokens/s a GPU as the step time ``procure calibrate`` reads."""
+    w, c, fixed, _ = request_from_proto(ParseDict(run.request, estimate_pb2.EstimateRequest()))
+    step_s = w.tokens_per_step / (c.gpus * run.published_tokens_per_s_per_gpu)
+    return Measurement(run.id, w, c, fixed, "step_time_s", step_s)
+
+
+def unseen_series_predictions() -> list[SeriesPrediction]:
+    """issue 14's bar after calibration on runs the project has not seen: each series of
+    data/unseen-runs.json with three runs or more is calibrated on its two smallest (by GPU
+    count; ``procure calibrate``'s fit of their published step times) and its other runs are
+    predicted with that profile."""
+    series: dict[str, list[UnseenRun]] = defaultdict(list)
+    for run in unseen_runs():
+        if run.series:
+            series[run.series].append(run)
+    predictions = []
+    for name, runs in series.items():
+        runs.sort(key=lambda r: (int(r.request["cluster"]["gpus"]), r.id))
+        if len(runs) < 3:
+            continue
+        profile = fit_profile([_published_step(r) for r in runs[:2]])
+        for run in runs[2:]:
+            predictions.append(
+                SeriesPrediction(
+                    name,
+                    run,
+                    int(run.request["cluster"]["gpus"]),
+                    _per_gpu_error(run),
+                    _per_gpu_error(run, ModelOptions(profile)),
+                    profile.fitted,
+                )
+            )
+    return predictions
+
+
+def print_unseen_series() -> None:
+    """The never-fitted runs predicted after calibrating on their series' two smallest."""
+    rows = unseen_series_predictions()
+    print(
+        "\n| series (calibrated on its two smallest runs) | run | GPUs | uncalibrated | "
+        "calibrated | fitted |"
+    )
+    print("|---|---|---|---|---|---|")
+    for p in rows:
+        print(
+            f"| {p.series} | {p.run.id} | {p.gpus:,} | {p.uncalibrated_error:+.1%} | "
+            f"{p.calibrated_error:+.1%} | {', '.join(p.fitted)} |"
+        )
+    errors = [abs(p.calibrated_error) for p in rows]
+    print(f"\nRuns never fitted, calibrated: {_summary(errors, HELD_OUT_TARGET)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -734,6 +812,7 @@ def main() -> None:
     )
     print_held_out(cases, refused)
     print_unseen()
+    print_unseen_series()
 
 
 if __name__ == "__main__":

@@ -538,13 +538,15 @@ def time_ratio_error(a: TimeToTrainPoint, b: TimeToTrainPoint) -> float:
 class UnseenRun:
     """A published training throughput on a stated layout (data/unseen-runs.json):
     ``request`` is an EstimateRequest in its protobuf JSON form; ``known_gap`` says why the
-    model misses issue 14's bar on it (None: it should not)."""
+    model misses issue 14's bar on it (None: it should not); ``series`` names the published
+    series it belongs to (one stack and precision at growing scale; None: none)."""
 
     id: str
     source: str
     published_tokens_per_s_per_gpu: float
     request: dict[str, Any]
     known_gap: str | None
+    series: str | None = None
 
 
 def unseen_runs(path: Path | Traversable = UNSEEN_RUNS_JSON) -> list[UnseenRun]:
@@ -557,6 +559,7 @@ def unseen_runs(path: Path | Traversable = UNSEEN_RUNS_JSON) -> list[UnseenRun]:
             float(r["published_tokens_per_s_per_gpu"]),
             r["request"],
             r["known_gap"],
+            r.get("series"),
         )
         for r in rows
     ]
