@@ -264,3 +264,35 @@ def test_a_run_on_a_catalog_server_is_read_from_the_catalog(tmp_path: Path) -> N
     path.write_text(json.dumps([entry]))
     (point,) = load_measurements(path).points
     assert (point.cluster.gpu_model, point.cluster.gpu_peak_tflops) == ("A100", 312)
+
+
+def _fp8(case: PublishedCase) -> PublishedCase:
+    return dataclasses.replace(case, workload=dataclasses.replace(case.workload, precision="fp8"))
+
+
+def test_a_profile_of_fp8_runs_alone_says_its_kernel_scale_carries_their_fp8_gemms() -> None:
+    """One kernel efficiency scale times every GEMM: fitted on FP8 runs alone it holds their
+    FP8 GEMMs' speed, which a BF16 estimate under the profile then assumes too."""
+    truth = CalibrationProfile(gpu_generation="H100", kernel_efficiency_scale=1.2)
+    case = _fp8(_case("llmfoundry-H100_80GB_BF16-7b-s2048-g128-amp_bf16"))
+    profile = fit_profile([_synthetic(case, truth, "step_time_s")])
+
+    assert any(n.startswith("every point runs FP8") for n in profile.notes)
+
+
+def test_a_profile_of_mixed_precisions_says_one_scale_serves_both() -> None:
+    truth = CalibrationProfile(gpu_generation="H100", kernel_efficiency_scale=1.1)
+    bf16 = _case("llmfoundry-H100_80GB_BF16-7b-s2048-g128-amp_bf16")
+    points = [_synthetic(bf16, truth, "step_time_s"), _synthetic(_fp8(bf16), truth, "step_time_s")]
+    profile = fit_profile(points)
+
+    assert any(n.startswith("1 of 2 points run FP8") for n in profile.notes)
+    assert profile.kernel_efficiency_scale == pytest.approx(1.1, rel=1e-3)
+
+
+def test_a_profile_of_bf16_runs_says_nothing_of_fp8() -> None:
+    truth = CalibrationProfile(gpu_generation="H100", kernel_efficiency_scale=0.9)
+    case = _case("llmfoundry-H100_80GB_BF16-7b-s2048-g128-amp_bf16")
+    profile = fit_profile([_synthetic(case, truth, "step_time_s")])
+
+    assert not any("FP8" in n for n in profile.notes)

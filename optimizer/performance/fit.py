@@ -411,6 +411,7 @@ def fit_profile(
     profile = problem.profile(x)
     fitted += names
     notes.extend(_why(names, scales, len(points)))
+    notes.extend(_precision_notes(points))
     for name, value, lo, hi in zip(names, x, lower, upper, strict=True):
         if math.isclose(value, lo, rel_tol=1e-6, abs_tol=1e-9) or math.isclose(
             value, hi, rel_tol=1e-6
@@ -474,6 +475,28 @@ def _why(names: list[str], scales: int, count: int) -> list[str]:
                     f"cannot be told apart from that of {', '.join(names)}"
                 )
     return out
+
+
+def _precision_notes(points: Sequence[Measurement]) -> list[str]:
+    """What one kernel efficiency scale means for runs in FP8: it times their FP8 layer GEMMs
+    too (at the built-in share of the BF16 efficiency on the FP8 peak, the one fitted on the
+    visible FP8 runs), so a profile fitted on FP8 runs alone speeds BF16 estimates alike."""
+    fp8 = sum(1 for p in points if p.workload.precision == "fp8" and p.cluster.gpu_peak_fp8_tflops)
+    if not fp8:
+        return []
+    ratio = calibration.COMPUTE.fp8_gemm_efficiency_ratio
+    if fp8 == len(points):
+        return [
+            "every point runs FP8: the kernel efficiency scale carries their FP8 layer GEMMs' "
+            f"speed (kept at the built-in {ratio:g} of the BF16 efficiency on the FP8 peak), "
+            "so a BF16 estimate under this profile assumes its GEMMs gained as much; "
+            "calibrate BF16 runs on their own profile"
+        ]
+    return [
+        f"{fp8} of {len(points)} points run FP8: one kernel efficiency scale serves both "
+        f"precisions (FP8 layer GEMMs at the built-in {ratio:g} of the BF16 efficiency on the "
+        "FP8 peak); the residuals show whether the two differ"
+    ]
 
 
 @dataclass(frozen=True)
