@@ -106,14 +106,23 @@ def test_no_bound_exceeds_an_overlapped_plans_exact_step(name: str, c: ClusterSp
 
 
 def test_nvidias_tensor_parallel_rows_state_the_overlap_their_recipes_run() -> None:
-    """Megatron-Bridge's Llama 3 70B and 3.1 405B H100 recipes set userbuffers TP overlap."""
+    """Megatron-Bridge's Llama 3 70B and 3.1 405B H100 recipes set userbuffers TP overlap, as
+    NeMo 24.07's launcher configs do for GPT-3, Nemotron and (its performance script) Llama 3
+    70B; its stored Llama 2 70B config does not."""
     rows = {r.id: r for r in unseen_runs()}
     overlapped = [i for i, r in rows.items() if r.request["workload"].get("tp_comm_overlap")]
 
     assert sorted(overlapped) == sorted(
-        i for i in rows if i.startswith(("llama3-70b", "llama3.1-405b"))
+        i
+        for i in rows
+        if i.startswith(("llama3-70b", "llama3.1-405b", "nemotron-"))
+        or (i.startswith("gpt3-") and not i.startswith("gpt3-5b"))
     )
-    assert all("userbuffers" in rows[i].source for i in overlapped)
+    assert all(
+        "userbuffers" in rows[i].source or "ub_tp_comm_overlap: True" in rows[i].source
+        for i in overlapped
+    )
+    assert "ub_tp_comm_overlap: false" in rows["llama2-70b-64xh100-fp8-nemo24.07"].source
 
 
 def _request(**workload: object) -> estimate_pb2.EstimateRequest:
