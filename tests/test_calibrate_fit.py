@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.errors import InvalidInput
+from optimizer.performance import calibration
 from optimizer.performance.fit import (
     Measurement,
     NcclMeasurement,
@@ -57,6 +58,37 @@ def test_two_scales_recover_a_known_kernel_efficiency_and_step_overhead() -> Non
     assert "step_overhead_s" in profile.fitted
     assert profile.kernel_efficiency_scale == pytest.approx(1.1, rel=0.01)
     assert profile.step_overhead_s == pytest.approx(2.0, rel=0.05)
+
+
+# MosaicML H100 rows on 64 GPUs: MPT-1B (hidden 2048) spends a larger share of its step on
+# element-wise work than MPT-13B (hidden 5120), whose bytes per FLOP go as 1 / hidden.
+TWO_MODELS = (
+    "llmfoundry-H100_80GB_BF16-1b-s2048-g64-amp_bf16",
+    "llmfoundry-H100_80GB_BF16-13b-s2048-g64-amp_bf16",
+)
+
+
+def test_two_models_at_one_scale_recover_a_known_kernel_efficiency_and_elementwise_scale() -> None:
+    truth = CalibrationProfile(
+        gpu_generation="H100", kernel_efficiency_scale=1.2, elementwise_scale=0.5
+    )
+    points = [_synthetic(_case(i), truth, "step_time_s") for i in TWO_MODELS]
+    profile = fit_profile(points)
+    assert profile.fitted == ("kernel_efficiency", "elementwise_scale")
+    assert profile.kernel_efficiency_scale == pytest.approx(1.2, rel=0.01)
+    assert profile.elementwise_scale == pytest.approx(0.5, rel=0.02)
+
+
+def test_the_elementwise_scale_stops_at_the_fully_fused_passes() -> None:
+    """No fit takes the element-wise work below 3 passes over each activation byte."""
+    truth = CalibrationProfile(
+        gpu_generation="H100", kernel_efficiency_scale=1.0, elementwise_scale=0.1
+    )
+    points = [_synthetic(_case(i), truth, "step_time_s") for i in TWO_MODELS]
+    profile = fit_profile(points)
+    floor = calibration.ELEMENTWISE_PASSES / calibration.COMPUTE.elementwise_passes
+    assert profile.elementwise_scale == pytest.approx(floor)
+    assert any(n.startswith("elementwise_scale stopped at its bound") for n in profile.notes)
 
 
 def test_a_fitted_profile_reproduces_its_points_within_their_residuals() -> None:

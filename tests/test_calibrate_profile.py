@@ -12,7 +12,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance.calibration import generation
 from optimizer.performance.convert import calibration_from_proto, calibration_to_proto
-from optimizer.performance.estimator import scenario_for
+from optimizer.performance.estimator import StepModel, scenario_for
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.options import ModelOptions
 from optimizer.performance.planner import plan_and_estimate
@@ -24,6 +24,7 @@ from optimizer.performance.profile import (
 )
 from optimizer.performance.validation import calibration_cases
 
+SCENARIOS = ("expected", "optimistic", "pessimistic")
 PROFILE = CalibrationProfile(
     gpu_generation="H100",
     kernel_efficiency_scale=0.9,
@@ -36,6 +37,7 @@ PROFILE = CalibrationProfile(
     residual_spread=0.3,  # above MIN_RESIDUAL_SPREAD: the fit's own residual sets the spread
     tool_version="0.1.0",
     notes=("a note",),
+    elementwise_scale=0.6,
 )
 
 
@@ -63,6 +65,8 @@ def test_an_absent_profile_is_none() -> None:
     [
         ({"collective_efficiency": 1.5}, "calibration.collective_efficiency"),
         ({"kernel_efficiency_scale": 0.0}, "calibration.kernel_efficiency_scale"),
+        ({"elementwise_scale": 0.0}, "calibration.elementwise_scale"),
+        ({"elementwise_scale": 11.0}, "calibration.elementwise_scale"),
         ({"kernel_efficiency": 1.5}, "calibration.kernel_efficiency"),  # informational, in range
         ({"gpu_generation": "Z900"}, "calibration.gpu_generation"),
         ({"step_overhead_s": -1.0}, "calibration.step_overhead_s"),
@@ -89,8 +93,9 @@ def test_a_malformed_profile_is_refused_naming_the_field(
     assert e.value.field == field
 
 
-def test_a_kernel_scale_without_its_generation_is_refused() -> None:
-    msg = estimate_pb2.CalibrationProfile(kernel_efficiency_scale=0.9)
+@pytest.mark.parametrize("scale", ["kernel_efficiency_scale", "elementwise_scale"])
+def test_a_scale_without_its_generation_is_refused(scale: str) -> None:
+    msg = estimate_pb2.CalibrationProfile(**{scale: 0.9})
     with pytest.raises(InvalidInput) as e:
         calibration_from_proto(msg)
     assert e.value.field == "calibration.gpu_generation"
@@ -103,6 +108,7 @@ def test_expected_scenario_takes_the_fitted_values() -> None:
     assert case.fabric_efficiency == 0.88
     assert case.collective_efficiency == 0.8
     assert case.step_overhead_s == 0.25
+    assert case.elementwise_scale == 0.6
 
 
 def test_low_and_high_scenarios_widen_the_fitted_efficiency_by_the_spread() -> None:
@@ -128,6 +134,18 @@ def test_the_kernel_scale_leaves_other_generations_alone() -> None:
     assert scenario_for(a100, ib, "expected", PROFILE).kernel_efficiency == a100.kernel_efficiency
 
 
+def test_the_elementwise_scale_leaves_other_generations_alone_and_says_so() -> None:
+    a100, ib = generation("A100"), DEFAULT_FABRICS["infiniband"]
+    assert scenario_for(a100, ib, "expected", PROFILE).elementwise_scale == 1.0
+    assert any("A100 element-wise work" in n for n in PROFILE.notes_for(a100, "infiniband", 1.0))
+
+
+def test_the_elementwise_scale_is_the_fitted_one_in_every_scenario() -> None:
+    h100, ib = generation("H100"), DEFAULT_FABRICS["infiniband"]
+    scales = {scenario_for(h100, ib, s, PROFILE).elementwise_scale for s in SCENARIOS}
+    assert scales == {0.6}
+
+
 def test_the_fabric_efficiency_leaves_other_fabrics_alone() -> None:
     h100, roce = generation("H100"), DEFAULT_FABRICS["roce"]
     assert scenario_for(h100, roce, "expected", PROFILE).fabric_efficiency == roce.efficiency(
@@ -143,6 +161,22 @@ def test_a_lower_kernel_efficiency_slows_the_estimate() -> None:
         case.workload, case.cluster, case.fixed, options=ModelOptions(slower)
     )
     assert calibrated.breakdown.compute_s > 1.5 * base.breakdown.compute_s
+
+
+def test_an_elementwise_scale_moves_only_the_elementwise_part_of_the_compute() -> None:
+    """Under a profile scaling the element-wise work by 1/2 the step's compute loses half of
+    its element-wise seconds (StepModel's tensor-core and element-wise parts, at the
+    straggler's stretch) and nothing else."""
+    case = next(c for c in calibration_cases() if c.cluster.gpu_model == "H100")
+    half = CalibrationProfile(gpu_generation="H100", elementwise_scale=0.5)
+    base = plan_and_estimate(case.workload, case.cluster, case.fixed)
+    calibrated = plan_and_estimate(
+        case.workload, case.cluster, case.fixed, options=ModelOptions(half)
+    )
+    model = StepModel(case.workload, case.cluster, base.plan, DEFAULT_FABRICS[case.cluster.fabric])
+    saved = 0.5 * model.elementwise_s * (1 + model.straggler)
+    assert calibrated.plan == base.plan
+    assert calibrated.breakdown.compute_s == pytest.approx(base.breakdown.compute_s - saved)
 
 
 def test_a_step_overhead_adds_to_every_step() -> None:

@@ -11,6 +11,8 @@ import pytest
 from cli_support import SMALL_SCENARIO, run
 from service_support import TOKEN_A, serve_with_tokens
 
+from optimizer.performance.validation import unseen_runs
+
 DATA = Path(__file__).resolve().parent / "data" / "calibrate"
 MEASUREMENTS = DATA / "measurements.json"
 LARGE_RUN = DATA / "gpt-175b-1536.json"  # Megatron SC'21 Table 2: 141 TFLOP/s measured
@@ -180,3 +182,30 @@ def test_sweep_times_every_scenario_with_the_profile(
         assert scenario["request"]["calibration"]["step_overhead_s"] == 0.05
         breakdown = scenario["response"]["designs"][0]["estimate"]["breakdown"]
         assert breakdown["step_overhead_s"] == pytest.approx(0.05)
+
+
+def test_two_models_on_one_scale_calibrate_the_elementwise_work(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """NeMo 24.07's GPT-3 5B and 20B on 64 H100s (never-fitted rows, their published step
+    times): two models at one scale fit the kernel efficiency and the element-wise work,
+    which the table prints and the profile carries."""
+    runs = {r.id: r for r in unseen_runs()}
+    entries = []
+    for run_id in ("gpt3-5b-64xh100-fp8-nemo24.07", "gpt3-20b-64xh100-fp8-nemo24.07"):
+        r = runs[run_id]
+        workload, gpus = r.request["workload"], r.request["cluster"]["gpus"]
+        tokens = workload["global_batch_size"] * workload["sequence_length"]
+        step_s = tokens / (gpus * r.published_tokens_per_s_per_gpu)
+        entries.append({"request": r.request, "measured": {"step_time_s": step_s}})
+    measurements = tmp_path / "m.json"
+    measurements.write_text(json.dumps(entries))
+    path = tmp_path / "p.json"
+
+    result = run(capsys, "calibrate", str(measurements), "-o", str(path))
+
+    assert result.code == 0, result.err
+    assert "element-wise work (H100)" in result.out
+    profile = json.loads(path.read_text())
+    assert profile["fitted"] == ["kernel_efficiency", "elementwise_scale"]
+    assert 0.28 < profile["elementwise_scale"] < 1.0

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from optimizer.errors import InvalidInput
 from optimizer.performance import plan_pricing, planner
+from optimizer.performance.calibration import generation
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible, SearchStopped
 from optimizer.performance.estimator import (
@@ -28,15 +29,17 @@ from optimizer.performance.estimator import (
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS
 from optimizer.performance.goodput import wall_step_s
-from optimizer.performance.options import DEFAULT_OPTIONS
+from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
+    KernelSpeed,
     concatenated,
     goodput_factor,
     network_free_terms,
     plan_arrays,
     wall_step_lower_bounds_s,
 )
+from optimizer.performance.profile import CalibrationProfile
 from optimizer.performance.validation import HGX_H100, SELENE, cluster_for
 from optimizer.workload.memory import memory_per_gpu
 from optimizer.workload.model import Workload
@@ -47,12 +50,14 @@ WORKLOADS = ("bert-large", "mpt-350m", "llama3-8b", "mpt-7b", "mixtral-8x7b")
 TOPOLOGIES = (("fat_tree", 1.0), ("fat_tree", 3.0), ("rail_optimized", 2.0), ("dragonfly", 1.0))
 
 
-def exhaustive(w: Workload, c: ClusterSpec) -> tuple[float, ParallelPlan, int]:
+def exhaustive(
+    w: Workload, c: ClusterSpec, options: ModelOptions = DEFAULT_OPTIONS
+) -> tuple[float, ParallelPlan, int]:
     """(wall-clock step, plan, GPUs used) of the fastest candidate, timing every candidate of
     every size the planner may use, first one wins a tie."""
     fabric = DEFAULT_FABRICS[c.fabric]
-    expected = scenario(c, fabric, "expected")
-    reliability = DEFAULT_OPTIONS.reliability
+    expected = scenario(c, fabric, "expected", options)
+    reliability = options.reliability
     best: tuple[float, ParallelPlan, int] | None = None
     for root, sizes in planner.root_sizes(w, c, PartialPlan()):
         for used in sizes:
@@ -67,16 +72,18 @@ def exhaustive(w: Workload, c: ClusterSpec) -> tuple[float, ParallelPlan, int]:
     return best
 
 
-def assert_the_search_finds_the_exhaustive_loops_plan(w: Workload, c: ClusterSpec) -> None:
+def assert_the_search_finds_the_exhaustive_loops_plan(
+    w: Workload, c: ClusterSpec, options: ModelOptions = DEFAULT_OPTIONS
+) -> None:
     """The planner's plan, GPUs and wall-clock step are the exhaustive loop's (or both find
     no plan)."""
     try:
-        seconds, plan, used = exhaustive(w, c)
+        seconds, plan, used = exhaustive(w, c, options)
     except PlanInfeasible:
         with pytest.raises(PlanInfeasible):
-            planner.plan_and_estimate(w, c)
+            planner.plan_and_estimate(w, c, options=options)
         return
-    est = planner.plan_and_estimate(w, c)
+    est = planner.plan_and_estimate(w, c, options=options)
     assert (est.plan, est.gpus_used) == (plan, used)
     wall_s = wall_step_s(w.parameters, used, w.steps, est.step_time_s, DEFAULT_OPTIONS.reliability)
     assert wall_s == seconds
@@ -96,7 +103,7 @@ def _bounds(
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
     degrees = tuple(astuple(plan) for plan in plans)  # what the planner's lists hold
-    _, columns = network_free_terms(w, c, degrees, expected.kernel_efficiency)
+    _, columns = network_free_terms(w, c, degrees, KernelSpeed.of(expected))
     gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)
     arrays = plan_arrays(w, c, degrees, columns)
     bounds = wall_step_lower_bounds_s(arrays, c, c.gpus, fabric, expected, gp, shared)
@@ -133,6 +140,40 @@ def test_the_search_finds_the_exhaustive_loops_plan_and_step_time(
     name: str, c: ClusterSpec, batch: int
 ) -> None:
     assert_the_search_finds_the_exhaustive_loops_plan(preset(name, global_batch_size=batch), c)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    name=st.sampled_from(WORKLOADS),
+    c=clusters,
+    kernel=st.sampled_from([0.7, 1.3]),
+    elementwise=st.sampled_from([0.3, 2.5]),
+)
+def test_under_a_profile_that_scales_the_elementwise_work_the_search_finds_the_exhaustive_plan(
+    name: str, c: ClusterSpec, kernel: float, elementwise: float
+) -> None:
+    """The search's bounds take the profile's element-wise scale as its steps do."""
+    profile = CalibrationProfile(
+        gpu_generation=generation(c.gpu_model).name,
+        kernel_efficiency_scale=kernel,
+        elementwise_scale=elementwise,
+    )
+    w = preset(name, global_batch_size=256)
+    assert_the_search_finds_the_exhaustive_loops_plan(w, c, ModelOptions(profile))
+
+
+def test_the_search_bounds_its_sizes_at_the_profiles_elementwise_scale() -> None:
+    """The sizes' bounds are priced at the speed the steps are timed at: a profile's
+    element-wise scale below 1 priced at 1 would bound sizes above their steps."""
+    c = cluster_for(HGX_H100, 64, "fat_tree", "infiniband", 1.0)
+    profile = CalibrationProfile(gpu_generation="H100", elementwise_scale=0.3)
+    options = ModelOptions(profile)
+    planner.plan_and_estimate(preset("bert-large", global_batch_size=256), c, options=options)
+    expected = scenario(c, DEFAULT_FABRICS[c.fabric], "expected", options)
+
+    assert KernelSpeed(expected.kernel_efficiency, 0.3) in {
+        key[4] for key in planner._pending_cache
+    }
 
 
 @settings(max_examples=40, deadline=None)
@@ -269,7 +310,7 @@ def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_mo
         expected = scenario(c, fabric, "expected")
         candidates = planner.candidate_plans(w, c, PartialPlan())
         plans = tuple(astuple(p) for p in candidates)
-        free, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+        free, columns = network_free_terms(w, c, plans, KernelSpeed.of(expected))
         core_s, elementwise_s, straggler, fixed_s, bubble, _ = columns
         compute_s = (core_s / expected.kernel_efficiency + elementwise_s) * (1 + straggler)
         scale_up_s = free - (compute_s * (1 + bubble) + fixed_s)
@@ -288,10 +329,10 @@ def _size_bounds(w: Workload, c: ClusterSpec) -> list[tuple[float, float, int]]:
     what they give it once built."""
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
-    eff, overhead_s = expected.kernel_efficiency, expected.step_overhead_s
+    speed, overhead_s = KernelSpeed.of(expected), expected.step_overhead_s
     reliability = DEFAULT_OPTIONS.reliability
     hw = planner._hardware(c, c.gpus)
-    entries = planner._sizes_by_bound(w, hw, PartialPlan(), eff, overhead_s, reliability, c)
+    entries = planner._sizes_by_bound(w, hw, PartialPlan(), speed, overhead_s, reliability, c)
     roots = planner.root_sizes(w, c, PartialPlan())
     out = []
     for bound, _, r, used in entries:
@@ -299,7 +340,7 @@ def _size_bounds(w: Workload, c: ClusterSpec) -> list[tuple[float, float, int]]:
         sub = root if used == root.gpus else replace(root, gpus=used)
         plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))
         if plans:
-            free, _ = network_free_terms(w, sub, plans, eff)
+            free, _ = network_free_terms(w, sub, plans, speed)
             gp = goodput_factor(w.parameters, used, reliability)
             out.append((bound, planner._free_bound_s(float(free.min()), overhead_s, gp), used))
     return out
@@ -368,7 +409,7 @@ def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in(
             planner._hardware(sub, used),
             usable_memory_gb(c),
             PartialPlan(),
-            expected.kernel_efficiency,
+            KernelSpeed.of(expected),
             c,
             used,
         )
@@ -395,7 +436,7 @@ def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alo
     for used in (512, 256, 4):  # whole nodes, and a part of one node (its own line rate)
         sub = replace(c, gpus=used)
         plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))[:20]
-        _, columns = network_free_terms(w, sub, plans, expected.kernel_efficiency)
+        _, columns = network_free_terms(w, sub, plans, KernelSpeed.of(expected))
         arrays = plan_arrays(w, sub, plans, columns)
         gp = goodput_factor(w.parameters, used, DEFAULT_OPTIONS.reliability)
         parts.append((arrays, used, gp))
@@ -429,7 +470,7 @@ def test_a_chunk_priced_on_network_after_network_gets_the_bounds_fresh_arrays_ge
     for c in [*networks, *reversed(networks)]:
         fabric = DEFAULT_FABRICS[c.fabric]
         expected = scenario(c, fabric, "expected")
-        _, columns = network_free_terms(w, c, plans, expected.kernel_efficiency)
+        _, columns = network_free_terms(w, c, plans, KernelSpeed.of(expected))
         reused = reused or plan_arrays(w, c, plans, columns)
         fresh = plan_arrays(w, c, plans, columns)
         gp = goodput_factor(w.parameters, c.gpus, DEFAULT_OPTIONS.reliability)

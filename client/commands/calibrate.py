@@ -66,6 +66,11 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
             f"kernel efficiency ({profile.gpu_generation})",
             f"{profile.kernel_efficiency:.3f}  (x{profile.kernel_efficiency_scale:.3f} built-in)",
         )
+    if profile.elementwise_scale is not None:
+        params.add_row(
+            f"element-wise work ({profile.gpu_generation})",
+            f"x{profile.elementwise_scale:.3f} built-in",
+        )
     for fabric in profile.fabrics:
         params.add_row(f"fabric efficiency ({fabric.fabric})", f"{fabric.efficiency:.3f}")
     if profile.collective_efficiency is not None:
@@ -113,8 +118,9 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
 def calibrate(ctx: click.Context, measurements: str, output: str | None, as_json: bool) -> None:
     """Fit the time model to your own measured runs (a profile for --calibration).
 
-    Fits kernel efficiency, fabric and collective efficiency and per-step overhead to
-    MEASUREMENTS (a JSON list of {"request": EstimateRequest, "measured":
+    Fits kernel efficiency, element-wise work (the framework's kernel fusion), fabric and
+    collective efficiency and per-step overhead to MEASUREMENTS (a JSON list of
+    {"request": EstimateRequest, "measured":
     {"step_time_s" | "model_tflops_per_gpu" | "hardware_tflops_per_gpu": value}} and
     {"request": ..., "nccl_tests": "PATH"} entries). Only what the data can identify is
     fitted; every point's residual is shown. The fit runs here (also with --server): the

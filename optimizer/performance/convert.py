@@ -417,16 +417,8 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
             f"unknown GPU generation {gen!r}; expected one of {', '.join(CALIBRATED_GENERATIONS)}",
             field="calibration.gpu_generation",
         )
-    scale = None
-    if msg.HasField("kernel_efficiency_scale"):
-        if not gen:
-            raise InvalidInput(
-                "required with kernel_efficiency_scale (the generation it scales)",
-                field="calibration.gpu_generation",
-            )
-        scale = _bounded(
-            msg.kernel_efficiency_scale, "calibration.kernel_efficiency_scale", 0, 10, True
-        )
+    scale = _generation_scale(msg, "kernel_efficiency_scale", gen)
+    elementwise = _generation_scale(msg, "elementwise_scale", gen)
     fabrics = []
     for i, row in enumerate(msg.fabrics):
         if not row.fabric.strip():
@@ -477,7 +469,20 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
         ),
         tool_version=msg.tool_version,
         notes=tuple(msg.notes),
+        elementwise_scale=elementwise,
     )
+
+
+def _generation_scale(msg: pb.CalibrationProfile, name: str, gen: str) -> float | None:
+    """A scale of one generation's built-in value (None: not given); refused without the
+    generation it scales."""
+    if not msg.HasField(name):
+        return None
+    if not gen:
+        raise InvalidInput(
+            f"required with {name} (the generation it scales)", field="calibration.gpu_generation"
+        )
+    return _bounded(getattr(msg, name), f"calibration.{name}", 0, 10, True)
 
 
 def calibration_to_proto(profile: CalibrationProfile) -> pb.CalibrationProfile:
@@ -507,6 +512,8 @@ def calibration_to_proto(profile: CalibrationProfile) -> pb.CalibrationProfile:
     )
     if profile.kernel_efficiency_scale is not None:
         msg.kernel_efficiency_scale = profile.kernel_efficiency_scale
+    if profile.elementwise_scale is not None:
+        msg.elementwise_scale = profile.elementwise_scale
     if profile.collective_efficiency is not None:
         msg.collective_efficiency = profile.collective_efficiency
     if profile.step_overhead_s is not None:

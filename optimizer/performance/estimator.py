@@ -524,6 +524,9 @@ class EstimateCase:
     # issue 14 (the range): flash attention's time over its time at the fitted attention
     # efficiency; below 1 in the optimistic scenario (calibration.optimistic_attention_factor)
     attention_time_factor: float = 1.0
+    # issue 14 (calibrate): the element-wise (memory-bound) work over the built-in model's, a
+    # framework's kernel fusion as a calibration profile fits it (1: the built-in passes)
+    elementwise_scale: float = 1.0
 
 
 def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
@@ -1636,9 +1639,9 @@ class StepModel:
         tensor_core_s = self.tensor_core_s
         if sc.attention_time_factor != 1.0:  # issue 14 (the range): flash attention's speed
             tensor_core_s *= 1.0 + self.flash_share * (sc.attention_time_factor - 1.0)
-        compute = (tensor_core_s / sc.kernel_efficiency + self.elementwise_s) * (
-            1.0 + self.straggler
-        )
+        compute = (
+            tensor_core_s / sc.kernel_efficiency + self.elementwise_s * sc.elementwise_scale
+        ) * (1.0 + self.straggler)
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         tp, dp, p2p, a2a, tp_exposed, exposed = self._communication(sc, compute, cpu)
         bubble = (

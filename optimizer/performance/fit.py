@@ -1,11 +1,13 @@
 """Fit a calibration profile to a team's own measurements (issue 14, ``procure calibrate``).
 
 The data decide what is fitted: nccl-tests outputs give the fabric efficiency directly
-(large-message bus bandwidth / line rate per GPU); one or more step measurements at one scale
-identify only the kernel efficiency of the GPU generation (every other parameter changes all
-such points alike); measurements at two or more scales can also identify the one of per-step
-overhead and collective efficiency whose effect differs most between the scales, and three or
-more scales both. Each candidate is judged by the real estimator (``plan_and_estimate`` with
+(large-message bus bandwidth / line rate per GPU); step measurements identify the kernel
+efficiency of the GPU generation, and each further point one more parameter where the points
+tell it apart (the best-conditioned set, judged on the Jacobian): the element-wise work's
+scale (the framework's kernel fusion) where the points' element-wise shares differ (models
+of other hidden sizes, other sequences), at any scale; per-step overhead and collective
+efficiency only from points at two or more scales (GPU counts), one fewer than the scales.
+Each candidate is judged by the real estimator (``plan_and_estimate`` with
 the candidate profile), and the parameters minimise the sum of squared relative residuals
 (predicted / measured - 1) by a damped Gauss-Newton (Levenberg-Marquardt) search inside
 physical bounds.
@@ -50,9 +52,14 @@ from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
 KERNEL = "kernel_efficiency"
+ELEMENTWISE = "elementwise_scale"
 OVERHEAD = "step_overhead_s"
 COLLECTIVE = "collective_efficiency"
 FABRIC = "fabric_efficiency"
+# Parameters only runs at several scales (GPU counts) can tell from the kernel efficiency; the
+# element-wise scale needs runs whose element-wise shares differ (other hidden sizes or
+# sequences), at any scale.
+SCALE_PARAMETERS = (OVERHEAD, COLLECTIVE)
 # Smallest singular value (of the column-normalised Jacobian) a parameter set needs to be fitted:
 # below it the points cannot tell the parameters apart (e.g. overhead vs kernel efficiency at
 # the same per-GPU batch).
@@ -217,6 +224,8 @@ class _Problem:
         changes: dict[str, float] = {}
         if KERNEL in values:
             changes["kernel_efficiency_scale"] = values[KERNEL]
+        if ELEMENTWISE in values:
+            changes[ELEMENTWISE] = values[ELEMENTWISE]
         if OVERHEAD in values:
             changes[OVERHEAD] = values[OVERHEAD]
         if COLLECTIVE in values:
@@ -236,12 +245,16 @@ def _bounds(name: str, kernel_builtin: float, step_s: float) -> tuple[float, flo
         return lo, min(hi, 1.0 / kernel_builtin), 1e-3
     if name == OVERHEAD:
         return lo, min(hi, 10 * step_s), 1e-3 * step_s
+    if name == ELEMENTWISE:  # from the fully fused passes up to three times the built-in
+        floor = calibration.ELEMENTWISE_PASSES / calibration.COMPUTE.elementwise_passes
+        return max(lo, floor), min(hi, 3.0), 1e-3
     return max(lo, 0.02), hi, 1e-3  # collective efficiency
 
 
 # The profile field each fitted parameter is written to.
 _PROFILE_FIELDS = {
     KERNEL: "kernel_efficiency_scale",
+    ELEMENTWISE: "elementwise_scale",
     OVERHEAD: "step_overhead_s",
     COLLECTIVE: "collective_efficiency",
 }
@@ -320,10 +333,12 @@ def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float
     # points over its plausible range, not at one kink.
     jac = _jacobian(probe.residuals, x0, r0, lower, upper, steps * 50)
     best = [KERNEL]
-    max_extra = min(len(candidates), scales - 1, len(problem.points) - 1)
+    max_extra = min(len(candidates), len(problem.points) - 1)
     for extra in range(1, max_extra + 1):
         options = []
         for combo in itertools.combinations(candidates, extra):
+            if sum(n in SCALE_PARAMETERS for n in combo) > scales - 1:
+                continue  # one scale cannot tell them from the kernel efficiency
             cols = [0, *(all_names.index(n) for n in combo)]
             options.append((_condition(jac[:, cols]), [KERNEL, *combo]))
         good = [o for o in options if o[0] >= MIN_CONDITION]
@@ -401,7 +416,7 @@ def fit_profile(
     step_s = max(p.estimate(base).step_time_s for p in points)
     scales = len({p.cluster.gpus for p in points})
     problem = _Problem(points, base, [KERNEL], gen.kernel_efficiency)
-    names = _choose(problem, [OVERHEAD, COLLECTIVE], scales, step_s)
+    names = _choose(problem, [ELEMENTWISE, *SCALE_PARAMETERS], scales, step_s)
     problem.names = names
     bounds = [_bounds(n, gen.kernel_efficiency, step_s) for n in names]
     lower, upper, steps = (np.array(v) for v in zip(*bounds, strict=True))
@@ -460,13 +475,28 @@ def _overhead_note(overhead_s: float, steps_s: list[float]) -> str:
 def _why(names: list[str], scales: int, count: int) -> list[str]:
     """Sentences saying which parameters the points determined and why the others not."""
     out = [f"kernel efficiency: fitted on {count} point(s)"]
+    if ELEMENTWISE in names:
+        out.append(
+            f"{ELEMENTWISE}: fitted, the points' element-wise (memory-bound) shares of the step "
+            "differ: the framework's kernel fusion"
+        )
+    elif len(names) >= count:
+        out.append(
+            f"{ELEMENTWISE}: not fitted, {count} point(s) identify at most {count} "
+            f"parameter(s) and these are {', '.join(names)}"
+        )
+    else:
+        out.append(
+            f"{ELEMENTWISE}: not fitted, the points' element-wise shares of the step are alike "
+            f"or its effect cannot be told apart from that of {', '.join(names)}"
+        )
     if scales < 2:
         out.append(
             "one scale (GPU count): step overhead and collective efficiency change every "
-            "point alike, so only the kernel efficiency is identifiable"
+            "point alike, so neither is identifiable"
         )
     else:
-        for name in (OVERHEAD, COLLECTIVE):
+        for name in SCALE_PARAMETERS:
             if name in names:
                 out.append(f"{name}: fitted, its effect differs between the {scales} scales")
             else:

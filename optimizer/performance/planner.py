@@ -61,6 +61,7 @@ from optimizer.performance.plan import Degrees, ParallelPlan, PartialPlan, plan_
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     Floats,
+    KernelSpeed,
     PlanArrays,
     RowHardware,
     RowParts,
@@ -595,13 +596,14 @@ def _hardware(c: ClusterSpec, gpus: int) -> _Hardware:
 
 
 def _compute_s(
-    w: Workload, hw: _Hardware, micro_batch: int, tensor: int, eff: float, expert: int = 1
+    w: Workload, hw: _Hardware, micro_batch: int, tensor: int, speed: KernelSpeed, expert: int = 1
 ) -> float:
     """Seconds of one step's compute at kernel speed, spread evenly over ``hw.gpus``."""
     tensor_core_s, elementwise_s = compute_s_per_token(
         w, micro_batch, tensor, hw.gpu_model, hw.peak_tflops, hw.peak_fp8_tflops, expert
     )
-    return (tensor_core_s / eff + elementwise_s) * w.tokens_per_step / hw.gpus
+    compute_s = tensor_core_s / speed.kernel_efficiency + elementwise_s * speed.elementwise_scale
+    return compute_s * w.tokens_per_step / hw.gpus
 
 
 class _SizePlans:
@@ -796,7 +798,7 @@ def _size_plans(
     hw: _Hardware,
     limit_gb: float,
     fixed: PartialPlan,
-    kernel_eff: float,
+    speed: KernelSpeed,
     root: ClusterSpec,
     used: int,
 ) -> _SizePlans:
@@ -804,7 +806,7 @@ def _size_plans(
     ``used`` GPUs has that hardware; its network is not read): the optimizer searches the
     same sizes on many networks. An entry computed under other fitted constants (the
     calibration's fitting loop) is redone."""
-    key = (w, hw, limit_gb, fixed, kernel_eff)
+    key = (w, hw, limit_gb, fixed, speed)
     gen = generation(hw.gpu_model)
     hit = _size_cache.get(key)
     if hit is not None and hit[1] is gen and hit[2] is fitted.COMPUTE:
@@ -813,7 +815,7 @@ def _size_plans(
         _size_cache.clear()
         _row_parts_cache.clear()
     sub = root if used == root.gpus else replace(root, gpus=used)
-    sized = _price_free(w, sub, hw, limit_gb, fixed, kernel_eff)
+    sized = _price_free(w, sub, hw, limit_gb, fixed, speed)
     _RowBudget.add_size(len(sized.plans))
     _size_cache[key] = (sized, gen, fitted.COMPUTE)
     return sized
@@ -825,10 +827,10 @@ def _price_free(
     hw: _Hardware,
     limit_gb: float,
     fixed: PartialPlan,
-    kernel_eff: float,
+    speed: KernelSpeed,
 ) -> _SizePlans:
     plans = _candidate_plans(w, hw.gpus, hw.gpus_per_node, limit_gb, fixed, hw.domain_gpus)
-    free_s, columns = network_free_terms(w, c, plans, kernel_eff, _row_parts(w, c))
+    free_s, columns = network_free_terms(w, c, plans, speed, _row_parts(w, c))
     return _SizePlans(w, c, plans, free_s, columns)
 
 
@@ -1010,12 +1012,12 @@ def plan_and_estimate(
     expected = scenario(c, fabric, "expected", options)
     # the candidates' network-free steps take the scale-up terms at 1 (plan_pricing._collective_s)
     assert expected.collective_efficiency <= 1.0, "collective efficiency above 1"
-    eff = expected.kernel_efficiency
+    speed = KernelSpeed.of(expected)
     limit_gb = usable_memory_gb(c)
     roots = [c, *_domain_tilings(c)]
     reliability = options.reliability
     sizes = _pending_sizes(
-        w, _hardware(c, c.gpus), limit_gb, fixed, eff, expected.step_overhead_s, reliability, c
+        w, _hardware(c, c.gpus), limit_gb, fixed, speed, expected.step_overhead_s, reliability, c
     )
     pending = sizes.entries
     refined: dict[int, float] = {}  # tighter bounds of the sizes looked at, by order
@@ -1048,7 +1050,7 @@ def plan_and_estimate(
                         raise SearchStopped
                     root = roots[r]
                     known = sizes.sized[order] = (
-                        _size_plans(w, _hardware(root, used), limit_gb, fixed, eff, root, used),
+                        _size_plans(w, _hardware(root, used), limit_gb, fixed, speed, root, used),
                         goodput_factor(w.parameters, used, reliability),
                     )
                 sized, gp = known
@@ -1153,7 +1155,7 @@ def _pending_sizes(
     hw: _Hardware,
     limit_gb: float,
     fixed: PartialPlan,
-    kernel_eff: float,
+    speed: KernelSpeed,
     step_overhead_s: float,
     reliability: Reliability,
     c: ClusterSpec,
@@ -1163,7 +1165,7 @@ def _pending_sizes(
     bound is the size's fastest compute plus the per-step overhead, at its goodput, until a
     search refines it. Cached per workload and hardware: ``c`` is only read for its hardware
     (``hw``)."""
-    key = (w, hw, limit_gb, fixed, kernel_eff, step_overhead_s, reliability)
+    key = (w, hw, limit_gb, fixed, speed, step_overhead_s, reliability)
     hit = _pending_cache.get(key)
     gen = generation(hw.gpu_model)
     if hit is not None and hit.constants is fitted.COMPUTE and hit.generation is gen:
@@ -1171,7 +1173,7 @@ def _pending_sizes(
     if len(_pending_cache) >= _SIZE_CACHE_SIZE:
         _pending_cache.clear()
         _RowBudget.bands = 0  # the bands went with their orders
-    sizes = _sizes_by_bound(w, hw, fixed, kernel_eff, step_overhead_s, reliability, c)
+    sizes = _sizes_by_bound(w, hw, fixed, speed, step_overhead_s, reliability, c)
     order = _SizeOrder(sizes, gen)
     _pending_cache[key] = order
     return order
@@ -1181,7 +1183,7 @@ def _sizes_by_bound(
     w: Workload,
     hw: _Hardware,
     fixed: PartialPlan,
-    kernel_eff: float,
+    speed: KernelSpeed,
     step_overhead_s: float,
     reliability: Reliability,
     c: ClusterSpec,
@@ -1189,7 +1191,7 @@ def _sizes_by_bound(
     keep = 1.0 - BOUND_SLACK
     out: list[tuple[float, int, int, int]] = []
     for r, (root, sizes) in enumerate(root_sizes(w, c, fixed)):
-        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), kernel_eff, fixed)
+        work_s = _fastest_compute_s(w, _hardware(root, root.gpus), speed, fixed)
         for used in sizes:
             gp = goodput_factor(w.parameters, used, reliability)
             compute_s = work_s * root.gpus / used * _least_share(w, fixed, used)
@@ -1198,7 +1200,7 @@ def _sizes_by_bound(
     return tuple(sorted(out))
 
 
-def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float, fixed: PartialPlan) -> float:
+def _fastest_compute_s(w: Workload, hw: _Hardware, speed: KernelSpeed, fixed: PartialPlan) -> float:
     """The step's compute on ``hw.gpus`` at kernel speed with the fastest tensor degree and
     micro-batch that agree with ``fixed``: no candidate on these GPUs, nor (scaled by gpus /
     used) on fewer of them, is faster (smaller sizes offer no other tensor degree). Not
@@ -1212,9 +1214,7 @@ def _fastest_compute_s(w: Workload, hw: _Hardware, kernel_eff: float, fixed: Par
     if fixed.expert in experts:
         experts = (fixed.expert,)
     micro = (fixed.micro_batch_size,) if fixed.micro_batch_size else MICRO_BATCH_CHOICES
-    return min(
-        _compute_s(w, hw, mb, t, kernel_eff, e) for t in tensors for mb in micro for e in experts
-    )
+    return min(_compute_s(w, hw, mb, t, speed, e) for t in tensors for mb in micro for e in experts)
 
 
 def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:

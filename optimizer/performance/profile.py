@@ -1,10 +1,11 @@
 """A calibration profile: the model's few free parameters fitted to a user's measurements
 (issue 14, ``procure calibrate``).
 
-A profile scales the built-in kernel efficiency of one GPU generation, replaces the delivered
-/ line-rate efficiency of the fabrics nccl-tests measured, and sets the framework's collective
-efficiency and per-step overhead. It is a frozen record of tuples so that it can key the
-estimator's scenario cache (``estimator.scenario_for``).
+A profile scales the built-in kernel efficiency of one GPU generation and the element-wise
+(memory-bound) work of its runs, replaces the delivered / line-rate efficiency of the fabrics
+nccl-tests measured, and sets the framework's collective efficiency and per-step overhead.
+It is a frozen record of tuples so that it can key the estimator's scenario cache
+(``estimator.scenario_for``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from optimizer.performance import calibration as fitted
 from optimizer.performance.calibration import GpuGeneration
 
 METRICS = ("step_time_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
-PARAMETERS = ("kernel_efficiency", "fabric_efficiency", "collective_efficiency", "step_overhead_s")
+PARAMETERS = (
+    "kernel_efficiency",
+    "elementwise_scale",
+    "fabric_efficiency",
+    "collective_efficiency",
+    "step_overhead_s",
+)
 MAX_RESIDUAL_SPREAD = 0.5
 # The low/high spread of a calibrated model's efficiencies is never narrower than this. A
 # profile fitted on two small runs misses the large runs of the published series by up to
@@ -70,6 +77,8 @@ class _Case(Protocol):
     def collective_efficiency(self) -> float: ...
     @property
     def step_overhead_s(self) -> float: ...
+    @property
+    def elementwise_scale(self) -> float: ...
 
 
 CaseT = TypeVar("CaseT", bound=_Case)
@@ -94,6 +103,8 @@ class CalibrationProfile:
     residual_spread: float = MIN_RESIDUAL_SPREAD
     tool_version: str = ""
     notes: tuple[str, ...] = ()
+    # x the built-in element-wise work of gpu_generation's runs (the framework's fusion)
+    elementwise_scale: float | None = None
 
     @property
     def range_spread(self) -> float:
@@ -140,6 +151,11 @@ class CalibrationProfile:
                 f"{NOTE_PREFIX} fitted on {self.gpu_generation}: the {gen.name} kernel "
                 "efficiency is the built-in one"
             )
+        if self.elementwise_scale is not None and gen.name != self.gpu_generation:
+            notes.append(
+                f"{NOTE_PREFIX} fitted on {self.gpu_generation}: the {gen.name} element-wise "
+                "work is the built-in one"
+            )
         if self.fabrics and self.fabric_efficiency(fabric) is None:
             measured = ", ".join(f.fabric for f in self.fabrics)
             notes.append(
@@ -159,7 +175,9 @@ class CalibrationProfile:
         and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit, and take
         the smaller and the larger of the fitted and the built-in step overhead: what two
         scales attribute to a fixed cost per step may be a loss that grows with the scale
-        instead, which a shorter step (more GPUs on the same batch) does not pay in full."""
+        instead, which a shorter step (more GPUs on the same batch) does not pay in full. The
+        element-wise scale and the collective efficiency are the fitted ones in every
+        scenario: the kernel efficiency's widening carries the compute's range."""
         spread = self.range_spread
         widen = {"expected": 1.0, "optimistic": 1 / (1 - spread), "pessimistic": 1 / (1 + spread)}[
             scenario
@@ -169,6 +187,8 @@ class CalibrationProfile:
         if scale is not None:
             kernel = gen.efficiency("expected") * scale * widen
             changes["kernel_efficiency"] = min(1.0, kernel)
+        if self.elementwise_scale is not None and gen.name == self.gpu_generation:
+            changes["elementwise_scale"] = self.elementwise_scale
         measured = self.fabric_efficiency(fabric)
         if measured is not None:
             changes["fabric_efficiency"] = min(1.0, measured * widen)

@@ -234,7 +234,7 @@ class CalibrationPoint(_message.Message):
     def __init__(self, label: _Optional[str] = ..., metric: _Optional[str] = ..., measured: _Optional[float] = ..., predicted: _Optional[float] = ..., residual: _Optional[float] = ..., gpus: _Optional[int] = ..., step_time_s: _Optional[float] = ...) -> None: ...
 
 class CalibrationProfile(_message.Message):
-    __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes")
+    __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes", "elementwise_scale")
     GPU_GENERATION_FIELD_NUMBER: _ClassVar[int]
     KERNEL_EFFICIENCY_SCALE_FIELD_NUMBER: _ClassVar[int]
     KERNEL_EFFICIENCY_FIELD_NUMBER: _ClassVar[int]
@@ -246,6 +246,7 @@ class CalibrationProfile(_message.Message):
     RESIDUAL_SPREAD_FIELD_NUMBER: _ClassVar[int]
     TOOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
+    ELEMENTWISE_SCALE_FIELD_NUMBER: _ClassVar[int]
     gpu_generation: str
     kernel_efficiency_scale: float
     kernel_efficiency: float
@@ -257,7 +258,8 @@ class CalibrationProfile(_message.Message):
     residual_spread: float
     tool_version: str
     notes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, gpu_generation: _Optional[str] = ..., kernel_efficiency_scale: _Optional[float] = ..., kernel_efficiency: _Optional[float] = ..., fabrics: _Optional[_Iterable[_Union[CalibratedFabric, _Mapping]]] = ..., collective_efficiency: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., fitted: _Optional[_Iterable[str]] = ..., points: _Optional[_Iterable[_Union[CalibrationPoint, _Mapping]]] = ..., residual_spread: _Optional[float] = ..., tool_version: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ...) -> None: ...
+    elementwise_scale: float
+    def __init__(self, gpu_generation: _Optional[str] = ..., kernel_efficiency_scale: _Optional[float] = ..., kernel_efficiency: _Optional[float] = ..., fabrics: _Optional[_Iterable[_Union[CalibratedFabric, _Mapping]]] = ..., collective_efficiency: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., fitted: _Optional[_Iterable[str]] = ..., points: _Optional[_Iterable[_Union[CalibrationPoint, _Mapping]]] = ..., residual_spread: _Optional[float] = ..., tool_version: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., elementwise_scale: _Optional[float] = ...) -> None: ...
 
 class EstimateRequest(_message.Message):
     __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles", "reliability", "calibration")
