@@ -32,7 +32,6 @@ import numpy as np
 from google.protobuf.json_format import ParseDict
 
 from optimizer._pb.procurement.v1 import estimate_pb2
-from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration, compute
 from optimizer.performance.convert import request_from_proto
@@ -692,9 +691,8 @@ def print_unseen() -> None:
     print("|---|---|---|---|---|")
     errors = []
     for run in unseen_runs():
-        response = estimate(ParseDict(run.request, estimate_pb2.EstimateRequest()))
-        per_gpu = response.tokens_per_s / response.gpus_used
-        err = per_gpu / run.published_tokens_per_s_per_gpu - 1.0
+        err = _per_gpu_error(run)
+        per_gpu = run.published_tokens_per_s_per_gpu * (1.0 + err)
         errors.append(abs(err))
         gap = "yes" if run.known_gap else ""
         print(

@@ -20,6 +20,7 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible, SearchStopped
 from optimizer.performance.estimator import (
     Estimate,
+    KernelSpeed,
     StepModel,
     expert_traffic,
     layer_collectives_per_step,
@@ -32,7 +33,6 @@ from optimizer.performance.goodput import wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
-    KernelSpeed,
     concatenated,
     goodput_factor,
     network_free_terms,

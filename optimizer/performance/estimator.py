@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from optimizer.errors import InvalidInput
 from optimizer.performance import calibration as fitted
@@ -56,6 +56,10 @@ from optimizer.workload.pipeline_layout import (
     interleaving_refusal,
     pipeline_layout,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 ACTIVATION_BYTES = 2.0  # bf16 activations on the wire (fp8 runs keep bf16 communication)
 GRADIENT_BYTES = 2.0  # bf16 gradients reduced across data-parallel ranks
@@ -507,6 +511,28 @@ def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
     if neighbour and c.topology.direct:
         return 1
     return c.topology.max_switch_hops
+
+
+_Seconds = TypeVar("_Seconds", float, "npt.NDArray[np.float64]")
+
+
+class KernelSpeed(NamedTuple):
+    """How fast a scenario (EstimateCase) runs a step's compute: its kernel efficiency, and
+    its element-wise work over the built-in model's (a calibration profile's fusion). The one
+    place the compute's two parts are combined, so the planner's bounds and StepModel's steps
+    cannot part ways."""
+
+    kernel_efficiency: float
+    elementwise_scale: float = 1.0
+
+    @classmethod
+    def of(cls, sc: EstimateCase) -> KernelSpeed:
+        return cls(sc.kernel_efficiency, sc.elementwise_scale)
+
+    def kernel_s(self, tensor_core_s: _Seconds, elementwise_s: _Seconds) -> _Seconds:
+        """Compute seconds, before the straggler's stretch, of ``tensor_core_s`` at large-GEMM
+        efficiency 1 and ``elementwise_s`` at the built-in passes (floats or arrays)."""
+        return tensor_core_s / self.kernel_efficiency + elementwise_s * self.elementwise_scale
 
 
 @dataclass(frozen=True)
@@ -1639,9 +1665,9 @@ class StepModel:
         tensor_core_s = self.tensor_core_s
         if sc.attention_time_factor != 1.0:  # issue 14 (the range): flash attention's speed
             tensor_core_s *= 1.0 + self.flash_share * (sc.attention_time_factor - 1.0)
-        compute = (
-            tensor_core_s / sc.kernel_efficiency + self.elementwise_s * sc.elementwise_scale
-        ) * (1.0 + self.straggler)
+        compute = KernelSpeed.of(sc).kernel_s(tensor_core_s, self.elementwise_s) * (
+            1.0 + self.straggler
+        )
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         tp, dp, p2p, a2a, tp_exposed, exposed = self._communication(sc, compute, cpu)
         bubble = (

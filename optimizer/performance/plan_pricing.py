@@ -54,6 +54,7 @@ from optimizer.performance.compute import (
 )
 from optimizer.performance.estimator import (
     EstimateCase,
+    KernelSpeed,
     Part,
     StepModel,
     data_parallel_collectives,
@@ -95,18 +96,6 @@ class NetBytes(NamedTuple):
 # NetRows: the rows of the arrays a pass prices the tensor-parallel, pipeline and
 # data-parallel terms in (PlanArrays.network_bytes, _Static.scale_up), one NumPy call for all.
 P2P_ROW, DP_ROW = 1, 2  # row 0: the tensor-parallel term
-
-
-class KernelSpeed(NamedTuple):
-    """How fast a scenario (EstimateCase) runs a step's compute: its kernel efficiency, and
-    its element-wise work over the built-in model's (a calibration profile's fusion)."""
-
-    kernel_efficiency: float
-    elementwise_scale: float = 1.0
-
-    @classmethod
-    def of(cls, sc: EstimateCase) -> KernelSpeed:
-        return cls(sc.kernel_efficiency, sc.elementwise_scale)
 
 
 # Network-free columns (network_free_terms), the first rows of PlanArrays.table.
@@ -189,9 +178,8 @@ class PlanArrays:
     plans: tuple[Degrees, ...]
     forward_share: float
     table: Floats
-    # per (kernel efficiency, element-wise scale, collective efficiency, per-step overhead):
-    # _static's terms
-    static: dict[tuple[float, float, float, float], _Static] = field(
+    # per (kernel speed, collective efficiency, per-step overhead): _static's terms
+    static: dict[tuple[KernelSpeed, float, float], _Static] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
     # per shape of network (uplink tiers, adaptive routing): _leaf's flows and slow-downs
@@ -395,9 +383,7 @@ def network_free_terms(
     tensor_core_s = kernel[:, 0] * rows.tokens
     elementwise_s = kernel[:, 1] * rows.tokens
     fixed_s = rows.optimizer_bytes / (hbm * 1e12) + rows.chunk_s
-    compute = (
-        tensor_core_s / speed.kernel_efficiency + elementwise_s * speed.elementwise_scale
-    ) * (1.0 + rows.straggler)
+    compute = speed.kernel_s(tensor_core_s, elementwise_s) * (1.0 + rows.straggler)
     stretch = 1.0 + rows.bubble
     free = compute * stretch + fixed_s + stretch * scale_up
     table = np.stack(
@@ -770,12 +756,12 @@ class _Static(NamedTuple):
     p2p_reach: Floats  # nodes a pipeline's sends span: stride x stages (0: none)
 
 
-def _static(a: PlanArrays, ke: float, es: float, ce: float, overhead_s: float) -> _Static:
-    key = (ke, es, ce, overhead_s)
+def _static(a: PlanArrays, speed: KernelSpeed, ce: float, overhead_s: float) -> _Static:
+    key = (speed, ce, overhead_s)
     hit = a.static.get(key)
     if hit is not None:
         return hit
-    compute = (a.tensor_core_s / ke + a.elementwise_s * es) * (1.0 + a.straggler)
+    compute = speed.kernel_s(a.tensor_core_s, a.elementwise_s) * (1.0 + a.straggler)
     per_mb = compute / a.micro_batches
     forward = per_mb * a.forward_share / a.units
     any_fsdp = bool(a.fsdp.any())
@@ -947,7 +933,7 @@ def wall_step_lower_bounds_s(
     Terms none of the plans has are skipped. ``shared``: price the leaf uplinks the
     data-parallel rings share with the pipeline sends (tighter, a third more operations)."""
     ce = sc.collective_efficiency
-    st = _static(a, sc.kernel_efficiency, sc.elementwise_scale, ce, sc.step_overhead_s)
+    st = _static(a, KernelSpeed.of(sc), ce, sc.step_overhead_s)
     # as ClusterSpec.nic_bytes_per_s_per_gpu; plain floats for one size (the same values)
     node_gpus = (
         min(gpus, c.gpus_per_node) if isinstance(gpus, int) else np.minimum(gpus, c.gpus_per_node)

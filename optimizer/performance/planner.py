@@ -35,6 +35,7 @@ from optimizer.performance.errors import PlanInfeasible, SearchStopped
 from optimizer.performance.estimator import (
     Estimate,
     EstimateCase,
+    KernelSpeed,
     StepModel,
     check_degrees,
     check_pipeline_engine,
@@ -61,7 +62,6 @@ from optimizer.performance.plan import Degrees, ParallelPlan, PartialPlan, plan_
 from optimizer.performance.plan_pricing import (
     BOUND_SLACK,
     Floats,
-    KernelSpeed,
     PlanArrays,
     RowHardware,
     RowParts,
@@ -602,8 +602,7 @@ def _compute_s(
     tensor_core_s, elementwise_s = compute_s_per_token(
         w, micro_batch, tensor, hw.gpu_model, hw.peak_tflops, hw.peak_fp8_tflops, expert
     )
-    compute_s = tensor_core_s / speed.kernel_efficiency + elementwise_s * speed.elementwise_scale
-    return compute_s * w.tokens_per_step / hw.gpus
+    return speed.kernel_s(tensor_core_s, elementwise_s) * w.tokens_per_step / hw.gpus
 
 
 class _SizePlans:
