@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from google.protobuf.json_format import ParseDict
+
+from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.performance.cluster import ClusterSpec
+from optimizer.performance.convert import workload_from_proto
+from optimizer.performance.validation import unseen_runs
 from optimizer.topology.sizing import size_network
+from optimizer.workload.model import Workload
 
 
 def cluster(
@@ -41,3 +47,11 @@ def cluster(
         gpu_model=gpu,
         gpu_peak_fp8_tflops=None if a100 else 1978.9,
     )
+
+
+def qwen3_30b() -> Workload:
+    """Qwen3-30B-A3B as the published-run data states it (32 heads of 128 on h 2,048, a
+    151,936-token vocabulary)."""
+    run = next(r for r in unseen_runs() if r.id.startswith("qwen3"))
+    fields = {k: v for k, v in run.request["workload"].items() if k != "parameters"}
+    return workload_from_proto(ParseDict(fields, estimate_pb2.Workload()))

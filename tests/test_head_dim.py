@@ -11,30 +11,20 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from google.protobuf.json_format import ParseDict
 
-from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance.compute import compute_s_per_token
-from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import estimate
 from optimizer.performance.plan import ParallelPlan
-from optimizer.performance.validation import HGX_H100, cluster_for, unseen_runs
+from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.flops import attention_score_flops_per_token_layer
 from optimizer.workload.memory import memory_per_gpu
-from optimizer.workload.model import Workload
+from tests.estimator_fixtures import qwen3_30b
 
 QWEN3_30B_PARAMETERS = 30.5e9  # Qwen3 technical report, arXiv:2505.09388, Table 2
 
 
-def _qwen3_30b() -> Workload:
-    """Qwen3-30B-A3B as the published-run data states it (32 heads of 128 on h 2,048)."""
-    run = next(r for r in unseen_runs() if r.id.startswith("qwen3"))
-    fields = {k: v for k, v in run.request["workload"].items() if k != "parameters"}
-    return workload_from_proto(ParseDict(fields, estimate_pb2.Workload()))
-
-
-QWEN3 = _qwen3_30b()
+QWEN3 = qwen3_30b()
 NARROW = replace(QWEN3, head_dim=0)  # what a request without the field described
 
 

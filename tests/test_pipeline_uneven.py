@@ -23,7 +23,7 @@ from optimizer.workload.pipeline_layout import (
     pipeline_layout,
 )
 from optimizer.workload.presets import preset
-from tests.estimator_fixtures import cluster
+from tests.estimator_fixtures import cluster, qwen3_30b
 
 LLAMA405 = preset("llama3-405b")
 LLAMA405_FULL = preset("llama3-405b", activation_recompute="full")  # fits 80 GB at p = 16
@@ -132,8 +132,9 @@ def test_interleaving_micro_batches_that_are_not_a_multiple_of_the_stages_is_ref
 
 def _per_stage_layout(n: int, p: int, v: int, x_out: float) -> tuple[tuple[int, ...], float]:
     """The layout worked out stage by stage (as pipeline_layout did before it worked per kind
-    of stage): the smallest largest load T over every stage's floor(T - extra) layers, then
-    the spare layers off the first stage, the last, and the middle ones in turn."""
+    of stage): the smallest largest load T over every stage's floor(T - extra) layers, each
+    stage's every possible load tried, then the spare layers off the first stage, the last,
+    and the middle ones in turn."""
     eps = 1e-9
     extra = [0.0] * p
     extra[-1] += x_out
@@ -141,8 +142,8 @@ def _per_stage_layout(n: int, p: int, v: int, x_out: float) -> tuple[tuple[int, 
     if p * v > n:
         least[0] -= 1
         least[-1] -= 1
-    lowest = max(min(least), n // p - 1)
-    candidates = sorted({k + x for k in range(lowest, math.ceil(n / p) + 2) for x in set(extra)})
+    # every load a stage can have (k layers and its extra), not only those near n / p
+    candidates = sorted({k + x for k in range(n + 1) for x in set(extra)})
     target = next(
         t
         for t in candidates
@@ -158,14 +159,28 @@ def _per_stage_layout(n: int, p: int, v: int, x_out: float) -> tuple[tuple[int, 
     return tuple(layers), max(k + x for k, x in zip(layers, extra, strict=True))
 
 
+def test_a_heavy_output_layer_leaves_its_stage_fewer_layers_than_the_rest() -> None:
+    """Qwen3-30B-A3B (48 layers, a 151,936-token vocabulary on h 2,048) over 4 stages: the
+    output layer weighs 4.1 layers, so 13, 13, 13 and 9 + 4.1 (the slowest 13.1); the search
+    once tried only loads near 48 / 4 for the last stage and laid out 7, 15, 15 and 11 + 4.1
+    (15.1), a slowest stage 15 % heavier."""
+    w = qwen3_30b()
+    assert output_layer_equivalents(w) == pytest.approx(4.07, abs=0.01)
+    layout = pipeline_layout(w, 4)
+    assert layout.layers == (13, 13, 13, 9)
+    assert layout.slowest_stage_load == pytest.approx(9 + output_layer_equivalents(w))
+
+
 @st.composite
 def layouts(draw: st.DrawFn) -> tuple[Workload, int, int]:
-    """(workload, pipeline, depth): up to 3,000 layers over any stages and depth they fill."""
+    """(workload, pipeline, depth): up to 3,000 layers over any stages and depth they fill,
+    output layers from a fraction of a layer to dozens (a vocabulary up to 2M tokens)."""
     name = draw(st.sampled_from(["llama3-405b", "llama3-8b", "bert-large", "gpt3-175b"]))
+    vocab = draw(st.sampled_from([preset(name).vocab_size, 256_000, 2_000_000]))
     n = draw(st.integers(1, 3000))
     p = 1 + round(draw(st.floats(0.0, 1.0)) * (min(n + 2, 400) - 1))
     v = 1 + round(draw(st.floats(0.0, 1.0)) * (deepest_interleaving(n, p) - 1))
-    return preset(name, layers=n), p, v
+    return preset(name, layers=n, vocab_size=vocab), p, v
 
 
 @settings(max_examples=300, deadline=None)
