@@ -29,7 +29,7 @@ from optimizer.performance.calibration import GpuGeneration, generation
 from optimizer.workload.flops import (
     FORWARD_BACKWARD_FACTOR,
     attention_recompute_passes,
-    forward_flops_per_token,
+    attention_score_flops_per_token_layer,
 )
 from optimizer.workload.memory import materialised_bytes_per_token_layer
 from optimizer.workload.model import Workload
@@ -244,6 +244,41 @@ def attention_share(
     return attention / total if total > 0 else 0.0
 
 
+# A flash kernel computes every key tile a query tile touches whole; only tiles wholly outside
+# the mask or the window are skipped (FlashAttention-2, Dao 2023, sec. 3.1.1). 128 queries x
+# 128 keys: FlashAttention-3's Hopper tile for head dims 65-128, causal or local
+# (Dao-AILab/flash-attention, hopper/tile_size.h), a modelling value for every head dim (at 64
+# a windowed kernel tiles 192 x 160, more keys still). The fitted attention efficiency is that of
+# full causal layers, their diagonal tiles' waste included; a window of 128 computes about
+# twice the keys it needs.
+FLASH_TILE_QUERIES = 128
+FLASH_TILE_KEYS = 128
+
+
+@lru_cache(maxsize=256)
+def flash_computed_keys(sequence: int, window: int) -> float:
+    """Keys a flash kernel computes per query, on average, under a causal mask limited to
+    the last ``window`` tokens (a window >= the sequence: the causal mask alone)."""
+    total = 0
+    for start in range(0, sequence, FLASH_TILE_QUERIES):
+        end = min(start + FLASH_TILE_QUERIES, sequence)
+        first_key = max(0, start - window + 1)
+        tiles = (end - 1) // FLASH_TILE_KEYS - first_key // FLASH_TILE_KEYS + 1
+        total += (end - start) * tiles * FLASH_TILE_KEYS
+    return total / sequence
+
+
+def _flash_layers(w: Workload) -> float:
+    """The layers' flash-attention work in full causal layers: a windowed layer
+    (``w.windowed_layers``) counts as the keys its kernel computes over those of a full
+    causal layer (flash_computed_keys)."""
+    if not w.windowed_layers:
+        return float(w.layers)
+    s = w.sequence_length
+    share = flash_computed_keys(s, w.sliding_window_tokens) / flash_computed_keys(s, s)
+    return w.layers - w.windowed_layers + w.windowed_layers * share
+
+
 def _attention_s_per_token(
     w: Workload, micro_batch: int, tensor: int, peak_bf16: float, gen: GpuGeneration
 ) -> float:
@@ -251,12 +286,12 @@ def _attention_s_per_token(
     recomputed: ``attention_recompute_passes``).
 
     Fused (flash attention): its FLOPs at ``gen``'s fitted attention efficiency for the
-    workload's kernel. Unfused: the
-    batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and AV (s x
-    head_dim output, inner s), each at its own shape."""
+    workload's kernel, a windowed layer's at the keys its kernel computes (_flash_layers).
+    Unfused: the batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and
+    AV (s x head_dim output, inner s), each at its own shape, whatever the window."""
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
-        flops = passes * forward_flops_per_token(w).attention_scores
+        flops = passes * attention_score_flops_per_token_layer(w) * _flash_layers(w)
         return flops / (peak_bf16 * calibration.attention_efficiency(gen, w.attention_kernel))
     s = w.sequence_length
     hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count

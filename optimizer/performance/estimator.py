@@ -324,11 +324,19 @@ def ulysses_refusal(w: Workload, tensor: int, context: int) -> str:
 
 def context_refusal(w: Workload, tensor: int, context: int) -> tuple[str, str]:
     """(why, field) the framework will not run ``context`` ranks with ``tensor`` (("", "")
-    when it will): the context chunks (context_chunks), Ulysses' rules under DeepSpeed
+    when it will): no sliding window (not modelled with context ranks), the context chunks
+    (context_chunks), Ulysses' rules under DeepSpeed
     (ulysses_refusal) and, with sequence parallelism (which the memory model assumes wherever
     tensor > 1), each rank's tokens split again over the tensor group, with or without
     context parallelism."""
     cp, s = context, w.sequence_length
+    if cp > 1 and w.windowed_layers:
+        why = (
+            f"context {cp} with sliding-window attention (workload.sliding_window_tokens): "
+            "ring attention that passes only the window's keys and values is not modelled; "
+            "expected context 1"
+        )
+        return why, "parallelism.context"
     if cp > 1 and s % (chunks := context_chunks(w, cp)):
         why = (
             f"sequence_length {s} does not split into {chunks} equal chunks "

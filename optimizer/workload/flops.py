@@ -15,6 +15,12 @@ layer, not 4 s h; without flash attention the full product is computed and then 
 is what eq. (3) counts (SC'21 predates flash attention). Model FLOPs (MFU) follow the same
 rule: the masked half is work the math does not need (the FlashAttention-2 convention; Megatron
 SC'21 and PaLM count the full product, which gives a higher MFU at long sequences).
+
+Sliding-window attention (issue 14): a query of a windowed layer attends to the last W tokens
+only (Beltagy et al. 2020, Longformer; Mistral 7B, Jiang et al. 2023, sec. 2), W - W^2 / 2s
+keys on average over a sequence of s (the first W queries see fewer), which flash kernels
+compute alone (FlashAttention-2 skips the blocks outside the window as it skips the masked
+ones); without flash attention the full product is computed and masked, as above.
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def forward_flops_per_token(w: Workload) -> TokenFlops:
     )
     return TokenFlops(
         layer_matmul=2.0 * per_layer_weights * w.layers,
-        attention_scores=attention_score_flops_per_token_layer(w) * w.layers,
+        attention_scores=attention_score_flops_per_token(w),
         logits=2.0 * w.hidden_size * w.vocab_size,
     )
 
@@ -66,6 +72,28 @@ def attention_score_flops_per_token_layer(w: Workload) -> float:
     a causal model whose flash attention skips the masked blocks (Dao 2023, FlashAttention-2)."""
     full = 4.0 * w.sequence_length * w.attention_width
     return full / 2 if w.causal and w.flash_attention else full
+
+
+def attention_score_flops_per_token(w: Workload) -> float:
+    """Forward FLOPs of QK^T and AV for one token over all layers: the windowed layers
+    (``w.windowed_layers``) at the keys their window leaves (causal_window_keys) when flash
+    attention skips the others."""
+    per_layer = attention_score_flops_per_token_layer(w)
+    windowed = w.windowed_layers if w.flash_attention else 0
+    if not windowed:
+        return per_layer * w.layers
+    s = w.sequence_length
+    share = causal_window_keys(s, w.sliding_window_tokens) / (s / 2)
+    return per_layer * (w.layers - windowed + windowed * share)
+
+
+def causal_window_keys(sequence: int, window: int) -> float:
+    """Keys a query attends to on average under a causal mask limited to the last
+    ``window`` tokens: W - W^2 / 2s, and s / 2 (the causal half) once the window spans the
+    sequence."""
+    if window >= sequence:
+        return sequence / 2
+    return window - window * window / (2 * sequence)
 
 
 @lru_cache(maxsize=1024)

@@ -107,6 +107,12 @@ class Workload:
     # reduce-scatter with the GEMM beside it (Megatron-Core's --tp-comm-overlap, Transformer
     # Engine's userbuffers; NVIDIA's NeMo / Megatron-Bridge recipes). estimator.StepModel.
     tp_comm_overlap: bool = False
+    # issue 14 (attention): sliding-window attention, a query attending to the last
+    # ``sliding_window_tokens`` tokens only (0: the whole causal prefix), on
+    # ``sliding_window_layers`` of the layers (0: all of them; Mistral 7B: all, window 4,096;
+    # GPT-OSS: 18 of 36, window 128; Gemma 3: 5 of every 6). flops.py, compute.py.
+    sliding_window_tokens: int = 0
+    sliding_window_layers: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -178,6 +184,7 @@ class Workload:
                 "attention is unfused (flash_attention false)",
                 field="workload.attention_kernel",
             )
+        self._check_sliding_window()
         if self.expert_node_limit < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
@@ -188,6 +195,30 @@ class Workload:
                 "node-limited routing saves network bytes only when each node is sent a token "
                 "once: set expert_dispatch to node_deduplicated",
                 field="workload.expert_node_limit",
+            )
+
+    def _check_sliding_window(self) -> None:
+        if self.sliding_window_tokens < 0:
+            raise InvalidInput(
+                f"must be >= 1 (or 0: no window), got {self.sliding_window_tokens}",
+                field="workload.sliding_window_tokens",
+            )
+        if not 0 <= self.sliding_window_layers <= self.layers:
+            raise InvalidInput(
+                f"must be between 1 and layers ({self.layers}) (or 0: every layer), got "
+                f"{self.sliding_window_layers}",
+                field="workload.sliding_window_layers",
+            )
+        if self.sliding_window_layers and not self.sliding_window_tokens:
+            raise InvalidInput(
+                "the layers of a sliding window need its width: set workload.sliding_window_tokens",
+                field="workload.sliding_window_layers",
+            )
+        if self.sliding_window_tokens and not self.causal:
+            raise InvalidInput(
+                "a sliding window is modelled for causal (decoder) attention only; this "
+                "workload's attention is bidirectional (causal false)",
+                field="workload.sliding_window_tokens",
             )
 
     @property
@@ -202,6 +233,13 @@ class Workload:
         Falcon sized its "multigroup" K/V groups to its tensor degree for this reason
         (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads."""
         return gcd(self.kv_heads, self.ffn_hidden_size)
+
+    @cached_property
+    def windowed_layers(self) -> int:
+        """Layers whose attention is limited to the sliding window (0 without one)."""
+        if not self.sliding_window_tokens:
+            return 0
+        return self.sliding_window_layers or self.layers
 
     @cached_property
     def kv_ratio(self) -> float:
