@@ -106,9 +106,9 @@ def test_no_bound_exceeds_an_overlapped_plans_exact_step(name: str, c: ClusterSp
 
 
 def test_nvidias_tensor_parallel_rows_state_the_overlap_their_recipes_run() -> None:
-    """Megatron-Bridge's Llama 3 70B and 3.1 405B H100 recipes set userbuffers TP overlap, as
-    NeMo 24.07's launcher configs do for GPT-3, Nemotron and (its performance script) Llama 3
-    70B; its stored Llama 2 70B config does not."""
+    """Megatron-Bridge's Llama 3 70B and 3.1 405B recipes (H100, B200, GB300) set userbuffers
+    TP overlap, as NeMo 24.07's launcher configs do for GPT-3, Nemotron and (its performance
+    script) Llama 3 70B; its stored Llama 2 70B config does not."""
     rows = {r.id: r for r in unseen_runs()}
     overlapped = [i for i, r in rows.items() if r.request["workload"].get("tp_comm_overlap")]
 

@@ -59,8 +59,10 @@ _A100_SOURCE = "fitted to Megatron-LM SC'21 Table 1 and Table 2 (A100, 32-3072 G
 _H100_SOURCE = "fitted to MosaicML llm-foundry H100 BF16 multi-node rows (16-512 GPUs)"
 # Issue 16 generations. No published training throughput of these GPUs is fitted here:
 # MLPerf Training publishes time-to-train only (Llama 2 70B LoRA, Llama 3.1 405B), without
-# the token count needed to turn it into TFLOP/s (docs/performance-model.md, "New hardware").
-# Each is therefore UNVERIFIED with a range wider than the fitted A100/H100 ranges.
+# the token count needed to turn it into TFLOP/s; NVIDIA's Megatron-Bridge tables publish
+# tokens/s on B200, GB200 and GB300, never-fitted checks in data/unseen-runs.json, on a newer
+# stack than the H100 fit's (docs/performance-model.md, "New hardware"). Each is therefore
+# UNVERIFIED with a range wider than the fitted A100/H100 ranges.
 _B300_SOURCE = (
     "no published run here: B200 value (same dense BF16/FP8 peak per GPU, HGX B300 spec), "
     "range widened both ways (new part, FP4-first software), UNVERIFIED"
