@@ -686,20 +686,58 @@ def print_held_out(cases: list[PublishedCase], refused: dict[str, str]) -> None:
 
 def print_unseen() -> None:
     """The runs no fit sees (data/unseen-runs.json): their stated layouts' estimated tokens/s
-    a GPU against the published ones, under the constants the model ships with."""
+    a GPU against the published ones, under the constants the model ships with; then the
+    published speed-ups of the rows that name an H100 row of their stack, and the model's."""
     print("\n| run (never fitted) | published tokens/s/GPU | estimated | error | known gap |")
     print("|---|---|---|---|---|")
-    errors = []
+    errors, h100 = [], []
     for run in unseen_runs():
         err = _per_gpu_error(run)
         per_gpu = run.published_tokens_per_s_per_gpu * (1.0 + err)
         errors.append(abs(err))
+        if "H100" in run.request["cluster"]["gpu_model"]:
+            h100.append(abs(err))
         gap = "yes" if run.known_gap else ""
         print(
             f"| {run.id} | {run.published_tokens_per_s_per_gpu:,.0f} | {per_gpu:,.0f} | "
             f"{err:+.1%} | {gap} |"
         )
     print(f"\nRuns never fitted: {_summary(errors, HELD_OUT_TARGET)}")
+    print(f"Runs never fitted, on H100 (the generation fitted): {_summary(h100, HELD_OUT_TARGET)}")
+    print("\n| run | over (same stack) | published speed-up | model's | error |")
+    print("|---|---|---|---|---|")
+    for s in same_stack_speedups():
+        print(
+            f"| {s.run.id} | {s.reference.id} | {s.published:.2f} | {s.model:.2f} | "
+            f"{s.model / s.published - 1.0:+.1%} |"
+        )
+
+
+@dataclass(frozen=True)
+class SameStackSpeedup:
+    """A row's published tokens/s a GPU over its same-stack H100 row's (``published``), and
+    the model's (``model``): a GPU generation's standing, free of what the stack adds to
+    both."""
+
+    run: UnseenRun
+    reference: UnseenRun
+    published: float
+    model: float
+
+
+def same_stack_speedups() -> list[SameStackSpeedup]:
+    """Each never-fitted row that names its same-stack H100 row (``same_stack_as``)."""
+    runs = unseen_runs()
+    by_id = {run.id: run for run in runs}
+    speedups = []
+    for run in runs:
+        if run.same_stack_as is None:
+            continue
+        reference = by_id[run.same_stack_as]
+        published = run.published_tokens_per_s_per_gpu / reference.published_tokens_per_s_per_gpu
+        model = published * (1.0 + _per_gpu_error(run)) / (1.0 + _per_gpu_error(reference))
+        speedups.append(SameStackSpeedup(run, reference, published, model))
+    return speedups
 
 
 @dataclass(frozen=True)

@@ -539,7 +539,9 @@ class UnseenRun:
     """A published training throughput on a stated layout (data/unseen-runs.json):
     ``request`` is an EstimateRequest in its protobuf JSON form; ``known_gap`` says why the
     model misses issue 14's bar on it (None: it should not); ``series`` names the published
-    series it belongs to (one stack and precision at growing scale; None: none)."""
+    series it belongs to (one stack and precision at growing scale; None: none);
+    ``same_stack_as`` the H100 row of the same table, stack, model and precision (None:
+    none), over which its published speed-up checks its GPU generation's standing."""
 
     id: str
     source: str
@@ -547,6 +549,7 @@ class UnseenRun:
     request: dict[str, Any]
     known_gap: str | None
     series: str | None = None
+    same_stack_as: str | None = None
 
 
 def unseen_runs(path: Path | Traversable = UNSEEN_RUNS_JSON) -> list[UnseenRun]:
@@ -560,6 +563,7 @@ def unseen_runs(path: Path | Traversable = UNSEEN_RUNS_JSON) -> list[UnseenRun]:
             r["request"],
             r["known_gap"],
             r.get("series"),
+            r.get("same_stack_as"),
         )
         for r in rows
     ]
