@@ -102,6 +102,25 @@ def test_unfused_attention_computes_the_whole_product_whatever_the_window() -> N
     assert _step_s(windowed) == pytest.approx(_step_s(unfused))
 
 
+def test_the_estimate_says_what_the_windowed_layers_compute() -> None:
+    """At 32,768 tokens a 4,096-token window touches 33 key tiles of 128 a query tile once
+    past the first 4,096 tokens, fewer before: 3,960 keys a query on average."""
+    w = replace(LLAMA8B, sliding_window_tokens=4096, sliding_window_layers=16)
+    notes = estimate(w, cluster(64), PLAN).notes
+
+    assert any(
+        "16 of 32 layers attend to the last 4,096 tokens" in n and "3,960 keys a query" in n
+        for n in notes
+    )
+
+
+def test_a_window_unfused_attention_cannot_use_is_said_not_silently_ignored() -> None:
+    w = replace(LLAMA8B, flash_attention=False, sequence_length=4096, sliding_window_tokens=512)
+    notes = estimate(w, cluster(64), PLAN).notes
+
+    assert any("timed as full attention" in n for n in notes)
+
+
 def test_context_parallelism_with_a_window_is_refused_naming_the_field() -> None:
     w = replace(LLAMA8B, sliding_window_tokens=4096)
     with pytest.raises(InvalidInput, match="sliding-window") as err:

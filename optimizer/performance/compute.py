@@ -30,6 +30,7 @@ from optimizer.workload.flops import (
     FORWARD_BACKWARD_FACTOR,
     attention_recompute_passes,
     attention_score_flops_per_token_layer,
+    causal_window_keys,
 )
 from optimizer.workload.memory import materialised_bytes_per_token_layer
 from optimizer.workload.model import Workload
@@ -266,6 +267,24 @@ def flash_computed_keys(sequence: int, window: int) -> float:
         tiles = (end - 1) // FLASH_TILE_KEYS - first_key // FLASH_TILE_KEYS + 1
         total += (end - start) * tiles * FLASH_TILE_KEYS
     return total / sequence
+
+
+def sliding_window_note(w: Workload) -> str:
+    """What a windowed workload's attention is timed at (the estimate's notes): never a window
+    silently ignored."""
+    s, window = w.sequence_length, w.sliding_window_tokens
+    where = f"{w.windowed_layers} of {w.layers} layers attend to the last {window:,} tokens"
+    if not w.flash_attention:
+        return (
+            f"sliding-window attention: {where}, but unfused attention (flash_attention false) "
+            "computes the whole score matrix and masks it: timed as full attention"
+        )
+    return (
+        f"sliding-window attention: {where}; their flash kernel computes "
+        f"{flash_computed_keys(s, window):,.0f} keys a query in {FLASH_TILE_QUERIES} x "
+        f"{FLASH_TILE_KEYS} tiles for the {causal_window_keys(s, window):,.0f} it needs "
+        f"(a causal layer: {flash_computed_keys(s, s):,.0f})"
+    )
 
 
 def _flash_layers(w: Workload) -> float:

@@ -28,6 +28,7 @@ from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.compute import (
     attention_share,
     optimizer_step_s,
+    sliding_window_note,
     straggler_fraction,
     timed_tokens_per_gpu,
 )
@@ -1859,6 +1860,8 @@ def estimate_from_step(
                 w.attention_kernel,
             )
         )
+    if w.windowed_layers:
+        notes.append(sliding_window_note(w))
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
