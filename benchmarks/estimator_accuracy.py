@@ -23,7 +23,7 @@ import argparse
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -691,8 +691,9 @@ def print_unseen() -> None:
     print("\n| run (never fitted) | published tokens/s/GPU | estimated | error | known gap |")
     print("|---|---|---|---|---|")
     errors, h100 = [], []
+    by_id: dict[str, float] = {}  # each run's error, which the speed-ups read again
     for run in unseen_runs():
-        err = _per_gpu_error(run)
+        err = by_id[run.id] = _per_gpu_error(run)
         per_gpu = run.published_tokens_per_s_per_gpu * (1.0 + err)
         errors.append(abs(err))
         if "H100" in run.request["cluster"]["gpu_model"]:
@@ -706,7 +707,7 @@ def print_unseen() -> None:
     print(f"Runs never fitted, on H100 (the generation fitted): {_summary(h100, HELD_OUT_TARGET)}")
     print("\n| run | over (same stack) | published speed-up | model's | error |")
     print("|---|---|---|---|---|")
-    for s in same_stack_speedups():
+    for s in same_stack_speedups(by_id):
         print(
             f"| {s.run.id} | {s.reference.id} | {s.published:.2f} | {s.model:.2f} | "
             f"{s.model / s.published - 1.0:+.1%} |"
@@ -725,17 +726,22 @@ class SameStackSpeedup:
     model: float
 
 
-def same_stack_speedups() -> list[SameStackSpeedup]:
-    """Each never-fitted row that names its same-stack H100 row (``same_stack_as``)."""
+def same_stack_speedups(errors: Mapping[str, float] | None = None) -> list[SameStackSpeedup]:
+    """Each never-fitted row that names its same-stack H100 row (``same_stack_as``);
+    ``errors``: the runs' errors by id where already worked out (else estimated here)."""
     runs = unseen_runs()
     by_id = {run.id: run for run in runs}
+
+    def error(run: UnseenRun) -> float:
+        return errors[run.id] if errors is not None else _per_gpu_error(run)
+
     speedups = []
     for run in runs:
         if run.same_stack_as is None:
             continue
         reference = by_id[run.same_stack_as]
         published = run.published_tokens_per_s_per_gpu / reference.published_tokens_per_s_per_gpu
-        model = published * (1.0 + _per_gpu_error(run)) / (1.0 + _per_gpu_error(reference))
+        model = published * (1.0 + error(run)) / (1.0 + error(reference))
         speedups.append(SameStackSpeedup(run, reference, published, model))
     return speedups
 
