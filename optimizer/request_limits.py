@@ -117,6 +117,7 @@ RANGES: dict[str, tuple[float, float]] = {
     # a wall-clock time stays within what the optimizer's exact arithmetic holds.
     "procurement.v1.CalibrationProfile.kernel_efficiency_scale": (0.1, 10.0),
     "procurement.v1.CalibrationProfile.elementwise_scale": (0.1, 10.0),
+    "procurement.v1.CalibrationProfile.fp8_kernel_efficiency_scale": (0.1, 10.0),
     "procurement.v1.CalibrationProfile.collective_efficiency": (1e-3, 1.0),
     "procurement.v1.CalibrationProfile.step_overhead_s": (0.0, 60.0),
     "procurement.v1.Reliability.failures_per_gpu_hour": (0.0, 0.1),  # one per GPU each 10 h

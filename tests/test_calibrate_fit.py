@@ -309,17 +309,36 @@ def test_a_profile_of_fp8_runs_alone_says_its_kernel_scale_carries_their_fp8_gem
     case = _fp8(_case("llmfoundry-H100_80GB_BF16-7b-s2048-g128-amp_bf16"))
     profile = fit_profile([_synthetic(case, truth, "step_time_s")])
 
+    assert profile.fp8_kernel_efficiency_scale is None
     assert any(n.startswith("every point runs FP8") for n in profile.notes)
 
 
-def test_a_profile_of_mixed_precisions_says_one_scale_serves_both() -> None:
-    truth = CalibrationProfile(gpu_generation="H100", kernel_efficiency_scale=1.1)
+def test_a_bf16_and_an_fp8_run_recover_the_fp8_runs_own_kernel_scale() -> None:
+    """What sets an FP8 run apart from its BF16 twin is its FP8 layer GEMMs' speed: a point in
+    each precision fits the FP8 runs' own scale, on top of the kernel scale both take."""
+    truth = CalibrationProfile(
+        gpu_generation="H100", kernel_efficiency_scale=0.9, fp8_kernel_efficiency_scale=1.15
+    )
     bf16 = _case("llmfoundry-H100_80GB_BF16-7b-s2048-g128-amp_bf16")
     points = [_synthetic(bf16, truth, "step_time_s"), _synthetic(_fp8(bf16), truth, "step_time_s")]
     profile = fit_profile(points)
 
-    assert any(n.startswith("1 of 2 points run FP8") for n in profile.notes)
-    assert profile.kernel_efficiency_scale == pytest.approx(1.1, rel=1e-3)
+    assert profile.fitted == ("kernel_efficiency", "fp8_kernel_efficiency")
+    assert profile.kernel_efficiency_scale == pytest.approx(0.9, rel=1e-3)
+    assert profile.fp8_kernel_efficiency_scale == pytest.approx(1.15, rel=1e-3)
+    assert any(n.startswith("fp8_kernel_efficiency: fitted, 1 of 2") for n in profile.notes)
+
+
+def test_the_fp8_scale_comes_before_the_elementwise_scale() -> None:
+    """Two models at one scale identify the element-wise scale (TWO_MODELS); one of them in
+    FP8 instead, the second parameter the two points identify is the FP8 runs' scale."""
+    truth = CalibrationProfile(gpu_generation="H100", elementwise_scale=0.5)
+    small, large = (_case(i) for i in TWO_MODELS)
+    points = [
+        _synthetic(small, truth, "step_time_s"),
+        _synthetic(_fp8(large), truth, "step_time_s"),
+    ]
+    assert fit_profile(points).fitted == ("kernel_efficiency", "fp8_kernel_efficiency")
 
 
 def test_a_profile_of_bf16_runs_says_nothing_of_fp8() -> None:

@@ -38,6 +38,7 @@ PROFILE = CalibrationProfile(
     tool_version="0.1.0",
     notes=("a note",),
     elementwise_scale=0.6,
+    fp8_kernel_efficiency_scale=1.1,
 )
 
 
@@ -67,6 +68,8 @@ def test_an_absent_profile_is_none() -> None:
         ({"kernel_efficiency_scale": 0.0}, "calibration.kernel_efficiency_scale"),
         ({"elementwise_scale": 0.0}, "calibration.elementwise_scale"),
         ({"elementwise_scale": 11.0}, "calibration.elementwise_scale"),
+        ({"fp8_kernel_efficiency_scale": 0.0}, "calibration.fp8_kernel_efficiency_scale"),
+        ({"fp8_kernel_efficiency_scale": 11.0}, "calibration.fp8_kernel_efficiency_scale"),
         ({"kernel_efficiency": 1.5}, "calibration.kernel_efficiency"),  # informational, in range
         ({"gpu_generation": "Z900"}, "calibration.gpu_generation"),
         ({"step_overhead_s": -1.0}, "calibration.step_overhead_s"),
@@ -93,7 +96,9 @@ def test_a_malformed_profile_is_refused_naming_the_field(
     assert e.value.field == field
 
 
-@pytest.mark.parametrize("scale", ["kernel_efficiency_scale", "elementwise_scale"])
+@pytest.mark.parametrize(
+    "scale", ["kernel_efficiency_scale", "elementwise_scale", "fp8_kernel_efficiency_scale"]
+)
 def test_a_scale_without_its_generation_is_refused(scale: str) -> None:
     msg = estimate_pb2.CalibrationProfile(**{scale: 0.9})
     with pytest.raises(InvalidInput) as e:
@@ -134,6 +139,29 @@ def test_the_kernel_scale_leaves_other_generations_alone() -> None:
     assert scenario_for(a100, ib, "expected", PROFILE).kernel_efficiency == a100.kernel_efficiency
 
 
+def test_an_fp8_run_takes_the_fp8_scale_on_top_of_the_kernel_scale() -> None:
+    h100, ib = generation("H100"), DEFAULT_FABRICS["infiniband"]
+    case = scenario_for(h100, ib, "expected", PROFILE, fp8=True)
+    assert case.kernel_efficiency == pytest.approx(h100.kernel_efficiency * 0.9 * 1.1)
+
+
+def test_the_fp8_scale_leaves_bf16_runs_and_other_generations_alone() -> None:
+    h100, h200, ib = generation("H100"), generation("H200"), DEFAULT_FABRICS["infiniband"]
+    bf16 = scenario_for(h100, ib, "expected", PROFILE, fp8=False)
+    assert bf16.kernel_efficiency == pytest.approx(h100.kernel_efficiency * 0.9)
+    other = scenario_for(h200, ib, "expected", PROFILE, fp8=True)
+    assert other.kernel_efficiency == h200.kernel_efficiency
+    assert any("H200 kernel efficiency" in n for n in PROFILE.notes_for(h200, "infiniband", 1.0))
+
+
+def test_an_fp8_scale_alone_scales_the_built_in_kernel_efficiency() -> None:
+    h100, ib = generation("H100"), DEFAULT_FABRICS["infiniband"]
+    alone = CalibrationProfile(gpu_generation="H100", fp8_kernel_efficiency_scale=1.2)
+    case = scenario_for(h100, ib, "expected", alone, fp8=True)
+    assert case.kernel_efficiency == pytest.approx(h100.kernel_efficiency * 1.2)
+    assert scenario_for(h100, ib, "expected", alone).kernel_efficiency == h100.kernel_efficiency
+
+
 def test_the_elementwise_scale_leaves_other_generations_alone_and_says_so() -> None:
     a100, ib = generation("A100"), DEFAULT_FABRICS["infiniband"]
     assert scenario_for(a100, ib, "expected", PROFILE).elementwise_scale == 1.0
@@ -151,6 +179,30 @@ def test_the_fabric_efficiency_leaves_other_fabrics_alone() -> None:
     assert scenario_for(h100, roce, "expected", PROFILE).fabric_efficiency == roce.efficiency(
         "expected"
     )
+
+
+def test_an_fp8_scale_speeds_an_fp8_estimate_and_not_its_bf16_twin() -> None:
+    """The estimate passes the workload's precision to its scenarios: under a profile scaling
+    FP8 runs' kernel efficiency by 1.25 the FP8 run's tensor-core seconds shrink by 1/1.25 and
+    nothing else moves; the same run in BF16 keeps the built-in compute."""
+    case = next(c for c in calibration_cases() if c.cluster.gpu_model == "H100")
+    scale = 1.25
+    faster = ModelOptions(
+        CalibrationProfile(gpu_generation="H100", fp8_kernel_efficiency_scale=scale)
+    )
+    cluster = dataclasses.replace(
+        case.cluster, gpu_peak_fp8_tflops=2 * case.cluster.gpu_peak_tflops
+    )
+    fp8 = dataclasses.replace(case.workload, precision="fp8")
+    efficiency = generation("H100").efficiency("expected")
+    base = plan_and_estimate(fp8, cluster, case.fixed)
+    calibrated = plan_and_estimate(fp8, cluster, case.fixed, options=faster)
+    model = StepModel(fp8, cluster, base.plan, DEFAULT_FABRICS[cluster.fabric])
+    saved = model.tensor_core_s / efficiency * (1 - 1 / scale) * (1 + model.straggler)
+    assert calibrated.plan == base.plan
+    assert calibrated.breakdown.compute_s == pytest.approx(base.breakdown.compute_s - saved)
+    bf16 = plan_and_estimate(case.workload, cluster, case.fixed, options=faster)
+    assert bf16 == plan_and_estimate(case.workload, cluster, case.fixed)
 
 
 def test_a_lower_kernel_efficiency_slows_the_estimate() -> None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import SMALL_SCENARIO, run
 from service_support import TOKEN_A, serve_with_tokens
 
-from optimizer.performance.validation import unseen_runs
+from optimizer.performance.validation import UnseenRun, unseen_runs
 
 DATA = Path(__file__).resolve().parent / "data" / "calibrate"
 MEASUREMENTS = DATA / "measurements.json"
@@ -184,6 +185,24 @@ def test_sweep_times_every_scenario_with_the_profile(
         assert breakdown["step_overhead_s"] == pytest.approx(0.05)
 
 
+def _calibrated(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, entries: list[dict[str, Any]]
+) -> tuple[str, dict[str, Any]]:
+    """`procure calibrate` of ``entries`` to ``tmp_path``/p.json: its output and the profile."""
+    measurements, path = tmp_path / "m.json", tmp_path / "p.json"
+    measurements.write_text(json.dumps(entries))
+    result = run(capsys, "calibrate", str(measurements), "-o", str(path))
+    assert result.code == 0, result.err
+    return result.out, json.loads(path.read_text())
+
+
+def _published_step_s(r: UnseenRun) -> float:
+    """A never-fitted run's published tokens/s a GPU as its step time."""
+    workload, gpus = r.request["workload"], r.request["cluster"]["gpus"]
+    tokens = workload["global_batch_size"] * workload["sequence_length"]
+    return float(tokens / (gpus * r.published_tokens_per_s_per_gpu))
+
+
 def test_two_models_on_one_scale_calibrate_the_elementwise_work(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -194,18 +213,48 @@ def test_two_models_on_one_scale_calibrate_the_elementwise_work(
     entries = []
     for run_id in ("gpt3-5b-64xh100-fp8-nemo24.07", "gpt3-20b-64xh100-fp8-nemo24.07"):
         r = runs[run_id]
-        workload, gpus = r.request["workload"], r.request["cluster"]["gpus"]
-        tokens = workload["global_batch_size"] * workload["sequence_length"]
-        step_s = tokens / (gpus * r.published_tokens_per_s_per_gpu)
-        entries.append({"request": r.request, "measured": {"step_time_s": step_s}})
-    measurements = tmp_path / "m.json"
-    measurements.write_text(json.dumps(entries))
-    path = tmp_path / "p.json"
+        entries.append({"request": r.request, "measured": {"step_time_s": _published_step_s(r)}})
 
-    result = run(capsys, "calibrate", str(measurements), "-o", str(path))
+    out, profile = _calibrated(capsys, tmp_path, entries)
 
-    assert result.code == 0, result.err
-    assert "element-wise work (H100)" in result.out
-    profile = json.loads(path.read_text())
+    assert "element-wise work (H100)" in out
     assert profile["fitted"] == ["kernel_efficiency", "elementwise_scale"]
     assert 0.28 < profile["elementwise_scale"] < 1.0
+
+
+def test_a_bf16_and_an_fp8_run_calibrate_each_precisions_kernel_scale(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """NeMo 24.07's Llama 2 7B on 8 H100s in FP8 (its published step) and the same run in
+    BF16, 1.35 x slower (inside NVIDIA's 1.3-1.5 x FP8 speed-ups, calibration.py): the profile
+    carries the FP8 runs' own scale, and `procure estimate` with it gives each run its step."""
+    r = next(r for r in unseen_runs() if r.id == "llama2-7b-8xh100-fp8-nemo24.07")
+    fp8_step_s = _published_step_s(r)
+    bf16 = json.loads(json.dumps(r.request))
+    bf16["workload"]["precision"] = "bf16"
+    steps = {"fp8": fp8_step_s, "bf16": 1.35 * fp8_step_s}
+    requests = {"fp8": r.request, "bf16": bf16}
+    entries = [
+        {"label": p, "request": requests[p], "measured": {"step_time_s": steps[p]}}
+        for p in ("bf16", "fp8")
+    ]
+
+    out, profile = _calibrated(capsys, tmp_path, entries)
+
+    assert "FP8 runs' kernel efficiency (H100)" in out
+    assert profile["fitted"] == ["kernel_efficiency", "fp8_kernel_efficiency"]
+    for precision, request in requests.items():
+        spec = tmp_path / f"{precision}.json"
+        spec.write_text(json.dumps(request))
+        estimate = run(
+            capsys,
+            "estimate",
+            str(spec),
+            "--calibration",
+            str(tmp_path / "p.json"),
+            "--format",
+            "json",
+        )
+        assert estimate.code == 0, estimate.err
+        step_s = json.loads(estimate.out)["step_time_s"]
+        assert step_s == pytest.approx(steps[precision], rel=1e-3)

@@ -66,6 +66,11 @@ def _print_profile(profile: CalibrationProfile, console: Console) -> None:
             f"kernel efficiency ({profile.gpu_generation})",
             f"{profile.kernel_efficiency:.3f}  (x{profile.kernel_efficiency_scale:.3f} built-in)",
         )
+    if profile.fp8_kernel_efficiency_scale is not None:
+        params.add_row(
+            f"FP8 runs' kernel efficiency ({profile.gpu_generation})",
+            f"x{profile.fp8_kernel_efficiency_scale:.3f} the above",
+        )
     if profile.elementwise_scale is not None:
         params.add_row(
             f"element-wise work ({profile.gpu_generation})",

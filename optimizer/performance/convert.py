@@ -419,6 +419,7 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
         )
     scale = _generation_scale(msg, "kernel_efficiency_scale", gen)
     elementwise = _generation_scale(msg, "elementwise_scale", gen)
+    fp8_scale = _generation_scale(msg, "fp8_kernel_efficiency_scale", gen)
     fabrics = []
     for i, row in enumerate(msg.fabrics):
         if not row.fabric.strip():
@@ -470,6 +471,7 @@ def calibration_from_proto(msg: pb.CalibrationProfile) -> CalibrationProfile | N
         tool_version=msg.tool_version,
         notes=tuple(msg.notes),
         elementwise_scale=elementwise,
+        fp8_kernel_efficiency_scale=fp8_scale,
     )
 
 
@@ -514,6 +516,8 @@ def calibration_to_proto(profile: CalibrationProfile) -> pb.CalibrationProfile:
         msg.kernel_efficiency_scale = profile.kernel_efficiency_scale
     if profile.elementwise_scale is not None:
         msg.elementwise_scale = profile.elementwise_scale
+    if profile.fp8_kernel_efficiency_scale is not None:
+        msg.fp8_kernel_efficiency_scale = profile.fp8_kernel_efficiency_scale
     if profile.collective_efficiency is not None:
         msg.collective_efficiency = profile.collective_efficiency
     if profile.step_overhead_s is not None:

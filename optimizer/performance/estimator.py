@@ -1723,9 +1723,17 @@ def scenario(
     name: str,
     options: ModelOptions = DEFAULT_OPTIONS,
     attention_kernel: str = "flash",
+    precision: str = "bf16",
 ) -> EstimateCase:
+    """One scenario's constants for a run at ``precision`` with ``attention_kernel`` on ``c``
+    (a calibration profile may scale an FP8 run's kernel efficiency apart)."""
     return scenario_for(
-        generation(c.gpu_model), fabric, name, options.calibration, attention_kernel
+        generation(c.gpu_model),
+        fabric,
+        name,
+        options.calibration,
+        attention_kernel,
+        precision == "fp8",
     )
 
 
@@ -1736,6 +1744,7 @@ def scenario_for(
     name: str,
     calibration: CalibrationProfile | None = None,
     attention_kernel: str = "flash",
+    fp8: bool = False,
 ) -> EstimateCase:
     case = EstimateCase(
         kernel_efficiency=gen.efficiency(name),
@@ -1747,7 +1756,7 @@ def scenario_for(
         step_overhead_s=fitted.COMPUTE.step_overhead_s,
     )
     if calibration is not None:  # issue 14 (calibrate): the user's fitted parameters win
-        case = calibration.apply(case, gen, fabric.fabric, name)
+        case = calibration.apply(case, gen, fabric.fabric, name, fp8)
     if name == "optimistic":  # issue 14 (the range): attention as fast as published kernels
         factor = fitted.optimistic_attention_factor(gen, case.kernel_efficiency, attention_kernel)
         case = replace(case, attention_time_factor=factor)
@@ -1828,10 +1837,12 @@ def estimate_from_step(
     when the plan uses fewer of its GPUs (``step.c``): its scale-up domain is reported, and a
     note says why the plan leaves the rest idle."""
     w, c = step.w, step.c
-    case = scenario(c, fabric, "expected", options)
+    case = scenario(c, fabric, "expected", options, precision=w.precision)
     expected, step_s = step.breakdown_and_step_s(case)
-    low = step.step_time_s(scenario(c, fabric, "optimistic", options, w.attention_kernel))
-    high = step.step_time_s(scenario(c, fabric, "pessimistic", options))
+    low = step.step_time_s(
+        scenario(c, fabric, "optimistic", options, w.attention_kernel, w.precision)
+    )
+    high = step.step_time_s(scenario(c, fabric, "pessimistic", options, precision=w.precision))
     steps = w.steps
     model_tflops = step.model_flops / step_s / c.gpus / 1e12
     notes: list[str] = list(w.inferred)  # issue 14 (inputs): what the request left implicit
@@ -1848,7 +1859,8 @@ def estimate_from_step(
     if step.flash_share >= ATTENTION_BOUND_SHARE:
         profile = options.calibration
         calibrated = (
-            profile is not None and profile.kernel_scale_for(generation(c.gpu_model)) is not None
+            profile is not None
+            and profile.kernel_scale_for(generation(c.gpu_model), w.precision == "fp8") is not None
         )
         notes.append(
             _attention_bound_note(

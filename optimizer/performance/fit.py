@@ -3,7 +3,10 @@
 The data decide what is fitted: nccl-tests outputs give the fabric efficiency directly
 (large-message bus bandwidth / line rate per GPU); step measurements identify the kernel
 efficiency of the GPU generation, and each further point one more parameter where the points
-tell it apart (the best-conditioned set, judged on the Jacobian): the element-wise work's
+tell it apart (the best-conditioned set, judged on the Jacobian): first, where runs in both
+BF16 and FP8 were measured, the FP8 runs' own kernel efficiency (what sets an FP8 run apart
+from a BF16 one is mostly its FP8 GEMMs' speed, which no other parameter stands for); the
+element-wise work's
 scale (the framework's kernel fusion) where the points' element-wise shares differ (models
 of other hidden sizes, other sequences), at any scale; per-step overhead and collective
 efficiency only from points at two or more scales (GPU counts), one fewer than the scales.
@@ -52,6 +55,7 @@ from optimizer.workload.flops import model_flops_per_step
 from optimizer.workload.model import Workload
 
 KERNEL = "kernel_efficiency"
+FP8 = "fp8_kernel_efficiency"
 ELEMENTWISE = "elementwise_scale"
 OVERHEAD = "step_overhead_s"
 COLLECTIVE = "collective_efficiency"
@@ -224,6 +228,8 @@ class _Problem:
         changes: dict[str, float] = {}
         if KERNEL in values:
             changes["kernel_efficiency_scale"] = values[KERNEL]
+        if FP8 in values:
+            changes["fp8_kernel_efficiency_scale"] = values[FP8]
         if ELEMENTWISE in values:
             changes[ELEMENTWISE] = values[ELEMENTWISE]
         if OVERHEAD in values:
@@ -241,7 +247,7 @@ def _bounds(name: str, kernel_builtin: float, step_s: float) -> tuple[float, flo
     """(lower, upper, finite-difference step) of a parameter, inside the range a request's
     calibration field accepts (request_limits.RANGES), so every profile written is usable."""
     lo, hi = RANGES[f"procurement.v1.CalibrationProfile.{_PROFILE_FIELDS[name]}"]
-    if name == KERNEL:  # a scale: the calibrated efficiency stays at most 1
+    if name in (KERNEL, FP8):  # scales: the calibrated efficiency stays at most 1
         return lo, min(hi, 1.0 / kernel_builtin), 1e-3
     if name == OVERHEAD:
         return lo, min(hi, 10 * step_s), 1e-3 * step_s
@@ -254,6 +260,7 @@ def _bounds(name: str, kernel_builtin: float, step_s: float) -> tuple[float, flo
 # The profile field each fitted parameter is written to.
 _PROFILE_FIELDS = {
     KERNEL: "kernel_efficiency_scale",
+    FP8: "fp8_kernel_efficiency_scale",
     ELEMENTWISE: "elementwise_scale",
     OVERHEAD: "step_overhead_s",
     COLLECTIVE: "collective_efficiency",
@@ -321,9 +328,17 @@ def _condition(jac: np.ndarray) -> float:
     return float(s[-1] / s[0])
 
 
-def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float) -> list[str]:
-    """The parameters the points can identify, kernel efficiency first (see module doc)."""
-    all_names = [KERNEL, *candidates]
+def _choose(
+    problem: _Problem,
+    candidates: list[str],
+    scales: int,
+    step_s: float,
+    first: Sequence[str] = (),
+) -> list[str]:
+    """The parameters the points can identify: kernel efficiency, then each of ``first`` the
+    points tell apart from those before it, then the best-conditioned set of ``candidates``
+    (see module doc)."""
+    all_names = [KERNEL, *first, *candidates]
     probe = _Problem(problem.points, problem.base, all_names, problem.kernel_builtin)
     bounds = [_bounds(n, problem.kernel_builtin, step_s) for n in all_names]
     x0 = np.array([_start(n, problem.base) for n in all_names])
@@ -332,15 +347,20 @@ def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float
     # Larger probe steps than the fit's: the conditioning asks how each parameter moves the
     # points over its plausible range, not at one kink.
     jac = _jacobian(probe.residuals, x0, r0, lower, upper, steps * 50)
-    best = [KERNEL]
-    max_extra = min(len(candidates), len(problem.points) - 1)
+    base = [KERNEL]
+    for name in first:
+        cols = [all_names.index(n) for n in (*base, name)]
+        if len(base) < len(problem.points) and _condition(jac[:, cols]) >= MIN_CONDITION:
+            base.append(name)
+    best = base
+    max_extra = min(len(candidates), len(problem.points) - len(base))
     for extra in range(1, max_extra + 1):
         options = []
         for combo in itertools.combinations(candidates, extra):
             if sum(n in SCALE_PARAMETERS for n in combo) > scales - 1:
                 continue  # one scale cannot tell them from the kernel efficiency
-            cols = [0, *(all_names.index(n) for n in combo)]
-            options.append((_condition(jac[:, cols]), [KERNEL, *combo]))
+            cols = [all_names.index(n) for n in (*base, *combo)]
+            options.append((_condition(jac[:, cols]), [*base, *combo]))
         good = [o for o in options if o[0] >= MIN_CONDITION]
         if not good:
             break
@@ -349,7 +369,7 @@ def _choose(problem: _Problem, candidates: list[str], scales: int, step_s: float
 
 
 def _start(name: str, base: CalibrationProfile) -> float:
-    if name == KERNEL:
+    if name in (KERNEL, FP8):
         return 1.0
     if name == OVERHEAD:
         return base.step_overhead_s or 0.0
@@ -416,7 +436,9 @@ def fit_profile(
     step_s = max(p.estimate(base).step_time_s for p in points)
     scales = len({p.cluster.gpus for p in points})
     problem = _Problem(points, base, [KERNEL], gen.kernel_efficiency)
-    names = _choose(problem, [ELEMENTWISE, *SCALE_PARAMETERS], scales, step_s)
+    fp8 = sum(1 for p in points if p.workload.precision == "fp8")
+    first = [FP8] if 0 < fp8 < len(points) else []
+    names = _choose(problem, [ELEMENTWISE, *SCALE_PARAMETERS], scales, step_s, first)
     problem.names = names
     bounds = [_bounds(n, gen.kernel_efficiency, step_s) for n in names]
     lower, upper, steps = (np.array(v) for v in zip(*bounds, strict=True))
@@ -426,7 +448,7 @@ def fit_profile(
     profile = problem.profile(x)
     fitted += names
     notes.extend(_why(names, scales, len(points)))
-    notes.extend(_precision_notes(points))
+    notes.extend(_precision_notes(points, FP8 in names))
     for name, value, lo, hi in zip(names, x, lower, upper, strict=True):
         if math.isclose(value, lo, rel_tol=1e-6, abs_tol=1e-9) or math.isclose(
             value, hi, rel_tol=1e-6
@@ -507,14 +529,22 @@ def _why(names: list[str], scales: int, count: int) -> list[str]:
     return out
 
 
-def _precision_notes(points: Sequence[Measurement]) -> list[str]:
-    """What one kernel efficiency scale means for runs in FP8: it times their FP8 layer GEMMs
-    too (at the built-in share of the BF16 efficiency on the FP8 peak, the one fitted on the
-    visible FP8 runs), so a profile fitted on FP8 runs alone speeds BF16 estimates alike."""
-    fp8 = sum(1 for p in points if p.workload.precision == "fp8" and p.cluster.gpu_peak_fp8_tflops)
+def _precision_notes(points: Sequence[Measurement], fp8_fitted: bool) -> list[str]:
+    """What the kernel efficiency scales mean for runs in FP8. Fitted apart (``fp8_fitted``):
+    FP8 estimates take both, BF16 ones the first alone. One scale: it times their FP8 layer
+    GEMMs too (at the built-in share of the BF16 efficiency on the FP8 peak, the one fitted on
+    the visible FP8 runs), so a profile fitted on FP8 runs alone speeds BF16 estimates alike."""
+    fp8 = sum(1 for p in points if p.workload.precision == "fp8")
     if not fp8:
         return []
     ratio = calibration.COMPUTE.fp8_gemm_efficiency_ratio
+    if fp8_fitted:
+        return [
+            f"{FP8}: fitted, {fp8} of {len(points)} points run FP8 and the rest BF16: FP8 "
+            "estimates take this scale on top of the kernel efficiency's (their FP8 layer "
+            f"GEMMs' speed over the built-in {ratio:g} of the BF16 efficiency on the FP8 "
+            "peak), BF16 estimates the kernel efficiency's alone"
+        ]
     if fp8 == len(points):
         return [
             "every point runs FP8: the kernel efficiency scale carries their FP8 layer GEMMs' "
@@ -523,9 +553,10 @@ def _precision_notes(points: Sequence[Measurement]) -> list[str]:
             "calibrate BF16 runs on their own profile"
         ]
     return [
-        f"{fp8} of {len(points)} points run FP8: one kernel efficiency scale serves both "
-        f"precisions (FP8 layer GEMMs at the built-in {ratio:g} of the BF16 efficiency on the "
-        "FP8 peak); the residuals show whether the two differ"
+        f"{fp8} of {len(points)} points run FP8, but the points cannot tell the FP8 runs' own "
+        "kernel scale apart: one kernel efficiency scale serves both precisions (FP8 layer "
+        f"GEMMs at the built-in {ratio:g} of the BF16 efficiency on the FP8 peak); the "
+        "residuals show whether the two differ"
     ]
 
 

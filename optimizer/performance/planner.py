@@ -1008,7 +1008,7 @@ def plan_and_estimate(
     if complete is not None:
         return estimate(w, c, complete, fabrics, options)
     fabric = fabric_profile(fabrics, c.fabric)
-    expected = scenario(c, fabric, "expected", options)
+    expected = scenario(c, fabric, "expected", options, precision=w.precision)
     # the candidates' network-free steps take the scale-up terms at 1 (plan_pricing._collective_s)
     assert expected.collective_efficiency <= 1.0, "collective efficiency above 1"
     speed = KernelSpeed.of(expected)

@@ -1,9 +1,10 @@
 """A calibration profile: the model's few free parameters fitted to a user's measurements
 (issue 14, ``procure calibrate``).
 
-A profile scales the built-in kernel efficiency of one GPU generation and the element-wise
-(memory-bound) work of its runs, replaces the delivered / line-rate efficiency of the fabrics
-nccl-tests measured, and sets the framework's collective efficiency and per-step overhead.
+A profile scales the built-in kernel efficiency of one GPU generation (its FP8 runs' apart
+where both precisions were measured) and the element-wise (memory-bound) work of its runs,
+replaces the delivered / line-rate efficiency of the fabrics nccl-tests measured, and sets
+the framework's collective efficiency and per-step overhead.
 It is a frozen record of tuples so that it can key the estimator's scenario cache
 (``estimator.scenario_for``).
 """
@@ -20,6 +21,7 @@ from optimizer.performance.calibration import GpuGeneration
 METRICS = ("step_time_s", "model_tflops_per_gpu", "hardware_tflops_per_gpu")
 PARAMETERS = (
     "kernel_efficiency",
+    "fp8_kernel_efficiency",
     "elementwise_scale",
     "fabric_efficiency",
     "collective_efficiency",
@@ -105,6 +107,9 @@ class CalibrationProfile:
     notes: tuple[str, ...] = ()
     # x the built-in element-wise work of gpu_generation's runs (the framework's fusion)
     elementwise_scale: float | None = None
+    # x the kernel efficiency of gpu_generation's FP8 runs, on top of kernel_efficiency_scale:
+    # their FP8 GEMMs' speed over the built-in FP8/BF16 ratio's (fitted from runs in both)
+    fp8_kernel_efficiency_scale: float | None = None
 
     @property
     def range_spread(self) -> float:
@@ -113,9 +118,14 @@ class CalibrationProfile:
         MAX_RESIDUAL_SPREAD."""
         return max(MIN_RESIDUAL_SPREAD, min(self.residual_spread, MAX_RESIDUAL_SPREAD))
 
-    def kernel_scale_for(self, gen: GpuGeneration) -> float | None:
-        """The fitted kernel-efficiency scale where it is ``gen``'s (fitted on its runs)."""
-        return self.kernel_efficiency_scale if gen.name == self.gpu_generation else None
+    def kernel_scale_for(self, gen: GpuGeneration, fp8: bool = False) -> float | None:
+        """The fitted kernel-efficiency scale where it is ``gen``'s (fitted on its runs); for
+        an FP8 run (``fp8``) times the FP8 runs' own scale where one was fitted."""
+        if gen.name != self.gpu_generation:
+            return None
+        if not fp8 or self.fp8_kernel_efficiency_scale is None:
+            return self.kernel_efficiency_scale
+        return (self.kernel_efficiency_scale or 1.0) * self.fp8_kernel_efficiency_scale
 
     @property
     def calibrated_steps_s(self) -> tuple[float, float] | None:
@@ -146,7 +156,8 @@ class CalibrationProfile:
                 "range takes the built-in overhead; a measured run with a step nearer this one "
                 "pins it down"
             )
-        if self.kernel_efficiency_scale is not None and self.kernel_scale_for(gen) is None:
+        scales = (self.kernel_efficiency_scale, self.fp8_kernel_efficiency_scale)
+        if scales != (None, None) and gen.name != self.gpu_generation:
             notes.append(
                 f"{NOTE_PREFIX} fitted on {self.gpu_generation}: the {gen.name} kernel "
                 "efficiency is the built-in one"
@@ -168,11 +179,14 @@ class CalibrationProfile:
         """The measured efficiency of ``fabric``; None when nccl-tests did not measure it."""
         return next((f.efficiency for f in self.fabrics if f.fabric == fabric), None)
 
-    def apply(self, case: CaseT, gen: GpuGeneration, fabric: str, scenario: str) -> CaseT:
-        """``case`` (one scenario's constants for ``gen`` on ``fabric``) with this profile's
-        parameters. The expected scenario takes the fitted values; the optimistic and
-        pessimistic ones widen each fitted efficiency by the residual spread s (x 1/(1 - s)
-        and x 1/(1 + s), as the built-in ranges do), so the range brackets the fit, and take
+    def apply(
+        self, case: CaseT, gen: GpuGeneration, fabric: str, scenario: str, fp8: bool = False
+    ) -> CaseT:
+        """``case`` (one scenario's constants for ``gen`` on ``fabric``, of an FP8 run where
+        ``fp8``) with this profile's parameters. The expected scenario takes the fitted
+        values; the optimistic and pessimistic ones widen each fitted efficiency by the
+        residual spread s (x 1/(1 - s) and x 1/(1 + s), as the built-in ranges do), so the
+        range brackets the fit, and take
         the smaller and the larger of the fitted and the built-in step overhead: what two
         scales attribute to a fixed cost per step may be a loss that grows with the scale
         instead, which a shorter step (more GPUs on the same batch) does not pay in full. The
@@ -183,7 +197,7 @@ class CalibrationProfile:
             scenario
         ]
         changes: dict[str, float] = {}
-        scale = self.kernel_scale_for(gen)
+        scale = self.kernel_scale_for(gen, fp8)
         if scale is not None:
             kernel = gen.efficiency("expected") * scale * widen
             changes["kernel_efficiency"] = min(1.0, kernel)

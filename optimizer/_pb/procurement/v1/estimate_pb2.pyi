@@ -238,7 +238,7 @@ class CalibrationPoint(_message.Message):
     def __init__(self, label: _Optional[str] = ..., metric: _Optional[str] = ..., measured: _Optional[float] = ..., predicted: _Optional[float] = ..., residual: _Optional[float] = ..., gpus: _Optional[int] = ..., step_time_s: _Optional[float] = ...) -> None: ...
 
 class CalibrationProfile(_message.Message):
-    __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes", "elementwise_scale")
+    __slots__ = ("gpu_generation", "kernel_efficiency_scale", "kernel_efficiency", "fabrics", "collective_efficiency", "step_overhead_s", "fitted", "points", "residual_spread", "tool_version", "notes", "elementwise_scale", "fp8_kernel_efficiency_scale")
     GPU_GENERATION_FIELD_NUMBER: _ClassVar[int]
     KERNEL_EFFICIENCY_SCALE_FIELD_NUMBER: _ClassVar[int]
     KERNEL_EFFICIENCY_FIELD_NUMBER: _ClassVar[int]
@@ -251,6 +251,7 @@ class CalibrationProfile(_message.Message):
     TOOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     NOTES_FIELD_NUMBER: _ClassVar[int]
     ELEMENTWISE_SCALE_FIELD_NUMBER: _ClassVar[int]
+    FP8_KERNEL_EFFICIENCY_SCALE_FIELD_NUMBER: _ClassVar[int]
     gpu_generation: str
     kernel_efficiency_scale: float
     kernel_efficiency: float
@@ -263,7 +264,8 @@ class CalibrationProfile(_message.Message):
     tool_version: str
     notes: _containers.RepeatedScalarFieldContainer[str]
     elementwise_scale: float
-    def __init__(self, gpu_generation: _Optional[str] = ..., kernel_efficiency_scale: _Optional[float] = ..., kernel_efficiency: _Optional[float] = ..., fabrics: _Optional[_Iterable[_Union[CalibratedFabric, _Mapping]]] = ..., collective_efficiency: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., fitted: _Optional[_Iterable[str]] = ..., points: _Optional[_Iterable[_Union[CalibrationPoint, _Mapping]]] = ..., residual_spread: _Optional[float] = ..., tool_version: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., elementwise_scale: _Optional[float] = ...) -> None: ...
+    fp8_kernel_efficiency_scale: float
+    def __init__(self, gpu_generation: _Optional[str] = ..., kernel_efficiency_scale: _Optional[float] = ..., kernel_efficiency: _Optional[float] = ..., fabrics: _Optional[_Iterable[_Union[CalibratedFabric, _Mapping]]] = ..., collective_efficiency: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., fitted: _Optional[_Iterable[str]] = ..., points: _Optional[_Iterable[_Union[CalibrationPoint, _Mapping]]] = ..., residual_spread: _Optional[float] = ..., tool_version: _Optional[str] = ..., notes: _Optional[_Iterable[str]] = ..., elementwise_scale: _Optional[float] = ..., fp8_kernel_efficiency_scale: _Optional[float] = ...) -> None: ...
 
 class EstimateRequest(_message.Message):
     __slots__ = ("workload", "parallelism", "cluster", "catalog", "fabric_profiles", "reliability", "calibration")
