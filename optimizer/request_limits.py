@@ -60,6 +60,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Parallelism.pipeline": (1, 1_000_000),
     "procurement.v1.Parallelism.data": (1, 100_000_000),
     "procurement.v1.Parallelism.expert": (1, 100_000),
+    "procurement.v1.Parallelism.expert_tensor": (1, 100_000),
     "procurement.v1.Parallelism.virtual_pipeline": (1, 1000),
     "procurement.v1.Parallelism.zero_stage": (0, 3),
     "procurement.v1.Parallelism.micro_batch_size": (1, 1_000_000),

@@ -25,6 +25,7 @@ from optimizer.performance.estimator import (
     expert_traffic,
     layer_collectives_per_step,
     scenario,
+    tensor_collective_share,
     tensor_traffic,
     usable_memory_gb,
 )
@@ -381,14 +382,17 @@ def test_a_candidates_scale_up_row_is_its_steps_collectives_times_one_of_them(mo
     plans = planner.candidate_plans(w, c, PartialPlan())
     for plan in plans:
         degrees = (plan.tensor, plan.pipeline, plan.data, plan.expert, plan.micro_batch_size)
-        tensor, expert = plan_pricing._collective_rows(w, (*degrees, plan.context), hw, parts)
+        tensor, expert = plan_pricing._collective_rows(
+            w, (*degrees, plan.context, plan.expert_tensor), hw, parts
+        )
         n = layer_collectives_per_step(w, plan.data, plan.micro_batch_size, plan.pipeline)
+        n_tp = n * tensor_collective_share(w, plan.folded)
         whole_tensor = plan_pricing._part_row(tensor_traffic(w, plan, hw.gpn, hw.dom), hw)
         whole_expert = plan_pricing._expert_row(expert_traffic(w, plan, hw.gpn, hw.dom), hw)
-        assert [n * x for x in tensor] == pytest.approx(whole_tensor, rel=1e-12)
+        assert [n_tp * x for x in tensor] == pytest.approx(whole_tensor, rel=1e-12)
         assert [n * x for x in expert[:4]] == pytest.approx(whole_expert[:4], rel=1e-12)
         assert expert[4] == whole_expert[4]
-    shapes = {(p.tensor, p.expert, p.micro_batch_size, p.context) for p in plans}
+    shapes = {(p.tensor, p.expert, p.micro_batch_size, p.context, p.expert_tensor) for p in plans}
     assert len(parts.expert) == len(shapes) < len(plans) / 10
 
 

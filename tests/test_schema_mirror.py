@@ -93,6 +93,7 @@ def test_request_records_mirror_their_messages() -> None:
         "micro_batch_size",
         "context",  # issue 14
         "reshard_after_forward",  # issue 14
+        "expert_tensor",  # issue 14 (MoE parallel folding)
     }
     workload = {m.record_field for m in mirrored(Workload, estimate_pb2.Workload)}
     assert {"layers", "hidden_size", "precision", "flash_attention"} <= workload

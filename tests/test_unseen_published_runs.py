@@ -67,16 +67,23 @@ def _on_h100(run: UnseenRun) -> bool:
 @pytest.mark.xfail(
     strict=True,
     reason="NVIDIA's Blackwell rows (B200, GB200, GB300: generations never fitted, their "
-    "kernel efficiency the H100 value) run 5-28 % off and raise the median to 9.1 %",
+    "kernel efficiency the H100 value) run 5-28 % off, and the three Qwen3-235B-A22B H100 rows "
+    "12-15 %: the median is 11.2 %",
 )
 def test_the_never_fitted_runs_median_error_meets_the_bar() -> None:
     """issue 14: median |error| <= 8 % on runs the project has not seen, every row counted
-    (the known gaps too): 9.1 % over the 26 rows, not met."""
+    (the known gaps too): 11.2 % over the 29 rows, not met."""
     assert _median_error(unseen_runs()) <= UNSEEN_MEDIAN
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the three Qwen3-235B-A22B rows (EP 32 folded over TP 2 x DP 16, stated since "
+    "2026-12-06: +15.0, -12.1 and -14.3 %; their recipe overlaps the all-to-all with the other "
+    "micro-batch's compute, which the model does not) raise the H100 median from 6.4 to 8.3 %",
+)
 def test_the_never_fitted_h100_runs_median_error_meets_the_bar() -> None:
-    """The 21 rows on H100, the generation the model is fitted on: 6.4 %."""
+    """The 24 rows on H100, the generation the model is fitted on: 8.3 %, not met."""
     assert _median_error([run for run in unseen_runs() if _on_h100(run)]) <= UNSEEN_MEDIAN
 
 

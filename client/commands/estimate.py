@@ -37,6 +37,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
     table.add_column("quantity")
     table.add_column("value", justify="right")
     p, b = resp.parallelism, resp.breakdown
+    folded = p.HasField("expert_tensor") and p.expert_tensor != p.tensor
     rows = [
         (
             "training time (hours)",
@@ -70,6 +71,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
             "plan (tensor, pipeline, data, expert, context)",
             f"{p.tensor}, {p.pipeline}, {p.data}, {p.expert}, {p.context}",
         ),
+        *([("experts folded: expert tensor", f"{p.expert_tensor}")] if folded else []),
         (
             "virtual pipeline / ZeRO stage / micro-batch",
             f"{p.virtual_pipeline} / {p.zero_stage} / {p.micro_batch_size}",

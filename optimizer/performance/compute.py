@@ -159,17 +159,19 @@ def compute_s_per_token(
     peak_tflops: float,
     peak_fp8_tflops: float | None,
     expert: int = 1,
+    expert_tensor: int = 0,
 ) -> tuple[float, float]:
     """(tensor-core seconds at large-GEMM efficiency 1, element-wise seconds) per token of
     the step on one GPU's share (multiply by tokens per step / GPUs).
 
     GEMMs are timed per tensor-parallel rank at their shapes (M = micro_batch x s tokens,
-    per expert for MoE; the split dimension / t), forward, input- and weight-gradient, plus
-    one more forward under full recomputation; the logits GEMM likewise. FP8 runs put the
-    layer GEMMs on the FP8 peak at a lower efficiency and pay cast passes; the logits and
-    attention stay in BF16 (Transformer Engine keeps the output layer and attention in
-    higher precision). Attention: fused flash kernels at the fitted attention efficiency;
-    unfused, the batched QK^T and AV GEMMs of each head. Element-wise work is memory-bound.
+    per expert for MoE; the split dimension / t; an expert's / ``expert_tensor``, 0: t),
+    forward, input- and weight-gradient, plus one more forward under full recomputation; the
+    logits GEMM likewise. FP8 runs put the layer GEMMs on the FP8 peak at a lower efficiency
+    and pay cast passes; the logits and attention stay in BF16 (Transformer Engine keeps the
+    output layer and attention in higher precision). Attention: fused flash kernels at the
+    fitted attention efficiency; unfused, the batched QK^T and AV GEMMs of each head.
+    Element-wise work is memory-bound.
     """
     gen = generation(gpu_model)
     sms, hbm = gen.sm_count, gen.hbm_tbytes_per_s * 1e12
@@ -191,9 +193,13 @@ def compute_s_per_token(
     dense = [(m, q * (1 + 2 * w.kv_ratio) / t, h), (m, h, q / t)]
     if w.is_moe:
         dense.append((m, w.experts, h))  # the router (not split)
-        m_expert = m * w.experts_per_token * expert / w.experts
+        # An expert rank serves the tokens of ``expert`` ranks' shards: a micro-batch each
+        # gathered over the tensor group (expert_tensor t), or each tensor rank's sequence
+        # shard, 1/t of it, folded (expert_tensor 1: plan.ParallelPlan).
+        et = expert_tensor or t
+        m_expert = m * w.experts_per_token * expert * et / (t * w.experts)
         experts_per_rank = w.experts / expert
-        ffn_weight = [(m_expert, ffn_in / t, h), (m_expert, h, w.ffn_hidden_size / t)]
+        ffn_weight = [(m_expert, ffn_in / et, h), (m_expert, h, w.ffn_hidden_size / et)]
         expert_s = experts_per_rank * sum(
             training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
         )
@@ -234,12 +240,13 @@ def attention_share(
     peak_tflops: float,
     peak_fp8_tflops: float | None,
     expert: int = 1,
+    expert_tensor: int = 0,
 ) -> float:
     """Share of the tensor-core time of ``compute_s_per_token`` spent in attention scores
     (what hides ring attention's sends under context parallelism)."""
     gen = generation(gpu_model)
     total, _ = compute_s_per_token(
-        w, micro_batch, tensor, gpu_model, peak_tflops, peak_fp8_tflops, expert
+        w, micro_batch, tensor, gpu_model, peak_tflops, peak_fp8_tflops, expert, expert_tensor
     )
     attention = _attention_s_per_token(w, micro_batch, tensor, 1e12 * peak_tflops, gen)
     return attention / total if total > 0 else 0.0
@@ -335,7 +342,7 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     return ((2 if full else 1) * forward + backward) * w.layers
 
 
-def optimizer_step_s(
+def optimizer_step_bytes(
     w: Workload,
     tensor: int,
     pipeline: int,
@@ -343,26 +350,20 @@ def optimizer_step_s(
     expert: int,
     context: int,
     sharded: bool,
-    hbm_tbytes_per_s: float,
+    expert_tensor: int = 0,
 ) -> float:
-    """Seconds of Adam's update on one GPU: the local parameters (/ t p, experts / e too),
-    sharded over the data and context ranks when ``sharded`` (ZeRO >= 1, as
-    memory.FamilyLoads), at HBM speed. Degrees, not a plan: the planner prices candidate
-    lists of degrees (plan.Degrees)."""
-    bytes_ = optimizer_step_bytes(w, tensor, pipeline, data, expert, context, sharded)
-    return bytes_ / (hbm_tbytes_per_s * 1e12)
-
-
-def optimizer_step_bytes(
-    w: Workload, tensor: int, pipeline: int, data: int, expert: int, context: int, sharded: bool
-) -> float:
-    """The HBM bytes of optimizer_step_s (the same on every GPU model)."""
+    """The HBM bytes of Adam's update on one GPU (the same on every GPU model; at HBM speed
+    it is the optimizer step): the local parameters (/ t p), the experts split over expert x
+    ``expert_tensor`` ranks (0: the tensor degree), sharded over the data and context ranks
+    when ``sharded`` (ZeRO >= 1, as memory.FamilyLoads). Degrees, not a plan: the planner
+    prices candidate lists of degrees (plan.Degrees)."""
+    et = expert_tensor or tensor
     dense = (w.parameters - w.expert_parameters) / (tensor * pipeline)
-    experts = w.expert_parameters / (tensor * pipeline * expert)
+    experts = w.expert_parameters / (et * pipeline * expert)
     if sharded:
         replicas = data * context
         dense /= replicas
-        experts /= max(1, replicas // expert)
+        experts /= max(1, tensor * replicas // (et * expert))
     return (dense + experts) * OPTIMIZER_STEP_BYTES_PER_PARAMETER
 
 

@@ -557,7 +557,10 @@ def request_from_proto(
 def response_to_proto(est: Estimate) -> pb.EstimateResponse:
     """Every mirrored field by name; the nested plan and breakdown likewise."""
     return pb.EstimateResponse(
-        parallelism=pb.Parallelism(**message_values(est.plan, pb.Parallelism)),
+        parallelism=pb.Parallelism(
+            **message_values(est.plan, pb.Parallelism, exclude=("expert_tensor",)),
+            expert_tensor=est.plan.expert_tensor_degree,
+        ),
         breakdown=pb.StepBreakdown(**message_values(est.breakdown, pb.StepBreakdown)),
         **message_values(est, pb.EstimateResponse),
     )

@@ -27,7 +27,7 @@ from optimizer.performance.calibration import (
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.compute import (
     attention_share,
-    optimizer_step_s,
+    optimizer_step_bytes,
     sliding_window_note,
     straggler_fraction,
     timed_tokens_per_gpu,
@@ -258,9 +258,24 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     if why := reshard_refusal(plan.zero_stage, plan.reshard_after_forward):
         raise InvalidInput(why, field="parallelism.reshard_after_forward")
     # --- end issue 14, pipeline
-    if plan.data % plan.expert or w.experts % plan.expert:
+    if refusal := expert_tensor_refusal(w, plan.tensor, plan.expert_tensor_degree):
+        raise InvalidInput(refusal, field="parallelism.expert_tensor")
+    if plan.folded:
+        spans = plan.tensor * plan.data
+        if spans % (plan.expert * plan.expert_tensor_degree) or w.experts % plan.expert:
+            raise InvalidInput(
+                f"expert {plan.expert} x expert_tensor {plan.expert_tensor_degree} must divide "
+                f"tensor x data = {spans}, and expert the {w.experts} experts",
+                field="parallelism.expert",
+            )
+    elif plan.data % plan.expert or w.experts % plan.expert:
         raise InvalidInput(
-            f"expert {plan.expert} must divide both data {plan.data} and experts {w.experts}",
+            f"expert {plan.expert} must divide both data {plan.data} and experts {w.experts}"
+            + (
+                " (or, with parallelism.expert_tensor 1, tensor x data)"
+                if w.is_moe and plan.tensor > 1
+                else ""
+            ),
             field="parallelism.expert",
         )
     if w.global_batch_size % (plan.data * plan.micro_batch_size):
@@ -564,6 +579,38 @@ class EstimateCase:
     elementwise_scale: float = 1.0
 
 
+def expert_tensor_refusal(w: Workload, tensor: int, expert_tensor: int) -> str | None:
+    """Why the expert layers cannot take this tensor degree (None: they can). Folding
+    (ParallelPlan) is Megatron-Core's, for MoE layers, to 1: a degree between 1 and the
+    tensor degree would need the tensor collectives of a group this model does not place."""
+    if expert_tensor == tensor:
+        return None
+    if not w.is_moe:
+        return (
+            f"expert_tensor {expert_tensor} applies to mixture-of-experts workloads only; this one "
+            f"is dense (experts 1): expected the tensor degree {tensor} or no value"
+        )
+    if w.framework != "megatron":
+        return (
+            f"expert_tensor {expert_tensor}: MoE parallel folding is Megatron-Core's "
+            f"(--expert-tensor-parallel-size), not {w.framework}'s; expected the tensor degree "
+            f"{tensor} or no value"
+        )
+    if expert_tensor != 1:
+        return (
+            f"expected 1 (each expert whole on its rank) or the tensor degree {tensor}, got "
+            f"{expert_tensor}"
+        )
+    return None
+
+
+def tensor_collective_share(w: Workload, folded: bool) -> float:
+    """Share of a layer's tensor collectives a step runs: half when the experts are folded
+    (the attention's remain; each tensor rank routes its own sequence shard to the experts and
+    takes their outputs back, with no all-gather or reduce-scatter around the MoE layer)."""
+    return 0.5 if w.is_moe and folded else 1.0
+
+
 def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
     """A context rank's tokens per micro-batch (issue 14: Megatron order tensor, context,
     data, pipeline), what each per-micro-batch collective moves activations of."""
@@ -743,7 +790,8 @@ def depth_free_traffic(
 def tensor_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
     """The tensor group's ring all-reduces of the micro-batch activations, per step (reads
     the tensor, pipeline, data, micro-batch and context degrees)."""
-    return tensor_collective(w, plan, gpn, dom).times(_layer_collectives_per_step(w, plan))
+    share = tensor_collective_share(w, plan.folded)
+    return tensor_collective(w, plan, gpn, dom).times(_layer_collectives_per_step(w, plan) * share)
 
 
 def tensor_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part:
@@ -781,7 +829,7 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
     k = w.experts_per_token
     routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k / t  # k copies each
     ep_local, domains = _expert_domains(plan, dom)
-    hosts = domains * _hosts_per_block(ep_local * t, gpn)
+    hosts = domains * _hosts_per_block(ep_local * plan.expert_tensor_degree, gpn)
     if w.expert_dispatch == "all_to_all" or domains == 1:
         return Part(coll.all_to_all(routed, e), 1.0 - ep_local / e, hosts, "all_to_all")
     network = coll.expected_remote_domains(w.experts, k, domains, w.expert_node_limit)
@@ -797,8 +845,9 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
 
 
 def _expert_domains(plan: ParallelPlan, dom: int) -> tuple[int, int]:
-    """(the expert group's ranks every scale-up domain it spans holds, those domains)."""
-    ep_local = _ranks_in_domain(plan.expert, plan.tensor, dom)
+    """(the expert group's ranks every scale-up domain it spans holds, those domains): its
+    ranks are blocks of ``expert_tensor`` GPUs (the tensor ranks, unless folded)."""
+    ep_local = _ranks_in_domain(plan.expert, plan.expert_tensor_degree, dom)
     return ep_local, -(-plan.expert // ep_local)
 
 
@@ -836,21 +885,27 @@ def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_
     data, expert, ZeRO and context degrees, and the micro-batch only through
     data_parallel_collectives (FSDP re-sharding gathers per micro-batch)."""
     t, p, d, e, cp = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.context
+    et = plan.expert_tensor_degree
     dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
-    expert_grad = w.expert_parameters / (t * p * e) * GRADIENT_BYTES
+    expert_grad = w.expert_parameters / (et * p * e) * GRADIENT_BYTES
     # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
     dp_local = max(1, min(d * cp, dom // t))
-    groups = [(dense_grad, d * cp, dp_local)] if d * cp > 1 else []
-    # experts are replicated over the data x context ranks too, e of them split the experts
-    replicas = d * cp // e
+    # (bytes, ranks, ranks in one domain, GPUs a rank's block spans)
+    groups = [(dense_grad, d * cp, dp_local, t)] if d * cp > 1 else []
+    # experts are replicated over the data x context ranks too, e of them split the experts;
+    # folded, over the expert grid's data ranks: t d cp GPUs in blocks of e x expert_tensor
+    replicas = t * d * cp // (et * e)
     if expert_grad and replicas > 1:
-        local = max(1, min(replicas, dp_local // min(e, dp_local)))
-        groups.append((expert_grad, replicas, local))
+        if plan.folded:
+            local = max(1, min(replicas, dom // (et * e)))
+        else:
+            local = max(1, min(replicas, dp_local // min(e, dp_local)))
+        groups.append((expert_grad, replicas, local, et))
     calls = data_parallel_collectives(w, plan)
     data = []
-    for size, ranks, local in groups:
+    for size, ranks, local, block in groups:
         nodes = -(-ranks // local)
-        span = nodes * _hosts_per_block(local * t, gpn)
+        span = nodes * _hosts_per_block(local * block, gpn)
         shard = size / local
         if plan.zero_stage == 3:  # ``calls`` equal collectives of one unit's bytes each
             unit = size / fsdp_units(w, plan)
@@ -1118,6 +1173,7 @@ def _compute_plan_core(
     w: Workload, c: ClusterSpec, plan: ParallelPlan, gen: GpuGeneration
 ) -> _PlanCore:
     micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
+    t, p, d, e, _, cp, et = plan.family
     hardware_flops = hardware_flops_per_step(w)
     model_flops = model_flops_per_step(w)
     # compute_s_per_token's and attention_share's arguments: the plan's kernels on this GPU
@@ -1129,6 +1185,7 @@ def _compute_plan_core(
         c.gpu_peak_tflops,
         c.gpu_peak_fp8_tflops,
         plan.expert,
+        plan.expert_tensor,
     )
     tensor_core_s, elementwise_s = compute_s_per_token(*kernels)
     # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
@@ -1151,16 +1208,8 @@ def _compute_plan_core(
         model_flops=model_flops,
         layout=layout,
         # issue 14 compute (compute.py): the optimizer update and the straggler share.
-        optimizer_step_s=optimizer_step_s(
-            w,
-            plan.tensor,
-            plan.pipeline,
-            plan.data,
-            plan.expert,
-            plan.context,
-            plan.zero_stage >= 1,
-            gen.hbm_tbytes_per_s,
-        ),
+        optimizer_step_s=optimizer_step_bytes(w, t, p, d, e, cp, plan.zero_stage >= 1, et)
+        / (gen.hbm_tbytes_per_s * 1e12),
         # issue 14, pipeline: every forward and backward pass of a micro-batch through a
         # model chunk pays CHUNK_PASS_OVERHEAD_S on the critical path: m v chunks per stage,
         # plus the (p - 1) chunk slots of the fill and drain.

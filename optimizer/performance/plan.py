@@ -10,7 +10,7 @@ from optimizer.hashed import hashed_once
 # A ParallelPlan's fields in order (``ParallelPlan(*degrees)`` is the plan): the planner's
 # candidate lists hold these, not plans, which its caches kept by the hundred thousand for the
 # garbage collector's full passes to walk (a tuple of numbers it stops tracking).
-Degrees = tuple[int, int, int, int, int, int, int, int, bool]
+Degrees = tuple[int, int, int, int, int, int, int, int, bool, int]
 
 
 @hashed_once
@@ -24,7 +24,16 @@ class ParallelPlan:
     issue 14: ``context`` splits each sequence over that many ranks (context parallelism,
     Megatron-LM ``--context-parallel-size``), so ``tensor * pipeline * context * data`` is the
     GPU count; ``reshard_after_forward`` False under ZeRO 3 is FSDP without re-sharding
-    (SHARD_GRAD_OP: one all-gather and one reduce-scatter per step)."""
+    (SHARD_GRAD_OP: one all-gather and one reduce-scatter per step).
+
+    MoE parallel folding (Liu et al., "MoE Parallel Folding", arXiv:2504.14960; Megatron-Core
+    ``--expert-tensor-parallel-size``): ``expert_tensor`` is the tensor degree of the expert
+    layers: 0 for the tensor degree (Megatron's default; a plan keeps that form, so that
+    replacing its tensor degree keeps the experts on it), else a degree of their own, 1. At 1
+    the experts get their own grid over the same GPUs: each expert whole on its rank, the
+    expert ranks consecutive GPUs, so ``expert * expert_tensor`` divides ``tensor * data``
+    (an expert degree may span the tensor ranks), and the MoE layers run no tensor
+    collective (each tensor rank routes its own sequence shard)."""
 
     tensor: int
     pipeline: int
@@ -35,10 +44,39 @@ class ParallelPlan:
     micro_batch_size: int = 1
     context: int = 1
     reshard_after_forward: bool = True
+    expert_tensor: int = 0
+
+    def __post_init__(self) -> None:
+        if self.expert_tensor == self.tensor:  # one plan, one form (0: the tensor degree)
+            object.__setattr__(self, "expert_tensor", 0)
 
     @cached_property
     def gpus(self) -> int:
         return self.tensor * self.pipeline * self.context * self.data
+
+    @property
+    def folded(self) -> bool:
+        """The expert layers run on a grid of their own (a degree other than the tensor's)."""
+        return self.expert_tensor != 0
+
+    @property
+    def family(self) -> tuple[int, int, int, int, int, int, int]:
+        """(tensor, pipeline, data, expert, micro-batch, context, expert tensor): what the
+        planner prices once for every depth and ZeRO stage of a plan (memory.FamilyLoads)."""
+        return (
+            self.tensor,
+            self.pipeline,
+            self.data,
+            self.expert,
+            self.micro_batch_size,
+            self.context,
+            self.expert_tensor,
+        )
+
+    @property
+    def expert_tensor_degree(self) -> int:
+        """The expert layers' tensor degree."""
+        return self.expert_tensor or self.tensor
 
 
 @dataclass(frozen=True)
@@ -54,6 +92,7 @@ class PartialPlan:
     micro_batch_size: int | None = None
     context: int | None = None
     reshard_after_forward: bool | None = None
+    expert_tensor: int | None = None
 
     def complete(self) -> ParallelPlan | None:
         """The plan, when the request fixes every degree (nothing left to choose)."""
@@ -74,6 +113,7 @@ class PartialPlan:
             reshard_after_forward=(
                 True if self.reshard_after_forward is None else self.reshard_after_forward
             ),
+            expert_tensor=self.expert_tensor or 0,
         )
 
 
@@ -84,8 +124,9 @@ def plan_text(plan: ParallelPlan) -> str:
         if plan.zero_stage == 3 and not plan.reshard_after_forward
         else ""
     )
+    folded = f", expert_tensor {plan.expert_tensor}" if plan.folded else ""
     return (
         f"tensor {plan.tensor}, pipeline {plan.pipeline}, context {plan.context}, data "
-        f"{plan.data}, expert {plan.expert}, virtual_pipeline {plan.virtual_pipeline}, "
+        f"{plan.data}, expert {plan.expert}{folded}, virtual_pipeline {plan.virtual_pipeline}, "
         f"zero_stage {plan.zero_stage}{fsdp}, micro_batch_size {plan.micro_batch_size}"
     )

@@ -66,6 +66,7 @@ from optimizer.performance.estimator import (
     oversubscribed_block_nodes,
     pipeline_traffic,
     tensor_collective,
+    tensor_collective_share,
     torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
@@ -260,9 +261,9 @@ class _FreeRows(NamedTuple):
     each."""
 
     row_of: npt.NDArray[np.intp]
-    kernels: list[tuple[int, int, int]]
+    kernels: list[tuple[int, int, int, int]]  # (micro-batch, t, e, expert tensor)
     kernel: npt.NDArray[np.intp]
-    collectives: list[tuple[int, int, int, int, int, int]]  # (t, p, d, e, mb, cp)
+    collectives: list[CollectiveDegrees]
     collective: npt.NDArray[np.intp]
     collectives_per_step: Floats
     tokens: Floats
@@ -291,24 +292,25 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
     if hit is not None and (hit[0], hit[1], hit[2], hit[3]) == (plans, w, gpus, constants):
         return hit[4]
     known: dict[tuple[int, ...], int] = {}
-    kernels: dict[tuple[int, int, int], int] = {}
-    collectives: dict[
-        tuple[int, int, int, int], tuple[int, tuple[int, int, int, int, int, int]]
-    ] = {}
+    kernels: dict[tuple[int, int, int, int], int] = {}
+    collectives: dict[tuple[int, int, int, int, int], tuple[int, CollectiveDegrees]] = {}
     stages: dict[tuple[int, int], tuple[float, float]] = {}  # (tokens, chunk imbalance)
     rows: list[tuple[float, ...]] = []
     index: list[int] = []
-    for t, p, d, e, v, z, mb, cp, _ in plans:
-        key = (mb, t, e, p, v, d, z >= 1)
+    for t, p, d, e, v, z, mb, cp, _, et in plans:
+        key = (mb, t, e, p, v, d, z >= 1, et)
         row = known.get(key)
         if row is None:
             row = known[key] = len(rows)
-            kernel = kernels.get((mb, t, e))
+            kernel = kernels.get((mb, t, e, et))
             if kernel is None:
-                kernel = kernels[mb, t, e] = len(kernels)
-            collective = collectives.get((t, e, mb, cp))
+                kernel = kernels[mb, t, e, et] = len(kernels)
+            collective = collectives.get((t, e, mb, cp, et))
             if collective is None:  # the first plan's degrees stand for the rest
-                collective = collectives[t, e, mb, cp] = (len(collectives), (t, p, d, e, mb, cp))
+                collective = collectives[t, e, mb, cp, et] = (
+                    len(collectives),
+                    (t, p, d, e, mb, cp, et),
+                )
             stage = stages.get((p, v))
             if stage is None:
                 layout = pipeline_layout(w, p, v)
@@ -328,7 +330,7 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
                     m,
                     bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0,
                     2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S,
-                    optimizer_step_bytes(w, t, p, d, e, cp, z >= 1),
+                    optimizer_step_bytes(w, t, p, d, e, cp, z >= 1, et),
                 )
             )
         index.append(row)
@@ -375,8 +377,10 @@ def network_free_terms(
     scale_up = per_collective[rows.collective] * rows.collectives_per_step
     kernel = np.array(
         [
-            compute_s_per_token(w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e)
-            for mb, t, e in rows.kernels
+            compute_s_per_token(
+                w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e, et
+            )
+            for mb, t, e, et in rows.kernels
         ],
         dtype=np.float64,
     ).reshape(len(rows.kernels), 2)[rows.kernel]
@@ -492,42 +496,44 @@ def _data_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, 
 
 def _collective_rows(
     w: Workload,
-    degrees: tuple[int, int, int, int, int, int],
+    degrees: CollectiveDegrees,
     hw: RowHardware,
     parts: RowParts,
     plan: ParallelPlan | None = None,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """One tensor all-reduce's and one expert all-to-all's rows (_part_row, _expert_row) of
-    the plans with these (tensor, pipeline, data, expert, micro-batch, context) degrees, each
-    worked out once per what it reads (estimator.tensor_collective, expert_collective: a
-    size's thousands of degrees share a few dozen; ``plan``: one of those plans, if at
-    hand)."""
-    t, p, d, e, mb, cp = degrees
+    the plans with these (tensor, pipeline, data, expert, micro-batch, context, expert
+    tensor) degrees, each worked out once per what it reads (estimator.tensor_collective,
+    expert_collective: a size's thousands of degrees share a few dozen; ``plan``: one of
+    those plans, if at hand)."""
+    t, p, d, e, mb, cp, et = degrees
     tensor = parts.tensor.get((t, mb, cp))
     if tensor is None:
-        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
+        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp, expert_tensor=et)
         # Overlapped under the GEMMs (Workload.tp_comm_overlap), a plan's tensor collectives
         # may add nothing to its step: the bounds take none of them.
         collective = None if w.tp_comm_overlap else tensor_collective(w, plan, hw.gpn, hw.dom)
         tensor = parts.tensor[t, mb, cp] = _part_row(collective, hw)
-    expert = parts.expert.get((t, e, mb, cp))
+    expert = parts.expert.get((t, e, mb, cp, et))
     if expert is None:
-        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp)
-        expert = parts.expert[t, e, mb, cp] = _expert_row(
+        plan = plan or ParallelPlan(t, p, d, e, micro_batch_size=mb, context=cp, expert_tensor=et)
+        expert = parts.expert[t, e, mb, cp, et] = _expert_row(
             expert_collective(w, plan, hw.gpn, hw.dom), hw
         )
     return tensor, expert
 
 
 def _collective_s(
-    w: Workload, degrees: tuple[int, int, int, int, int, int], hw: RowHardware, parts: RowParts
+    w: Workload, degrees: CollectiveDegrees, hw: RowHardware, parts: RowParts
 ) -> float:
-    """One tensor all-reduce's and one expert all-to-all's seconds on the scale-up fabric of
-    the plans with these degrees, at a collective efficiency of 1: no scenario's is higher
-    (request_limits: at most 1), and their network parts only add, so no network gives a plan
-    less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
+    """One tensor all-reduce's (at the share a step runs: estimator.tensor_collective_share)
+    and one expert all-to-all's seconds on the scale-up fabric of the plans with these
+    degrees, at a collective efficiency of 1: no scenario's is higher (request_limits: at
+    most 1), and their network parts only add, so no network gives a plan less
+    (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
     tensor, expert = _collective_rows(w, degrees, hw, parts)
-    return tensor[0] + tensor[1] + expert[0] + expert[1]
+    share = tensor_collective_share(w, degrees[-1] not in (0, degrees[0]))
+    return share * (tensor[0] + tensor[1]) + expert[0] + expert[1]
 
 
 def _depth_free_row(
@@ -535,23 +541,17 @@ def _depth_free_row(
 ) -> tuple[float, ...]:
     """One plan's _DEPTH_FREE_COLUMNS (a row, not appends: this runs for every family of
     depths of every size a search prices), from the parts it shares with other families."""
-    t, p, d, e, mb, cp = (
-        plan.tensor,
-        plan.pipeline,
-        plan.data,
-        plan.expert,
-        plan.micro_batch_size,
-        plan.context,
-    )
+    t, p, d, e, mb, cp, et = plan.family
     z, reshard = plan.zero_stage, plan.reshard_after_forward
     (nv_s, lat_s, tp_bytes, tp_sharp_bytes), expert = _collective_rows(
-        w, (t, p, d, e, mb, cp), hw, parts, plan
+        w, (t, p, d, e, mb, cp, et), hw, parts, plan
     )
     a2a_nv_s, a2a_lat_s, a2a_bytes, a2a_sharp_bytes, a2a_nodes = expert
     n = layer_collectives_per_step(w, d, mb, p)  # what a step runs of each
+    n_tp = n * tensor_collective_share(w, plan.folded)
     # FSDP with re-sharding gathers per micro-batch: only then does the micro-batch count
     per_micro_batch = mb if z == 3 and reshard else 0
-    key = (t, p, d, e, z, reshard, cp, per_micro_batch)
+    key = (t, p, d, e, z, reshard, cp, per_micro_batch, et)
     data = parts.data.get(key)
     if data is None:
         data = parts.data[key] = _data_row(w, plan, hw)
@@ -562,10 +562,10 @@ def _depth_free_row(
         fsdp_units(w, plan),
         calls,
         p,
-        n * nv_s,
-        n * lat_s,
-        n * tp_bytes,
-        n * tp_sharp_bytes,
+        n_tp * nv_s,
+        n_tp * lat_s,
+        n_tp * tp_bytes,
+        n_tp * tp_sharp_bytes,
         n * a2a_nv_s,
         n * a2a_lat_s,
         n * a2a_bytes,
@@ -577,7 +577,10 @@ def _depth_free_row(
 
 # A plan's degrees but its interleaving depth: a size offers each at several depths
 # (planner.depth_ladder), whose rows share _depth_free_row.
-Family = tuple[int, int, int, int, int, int, int, bool]
+Family = tuple[int, int, int, int, int, int, int, bool, int]
+# (tensor, pipeline, data, expert, micro-batch, context, expert tensor): what one tensor
+# all-reduce and one expert all-to-all of a plan read (_collective_rows).
+CollectiveDegrees = tuple[int, int, int, int, int, int, int]
 
 
 def _sends_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, ...]:
@@ -609,9 +612,9 @@ def plan_arrays(
     head_of: list[int] = []
     tail_of: list[int] = []
     for degrees in plans:
-        t, p, d, e, v, z, mb, cp, reshard = degrees
+        t, p, d, e, v, z, mb, cp, reshard, et = degrees
         plan = None  # built only for a row not worked out yet (the traffic reads a plan)
-        family = (t, p, d, e, z, mb, cp, reshard)
+        family = (t, p, d, e, z, mb, cp, reshard, et)
         i = families.get(family)
         if i is None:
             i = families[family] = len(heads)

@@ -44,6 +44,7 @@ from optimizer.performance.estimator import (
     context_refusal,
     estimate,
     estimate_from_step,
+    expert_tensor_refusal,
     nvlink_bytes_per_s,
     reshard_refusal,
     scenario,
@@ -354,9 +355,10 @@ def _candidate_plans(
 
 
 _Zeros = tuple[tuple[int, bool], ...]  # (zero_stage, reshard_after_forward) choices
-_Family = tuple[tuple[int, int, int, int, int, int], _Zeros, int, tuple[int, ...]]
-"""One (tensor, pipeline, data, expert, micro-batch, context) of a size, with the ZeRO choices
-it may take, its proxy's best depth (_Depths.deep) and the depths whose memory is checked.
+_Family = tuple[tuple[int, int, int, int, int, int, int], _Zeros, int, tuple[int, ...]]
+"""One (tensor, pipeline, data, expert, micro-batch, context, expert tensor) of a size, with
+the ZeRO choices it may take, its proxy's best depth (_Depths.deep) and the depths whose
+memory is checked.
 Plain tuples of numbers: _families caches thousands, and the garbage collector stops walking
 exact tuples once it has seen they hold no containers (kept as objects with their loads and
 lists, its passes cost the speed benchmark's cold pass about 0.1 s of 3.5)."""
@@ -461,7 +463,7 @@ def _families(
             d = gpus // (t * p)
             if fixed.data is not None and fixed.data != d:
                 continue
-            experts = [e for e in _divisors(d) if w.experts % e == 0] if w.is_moe else [1]
+            experts = _expert_layouts(w, t, d, fixed)
             micro = micro_lists.get(d)
             if micro is None:
                 micro = micro_lists[d] = [
@@ -476,9 +478,7 @@ def _families(
                 )
             if not zeros:  # no ZeRO stage this pipeline can take: no plan
                 continue
-            for e in _options(fixed.expert, experts):
-                if d % e or w.experts % e:
-                    continue
+            for e, et in experts:
                 for mb in _options(fixed.micro_batch_size, micro):
                     if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
                         continue
@@ -492,13 +492,31 @@ def _families(
                         checked = ds.ladder
                         if ds.full is not None and ds.full not in checked:
                             checked = (*checked, ds.full)
-                    degrees = (t, p, d, e, mb, context)
+                    degrees = (t, p, d, e, mb, context, et)
                     families.append((degrees, zeros, ds.deep, checked))
                     loads = FamilyLoads(w, *degrees)
                     rows.extend((loads, v) for v in checked)
     forms = tuple(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
     peaks = peaks_gb(rows, forms) if rows else np.empty((len(forms), 0))
     return _SizeFamilies(tuple(families), forms, peaks, work_s)
+
+
+def _expert_layouts(w: Workload, t: int, d: int, fixed: PartialPlan) -> list[tuple[int, int]]:
+    """The (expert, expert tensor) degrees a family of ``t`` tensor and ``d`` data ranks may
+    take: the experts over the data ranks at the tensor degree (Megatron's default) and,
+    folded (plan.ParallelPlan), whole over ranks of tensor x data. ``fixed``'s degrees only,
+    where the request gives them."""
+    if not w.is_moe:
+        return [(1, 0)] if fixed.expert in (None, 1) and fixed.expert_tensor in (None, t) else []
+    layouts = []
+    for et in _options(fixed.expert_tensor, _expert_tensors(w, t)):
+        if expert_tensor_refusal(w, t, et):
+            continue
+        ranks = d if et == t else t * d // et
+        for e in _options(fixed.expert, _divisors(ranks)):
+            if ranks % e == 0 and w.experts % e == 0:
+                layouts.append((e, 0 if et == t else et))  # ParallelPlan's one form
+    return layouts
 
 
 def _fitting_depth(
@@ -531,8 +549,8 @@ def _lightest_fitting(zeros: _Zeros, fits: list[bool]) -> _Zeros:
 def _plans_at(degrees: tuple[int, ...], v: int, chosen: _Zeros) -> list[Degrees]:
     """The plans of a family (its ``degrees``) at depth ``v`` under each ``chosen`` ZeRO
     choice."""
-    t, p, d, e, mb, cp = degrees
-    return [(t, p, d, e, v, z, mb, cp, reshard) for z, reshard in chosen]
+    t, p, d, e, mb, cp, et = degrees
+    return [(t, p, d, e, v, z, mb, cp, reshard, et) for z, reshard in chosen]
 
 
 # Seconds a GPU spends per FLOP at a round 400 TFLOP/s: only the ratio of bubble to chunk
@@ -596,11 +614,24 @@ def _hardware(c: ClusterSpec, gpus: int) -> _Hardware:
 
 
 def _compute_s(
-    w: Workload, hw: _Hardware, micro_batch: int, tensor: int, speed: KernelSpeed, expert: int = 1
+    w: Workload,
+    hw: _Hardware,
+    micro_batch: int,
+    tensor: int,
+    speed: KernelSpeed,
+    expert: int = 1,
+    expert_tensor: int = 0,
 ) -> float:
     """Seconds of one step's compute at kernel speed, spread evenly over ``hw.gpus``."""
     tensor_core_s, elementwise_s = compute_s_per_token(
-        w, micro_batch, tensor, hw.gpu_model, hw.peak_tflops, hw.peak_fp8_tflops, expert
+        w,
+        micro_batch,
+        tensor,
+        hw.gpu_model,
+        hw.peak_tflops,
+        hw.peak_fp8_tflops,
+        expert,
+        expert_tensor,
     )
     return speed.kernel_s(tensor_core_s, elementwise_s) * w.tokens_per_step / hw.gpus
 
@@ -1213,7 +1244,18 @@ def _fastest_compute_s(w: Workload, hw: _Hardware, speed: KernelSpeed, fixed: Pa
     if fixed.expert in experts:
         experts = (fixed.expert,)
     micro = (fixed.micro_batch_size,) if fixed.micro_batch_size else MICRO_BATCH_CHOICES
-    return min(_compute_s(w, hw, mb, t, speed, e) for t in tensors for mb in micro for e in experts)
+    layouts = [(t, et) for t in tensors for et in _expert_tensors(w, t)]
+    if any(et == fixed.expert_tensor for _, et in layouts):
+        layouts = [(t, et) for t, et in layouts if et == fixed.expert_tensor]
+    return min(
+        _compute_s(w, hw, mb, t, speed, e, et) for t, et in layouts for mb in micro for e in experts
+    )
+
+
+def _expert_tensors(w: Workload, t: int) -> tuple[int, ...]:
+    """The expert layers' tensor degrees a plan of tensor degree ``t`` may take: ``t`` and,
+    folded (plan.ParallelPlan), 1 where the workload's framework folds."""
+    return (t, 1) if t > 1 and not expert_tensor_refusal(w, t, 1) else (t,)
 
 
 def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
@@ -1345,6 +1387,8 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan, why: bo
             1 if fixed.zero_stage is None else fixed.zero_stage,
             fixed.micro_batch_size or 1,
             context=cp,  # issue 14 (context)
+            # with the tensor degree open, one equal to a fixed expert tensor degree is there
+            expert_tensor=(fixed.expert_tensor or 0) if fixed.tensor is not None else 0,
         )
         # The job may leave GPUs idle, so only more GPUs than the cluster has is the
         # product's fault; else the degree the model refuses is named (tensor 3 of 8 K/V
@@ -1396,8 +1440,8 @@ def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
             for z in zeros:
                 gb = float(peaks[forms.index(z), row])
                 if best is None or gb < best[0]:
-                    t, p, d, e, mb, context = degrees
-                    best = (gb, (t, p, d, e, v, z[0], mb, context, z[1]))
+                    t, p, d, e, mb, context, et = degrees
+                    best = (gb, (t, p, d, e, v, z[0], mb, context, z[1], et))
     if best is None:
         return None
     plan = ParallelPlan(*best[1])

@@ -109,9 +109,7 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     logits) or a middle one (an uneven layout gives it the layers the first spares).
 
     Not cached itself: the planner's candidate lists are, per workload and hardware."""
-    family = FamilyLoads(
-        w, plan.tensor, plan.pipeline, plan.data, plan.expert, plan.micro_batch_size, plan.context
-    )
+    family = FamilyLoads(w, *plan.family)
     stages = family.stages(plan.virtual_pipeline)
     return max(  # the first of equals
         (s.memory(plan.zero_stage, plan.reshard_after_forward) for s in stages),
@@ -173,14 +171,16 @@ class StageLoad(NamedTuple):
 
 
 class FamilyLoads:
-    """The stages' loads of one (tensor, pipeline, data, expert, micro-batch, context) at any
-    interleaving depth: what no depth changes is worked out once, since the planner tries
-    several depths of each family. The ZeRO stage is not read."""
+    """The stages' loads of one (tensor, pipeline, data, expert, micro-batch, context,
+    expert tensor) at any interleaving depth: what no depth changes is worked out once, since
+    the planner tries several depths of each family. The ZeRO stage is not read. The experts
+    split over expert x expert_tensor ranks (0: the tensor degree; 1 folded,
+    plan.ParallelPlan) and shard over the rest of the tensor x data x context GPUs."""
 
     __slots__ = (
         "act_layer",
-        "e",
         "end_params",
+        "expert_split",
         "layer_dense",
         "layer_expert",
         "layer_params",
@@ -193,8 +193,12 @@ class FamilyLoads:
         "w",
     )
 
-    def __init__(self, w: Workload, t: int, p: int, d: int, e: int, mb: int, cp: int) -> None:
-        self.w, self.t, self.p, self.e = w, t, p, e
+    def __init__(
+        self, w: Workload, t: int, p: int, d: int, e: int, mb: int, cp: int, et: int = 0
+    ) -> None:
+        self.w, self.t, self.p = w, t, p
+        et = et or t
+        self.expert_split = et * e
         embedding = w.vocab_size * w.hidden_size
         layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / w.layers
         layer_expert = w.expert_parameters / w.layers
@@ -207,8 +211,8 @@ class FamilyLoads:
         self.logits = LOGIT_BYTES * mb * w.sequence_length * w.vocab_size / (t * cp)
         # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x
         # context (Megatron's distributed optimizer over the dp-cp group).
-        self.shard, self.shard_expert = d * cp, d * cp // e
-        self.layer_params = layer_dense / t + layer_expert / (t * e)
+        self.shard, self.shard_expert = d * cp, t * d * cp // (et * e)
+        self.layer_params = layer_dense / t + layer_expert / (et * e)
         if w.framework == "deepspeed":  # the two gathered units hold at most the live cap
             self.layer_params = min(self.layer_params, DEEPSPEED_MAX_LIVE_PARAMETERS / 2)
 
@@ -225,14 +229,14 @@ class FamilyLoads:
 
     def _load(self, rank: int, layers: int, v: int) -> StageLoad:
         """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
-        t, p, e = self.t, self.p, self.e
+        t, p = self.t, self.p
         chunks = in_flight_chunks(p, v, self.micro_batches, rank)
         activations = chunks * layers / v * self.act_layer
         if rank == p - 1:
             activations += self.logits
         ends = self.end_params if rank in (0, p - 1) else 0.0
         dense_params = (self.layer_dense * layers + ends) / t
-        expert_params = self.layer_expert * layers / (t * e)
+        expert_params = self.layer_expert * layers / self.expert_split
         return StageLoad(
             params=dense_params + expert_params,
             sharded_params=dense_params / self.shard + expert_params / self.shard_expert,
@@ -276,7 +280,7 @@ def peaks_gb(
             (
                 f.p,
                 f.t,
-                f.e,
+                f.expert_split,
                 depth,
                 f.micro_batches,
                 f.act_layer,
@@ -292,7 +296,7 @@ def peaks_gb(
         ],
         dtype=np.float64,
     )
-    (p, t, e, v, m, act_layer, logits, end_params, layer_dense, layer_expert, shard,
+    (p, t, expert_split, v, m, act_layer, logits, end_params, layer_dense, layer_expert, shard,
      shard_expert, layer_params) = np.repeat(table, counts, axis=0).T  # fmt: skip
     rank, held = np.array(ranks, dtype=np.float64), np.array(layers, dtype=np.float64)
     last = rank == p - 1
@@ -302,7 +306,7 @@ def peaks_gb(
     activations = chunks * held / v * act_layer + np.where(last, logits, 0.0)
     ends = np.where((rank == 0) | last, end_params, 0.0)
     dense_params = (layer_dense * held + ends) / t
-    expert_params = layer_expert * held / (t * e)
+    expert_params = layer_expert * held / expert_split
     load = StageLoad(
         params=dense_params + expert_params,
         sharded_params=dense_params / shard + expert_params / shard_expert,
