@@ -893,13 +893,11 @@ def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_
     # (bytes, ranks, ranks in one domain, GPUs a rank's block spans)
     groups = [(dense_grad, d * cp, dp_local, t)] if d * cp > 1 else []
     # experts are replicated over the data x context ranks too, e of them split the experts;
-    # folded, over the expert grid's data ranks: t d cp GPUs in blocks of e x expert_tensor
+    # folded, over the expert grid's data ranks: t d cp GPUs in blocks of e x expert_tensor,
+    # as many of them in a domain as it holds whole blocks
     replicas = t * d * cp // (et * e)
     if expert_grad and replicas > 1:
-        if plan.folded:
-            local = max(1, min(replicas, dom // (et * e)))
-        else:
-            local = max(1, min(replicas, dp_local // min(e, dp_local)))
+        local = max(1, min(replicas, dom // (et * e)))
         groups.append((expert_grad, replicas, local, et))
     calls = data_parallel_collectives(w, plan)
     data = []
@@ -1173,20 +1171,11 @@ def _compute_plan_core(
     w: Workload, c: ClusterSpec, plan: ParallelPlan, gen: GpuGeneration
 ) -> _PlanCore:
     micro_batches = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    t, p, d, e, _, cp, et = plan.family
+    t, p, d, e, mb, cp, et = plan.family
     hardware_flops = hardware_flops_per_step(w)
     model_flops = model_flops_per_step(w)
     # compute_s_per_token's and attention_share's arguments: the plan's kernels on this GPU
-    kernels = (
-        w,
-        plan.micro_batch_size,
-        plan.tensor,
-        c.gpu_model,
-        c.gpu_peak_tflops,
-        c.gpu_peak_fp8_tflops,
-        plan.expert,
-        plan.expert_tensor,
-    )
+    kernels = (w, mb, t, c.gpu_model, c.gpu_peak_tflops, c.gpu_peak_fp8_tflops, e, et)
     tensor_core_s, elementwise_s = compute_s_per_token(*kernels)
     # issue 14, pipeline: the step runs at the pace of the slowest stage (uneven layers,
     # the output layer on the last stage); 1 without a pipeline.
