@@ -8,7 +8,9 @@ Table 4) came out 16 % slow, the visible set's one miss of the 12 % bar."""
 
 from __future__ import annotations
 
+import csv
 import json
+import statistics
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -92,7 +94,7 @@ def test_an_unknown_kernel_is_refused_with_the_choices() -> None:
         preset("llama3-70b", attention_kernel="xformers")
 
     assert refused.value.field == "workload.attention_kernel"
-    assert "flash, triton" in str(refused.value)
+    assert "flash, triton, cudnn" in str(refused.value)
 
 
 def test_a_kernel_is_refused_for_unfused_attention() -> None:
@@ -138,6 +140,77 @@ def test_an_attention_bound_note_names_the_kernel_it_timed() -> None:
     assert any("MPT's Triton kernel's fitted speed" in n for n in triton.notes)
 
 
+KERNEL_SPEEDS = (
+    Path(__file__).resolve().parents[1] / "optimizer/performance/data/attention-kernel-speeds.csv"
+)
+A100 = {"gpu_model": "A100 SXM4 80GB", "gpu_peak_tflops": 312, "intra_node_gbytes_per_s": 300}
+
+
+def test_cudnns_gain_is_the_published_ratio_over_flashattention2() -> None:
+    """FlashAttention-3 paper (Shah et al., arXiv:2407.08608), figs. 5-6, H100, head dim 128,
+    2K-16K tokens: cuDNN's fused attention runs 1.59-1.63 x FlashAttention-2, causal forward
+    and backward; the constant is their geometric mean."""
+    ratios = [
+        float(row["cudnn_tflops"]) / float(row["flashattention2_tflops"])
+        for row in csv.DictReader(KERNEL_SPEEDS.open())
+    ]
+
+    assert len(ratios) == 8
+    assert abs(calibration.CUDNN_ATTENTION_SPEEDUP - statistics.geometric_mean(ratios)) <= 0.005
+
+
+@pytest.mark.parametrize("gpu", ["H100", "H200", "B200", "GB200", "GB300"])
+def test_cudnn_times_attention_at_its_gain_over_the_flash_kernels_on_hopper_and_later(
+    gpu: str,
+) -> None:
+    gen = generation(gpu)
+
+    assert calibration.attention_efficiency(gen, "cudnn") == pytest.approx(
+        calibration.attention_efficiency(gen, "flash") * calibration.CUDNN_ATTENTION_SPEEDUP
+    )
+
+
+def test_a_run_on_cudnn_is_faster_than_on_the_flash_kernels_on_h100() -> None:
+    assert _estimate(attention_kernel="cudnn").training_time_hours < (
+        _estimate().training_time_hours
+    )
+
+
+def _on_a100(**workload: object) -> estimate_pb2.EstimateResponse:
+    request = _request(**workload)
+    request.cluster.ClearField("gpu_peak_fp8_tflops")
+    json_format.ParseDict({"cluster": A100}, request)
+    return estimate(request)
+
+
+def test_on_a100_cudnn_is_timed_as_the_flash_kernels_and_the_notes_say_so() -> None:
+    """Transformer Engine prefers cuDNN's attention on Hopper and later only; no published
+    figure times it on A100."""
+    cudnn, flash = _on_a100(attention_kernel="cudnn"), _on_a100()
+
+    assert cudnn.training_time_hours == flash.training_time_hours
+    assert any("cudnn is timed as the FlashAttention-2 class on A100" in n for n in cudnn.notes)
+    assert not any("FlashAttention-2 class on" in n for n in flash.notes)
+
+
+def test_the_optimistic_attention_of_cudnn_is_its_published_best() -> None:
+    """The low end's attention: FlashAttention-2's best on H100 (335 TFLOP/s) times cuDNN's
+    gain, about the 539 TFLOP/s it publishes at 16K tokens (fig. 5)."""
+    h100 = generation("H100")
+    best = calibration.published_best_share(h100, "cudnn")
+
+    assert best * 989.0 == pytest.approx(539.0, rel=0.01)
+    assert (
+        calibration.optimistic_attention_factor(h100, h100.kernel_efficiency_high, "cudnn") <= 1.0
+    )
+
+
+def test_an_attention_bound_note_on_cudnn_names_its_speed_and_best() -> None:
+    notes = _estimate(sequence_length=131072, attention_kernel="cudnn").notes
+
+    assert any("cuDNN's speed" in n and "(cuDNN)" in n for n in notes)
+
+
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
     yield from token_stubs(tmp_path_factory.mktemp("attention_kernel"))
@@ -155,5 +228,6 @@ def test_over_grpc_a_bad_kernel_is_invalid_argument_naming_the_field(stubs: Stub
 def test_over_grpc_the_kernel_moves_the_answer(stubs: Stubs) -> None:
     flash = stubs.optimizer.Estimate(_request(), metadata=A, timeout=120)
     triton = stubs.optimizer.Estimate(_request(attention_kernel="triton"), metadata=A, timeout=120)
+    cudnn = stubs.optimizer.Estimate(_request(attention_kernel="cudnn"), metadata=A, timeout=120)
 
-    assert flash.training_time_hours < triton.training_time_hours
+    assert cudnn.training_time_hours < flash.training_time_hours < triton.training_time_hours

@@ -36,6 +36,9 @@ class GpuGeneration:
     # The fastest published flash-attention speed on this GPU as a share of its dense BF16
     # peak (the optimistic scenario's attention); None: H100's, FLASH_ATTENTION_BEST_SHARE_OF_PEAK.
     attention_best_share: float | None = None
+    # Compute capability 9.0 or later (Hopper, Blackwell): where Transformer Engine runs
+    # cuDNN's fused attention and CUDNN_ATTENTION_SPEEDUP holds.
+    cudnn_attention: bool = False
 
     @property
     def attention(self) -> float:
@@ -190,7 +193,9 @@ GENERATIONS: dict[str, GpuGeneration] = {
             attention_efficiency=A100_ATTENTION_EFFICIENCY,
             attention_best_share=A100_FLASH_ATTENTION_BEST_SHARE_OF_PEAK,
         ),
-        GpuGeneration("H100", *H100_KERNEL_EFFICIENCY, 3.35, _H100_SOURCE, sm_count=132),
+        GpuGeneration(
+            "H100", *H100_KERNEL_EFFICIENCY, 3.35, _H100_SOURCE, sm_count=132, cudnn_attention=True
+        ),
         GpuGeneration(
             "H200",
             *_like_h100(0.48, 0.55, 0.64),
@@ -198,6 +203,7 @@ GENERATIONS: dict[str, GpuGeneration] = {
             "no published run here: H100 value (same compute die)",
             fitted=False,
             sm_count=132,
+            cudnn_attention=True,
         ),
         GpuGeneration(
             "B200",
@@ -206,18 +212,37 @@ GENERATIONS: dict[str, GpuGeneration] = {
             "no published run here: H100 value, low bound widened (newer software stack)",
             fitted=False,
             sm_count=148,
+            cudnn_attention=True,
         ),
         GpuGeneration(
-            "B300", *_like_h100(0.38, 0.55, 0.66), 8.0, _B300_SOURCE, fitted=False, sm_count=160
+            "B300",
+            *_like_h100(0.38, 0.55, 0.66),
+            8.0,
+            _B300_SOURCE,
+            fitted=False,
+            sm_count=160,
+            cudnn_attention=True,
         ),
         # NVL72 racks: the same GPUs as HGX B200/B300 (gpus.csv; catalogs/gen-2026 sources).
         # Their gain is the 72-GPU NVLink domain, which the estimator models as bandwidth, not
         # as kernel efficiency. "GB200" must win over "B200" in generation(): longest name.
         GpuGeneration(
-            "GB200", *_like_h100(0.40, 0.55, 0.64), 8.0, _GB200_SOURCE, fitted=False, sm_count=148
+            "GB200",
+            *_like_h100(0.40, 0.55, 0.64),
+            8.0,
+            _GB200_SOURCE,
+            fitted=False,
+            sm_count=148,
+            cudnn_attention=True,
         ),
         GpuGeneration(
-            "GB300", *_like_h100(0.38, 0.55, 0.66), 8.0, _B300_SOURCE, fitted=False, sm_count=160
+            "GB300",
+            *_like_h100(0.38, 0.55, 0.66),
+            8.0,
+            _B300_SOURCE,
+            fitted=False,
+            sm_count=160,
+            cudnn_attention=True,
         ),
         GpuGeneration(
             "MI300X", *_like_h100(0.33, 0.45, 0.58), 5.3, _MI300X_SOURCE, fitted=False, sm_count=304
@@ -250,11 +275,36 @@ GENERATIONS: dict[str, GpuGeneration] = {
 FLASH_ATTENTION_BEST_SHARE_OF_PEAK = 335.0 / 989.0
 
 
+# cuDNN's fused attention over FlashAttention-2 on H100 SXM5, BF16, head dim 128, 2K-16K
+# tokens: the geometric mean of its eight published speed ratios, causal forward and backward,
+# each 1.59-1.63 (Shah et al., "FlashAttention-3", arXiv:2407.08608, figs. 5-6; the figures in
+# data/attention-kernel-speeds.csv, checked by tests/test_attention_kernel.py). Transformer
+# Engine picks it over FlashAttention on compute capability 9.0 and later ("Disabling
+# FlashAttention to give FusedAttention preference on Hopper+ for performance reasons", its
+# get_attention_backend). Not fitted: no visible run states it.
+CUDNN_ATTENTION_SPEEDUP = 1.61
+
+
+def kernel_speedup(gen: GpuGeneration, kernel: str) -> float:
+    """``kernel``'s attention speed over the FlashAttention-2 class on ``gen``: cuDNN's
+    published gain where Transformer Engine runs it (``gen.cudnn_attention``); elsewhere no
+    source times it, and it is the FlashAttention-2 class's (the estimate's notes say so)."""
+    return CUDNN_ATTENTION_SPEEDUP if kernel == "cudnn" and gen.cudnn_attention else 1.0
+
+
 def attention_efficiency(gen: GpuGeneration, kernel: str) -> float:
     """Fused attention's speed relative to ``gen``'s large GEMMs under ``kernel``
-    (workload.ATTENTION_KERNELS): the fitted Triton kernel's, times the FlashAttention-2-class
-    kernels' fitted speed-up over it."""
-    return gen.attention * (COMPUTE.flash_kernel_speedup if kernel == "flash" else 1.0)
+    (workload.ATTENTION_KERNELS): the fitted Triton kernel's; the FlashAttention-2-class
+    kernels' fitted speed-up over it; cuDNN's published gain over those (kernel_speedup)."""
+    if kernel == "triton":
+        return gen.attention
+    return gen.attention * COMPUTE.flash_kernel_speedup * kernel_speedup(gen, kernel)
+
+
+def published_best_share(gen: GpuGeneration, kernel: str) -> float:
+    """The fastest published speed of ``kernel``'s class on ``gen``, as a share of its peak:
+    FlashAttention-2's (the Triton kernel's class), cuDNN's gain over it on Hopper+."""
+    return gen.best_attention_share * kernel_speedup(gen, kernel)
 
 
 def optimistic_attention_factor(
@@ -264,7 +314,7 @@ def optimistic_attention_factor(
     attention efficiency for ``kernel``, both at ``kernel_efficiency`` (the scenario's): at
     most 1."""
     fitted_share = attention_efficiency(gen, kernel) * kernel_efficiency
-    return min(1.0, fitted_share / gen.best_attention_share)
+    return min(1.0, fitted_share / published_best_share(gen, kernel))
 
 
 # HBM bandwidth (hbm_tbytes_per_s): vendor figures as listed in shared/reference/hardware/gpus.csv.

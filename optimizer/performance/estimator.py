@@ -1834,8 +1834,24 @@ def estimate(
 ATTENTION_BOUND_SHARE = 0.5
 
 
-# Whose runs set each attention kernel's fitted speed (workload.ATTENTION_KERNELS).
-_KERNEL_FITTED_ON = {"flash": "the flash kernels' (Llama 3's)", "triton": "MPT's Triton kernel's"}
+# Whose runs set each attention kernel's speed (workload.ATTENTION_KERNELS).
+_KERNEL_SPEED = {
+    "flash": "the flash kernels' (Llama 3's) fitted speed",
+    "triton": "MPT's Triton kernel's fitted speed",
+    "cudnn": "cuDNN's speed (the flash kernels' fitted speed x its published gain)",
+}
+
+
+def cudnn_attention_note(w: Workload, gen: GpuGeneration) -> str | None:
+    """Why a cuDNN workload's attention is timed as the FlashAttention-2 class on ``gen``
+    (calibration.kernel_speedup); None where cuDNN's gain applies or another kernel runs."""
+    if w.attention_kernel != "cudnn" or gen.cudnn_attention:
+        return None
+    return (
+        f"attention_kernel cudnn is timed as the FlashAttention-2 class on {gen.name}: "
+        "Transformer Engine runs cuDNN's fused attention on Hopper and later GPUs, and no "
+        "published figure times it on this one"
+    )
 
 
 def _attention_bound_note(
@@ -1849,19 +1865,20 @@ def _attention_bound_note(
     """Why an attention-bound step's range is wide, and what would pin its expected time
     (``calibrated``: a profile's kernel efficiency times this GPU already)."""
     tflops = peak_tflops * case.kernel_efficiency * fitted.attention_efficiency(gen, kernel)
-    best_tflops = peak_tflops * gen.best_attention_share
+    best_tflops = peak_tflops * fitted.published_best_share(gen, kernel)
+    best_kernel = "cuDNN" if fitted.kernel_speedup(gen, kernel) > 1.0 else "FlashAttention-2"
     whose, advice = (
         ("at the calibration profile's kernel efficiency", "")
         if calibrated
         else (
-            f"{_KERNEL_FITTED_ON[kernel]} fitted speed",
+            _KERNEL_SPEED[kernel],
             "; procure calibrate on a run of your own at this sequence length times your kernel",
         )
     )
     return (
         f"attention-bound: flash attention is {share:.0%} of the tensor-core time, timed at "
         f"{tflops:.0f} TFLOP/s per GPU, {whose}; the low end assumes the fastest published "
-        f"kernel's {best_tflops:.0f} (FlashAttention-2){advice}"
+        f"kernel's {best_tflops:.0f} ({best_kernel}){advice}"
     )
 
 
@@ -1910,6 +1927,9 @@ def estimate_from_step(
                 w.attention_kernel,
             )
         )
+    cudnn = cudnn_attention_note(w, generation(c.gpu_model))
+    if cudnn is not None:
+        notes.append(cudnn)
     if w.windowed_layers:
         notes.append(sliding_window_note(w))
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))

@@ -32,11 +32,12 @@ DEFAULT_EXPERT_LOAD_IMBALANCE = 1.2
 # over NVLink there (DeepEP, HybridEP; DeepSeek-V3 report, arXiv:2412.19437, sec. 3.2.2).
 EXPERT_DISPATCHES = ("all_to_all", "node_deduplicated")
 # issue 14 (attention kernel): whose fused (flash) attention kernel runs the scores. "flash":
-# FlashAttention-2-class CUDA kernels (flash-attn, cuDNN through Transformer Engine, PyTorch
-# SDPA), what Megatron-Core, NeMo, TorchTitan and Llama 3's stack run; "triton": the Triton
-# FlashAttention with an ALiBi bias that MPT's llm-foundry runs (attn_impl: triton).
+# FlashAttention-2-class CUDA kernels (flash-attn, PyTorch SDPA), what Llama 3's stack and
+# TorchTitan run; "triton": the Triton FlashAttention with an ALiBi bias that MPT's
+# llm-foundry runs (attn_impl: triton); "cudnn": cuDNN's fused attention, which Transformer
+# Engine (Megatron-Core, NeMo, Megatron-Bridge) prefers on Hopper and later GPUs.
 # calibration.attention_efficiency times each (docs/performance-model.md, "Attention kernels").
-ATTENTION_KERNELS = ("flash", "triton")
+ATTENTION_KERNELS = ("flash", "triton", "cudnn")
 # Units of a parameter count as model names write them (BERT-Large 340M, Llama 3 70B, 1.6T),
 # largest first; a count below a million is still said in M.
 _PARAMETER_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
