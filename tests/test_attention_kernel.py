@@ -4,7 +4,9 @@ The fitted attention efficiency is MPT's Triton kernel's (the llm-foundry sweeps
 ``attn_impl: triton``, with ALiBi); Llama 3 and today's stacks run FlashAttention-2-class CUDA
 kernels, faster by a speed-up fitted on Llama 3's runs alone. Before, every flash workload was
 timed at the Triton kernel's speed and Llama 3 405B's 131K-token run (Dubey et al. 2024,
-Table 4) came out 16 % slow, the visible set's one miss of the 12 % bar."""
+Table 4) came out 16 % slow, the visible set's one miss of the 12 % bar. Transformer Engine's
+stacks run cuDNN's fused attention on Hopper and later, at its published speed over
+FlashAttention-2 (FlashAttention-3 paper, figs. 5-6), not fitted."""
 
 from __future__ import annotations
 
