@@ -55,6 +55,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Workload.experts_per_token": (1, 100_000),
     "procurement.v1.Workload.sliding_window_tokens": (0, 10_000_000),
     "procurement.v1.Workload.sliding_window_layers": (0, 100_000),
+    "procurement.v1.Workload.shared_expert_ffn_hidden_size": (0, 10_000_000),
     # Parallelism
     "procurement.v1.Parallelism.tensor": (1, 1_000_000),
     "procurement.v1.Parallelism.pipeline": (1, 1_000_000),

@@ -44,6 +44,7 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("expert_load_imbalance", 0.5),
         ("expert_node_limit", -2),
         ("head_dim", -64),
+        ("shared_expert_ffn_hidden_size", -2048),
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:

@@ -193,6 +193,10 @@ def compute_s_per_token(
     dense = [(m, q * (1 + 2 * w.kv_ratio) / t, h), (m, h, q / t)]
     if w.is_moe:
         dense.append((m, w.experts, h))  # the router (not split)
+        shared = w.shared_expert_ffn_hidden_size  # every token, split like a dense FFN
+        if shared:
+            shared_in = shared * (2 if w.gated_ffn else 1)
+            dense += [(m, shared_in / t, h), (m, h, shared / t)]
         # An expert rank serves the tokens of ``expert`` ranks' shards: a micro-batch each
         # gathered over the tensor group (expert_tensor t), or each tensor rank's sequence
         # shard, 1/t of it, folded (expert_tensor 1: plan.ParallelPlan).
@@ -332,13 +336,18 @@ def _attention_s_per_token(
 
 def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     """Elements of GEMM inputs cast to FP8 per token (all layers): the activations entering
-    QKV, the attention output, FFN-in and FFN-out in the forward (again when recomputed),
-    and the output gradients entering their backward GEMMs."""
+    QKV, the attention output, FFN-in and FFN-out (of each routed expert and the shared one)
+    in the forward (again when recomputed), and the output gradients entering their backward
+    GEMMs."""
     h, q = w.hidden_size, w.attention_width
     k = w.experts_per_token
-    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
-    forward = h + q + k * (h + w.ffn_hidden_size)
-    backward = q * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h)
+    gates = 2 if w.gated_ffn else 1
+    ffn_in = w.ffn_hidden_size * gates
+    shared = w.shared_expert_ffn_hidden_size  # its FFN-in and FFN-out, as a routed expert's
+    forward = h + q + k * (h + w.ffn_hidden_size) + (h + shared if shared else 0)
+    backward = (
+        q * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h) + (gates * shared + h if shared else 0)
+    )
     return ((2 if full else 1) * forward + backward) * w.layers
 
 

@@ -225,6 +225,7 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
                 ("attention_heads", w.attention_heads),
                 ("kv_heads", w.kv_heads),
                 ("ffn_hidden_size", w.ffn_hidden_size),
+                ("shared_expert_ffn_hidden_size", w.shared_expert_ffn_hidden_size),
             )
             if n % plan.tensor
         )
@@ -607,8 +608,10 @@ def expert_tensor_refusal(w: Workload, tensor: int, expert_tensor: int) -> str |
 def tensor_collective_share(w: Workload, folded: bool) -> float:
     """Share of a layer's tensor collectives a step runs: half when the experts are folded
     (the attention's remain; each tensor rank routes its own sequence shard to the experts and
-    takes their outputs back, with no all-gather or reduce-scatter around the MoE layer)."""
-    return 0.5 if w.is_moe and folded else 1.0
+    takes their outputs back, with no all-gather or reduce-scatter around the MoE layer),
+    unless a shared expert, split over the tensor ranks like a dense FFN, gathers its
+    input and reduce-scatters its output there (Megatron-Core's SharedExpertMLP)."""
+    return 0.5 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
 
 
 def rank_tokens(w: Workload, plan: ParallelPlan) -> float:

@@ -53,11 +53,9 @@ class TokenFlops:
 @lru_cache(maxsize=1024)
 def forward_flops_per_token(w: Workload) -> TokenFlops:
     """Forward FLOPs one token costs (Narayanan et al. SC'21 appendix, generalised to GQA,
-    gated FFNs and top-k experts)."""
+    gated FFNs, top-k and shared experts)."""
     per_layer_weights = (
-        w.attention_parameters_per_layer
-        + w.router_parameters_per_layer
-        + w.experts_per_token * w.expert_parameters_per_layer
+        w.dense_parameters_per_layer + w.experts_per_token * w.expert_parameters_per_layer
     )
     return TokenFlops(
         layer_matmul=2.0 * per_layer_weights * w.layers,
@@ -156,27 +154,3 @@ def megatron_eq3_flops(w: Workload, batch: int) -> float:
     """
     s, n, h, v = w.sequence_length, w.layers, w.hidden_size, w.vocab_size
     return 96.0 * batch * s * n * h * h * (1 + s / (6 * h) + v / (16 * n * h))
-
-
-@lru_cache(maxsize=8192)
-def gemm_intensity_flops_per_byte(w: Workload, micro_batch: int, tensor: int) -> float:
-    """Arithmetic intensity of one layer's weight GEMMs on one tensor-parallel rank.
-
-    A GEMM of M x K by K x N does 2MKN FLOPs and moves 2(MK + KN + MN) bf16 bytes; summed over
-    QKV, output, FFN-in and FFN-out with M = micro_batch x s tokens (per expert for MoE) and
-    the sharded dimension divided by ``tensor`` (Megatron column/row split). Williams et al.'s
-    roofline (CACM 2009) turns it into an efficiency (estimator.py).
-    """
-    m = micro_batch * w.sequence_length
-    m_expert = m * w.experts_per_token / w.experts if w.is_moe else m
-    h, q, t = w.hidden_size, w.attention_width, tensor
-    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
-    shapes = (
-        (m, h, q * (1 + 2 * w.kv_ratio) / t),  # QKV projection (column split)
-        (m, q / t, h),  # attention output (row split)
-        (m_expert, h, ffn_in / t),  # FFN in (+ gate), per expert
-        (m_expert, w.ffn_hidden_size / t, h),  # FFN out, per expert
-    )
-    flops = sum(2 * a * b * c for a, b, c in shapes)
-    moved = sum(2 * (a * b + b * c + a * c) for a, b, c in shapes)
-    return flops / moved

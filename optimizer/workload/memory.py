@@ -67,7 +67,8 @@ def activation_bytes_per_layer(
     """Bytes one layer stores for one micro-batch (Korthikanti et al. 2022, eq. 1-2).
 
     Per token: attention 2h (QKV input) + 2h (Q) + 4h*r (K, V) + 2h (AV output) + h (dropout
-    mask) = (7 + 4r)h; FFN 2h input + (2 or 3) x 2f intermediates + h mask, times k experts;
+    mask) = (7 + 4r)h; FFN 2h input + (2 or 3) x 2f intermediates + h mask, times k experts
+    (and once more at its width for a shared expert);
     2 layer norms 4h; without recomputation the softmax and its dropout add 5 a s bytes per
     token. Selective recomputation drops exactly that 5as term (and so does flash attention);
     full recomputation keeps only the layer input (2h). Without dropout (``w.dropout`` False:
@@ -86,16 +87,21 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     """Activation bytes one token creates in one layer (Korthikanti et al. 2022 sec. 4.1):
     what the forward writes to GPU memory, whether or not it is kept for the backward."""
     h = w.hidden_size
-    intermediates = (3 if w.gated_ffn else 2) * 2.0 * w.ffn_hidden_size
+    matrices = 3 if w.gated_ffn else 2
+    intermediates = matrices * 2.0 * w.ffn_hidden_size
     # issue 14 (dropout): the 1-byte masks of the attention-output and FFN-output dropouts
     # (h each) and, with the score matrix kept, the softmax dropout's mask and output (3 of
     # the 5 a s bytes: softmax output 2, mask 1, dropout output 2) exist only with dropout.
     mask = 1.0 if w.dropout else 0.0
+    # a shared expert stores what a routed one does, at its own width, for every token
+    shared = w.shared_expert_ffn_hidden_size
+    shared_expert = (2 + mask) * h + matrices * 2.0 * shared if shared else 0.0
     # Q, K, V and the attention output are heads x head_dim wide (q), not h, where they differ.
     per_token = (
         (6 + mask + 4 * w.kv_ratio) * h
         + (4 + 4 * w.kv_ratio) * (w.attention_width - h)
         + w.experts_per_token * ((2 + mask) * h + intermediates)
+        + shared_expert
         + 4 * h
     )
     if attention_matrix:

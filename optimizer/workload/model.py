@@ -114,6 +114,12 @@ class Workload:
     # GPT-OSS: 18 of 36, window 128; Gemma 3: 5 of every 6). flops.py, compute.py.
     sliding_window_tokens: int = 0
     sliding_window_layers: int = 0
+    # issue 14 (MoE): the shared experts' FFN width, all of them together (0: none): a dense
+    # FFN every token of an MoE layer passes through beside its routed experts, split over the
+    # tensor ranks like any dense FFN and never dispatched (Megatron-Core's
+    # --moe-shared-expert-intermediate-size; DeepSeekMoE, Dai et al. arXiv:2401.06066, sec.
+    # 3.2; DeepSeek-V3: 1 of 2,048; Qwen2-57B-A14B: 20,480).
+    shared_expert_ffn_hidden_size: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -138,6 +144,17 @@ class Workload:
         if not self.training_tokens > 0:
             raise InvalidInput(
                 f"must be > 0, got {self.training_tokens}", field="workload.training_tokens"
+            )
+        if self.shared_expert_ffn_hidden_size < 0:
+            raise InvalidInput(
+                f"must be >= 1 (or 0: no shared expert), got {self.shared_expert_ffn_hidden_size}",
+                field="workload.shared_expert_ffn_hidden_size",
+            )
+        if self.shared_expert_ffn_hidden_size and not self.is_moe:
+            raise InvalidInput(
+                "a shared expert sits beside routed experts: this workload is dense (experts 1); "
+                "widen ffn_hidden_size instead",
+                field="workload.shared_expert_ffn_hidden_size",
             )
         if self.head_dim < 0:
             raise InvalidInput(
@@ -232,8 +249,9 @@ class Workload:
         query groups (K/V heads) and an equal share of the FFN columns (its ``divide`` asserts
         both in attention.py and the column-parallel linears).
         Falcon sized its "multigroup" K/V groups to its tensor degree for this reason
-        (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads."""
-        return gcd(self.kv_heads, self.ffn_hidden_size)
+        (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads; a shared
+        expert's FFN is split like a dense one (0, none, divides nothing)."""
+        return gcd(self.kv_heads, self.ffn_hidden_size, self.shared_expert_ffn_hidden_size)
 
     @cached_property
     def windowed_layers(self) -> int:
@@ -266,6 +284,21 @@ class Workload:
         return (3 if self.gated_ffn else 2) * self.hidden_size * self.ffn_hidden_size
 
     @cached_property
+    def shared_expert_parameters_per_layer(self) -> float:
+        """Weights of the shared experts' FFN (gated like the routed ones); 0 without."""
+        return (3 if self.gated_ffn else 2) * self.hidden_size * self.shared_expert_ffn_hidden_size
+
+    @cached_property
+    def dense_parameters_per_layer(self) -> float:
+        """What every token of a layer passes through but its routed experts: the attention,
+        the router and the shared experts."""
+        return (
+            self.attention_parameters_per_layer
+            + self.router_parameters_per_layer
+            + self.shared_expert_parameters_per_layer
+        )
+
+    @cached_property
     def router_parameters_per_layer(self) -> float:
         return self.hidden_size * self.experts if self.is_moe else 0.0
 
@@ -282,22 +315,14 @@ class Workload:
     @cached_property
     def parameters(self) -> float:
         """Total trainable parameters (layer norms and biases neglected: < 0.1%)."""
-        per_layer = (
-            self.attention_parameters_per_layer
-            + self.router_parameters_per_layer
-            + self.experts * self.expert_parameters_per_layer
-        )
-        return self.layers * per_layer + self.embedding_parameters
+        experts = self.experts * self.expert_parameters_per_layer
+        return self.layers * (self.dense_parameters_per_layer + experts) + self.embedding_parameters
 
     @cached_property
     def active_parameters(self) -> float:
-        """Parameters a token passes through (top-k experts only)."""
-        per_layer = (
-            self.attention_parameters_per_layer
-            + self.router_parameters_per_layer
-            + self.experts_per_token * self.expert_parameters_per_layer
-        )
-        return self.layers * per_layer + self.embedding_parameters
+        """Parameters a token passes through (its top-k routed experts and the shared ones)."""
+        experts = self.experts_per_token * self.expert_parameters_per_layer
+        return self.layers * (self.dense_parameters_per_layer + experts) + self.embedding_parameters
 
     @cached_property
     def tokens_per_step(self) -> int:

@@ -212,15 +212,17 @@ PRESETS: dict[str, dict[str, Any]] = {
             vocab_size=129280,
             experts=256,
             experts_per_token=8,
+            shared_expert_ffn_hidden_size=2048,
             gated_ffn=True,
             dropout=False,  # HF config.json of DeepSeek-V3: attention_dropout 0.0
             global_batch_size=15360,
             training_tokens=14.8e12,
             source="DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, sec. 4.2 "
-            "(61 layers, d 7168, 128 heads, 256 routed experts of width 2048, top-8, vocab "
-            "129K, 4K sequence, batch 15360, 14.8T tokens); approximated: MLA as multi-head "
-            "attention, the shared expert and the 3 dense layers folded into the routed "
-            "experts (702B total and 36B active here against 671B and 37B published)",
+            "(61 layers, d 7168, 128 heads, 1 shared and 256 routed experts of width 2048, "
+            "top-8, vocab 129K, 4K sequence, batch 15360, 14.8T tokens); approximated: MLA "
+            "as multi-head attention, the 3 dense layers (FFN 18432 = 9 x 2048, a token's "
+            "FLOPs of 8 routed and 1 shared expert) as MoE layers (705B total and 38.7B "
+            "active here against 671B and 37B published)",
         ),
     )
 }
