@@ -65,7 +65,7 @@ def test_with_a_head_dim_heads_need_not_divide_the_hidden_size() -> None:
 
     assert raised.value.field == "workload.attention_heads"
     assert "head_dim" in str(raised.value)
-    assert replace(QWEN3, hidden_size=2000).attention_width == 32 * 128
+    assert replace(QWEN3, hidden_size=2000).query_width == 32 * 128
 
 
 def test_a_negative_head_dim_is_refused_naming_it() -> None:

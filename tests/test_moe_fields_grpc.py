@@ -1,6 +1,6 @@
-"""The MoE and attention-width workload fields end to end: over the real gRPC service, a
-request with them gets its answer (with the note on what the dispatch sends), a bad one gets
-INVALID_ARGUMENT naming the field, and the CLI's JSON keeps their protobuf names."""
+"""The MoE and attention-width workload fields (MLA's too) end to end: over the real gRPC
+service, a request with them gets its answer (with the note on what the dispatch sends), a bad
+one gets INVALID_ARGUMENT naming the field, and the CLI's JSON keeps their protobuf names."""
 
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("expert_node_limit", -2),
         ("head_dim", -64),
         ("shared_expert_ffn_hidden_size", -2048),
+        ("kv_lora_rank", -512),
+        ("q_lora_rank", -1536),
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:

@@ -25,13 +25,12 @@ from optimizer.workload.memory import activation_bytes_per_layer
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
 
-SHARED = 2048  # DeepSeek-V3: one shared expert of the routed experts' width (sec. 4.2)
+SHARED = 2048  # DeepSeek-V3's: one shared expert of its routed experts' width (sec. 4.2)
 
 
 def _moe(shared: int) -> Workload:
-    return replace(
-        preset("deepseek-v3", global_batch_size=1024), shared_expert_ffn_hidden_size=shared
-    )
+    """Mixtral 8x7B (multi-head attention, no shared expert of its own) with one."""
+    return replace(preset("mixtral-8x7b"), shared_expert_ffn_hidden_size=shared)
 
 
 def test_deepseek_v3s_preset_has_one_shared_expert_of_its_routed_experts_width() -> None:
@@ -59,7 +58,7 @@ def test_every_token_runs_the_shared_experts_gemms() -> None:
 
 
 def test_the_shared_expert_sends_nothing_through_the_expert_all_to_all() -> None:
-    plan = ParallelPlan(tensor=2, pipeline=8, data=8, expert=8, micro_batch_size=1)
+    plan = ParallelPlan(tensor=2, pipeline=4, data=16, expert=8, micro_batch_size=1)
 
     assert expert_collective(_moe(SHARED), plan, 8, 8) == expert_collective(_moe(0), plan, 8, 8)
 
@@ -71,7 +70,7 @@ def test_folded_experts_keep_the_tensor_collectives_a_shared_expert_runs() -> No
 
 
 def test_a_shared_expert_makes_the_step_slower_and_stores_more_activations() -> None:
-    plan = ParallelPlan(tensor=8, pipeline=8, data=16, expert=16, micro_batch_size=1)
+    plan = ParallelPlan(tensor=8, pipeline=4, data=32, expert=8, micro_batch_size=1)
     c = cluster_for(HGX_H100, 1024)
 
     slow, fast = estimate(_moe(SHARED), c, plan), estimate(_moe(0), c, plan)
@@ -83,7 +82,7 @@ def test_a_shared_expert_makes_the_step_slower_and_stores_more_activations() -> 
 
 
 def test_the_tensor_degree_must_divide_the_shared_experts_width() -> None:
-    plan = ParallelPlan(tensor=8, pipeline=8, data=16, expert=16, micro_batch_size=1)
+    plan = ParallelPlan(tensor=8, pipeline=4, data=32, expert=8, micro_batch_size=1)
 
     with pytest.raises(InvalidInput) as e:
         estimate(_moe(SHARED + 4), cluster_for(HGX_H100, 1024), plan)

@@ -33,7 +33,7 @@ from optimizer.workload.flops import (
     causal_window_keys,
 )
 from optimizer.workload.memory import materialised_bytes_per_token_layer
-from optimizer.workload.model import Workload
+from optimizer.workload.model import Projection, Workload
 
 TILE_M, TILE_N = 128, 256  # output tile of one CTA (CUTLASS 3 default for H100 BF16 GEMMs)
 GEMM_BYTES = 2.0  # bf16 operands and output
@@ -186,11 +186,15 @@ def compute_s_per_token(
     )
     m = micro_batch * w.sequence_length
     tokens_mb = float(m)
-    h, q, t = w.hidden_size, w.attention_width, tensor
+    h, t = w.hidden_size, tensor
     ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
 
     # Dense (attention projections) and expert GEMMs of one layer: (M, N, K) per rank.
-    dense = [(m, q * (1 + 2 * w.kv_ratio) / t, h), (m, h, q / t)]
+    dense = [_projection_gemm(p, m, t) for p in w.attention_projections if not p.up]
+    # MLA's up-projections, once more forward under selective recomputation (the GEMMs of a
+    # full recomputation's second forward are passes_gemm's)
+    up_passes = 4.0 / 3.0 if w.recomputes_up_projections else 1.0
+    up = [_projection_gemm(p, m, t) for p in w.attention_projections if p.up]
     if w.is_moe:
         dense.append((m, w.experts, h))  # the router (not split)
         shared = w.shared_expert_ffn_hidden_size  # every token, split like a dense FFN
@@ -213,8 +217,10 @@ def compute_s_per_token(
         expert_s = sum(
             training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
         )
-    layer_s = expert_s + sum(
-        training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in dense
+    layer_s = (
+        expert_s
+        + sum(training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in dense)
+        + up_passes * sum(training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in up)
     )
     logits_s = training_gemm_seconds(m, w.vocab_size / t, h, peak_bf16, hbm, sms)
     # Seconds per micro-batch on one rank; per token of the rank's share = / (tokens / t).
@@ -234,6 +240,16 @@ def compute_s_per_token(
             MOE_PERMUTE_PASSES * 2 * GEMM_BYTES * w.experts_per_token * h * w.layers
         )
     return gemm_s + attention_s, elementwise_bytes / hbm
+
+
+def _projection_gemm(p: Projection, tokens: int, tensor: int) -> tuple[float, float, float]:
+    """(M, N, K) of an attention projection on one tensor rank: its output columns split, its
+    input rows split, or whole over the rank's sequence shard (duplicated)."""
+    if p.split == "column":
+        return tokens, p.out_width / tensor, p.in_width
+    if p.split == "row":
+        return tokens, p.out_width, p.in_width / tensor
+    return tokens / tensor, p.out_width, p.in_width
 
 
 def attention_share(
@@ -317,36 +333,46 @@ def _attention_s_per_token(
 
     Fused (flash attention): its FLOPs at ``gen``'s fitted attention efficiency for the
     workload's kernel, a windowed layer's at the keys its kernel computes (_flash_layers).
-    Unfused: the batched GEMMs of the rank's heads, QK^T (s x s output, inner head_dim) and
-    AV (s x head_dim output, inner s), each at its own shape, whatever the window."""
+    Unfused: the batched GEMMs of the rank's heads, QK^T (s x s output, inner the query/key
+    head width) and AV (s x the value head width output, inner s), each at its own shape,
+    whatever the window."""
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
         flops = passes * attention_score_flops_per_token_layer(w) * _flash_layers(w)
         return flops / (peak_bf16 * calibration.attention_efficiency(gen, w.attention_kernel))
     s = w.sequence_length
     hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count
-    head_dim = w.attention_width / w.attention_heads
+    query_dim = w.query_width / w.attention_heads
+    value_dim = w.value_width / w.attention_heads
     heads = micro_batch * w.attention_heads / tensor  # one rank's batch of heads
     per_mb = training_gemm_seconds(
-        s, s, head_dim, peak_bf16, hbm, sms, heads
-    ) + training_gemm_seconds(s, head_dim, s, peak_bf16, hbm, sms, heads)
+        s, s, query_dim, peak_bf16, hbm, sms, heads
+    ) + training_gemm_seconds(s, value_dim, s, peak_bf16, hbm, sms, heads)
     # Per micro-batch on one rank, all layers; per token of the rank's share = x t / tokens.
     return passes / 3.0 * per_mb * w.layers * tensor / (micro_batch * s)
 
 
 def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     """Elements of GEMM inputs cast to FP8 per token (all layers): the activations entering
-    QKV, the attention output, FFN-in and FFN-out (of each routed expert and the shared one)
-    in the forward (again when recomputed), and the output gradients entering their backward
+    the attention's projections (QKV and the attention output; MLA's down- and
+    up-projections), FFN-in and FFN-out (of each routed expert and the shared one) in the
+    forward (again when recomputed), and the output gradients entering their backward
     GEMMs."""
-    h, q = w.hidden_size, w.attention_width
+    h = w.hidden_size
     k = w.experts_per_token
     gates = 2 if w.gated_ffn else 1
     ffn_in = w.ffn_hidden_size * gates
     shared = w.shared_expert_ffn_hidden_size  # its FFN-in and FFN-out, as a routed expert's
-    forward = h + q + k * (h + w.ffn_hidden_size) + (h + shared if shared else 0)
+    projections = w.attention_projections
+    forward = (
+        sum(p.in_width for p in projections)
+        + k * (h + w.ffn_hidden_size)
+        + (h + shared if shared else 0)
+    )
     backward = (
-        q * (1 + 2 * w.kv_ratio) + h + k * (ffn_in + h) + (gates * shared + h if shared else 0)
+        sum(p.out_width for p in projections)
+        + k * (ffn_in + h)
+        + (gates * shared + h if shared else 0)
     )
     return ((2 if full else 1) * forward + backward) * w.layers
 

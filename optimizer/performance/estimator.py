@@ -606,12 +606,16 @@ def expert_tensor_refusal(w: Workload, tensor: int, expert_tensor: int) -> str |
 
 
 def tensor_collective_share(w: Workload, folded: bool) -> float:
-    """Share of a layer's tensor collectives a step runs: half when the experts are folded
-    (the attention's remain; each tensor rank routes its own sequence shard to the experts and
-    takes their outputs back, with no all-gather or reduce-scatter around the MoE layer),
-    unless a shared expert, split over the tensor ranks like a dense FFN, gathers its
-    input and reduce-scatters its output there (Megatron-Core's SharedExpertMLP)."""
-    return 0.5 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
+    """Share of a layer's tensor collectives (an all-gather of h and a reduce-scatter of h
+    around the attention, the same around the FFN) a step runs. Around the attention MLA
+    gathers its latents instead of h (Workload.attention_gather_width). Around the FFN
+    nothing when the experts are folded (each tensor rank routes its own sequence shard to the
+    experts and takes their outputs back), unless a shared expert, split over the tensor
+    ranks like a dense FFN, gathers its input and reduce-scatters its output there
+    (Megatron-Core's SharedExpertMLP)."""
+    attention = (w.attention_gather_width / w.hidden_size + 1.0) / 2.0
+    ffn = 0.0 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
+    return (attention + ffn) / 2.0
 
 
 def rank_tokens(w: Workload, plan: ParallelPlan) -> float:
@@ -956,11 +960,11 @@ def pipeline_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Par
 def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
     """Ring attention over the context group (Liu et al., "Ring Attention", 2023; Megatron-LM
     context parallelism): per layer and micro-batch the forward passes each rank's K and V
-    chunk (2 x kv_ratio x q x local tokens, q = heads x head_dim, bf16, split over the tensor
-    group's heads) to its neighbour context - 1 times; the backward passes K, V and their
-    gradients (2x); a full recomputation repeats the forward. The group is ``context`` blocks
-    of ``tensor`` GPUs: once it leaves the scale-up domain, its ring's slowest link is the
-    network."""
+    chunk (kv_ratio x (q + v) x local tokens, q and v the query and value widths, heads x
+    their head widths, bf16, split over the tensor group's heads) to its neighbour
+    context - 1 times; the backward passes K, V and their gradients (2x); a full
+    recomputation repeats the forward. The group is ``context`` blocks of ``tensor`` GPUs:
+    once it leaves the scale-up domain, its ring's slowest link is the network."""
     cp, t = plan.context, plan.tensor
     if cp == 1:
         return None
@@ -970,7 +974,7 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     layers = m * w.layers / plan.pipeline  # layer passes per step
     if w.framework == "deepspeed":
         return _ulysses_part(w, local_tokens, layers * (2 + recompute), cp, t, gpn, dom)
-    chunk = 2 * w.kv_ratio * w.attention_width * local_tokens / t * ACTIVATION_BYTES
+    chunk = w.kv_ratio * (w.query_width + w.value_width) * local_tokens / t * ACTIVATION_BYTES
     sends = layers * (3 + recompute) * (cp - 1)
     span = t * cp
     straddles = _straddles(span, dom)
@@ -995,11 +999,12 @@ def _ulysses_part(
     """DeepSpeed-Ulysses over the context group (Jacobs et al., arXiv:2309.14509, sec. 3;
     deepspeed/sequence/layer.py DistributedAttention): per layer and micro-batch the forward
     runs an all-to-all each for Q, K and V (sequence-sharded to head-sharded) and one for the
-    attention output, (2 + 2 x kv_ratio) x q x local tokens (q = heads x head_dim), bf16, in
+    attention output, (1 + kv_ratio) x (q + v) x local tokens (the query and value widths),
+    bf16, in
     all; the backward moves their gradients the same way (``passes``: forward, backward and a
     full recomputation's forward, per step). The attention waits for them: nothing hides them
     (StepModel)."""
-    size = (2 + 2 * w.kv_ratio) * w.attention_width * local_tokens * ACTIVATION_BYTES
+    size = (1 + w.kv_ratio) * (w.query_width + w.value_width) * local_tokens * ACTIVATION_BYTES
     local = _ranks_in_domain(cp, t, dom)
     return Part(
         coll.all_to_all(size / 4, cp).times(4 * passes),

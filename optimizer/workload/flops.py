@@ -65,10 +65,12 @@ def forward_flops_per_token(w: Workload) -> TokenFlops:
 
 
 def attention_score_flops_per_token_layer(w: Workload) -> float:
-    """Forward FLOPs of QK^T and AV for one token in one layer: 2 x 2 x s x heads x head_dim
-    (4 s h for the usual heads; Narayanan et al. SC'21) for the full product, half of it for
-    a causal model whose flash attention skips the masked blocks (Dao 2023, FlashAttention-2)."""
-    full = 4.0 * w.sequence_length * w.attention_width
+    """Forward FLOPs of QK^T and AV for one token in one layer: 2 x s x heads x the query/key
+    head width plus 2 x s x heads x the value head width (4 s h for the usual heads; Narayanan
+    et al. SC'21; MLA's are 192 and 128 wide in DeepSeek-V3) for the full product, half of it
+    for a causal model whose flash attention skips the masked blocks (Dao 2023,
+    FlashAttention-2)."""
+    full = 2.0 * w.sequence_length * (w.query_width + w.value_width)
     return full / 2 if w.causal and w.flash_attention else full
 
 
@@ -126,11 +128,15 @@ def recompute_flops_per_token(w: Workload) -> float:
     """Extra forward FLOPs per token spent recomputing activations.
 
     full: the whole forward of every layer again (Chen et al. 2016; Narayanan et al. eq. 3);
-    the attention scores as ``attention_recompute_passes`` counts them (flash attention's
+    selective under MLA: its up-projections' (Workload.recomputes_up_projections); the
+    attention scores as ``attention_recompute_passes`` counts them (flash attention's
     backward recomputes half a forward of them whatever the recomputation).
     """
     f = forward_flops_per_token(w)
     layers = f.layer_matmul if w.activation_recompute == "full" else 0.0
+    if w.recomputes_up_projections:
+        up = sum(p.out_width * p.in_width for p in w.attention_projections if p.up)
+        layers = 2.0 * up * w.layers
     return layers + f.attention_scores * attention_recompute_passes(w)
 
 

@@ -70,7 +70,8 @@ def activation_bytes_per_layer(
     mask) = (7 + 4r)h; FFN 2h input + (2 or 3) x 2f intermediates + h mask, times k experts
     (and once more at its width for a shared expert);
     2 layer norms 4h; without recomputation the softmax and its dropout add 5 a s bytes per
-    token. Selective recomputation drops exactly that 5as term (and so does flash attention);
+    token. Selective recomputation drops exactly that 5as term (and so does flash attention),
+    and under MLA every head's Q, K and V (its up-projections are recomputed);
     full recomputation keeps only the layer input (2h). Without dropout (``w.dropout`` False:
     Llama, MPT, Mixtral) the two h masks and the softmax dropout's 3as are absent.
     """
@@ -79,7 +80,11 @@ def activation_bytes_per_layer(
     if w.activation_recompute == "full":
         return 2.0 * w.hidden_size * tokens_per_rank
     keeps_scores = w.activation_recompute == "none" and not w.flash_attention
-    return materialised_bytes_per_token_layer(w, attention_matrix=keeps_scores) * tokens_per_rank
+    stored = materialised_bytes_per_token_layer(w, attention_matrix=keeps_scores)
+    if w.recomputes_up_projections:  # every head's Q, K and V, recomputed from the latents
+        q, v, r = w.query_width, w.value_width, w.kv_ratio
+        stored -= 2 * (q + r * q + r * v)
+    return stored * tokens_per_rank
 
 
 @lru_cache(maxsize=1024)
@@ -96,13 +101,12 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     # a shared expert stores what a routed one does, at its own width, for every token
     shared = w.shared_expert_ffn_hidden_size
     shared_expert = (2 + mask) * h + matrices * 2.0 * shared if shared else 0.0
-    # Q, K, V and the attention output are heads x head_dim wide (q), not h, where they differ.
+    # The attention's input (2h), MLA's latents, Q, K and V (heads x their head widths, K and V
+    # x kv_ratio), the attention output and its dropout mask: (7 + 4r)h for the usual heads.
+    q, v, r = w.query_width, w.value_width, w.kv_ratio
+    attention = 2 * h + 2 * w.attention_latent_width + 2 * (q + r * q + r * v) + 2 * v + mask * h
     per_token = (
-        (6 + mask + 4 * w.kv_ratio) * h
-        + (4 + 4 * w.kv_ratio) * (w.attention_width - h)
-        + w.experts_per_token * ((2 + mask) * h + intermediates)
-        + shared_expert
-        + 4 * h
+        attention + w.experts_per_token * ((2 + mask) * h + intermediates) + shared_expert + 4 * h
     )
     if attention_matrix:
         per_token += (2.0 + 3.0 * mask) * w.attention_heads * w.sequence_length

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from math import gcd
+from typing import NamedTuple
 
 from optimizer.errors import InvalidInput
 from optimizer.hashed import hashed_once
@@ -38,6 +39,25 @@ EXPERT_DISPATCHES = ("all_to_all", "node_deduplicated")
 # Engine (Megatron-Core, NeMo, Megatron-Bridge) prefers on Hopper and later GPUs.
 # calibration.attention_efficiency times each (docs/performance-model.md, "Attention kernels").
 ATTENTION_KERNELS = ("flash", "triton", "cudnn")
+# How a tensor-parallel rank holds an attention projection (Megatron-Core): "column", its
+# output split over the ranks; "row", its input split; "duplicated", whole on every rank, run on
+# the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
+PROJECTION_SPLITS = ("column", "row", "duplicated")
+_MLA_FIELDS = ("q_lora_rank", "qk_rope_head_dim", "v_head_dim")
+
+
+class Projection(NamedTuple):
+    """One weight GEMM of the attention: ``out_width`` x ``in_width`` weights a token passes
+    through, held as ``split`` says (PROJECTION_SPLITS); ``up``: one of MLA's up-projections
+    (every head's Q, K and V from the latents, or Q from h), which selective recomputation
+    runs again in the backward (Workload.recomputes_up_projections)."""
+
+    out_width: int
+    in_width: int
+    split: str
+    up: bool = False
+
+
 # Units of a parameter count as model names write them (BERT-Large 340M, Llama 3 70B, 1.6T),
 # largest first; a count below a million is still said in M.
 _PARAMETER_UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"))
@@ -101,7 +121,18 @@ class Workload:
     expert_node_limit: int = 0
     # issue 14 (inputs): the width of one attention head where heads x head_dim is not the
     # hidden size (Qwen3: 64 heads of 128 on h 4096; GPT-OSS: 64 of 64 on 2880); 0: h / heads.
+    # Under MLA, each head's query and key width without the RoPE part (qk_nope_head_dim).
     head_dim: int = 0
+    # issue 14 (attention): multi-head latent attention (MLA; DeepSeek-V2, Liu et al.
+    # arXiv:2405.04434, sec. 2.1; Megatron-Core's MLASelfAttention): K and V up-projected per
+    # head from a ``kv_lora_rank``-wide latent (0: no MLA), Q from a ``q_lora_rank``-wide one
+    # (0: from h directly); each head's query and key ``qk_rope_head_dim`` wider for the
+    # decoupled RoPE (the key's part one per token, shared by the heads); values
+    # ``v_head_dim`` wide (0: head_dim). DeepSeek-V3: 512, 1,536, 64, 128 (config.json).
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
     # issue 14 (attention kernel): ATTENTION_KERNELS; flash_attention only.
     attention_kernel: str = "flash"
     # issue 14 (tensor overlap): the stack overlaps each tensor-parallel all-gather and
@@ -156,6 +187,7 @@ class Workload:
                 "widen ffn_hidden_size instead",
                 field="workload.shared_expert_ffn_hidden_size",
             )
+        self._check_latent_attention()
         if self.head_dim < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: hidden_size / attention_heads), got {self.head_dim}",
@@ -215,6 +247,29 @@ class Workload:
                 field="workload.expert_node_limit",
             )
 
+    def _check_latent_attention(self) -> None:
+        for name in ("kv_lora_rank", *_MLA_FIELDS):
+            if getattr(self, name) < 0:
+                raise InvalidInput(
+                    f"must be >= 1 (or 0: none), got {getattr(self, name)}",
+                    field=f"workload.{name}",
+                )
+        if self.kv_lora_rank:
+            if self.kv_heads != self.attention_heads:
+                raise InvalidInput(
+                    f"multi-head latent attention up-projects K and V for every head: kv_heads "
+                    f"must equal attention_heads ({self.attention_heads}), got {self.kv_heads}",
+                    field="workload.kv_heads",
+                )
+            return
+        stated = next((n for n in _MLA_FIELDS if getattr(self, n)), None)
+        if stated:
+            raise InvalidInput(
+                "applies to multi-head latent attention only: set workload.kv_lora_rank (the "
+                "K/V latent's width) too",
+                field=f"workload.{stated}",
+            )
+
     def _check_sliding_window(self) -> None:
         if self.sliding_window_tokens < 0:
             raise InvalidInput(
@@ -266,17 +321,84 @@ class Workload:
         return self.kv_heads / self.attention_heads
 
     @cached_property
-    def attention_width(self) -> int:
-        """Width of Q and of the attention output, heads x head_dim: h unless head_dim says
-        otherwise. K and V are this x kv_ratio."""
-        return self.attention_heads * self.head_dim if self.head_dim else self.hidden_size
+    def latent_attention(self) -> bool:
+        """Multi-head latent attention (MLA): K and V from a per-token latent."""
+        return self.kv_lora_rank > 0
+
+    @cached_property
+    def head_width(self) -> int:
+        """One head's query and key width (without MLA's RoPE part): head_dim, else h / heads."""
+        return self.head_dim or self.hidden_size // self.attention_heads
+
+    @cached_property
+    def query_width(self) -> int:
+        """Width of Q, heads x the query/key head width (with MLA's RoPE part): h unless
+        head_dim says otherwise. K is this x kv_ratio."""
+        return self.attention_heads * (self.head_width + self.qk_rope_head_dim)
+
+    @cached_property
+    def value_width(self) -> int:
+        """Width of the attention output, heads x the value head width (MLA's v_head_dim, else
+        the head width). V is this x kv_ratio."""
+        return self.attention_heads * (self.v_head_dim or self.head_width)
+
+    @cached_property
+    def attention_projections(self) -> tuple[Projection, ...]:
+        """The attention's weight GEMMs. Multi-head and grouped-query: one QKV (column split;
+        q + 2 x kv_ratio x q wide) and the output projection (row split). MLA (Megatron-Core's
+        MLASelfAttention): the Q down-projection to q_lora_rank (duplicated) and its
+        up-projection (column), or Q from h directly (column); the K/V down-projection to
+        kv_lora_rank plus the shared RoPE key (duplicated) and its up-projection to every
+        head's key and value (column); the output projection (row)."""
+        h, q = self.hidden_size, self.query_width
+        output = Projection(h, self.value_width, "row")
+        if not self.latent_attention:
+            keys_values = self.kv_heads * (2 * self.head_width)
+            return (Projection(q + keys_values, h, "column"), output)
+        queries: tuple[Projection, ...]
+        if self.q_lora_rank:
+            queries = (
+                Projection(self.q_lora_rank, h, "duplicated"),
+                Projection(q, self.q_lora_rank, "column", up=True),
+            )
+        else:
+            queries = (Projection(q, h, "column", up=True),)
+        keys_values = self.attention_heads * self.head_width + self.value_width
+        return (
+            *queries,
+            Projection(self.kv_lora_rank + self.qk_rope_head_dim, h, "duplicated"),
+            Projection(keys_values, self.kv_lora_rank, "column", up=True),
+            output,
+        )
+
+    @cached_property
+    def recomputes_up_projections(self) -> bool:
+        """Selective recomputation under MLA recomputes its up-projections in the backward and
+        keeps the latents, not every head's Q, K and V (DeepSeek-V3 report, arXiv:2412.19437,
+        sec. 3.2.3; Megatron-Bridge's DeepSeek-V3 recipes: recompute_modules mla_up_proj)."""
+        return self.latent_attention and self.activation_recompute == "selective"
+
+    @cached_property
+    def attention_latent_width(self) -> int:
+        """MLA's per-token latents (Q's, K/V's and the shared RoPE key), the outputs of its
+        down-projections (0 without MLA)."""
+        if not self.latent_attention:
+            return 0
+        return self.q_lora_rank + self.kv_lora_rank + self.qk_rope_head_dim
+
+    @cached_property
+    def attention_gather_width(self) -> int:
+        """What a tensor rank all-gathers a token of before the attention's column-split
+        GEMMs (sequence parallelism): h, or under MLA the latents (h for a Q projected from
+        h), each down-projection having run on the rank's own sequence shard."""
+        if not self.latent_attention:
+            return self.hidden_size
+        return (self.q_lora_rank or self.hidden_size) + self.kv_lora_rank + self.qk_rope_head_dim
 
     @cached_property
     def attention_parameters_per_layer(self) -> float:
-        """Q and O projections (h x q each, q = attention_width) plus K and V (h x q x kv_ratio
-        each)."""
-        h, q = self.hidden_size, self.attention_width
-        return 2 * h * q + 2 * h * q * self.kv_ratio
+        """The weights of the attention's projections (attention_projections)."""
+        return float(sum(p.out_width * p.in_width for p in self.attention_projections))
 
     @cached_property
     def expert_parameters_per_layer(self) -> float:

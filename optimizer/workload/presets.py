@@ -208,6 +208,11 @@ PRESETS: dict[str, dict[str, Any]] = {
             ffn_hidden_size=2048,
             attention_heads=128,
             kv_heads=128,
+            head_dim=128,
+            kv_lora_rank=512,
+            q_lora_rank=1536,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
             sequence_length=4096,
             vocab_size=129280,
             experts=256,
@@ -218,11 +223,12 @@ PRESETS: dict[str, dict[str, Any]] = {
             global_batch_size=15360,
             training_tokens=14.8e12,
             source="DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, sec. 4.2 "
-            "(61 layers, d 7168, 128 heads, 1 shared and 256 routed experts of width 2048, "
-            "top-8, vocab 129K, 4K sequence, batch 15360, 14.8T tokens); approximated: MLA "
-            "as multi-head attention, the 3 dense layers (FFN 18432 = 9 x 2048, a token's "
-            "FLOPs of 8 routed and 1 shared expert) as MoE layers (705B total and 38.7B "
-            "active here against 671B and 37B published)",
+            "(61 layers, d 7168, MLA with 128 heads, 1 shared and 256 routed experts of width "
+            "2048, top-8, vocab 129K, 4K sequence, batch 15360, 14.8T tokens); MLA's widths "
+            "from its config.json (kv_lora_rank 512, q_lora_rank 1536, qk_nope_head_dim 128, "
+            "qk_rope_head_dim 64, v_head_dim 128); approximated: the 3 dense layers (FFN 18432 "
+            "= 9 x 2048, a token's FLOPs of 8 routed and 1 shared expert) as MoE layers (704B "
+            "total and 37.6B active here against 671B and 37B published)",
         ),
     )
 }
