@@ -47,6 +47,7 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("shared_expert_ffn_hidden_size", -2048),
         ("kv_lora_rank", -512),
         ("q_lora_rank", -1536),
+        ("dense_layers", -3),
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:

@@ -187,44 +187,44 @@ def compute_s_per_token(
     m = micro_batch * w.sequence_length
     tokens_mb = float(m)
     h, t = w.hidden_size, tensor
-    ffn_in = w.ffn_hidden_size * (2 if w.gated_ffn else 1)
 
-    # Dense (attention projections) and expert GEMMs of one layer: (M, N, K) per rank.
-    dense = [_projection_gemm(p, m, t) for p in w.attention_projections if not p.up]
-    # MLA's up-projections, once more forward under selective recomputation (the GEMMs of a
-    # full recomputation's second forward are passes_gemm's)
+    def seconds(shapes: list[tuple[float, float, float]]) -> float:
+        return sum(training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in shapes)
+
+    def ffn(width: int, tokens: float, split: int) -> list[tuple[float, float, float]]:
+        """FFN-in (and the gate) and FFN-out; none at width 0."""
+        gates = 2 if w.gated_ffn else 1
+        return [(tokens, gates * width / split, h), (tokens, h, width / split)] if width else []
+
+    # The GEMMs of one layer, (M, N, K) per rank: the attention's projections, MLA's
+    # up-projections once more forward under selective recomputation (a full recomputation's
+    # second forward is passes_gemm's)
     up_passes = 4.0 / 3.0 if w.recomputes_up_projections else 1.0
+    attention = [_projection_gemm(p, m, t) for p in w.attention_projections if not p.up]
     up = [_projection_gemm(p, m, t) for p in w.attention_projections if p.up]
+    attention_layer_s = seconds(attention) + up_passes * seconds(up)
     if w.is_moe:
-        dense.append((m, w.experts, h))  # the router (not split)
-        shared = w.shared_expert_ffn_hidden_size  # every token, split like a dense FFN
-        if shared:
-            shared_in = shared * (2 if w.gated_ffn else 1)
-            dense += [(m, shared_in / t, h), (m, h, shared / t)]
+        # the router (not split) and a shared expert (every token, split like a dense FFN)
+        dense = [(m, w.experts, h), *ffn(w.shared_expert_ffn_hidden_size, m, t)]
         # An expert rank serves the tokens of ``expert`` ranks' shards: a micro-batch each
         # gathered over the tensor group (expert_tensor t), or each tensor rank's sequence
         # shard, 1/t of it, folded (expert_tensor 1: plan.ParallelPlan).
         et = expert_tensor or t
         m_expert = m * w.experts_per_token * expert * et / (t * w.experts)
         experts_per_rank = w.experts / expert
-        ffn_weight = [(m_expert, ffn_in / et, h), (m_expert, h, w.ffn_hidden_size / et)]
-        expert_s = experts_per_rank * sum(
-            training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
-        )
-        expert_s *= moe_imbalance(w, expert)
+        expert_s = experts_per_rank * seconds(ffn(w.ffn_hidden_size, m_expert, et))
+        ffn_layer_s = expert_s * moe_imbalance(w, expert) + seconds(dense)
     else:
-        ffn_weight = [(m, ffn_in / t, h), (m, h, w.ffn_hidden_size / t)]
-        expert_s = sum(
-            training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in ffn_weight
-        )
-    layer_s = (
-        expert_s
-        + sum(training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in dense)
-        + up_passes * sum(training_gemm_seconds(a, b, c, peak_layer, hbm, sms) for a, b, c in up)
+        ffn_layer_s = seconds(ffn(w.ffn_hidden_size, m, t))
+    dense_layer_s = seconds(ffn(w.dense_ffn_hidden_size, m, t))
+    layers_s = (
+        attention_layer_s * w.layers
+        + ffn_layer_s * w.expert_layers
+        + dense_layer_s * w.dense_layers
     )
     logits_s = training_gemm_seconds(m, w.vocab_size / t, h, peak_bf16, hbm, sms)
     # Seconds per micro-batch on one rank; per token of the rank's share = / (tokens / t).
-    gemm_s = (passes_gemm * layer_s * w.layers + logits_s) * t / tokens_mb
+    gemm_s = (passes_gemm * layers_s + logits_s) * t / tokens_mb
 
     attention_s = _attention_s_per_token(w, micro_batch, tensor, peak_bf16, gen)
 
@@ -237,7 +237,7 @@ def compute_s_per_token(
         elementwise_bytes += FP8_CAST_BYTES_PER_ELEMENT * _fp8_cast_elements_per_token(w, full)
     if w.is_moe:
         elementwise_bytes += (
-            MOE_PERMUTE_PASSES * 2 * GEMM_BYTES * w.experts_per_token * h * w.layers
+            MOE_PERMUTE_PASSES * 2 * GEMM_BYTES * w.experts_per_token * h * w.expert_layers
         )
     return gemm_s + attention_s, elementwise_bytes / hbm
 
@@ -355,26 +355,31 @@ def _attention_s_per_token(
 def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     """Elements of GEMM inputs cast to FP8 per token (all layers): the activations entering
     the attention's projections (QKV and the attention output; MLA's down- and
-    up-projections), FFN-in and FFN-out (of each routed expert and the shared one) in the
-    forward (again when recomputed), and the output gradients entering their backward
-    GEMMs."""
-    h = w.hidden_size
-    k = w.experts_per_token
-    gates = 2 if w.gated_ffn else 1
-    ffn_in = w.ffn_hidden_size * gates
-    shared = w.shared_expert_ffn_hidden_size  # its FFN-in and FFN-out, as a routed expert's
+    up-projections), FFN-in and FFN-out (of each routed expert and the shared one; a dense
+    layer's) in the forward (again when recomputed), and the output gradients entering their
+    backward GEMMs."""
+    h, gates = w.hidden_size, 2 if w.gated_ffn else 1
+
+    def ffn(width: int) -> tuple[int, int]:
+        """(forward, backward) elements of an FFN of ``width``; none at width 0."""
+        return (h + width, gates * width + h) if width else (0, 0)
+
     projections = w.attention_projections
+    routed = ffn(w.ffn_hidden_size)
+    shared = ffn(w.shared_expert_ffn_hidden_size)
+    dense = ffn(w.dense_ffn_hidden_size)
+    k = w.experts_per_token
     forward = (
-        sum(p.in_width for p in projections)
-        + k * (h + w.ffn_hidden_size)
-        + (h + shared if shared else 0)
+        sum(p.in_width for p in projections) * w.layers
+        + (k * routed[0] + shared[0]) * w.expert_layers
+        + dense[0] * w.dense_layers
     )
     backward = (
-        sum(p.out_width for p in projections)
-        + k * (ffn_in + h)
-        + (gates * shared + h if shared else 0)
+        sum(p.out_width for p in projections) * w.layers
+        + (k * routed[1] + shared[1]) * w.expert_layers
+        + dense[1] * w.dense_layers
     )
-    return ((2 if full else 1) * forward + backward) * w.layers
+    return (2 if full else 1) * forward + backward
 
 
 def optimizer_step_bytes(

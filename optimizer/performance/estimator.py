@@ -609,12 +609,14 @@ def tensor_collective_share(w: Workload, folded: bool) -> float:
     """Share of a layer's tensor collectives (an all-gather of h and a reduce-scatter of h
     around the attention, the same around the FFN) a step runs. Around the attention MLA
     gathers its latents instead of h (Workload.attention_gather_width). Around the FFN
-    nothing when the experts are folded (each tensor rank routes its own sequence shard to the
-    experts and takes their outputs back), unless a shared expert, split over the tensor
-    ranks like a dense FFN, gathers its input and reduce-scatters its output there
-    (Megatron-Core's SharedExpertMLP)."""
+    nothing in an MoE layer when the experts are folded (each tensor rank routes its own
+    sequence shard to the experts and takes their outputs back), unless a shared expert,
+    split over the tensor ranks like a dense FFN, gathers its input and reduce-scatters its
+    output there (Megatron-Core's SharedExpertMLP); the dense layers' always."""
     attention = (w.attention_gather_width / w.hidden_size + 1.0) / 2.0
-    ffn = 0.0 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
+    # a dense layer's FFN is split over the tensor ranks, folded or not
+    moe_ffn = 0.0 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
+    ffn = moe_ffn * w.expert_layer_share + w.dense_layers / w.layers
     return (attention + ffn) / 2.0
 
 
@@ -817,10 +819,12 @@ def tensor_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
 
 
 def expert_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:
-    """Expert parallel all-to-all, per step. Reads what tensor_traffic does and the expert
-    degree."""
+    """Expert parallel all-to-all, per step: the MoE layers' (not the dense layers'). Reads
+    what tensor_traffic does and the expert degree."""
     a2a = expert_collective(w, plan, gpn, dom)
-    return None if a2a is None else a2a.times(_layer_collectives_per_step(w, plan))
+    if a2a is None:
+        return None
+    return a2a.times(_layer_collectives_per_step(w, plan) * w.expert_layer_share)
 
 
 def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part | None:

@@ -527,13 +527,13 @@ def _collective_s(
     w: Workload, degrees: CollectiveDegrees, hw: RowHardware, parts: RowParts
 ) -> float:
     """One tensor all-reduce's (at the share a step runs: estimator.tensor_collective_share)
-    and one expert all-to-all's seconds on the scale-up fabric of the plans with these
-    degrees, at a collective efficiency of 1: no scenario's is higher (request_limits: at
-    most 1), and their network parts only add, so no network gives a plan less
-    (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
+    and one expert all-to-all's (at the MoE layers' share) seconds on the scale-up fabric of
+    the plans with these degrees, at a collective efficiency of 1: no scenario's is higher
+    (request_limits: at most 1), and their network parts only add, so no network gives a plan
+    less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
     tensor, expert = _collective_rows(w, degrees, hw, parts)
     share = tensor_collective_share(w, degrees[-1] not in (0, degrees[0]))
-    return share * (tensor[0] + tensor[1]) + expert[0] + expert[1]
+    return share * (tensor[0] + tensor[1]) + w.expert_layer_share * (expert[0] + expert[1])
 
 
 def _depth_free_row(
@@ -549,6 +549,7 @@ def _depth_free_row(
     a2a_nv_s, a2a_lat_s, a2a_bytes, a2a_sharp_bytes, a2a_nodes = expert
     n = layer_collectives_per_step(w, d, mb, p)  # what a step runs of each
     n_tp = n * tensor_collective_share(w, plan.folded)
+    n_a2a = n * w.expert_layer_share  # the MoE layers' only
     # FSDP with re-sharding gathers per micro-batch: only then does the micro-batch count
     per_micro_batch = mb if z == 3 and reshard else 0
     key = (t, p, d, e, z, reshard, cp, per_micro_batch, et)
@@ -566,10 +567,10 @@ def _depth_free_row(
         n_tp * lat_s,
         n_tp * tp_bytes,
         n_tp * tp_sharp_bytes,
-        n * a2a_nv_s,
-        n * a2a_lat_s,
-        n * a2a_bytes,
-        n * a2a_sharp_bytes,
+        n_a2a * a2a_nv_s,
+        n_a2a * a2a_lat_s,
+        n_a2a * a2a_bytes,
+        n_a2a * a2a_sharp_bytes,
         a2a_nodes,
         *dp_columns,
     )

@@ -53,12 +53,9 @@ class TokenFlops:
 @lru_cache(maxsize=1024)
 def forward_flops_per_token(w: Workload) -> TokenFlops:
     """Forward FLOPs one token costs (Narayanan et al. SC'21 appendix, generalised to GQA,
-    gated FFNs, top-k and shared experts)."""
-    per_layer_weights = (
-        w.dense_parameters_per_layer + w.experts_per_token * w.expert_parameters_per_layer
-    )
+    gated FFNs, top-k and shared experts, dense layers beside MoE ones)."""
     return TokenFlops(
-        layer_matmul=2.0 * per_layer_weights * w.layers,
+        layer_matmul=2.0 * (w.active_parameters - w.embedding_parameters),
         attention_scores=attention_score_flops_per_token(w),
         logits=2.0 * w.hidden_size * w.vocab_size,
     )

@@ -68,7 +68,8 @@ def activation_bytes_per_layer(
 
     Per token: attention 2h (QKV input) + 2h (Q) + 4h*r (K, V) + 2h (AV output) + h (dropout
     mask) = (7 + 4r)h; FFN 2h input + (2 or 3) x 2f intermediates + h mask, times k experts
-    (and once more at its width for a shared expert);
+    (and once more at its width for a shared expert; a dense layer's at its width, as the
+    layers' mean);
     2 layer norms 4h; without recomputation the softmax and its dropout add 5 a s bytes per
     token. Selective recomputation drops exactly that 5as term (and so does flash attention),
     and under MLA every head's Q, K and V (its up-projections are recomputed);
@@ -92,22 +93,24 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     """Activation bytes one token creates in one layer (Korthikanti et al. 2022 sec. 4.1):
     what the forward writes to GPU memory, whether or not it is kept for the backward."""
     h = w.hidden_size
-    matrices = 3 if w.gated_ffn else 2
-    intermediates = matrices * 2.0 * w.ffn_hidden_size
     # issue 14 (dropout): the 1-byte masks of the attention-output and FFN-output dropouts
     # (h each) and, with the score matrix kept, the softmax dropout's mask and output (3 of
     # the 5 a s bytes: softmax output 2, mask 1, dropout output 2) exist only with dropout.
     mask = 1.0 if w.dropout else 0.0
-    # a shared expert stores what a routed one does, at its own width, for every token
-    shared = w.shared_expert_ffn_hidden_size
-    shared_expert = (2 + mask) * h + matrices * 2.0 * shared if shared else 0.0
+
+    def ffn(width: int) -> float:
+        """An FFN's input, intermediates and dropout mask; none at width 0."""
+        return (2 + mask) * h + (3 if w.gated_ffn else 2) * 2.0 * width if width else 0.0
+
     # The attention's input (2h), MLA's latents, Q, K and V (heads x their head widths, K and V
     # x kv_ratio), the attention output and its dropout mask: (7 + 4r)h for the usual heads.
     q, v, r = w.query_width, w.value_width, w.kv_ratio
     attention = 2 * h + 2 * w.attention_latent_width + 2 * (q + r * q + r * v) + 2 * v + mask * h
-    per_token = (
-        attention + w.experts_per_token * ((2 + mask) * h + intermediates) + shared_expert + 4 * h
-    )
+    # k routed experts' (and a shared expert's, at its width, for every token), or a dense
+    # layer's: the layers' mean
+    moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
+    ffns = (w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)) / w.layers
+    per_token = attention + ffns + 4 * h
     if attention_matrix:
         per_token += (2.0 + 3.0 * mask) * w.attention_heads * w.sequence_length
     return per_token

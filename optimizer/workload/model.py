@@ -151,6 +151,12 @@ class Workload:
     # --moe-shared-expert-intermediate-size; DeepSeekMoE, Dai et al. arXiv:2401.06066, sec.
     # 3.2; DeepSeek-V3: 1 of 2,048; Qwen2-57B-A14B: 20,480).
     shared_expert_ffn_hidden_size: int = 0
+    # issue 14 (MoE): the first ``dense_layers`` layers of an MoE model have a dense FFN of
+    # ``dense_ffn_hidden_size`` instead of experts (HF config.json first_k_dense_replace and
+    # intermediate_size; Megatron-Core's --moe-layer-freq; DeepSeek-V3: 3 of 18,432, Kimi K2:
+    # 1). What differs by layer is timed and sized as the layers' mean (memory.py, compute.py).
+    dense_layers: int = 0
+    dense_ffn_hidden_size: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -188,6 +194,7 @@ class Workload:
                 field="workload.shared_expert_ffn_hidden_size",
             )
         self._check_latent_attention()
+        self._check_dense_layers()
         if self.head_dim < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: hidden_size / attention_heads), got {self.head_dim}",
@@ -245,6 +252,40 @@ class Workload:
                 "node-limited routing saves network bytes only when each node is sent a token "
                 "once: set expert_dispatch to node_deduplicated",
                 field="workload.expert_node_limit",
+            )
+
+    def _check_dense_layers(self) -> None:
+        for name in ("dense_layers", "dense_ffn_hidden_size"):
+            if getattr(self, name) < 0:
+                raise InvalidInput(
+                    f"must be >= 1 (or 0: none), got {getattr(self, name)}",
+                    field=f"workload.{name}",
+                )
+        if not self.dense_layers:
+            if self.dense_ffn_hidden_size:
+                raise InvalidInput(
+                    "the width of the dense layers' FFN needs their count: set "
+                    "workload.dense_layers too",
+                    field="workload.dense_ffn_hidden_size",
+                )
+            return
+        if not self.is_moe:
+            raise InvalidInput(
+                "dense layers sit beside MoE layers: this workload is dense (experts 1), "
+                "every layer already is",
+                field="workload.dense_layers",
+            )
+        if self.dense_layers >= self.layers:
+            raise InvalidInput(
+                f"must leave an MoE layer: at most layers - 1 ({self.layers - 1}), got "
+                f"{self.dense_layers} (a model without one is dense: experts 1)",
+                field="workload.dense_layers",
+            )
+        if not self.dense_ffn_hidden_size:
+            raise InvalidInput(
+                f"the {self.dense_layers} dense layers need their FFN's width (DeepSeek-V3: "
+                "18432, its config.json intermediate_size)",
+                field="workload.dense_ffn_hidden_size",
             )
 
     def _check_latent_attention(self) -> None:
@@ -305,8 +346,14 @@ class Workload:
         both in attention.py and the column-parallel linears).
         Falcon sized its "multigroup" K/V groups to its tensor degree for this reason
         (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads; a shared
-        expert's FFN is split like a dense one (0, none, divides nothing)."""
-        return gcd(self.kv_heads, self.ffn_hidden_size, self.shared_expert_ffn_hidden_size)
+        expert's FFN and the dense layers' are split like any dense one (0, none, divides
+        nothing)."""
+        return gcd(
+            self.kv_heads,
+            self.ffn_hidden_size,
+            self.shared_expert_ffn_hidden_size,
+            self.dense_ffn_hidden_size,
+        )
 
     @cached_property
     def windowed_layers(self) -> int:
@@ -411,13 +458,32 @@ class Workload:
         return (3 if self.gated_ffn else 2) * self.hidden_size * self.shared_expert_ffn_hidden_size
 
     @cached_property
-    def dense_parameters_per_layer(self) -> float:
-        """What every token of a layer passes through but its routed experts: the attention,
-        the router and the shared experts."""
-        return (
-            self.attention_parameters_per_layer
-            + self.router_parameters_per_layer
+    def dense_ffn_parameters_per_layer(self) -> float:
+        """Weights of a dense layer's FFN in an MoE model (gated like the experts); 0 without."""
+        return (3 if self.gated_ffn else 2) * self.hidden_size * self.dense_ffn_hidden_size
+
+    @cached_property
+    def expert_layers(self) -> int:
+        """Layers whose FFN is the experts' (every layer of a dense model, its one expert)."""
+        return self.layers - self.dense_layers
+
+    @cached_property
+    def expert_layer_share(self) -> float:
+        """The share of the layers that route to experts: what runs the expert all-to-all."""
+        return self.expert_layers / self.layers
+
+    def _layer_parameters(self, experts: int) -> float:
+        """All layers' weights with ``experts`` of each MoE layer's (all of them, or the k a
+        token passes through)."""
+        moe_ffn = (
+            self.router_parameters_per_layer
             + self.shared_expert_parameters_per_layer
+            + experts * self.expert_parameters_per_layer
+        )
+        return (
+            self.layers * self.attention_parameters_per_layer
+            + self.expert_layers * moe_ffn
+            + self.dense_layers * self.dense_ffn_parameters_per_layer
         )
 
     @cached_property
@@ -432,19 +498,19 @@ class Workload:
     @cached_property
     def expert_parameters(self) -> float:
         """Parameters that live in experts (sharded by expert parallelism); 0 when dense."""
-        return self.layers * self.experts * self.expert_parameters_per_layer if self.is_moe else 0.0
+        if not self.is_moe:
+            return 0.0
+        return self.expert_layers * self.experts * self.expert_parameters_per_layer
 
     @cached_property
     def parameters(self) -> float:
         """Total trainable parameters (layer norms and biases neglected: < 0.1%)."""
-        experts = self.experts * self.expert_parameters_per_layer
-        return self.layers * (self.dense_parameters_per_layer + experts) + self.embedding_parameters
+        return self._layer_parameters(self.experts) + self.embedding_parameters
 
     @cached_property
     def active_parameters(self) -> float:
         """Parameters a token passes through (its top-k routed experts and the shared ones)."""
-        experts = self.experts_per_token * self.expert_parameters_per_layer
-        return self.layers * (self.dense_parameters_per_layer + experts) + self.embedding_parameters
+        return self._layer_parameters(self.experts_per_token) + self.embedding_parameters
 
     @cached_property
     def tokens_per_step(self) -> int:

@@ -218,6 +218,8 @@ PRESETS: dict[str, dict[str, Any]] = {
             experts=256,
             experts_per_token=8,
             shared_expert_ffn_hidden_size=2048,
+            dense_layers=3,
+            dense_ffn_hidden_size=18432,
             gated_ffn=True,
             dropout=False,  # HF config.json of DeepSeek-V3: attention_dropout 0.0
             global_batch_size=15360,
@@ -226,9 +228,8 @@ PRESETS: dict[str, dict[str, Any]] = {
             "(61 layers, d 7168, MLA with 128 heads, 1 shared and 256 routed experts of width "
             "2048, top-8, vocab 129K, 4K sequence, batch 15360, 14.8T tokens); MLA's widths "
             "from its config.json (kv_lora_rank 512, q_lora_rank 1536, qk_nope_head_dim 128, "
-            "qk_rope_head_dim 64, v_head_dim 128); approximated: the 3 dense layers (FFN 18432 "
-            "= 9 x 2048, a token's FLOPs of 8 routed and 1 shared expert) as MoE layers (704B "
-            "total and 37.6B active here against 671B and 37B published)",
+            "qk_rope_head_dim 64, v_head_dim 128; first_k_dense_replace 3, intermediate_size "
+            "18432): 671B total and 37.6B active here against 671B and 37B published",
         ),
     )
 }
