@@ -203,6 +203,15 @@ RECORDED = (
         "re-priced 58,912-68,501/s; the next tree, dd7a722: 564 and 555 cold, warm "
         "2,453-2,638/s)",
     ),
+    (
+        "17a43b9 (2026-12-07)",
+        557,
+        25_812,
+        "--pairs 2000, this script, taskset -c 1, back to back with the next tree twice "
+        "(another run: 532 and 23,119; warm 2,699-2,851/s, re-priced 68,748-73,514/s; the next "
+        "tree, 138a427, shared experts, MLA and dense layers: 530 and 541 cold, 25,895 and "
+        "26,162, warm 2,606-2,665/s, re-priced 74,968-75,203/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
