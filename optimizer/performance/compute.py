@@ -165,11 +165,13 @@ def compute_s_per_token(
     the step on one GPU's share (multiply by tokens per step / GPUs).
 
     GEMMs are timed per tensor-parallel rank at their shapes (M = micro_batch x s tokens,
-    per expert for MoE; the split dimension / t; an expert's / ``expert_tensor``, 0: t),
-    forward, input- and weight-gradient, plus one more forward under full recomputation; the
-    logits GEMM likewise. FP8 runs put the layer GEMMs on the FP8 peak at a lower efficiency
-    and pay cast passes; the logits and attention stay in BF16 (Transformer Engine keeps the
-    output layer and attention in higher precision). Attention: fused flash kernels at the
+    per expert for MoE, over the rank's sequence shard for MLA's down-projections; the split
+    dimension / t; an expert's / ``expert_tensor``, 0: t; an MoE model's dense layers at
+    their FFN's width), forward, input- and weight-gradient, plus one more forward under full
+    recomputation (and MLA's up-projections under selective); the logits GEMM likewise. FP8
+    runs put the layer GEMMs on the FP8 peak at a lower efficiency and pay cast passes; the
+    logits and attention stay in BF16 (Transformer Engine keeps the output layer and
+    attention in higher precision). Attention: fused flash kernels at the
     fitted attention efficiency; unfused, the batched QK^T and AV GEMMs of each head.
     Element-wise work is memory-bound.
     """
