@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from math import gcd
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from optimizer.errors import InvalidInput
 from optimizer.hashed import hashed_once
@@ -42,19 +42,19 @@ ATTENTION_KERNELS = ("flash", "triton", "cudnn")
 # How a tensor-parallel rank holds an attention projection (Megatron-Core): "column", its
 # output split over the ranks; "row", its input split; "duplicated", whole on every rank, run on
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
-PROJECTION_SPLITS = ("column", "row", "duplicated")
+ProjectionSplit = Literal["column", "row", "duplicated"]
 _MLA_FIELDS = ("q_lora_rank", "qk_rope_head_dim", "v_head_dim")
 
 
 class Projection(NamedTuple):
     """One weight GEMM of the attention: ``out_width`` x ``in_width`` weights a token passes
-    through, held as ``split`` says (PROJECTION_SPLITS); ``up``: one of MLA's up-projections
+    through, held as ``split`` says (ProjectionSplit); ``up``: one of MLA's up-projections
     (every head's Q, K and V from the latents, or Q from h), which selective recomputation
     runs again in the backward (Workload.recomputes_up_projections)."""
 
     out_width: int
     in_width: int
-    split: str
+    split: ProjectionSplit
     up: bool = False
 
 
