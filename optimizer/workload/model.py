@@ -447,20 +447,24 @@ class Workload:
         """The weights of the attention's projections (attention_projections)."""
         return float(sum(p.out_width * p.in_width for p in self.attention_projections))
 
+    def _ffn_parameters(self, width: int) -> float:
+        """Weights of an FFN of ``width``: 2 matrices, 3 when gated."""
+        return (3 if self.gated_ffn else 2) * self.hidden_size * width
+
     @cached_property
     def expert_parameters_per_layer(self) -> float:
-        """Weights of one FFN (one expert for MoE): 2 matrices, 3 when gated."""
-        return (3 if self.gated_ffn else 2) * self.hidden_size * self.ffn_hidden_size
+        """Weights of one FFN (one expert for MoE)."""
+        return self._ffn_parameters(self.ffn_hidden_size)
 
     @cached_property
     def shared_expert_parameters_per_layer(self) -> float:
         """Weights of the shared experts' FFN (gated like the routed ones); 0 without."""
-        return (3 if self.gated_ffn else 2) * self.hidden_size * self.shared_expert_ffn_hidden_size
+        return self._ffn_parameters(self.shared_expert_ffn_hidden_size)
 
     @cached_property
     def dense_ffn_parameters_per_layer(self) -> float:
         """Weights of a dense layer's FFN in an MoE model (gated like the experts); 0 without."""
-        return (3 if self.gated_ffn else 2) * self.hidden_size * self.dense_ffn_hidden_size
+        return self._ffn_parameters(self.dense_ffn_hidden_size)
 
     @cached_property
     def expert_layers(self) -> int:
