@@ -10,7 +10,8 @@ from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset, preset_names, preset_source
 
 # Published totals: Llama 3 paper Table 3 (8B/70B/405B), Brown et al. 2020 (175B), Mixtral
-# paper (46.7B total, 12.9B active), Devlin et al. 2019 (BERT-Large 340M incl. pooler/heads).
+# paper (46.7B total, 12.9B active), Devlin et al. 2019 (BERT-Large 340M incl. pooler/heads),
+# the DeepSeek-V3 report (671B, sec. 4.2) and the Kimi-K2 model card (1T total, 32B activated).
 PUBLISHED_PARAMETERS = [
     ("llama3-8b", 8.0e9),
     ("llama3-70b", 70.6e9),
@@ -18,6 +19,8 @@ PUBLISHED_PARAMETERS = [
     ("gpt3-175b", 175.0e9),
     ("mixtral-8x7b", 46.7e9),
     ("bert-large", 0.34e9),
+    ("deepseek-v3", 671e9),
+    ("kimi-k2", 1.0e12),
 ]
 
 
@@ -29,6 +32,12 @@ def test_preset_parameters_match_the_published_total(name: str, published: float
 def test_mixtral_active_parameters_match_the_paper() -> None:
     # Jiang et al. 2024: "47B parameters, 13B active per token".
     assert preset("mixtral-8x7b").active_parameters == pytest.approx(12.9e9, rel=0.02)
+
+
+def test_kimi_k2_active_parameters_match_the_model_card() -> None:
+    # Moonshot AI's Kimi-K2 model card: "32 billion activated parameters" (MLA, 1 shared and 8
+    # of 384 routed experts, the first layer dense).
+    assert preset("kimi-k2").active_parameters == pytest.approx(32e9, rel=0.03)
 
 
 def _mpt_records() -> list[tuple[str, int]]:

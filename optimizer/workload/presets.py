@@ -231,6 +231,37 @@ PRESETS: dict[str, dict[str, Any]] = {
             "qk_rope_head_dim 64, v_head_dim 128; first_k_dense_replace 3, intermediate_size "
             "18432): 671B total and 37.6B active here against 671B and 37B published",
         ),
+        dict(
+            name="kimi-k2",
+            layers=61,
+            hidden_size=7168,
+            ffn_hidden_size=2048,
+            attention_heads=64,
+            kv_heads=64,
+            head_dim=128,
+            kv_lora_rank=512,
+            q_lora_rank=1536,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            sequence_length=4096,
+            vocab_size=163840,
+            experts=384,
+            experts_per_token=8,
+            shared_expert_ffn_hidden_size=2048,
+            dense_layers=1,
+            dense_ffn_hidden_size=18432,
+            gated_ffn=True,
+            dropout=False,  # Megatron-Bridge's KimiK2Provider: attention and hidden dropout 0.0
+            global_batch_size=16384,
+            training_tokens=15.5e12,
+            source="Moonshot AI, Kimi-K2 model card (1T parameters, 32B activated, 61 layers of "
+            "which 1 dense, d 7168, MLA with 64 heads, 384 experts of 2048, top-8, 1 shared, "
+            "pre-trained on 15.5T tokens); widths from Megatron-Bridge's KimiK2Provider "
+            "(src/megatron/bridge/models/kimi/kimi_provider.py: q_lora_rank 1536, kv_lora_rank "
+            "512, qk 128 + 64, v 128, dense FFN 18432, vocab 163840, sequence 4096); batch "
+            "16384 sequences (67M tokens) a modelling default (1.03T total and 32.9B active "
+            "here)",
+        ),
     )
 }
 
