@@ -11,8 +11,9 @@ import pytest
 
 from optimizer.errors import InvalidInput
 from optimizer.performance.convert import PARAMETER_TOLERANCE
-from optimizer.performance.estimator import expert_traffic, tensor_collective_share
+from optimizer.performance.estimator import estimate, expert_traffic, tensor_collective_share
 from optimizer.performance.plan import ParallelPlan
+from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.flops import forward_flops_per_token
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -99,3 +100,14 @@ def test_a_dense_model_with_dense_layers_is_refused_naming_the_field() -> None:
         preset("llama3-8b", dense_layers=1, dense_ffn_hidden_size=14336)
 
     assert e.value.field == "workload.dense_layers"
+
+
+def test_a_tensor_degree_that_does_not_divide_the_dense_ffn_is_refused_naming_it() -> None:
+    w = preset("deepseek-v3", dense_ffn_hidden_size=18434, global_batch_size=1024)
+    plan = ParallelPlan(tensor=4, pipeline=8, data=32, expert=8, micro_batch_size=1)
+
+    with pytest.raises(InvalidInput) as e:
+        estimate(w, cluster_for(HGX_H100, 1024), plan)
+
+    assert e.value.field == "parallelism.tensor"
+    assert "dense_ffn_hidden_size 18434" in e.value.problem

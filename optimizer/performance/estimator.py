@@ -219,16 +219,7 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
     GPUs, whatever the others (the planner names a fixed degree no size can take)."""
     if w.tensor_split % plan.tensor:
         # Megatron-Core splits heads, K/V groups and FFN columns evenly (Workload.tensor_split)
-        name, n = next(
-            (name, n)
-            for name, n in (
-                ("attention_heads", w.attention_heads),
-                ("kv_heads", w.kv_heads),
-                ("ffn_hidden_size", w.ffn_hidden_size),
-                ("shared_expert_ffn_hidden_size", w.shared_expert_ffn_hidden_size),
-            )
-            if n % plan.tensor
-        )
+        name, n = next((name, n) for name, n in w.tensor_split_widths if n % plan.tensor)
         raise InvalidInput(
             f"tensor {plan.tensor} does not divide {name} {n} (every tensor rank holds an "
             "equal share of the heads, the K/V groups and the FFN)",

@@ -83,8 +83,7 @@ def activation_bytes_per_layer(
     keeps_scores = w.activation_recompute == "none" and not w.flash_attention
     stored = materialised_bytes_per_token_layer(w, attention_matrix=keeps_scores)
     if w.recomputes_up_projections:  # every head's Q, K and V, recomputed from the latents
-        q, v, r = w.query_width, w.value_width, w.kv_ratio
-        stored -= 2 * (q + r * q + r * v)
+        stored -= 2 * w.qkv_width
     return stored * tokens_per_rank
 
 
@@ -104,8 +103,7 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
 
     # The attention's input (2h), MLA's latents, Q, K and V (heads x their head widths, K and V
     # x kv_ratio), the attention output and its dropout mask: (7 + 4r)h for the usual heads.
-    q, v, r = w.query_width, w.value_width, w.kv_ratio
-    attention = 2 * h + 2 * w.attention_latent_width + 2 * (q + r * q + r * v) + 2 * v + mask * h
+    attention = 2 * (h + w.attention_latent_width + w.qkv_width + w.value_width) + mask * h
     # k routed experts' (and a shared expert's, at its width, for every token), or a dense
     # layer's: the layers' mean
     moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)

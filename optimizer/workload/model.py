@@ -44,6 +44,14 @@ ATTENTION_KERNELS = ("flash", "triton", "cudnn")
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
 ProjectionSplit = Literal["column", "row", "duplicated"]
 _MLA_FIELDS = ("q_lora_rank", "qk_rope_head_dim", "v_head_dim")
+# Widths and counts whose 0 means none (no shared expert, no MLA, no dense layers).
+_NONE_AT_ZERO = (
+    "shared_expert_ffn_hidden_size",
+    "kv_lora_rank",
+    *_MLA_FIELDS,
+    "dense_layers",
+    "dense_ffn_hidden_size",
+)
 
 
 class Projection(NamedTuple):
@@ -182,11 +190,12 @@ class Workload:
             raise InvalidInput(
                 f"must be > 0, got {self.training_tokens}", field="workload.training_tokens"
             )
-        if self.shared_expert_ffn_hidden_size < 0:
-            raise InvalidInput(
-                f"must be >= 1 (or 0: no shared expert), got {self.shared_expert_ffn_hidden_size}",
-                field="workload.shared_expert_ffn_hidden_size",
-            )
+        for name in _NONE_AT_ZERO:
+            if getattr(self, name) < 0:
+                raise InvalidInput(
+                    f"must be >= 1 (or 0: none), got {getattr(self, name)}",
+                    field=f"workload.{name}",
+                )
         if self.shared_expert_ffn_hidden_size and not self.is_moe:
             raise InvalidInput(
                 "a shared expert sits beside routed experts: this workload is dense (experts 1); "
@@ -255,12 +264,6 @@ class Workload:
             )
 
     def _check_dense_layers(self) -> None:
-        for name in ("dense_layers", "dense_ffn_hidden_size"):
-            if getattr(self, name) < 0:
-                raise InvalidInput(
-                    f"must be >= 1 (or 0: none), got {getattr(self, name)}",
-                    field=f"workload.{name}",
-                )
         if not self.dense_layers:
             if self.dense_ffn_hidden_size:
                 raise InvalidInput(
@@ -289,12 +292,6 @@ class Workload:
             )
 
     def _check_latent_attention(self) -> None:
-        for name in ("kv_lora_rank", *_MLA_FIELDS):
-            if getattr(self, name) < 0:
-                raise InvalidInput(
-                    f"must be >= 1 (or 0: none), got {getattr(self, name)}",
-                    field=f"workload.{name}",
-                )
         if self.kv_lora_rank:
             if self.kv_heads != self.attention_heads:
                 raise InvalidInput(
@@ -340,20 +337,26 @@ class Workload:
         return self.experts > 1
 
     @cached_property
-    def tensor_split(self) -> int:
-        """What every tensor degree must divide: Megatron-Core gives every tensor rank whole
-        query groups (K/V heads) and an equal share of the FFN columns (its ``divide`` asserts
-        both in attention.py and the column-parallel linears).
-        Falcon sized its "multigroup" K/V groups to its tensor degree for this reason
-        (Almazrouei et al., arXiv:2311.16867). K/V heads divide the attention heads; a shared
-        expert's FFN and the dense layers' are split like any dense one (0, none, divides
-        nothing)."""
-        return gcd(
-            self.kv_heads,
-            self.ffn_hidden_size,
-            self.shared_expert_ffn_hidden_size,
-            self.dense_ffn_hidden_size,
+    def tensor_split_widths(self) -> tuple[tuple[str, int], ...]:
+        """What every tensor rank holds an equal share of, by field: Megatron-Core gives every
+        tensor rank whole heads and query groups (K/V heads) and an equal share of the FFN
+        columns (its ``divide`` asserts both in attention.py and the column-parallel linears);
+        a shared expert's FFN and the dense layers' are split like any dense one (0: none,
+        which every degree divides)."""
+        return (
+            ("attention_heads", self.attention_heads),
+            ("kv_heads", self.kv_heads),
+            ("ffn_hidden_size", self.ffn_hidden_size),
+            ("shared_expert_ffn_hidden_size", self.shared_expert_ffn_hidden_size),
+            ("dense_ffn_hidden_size", self.dense_ffn_hidden_size),
         )
+
+    @cached_property
+    def tensor_split(self) -> int:
+        """What every tensor degree must divide: all of tensor_split_widths. Falcon sized its
+        "multigroup" K/V groups to its tensor degree for this reason (Almazrouei et al.,
+        arXiv:2311.16867)."""
+        return gcd(*(n for _, n in self.tensor_split_widths))
 
     @cached_property
     def windowed_layers(self) -> int:
@@ -388,6 +391,11 @@ class Workload:
         """Width of the attention output, heads x the value head width (MLA's v_head_dim, else
         the head width). V is this x kv_ratio."""
         return self.attention_heads * (self.v_head_dim or self.head_width)
+
+    @cached_property
+    def qkv_width(self) -> float:
+        """Q's, K's and V's widths a token: q + kv_ratio x (q + v)."""
+        return self.query_width + self.kv_ratio * (self.query_width + self.value_width)
 
     @cached_property
     def attention_projections(self) -> tuple[Projection, ...]:
