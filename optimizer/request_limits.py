@@ -58,6 +58,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Workload.shared_expert_ffn_hidden_size": (0, 10_000_000),
     "procurement.v1.Workload.dense_layers": (0, 100_000),
     "procurement.v1.Workload.dense_ffn_hidden_size": (0, 10_000_000),
+    "procurement.v1.Workload.mtp_layers": (0, 64),
     "procurement.v1.Workload.kv_lora_rank": (0, 1_000_000),
     "procurement.v1.Workload.q_lora_rank": (0, 1_000_000),
     "procurement.v1.Workload.qk_rope_head_dim": (0, 100_000),

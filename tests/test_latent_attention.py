@@ -89,7 +89,7 @@ def test_selective_recomputation_runs_the_up_projections_again() -> None:
 
     extra = hardware_flops_per_step(selective) - hardware_flops_per_step(kept)
 
-    assert extra == pytest.approx(2 * up * selective.layers * selective.tokens_per_step)
+    assert extra == pytest.approx(2 * up * selective.transformer_blocks * selective.tokens_per_step)
 
 
 @pytest.mark.parametrize("field", ["q_lora_rank", "qk_rope_head_dim", "v_head_dim"])

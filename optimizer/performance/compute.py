@@ -141,7 +141,8 @@ def _score_matrix_bytes_per_token(w: Workload) -> float:
         forward += SOFTMAX_DROPOUT_BYTES[0]
         backward += SOFTMAX_DROPOUT_BYTES[1]
     forwards = 1.0 + attention_recompute_passes(w)
-    return (forwards * forward + backward) * w.attention_heads * w.sequence_length * w.layers
+    blocks = w.transformer_blocks
+    return (forwards * forward + backward) * w.attention_heads * w.sequence_length * blocks
 
 
 def moe_imbalance(w: Workload, expert: int) -> float:
@@ -219,12 +220,18 @@ def compute_s_per_token(
     else:
         ffn_layer_s = seconds(ffn(w.ffn_hidden_size, m, t))
     dense_layer_s = seconds(ffn(w.dense_ffn_hidden_size, m, t))
+    # an MTP module's projection of [h; embedding] to h (column split)
+    mtp_s = seconds([_projection_gemm(Projection(h, 2 * h, "column"), m, t)])
     layers_s = (
-        attention_layer_s * w.layers
+        attention_layer_s * w.transformer_blocks
         + ffn_layer_s * w.expert_layers
         + dense_layer_s * w.dense_layers
+        + mtp_s * w.mtp_layers
     )
-    logits_s = training_gemm_seconds(m, w.vocab_size / t, h, peak_bf16, hbm, sms)
+    # the output head, once more per MTP module
+    logits_s = training_gemm_seconds(m, w.vocab_size / t, h, peak_bf16, hbm, sms) * (
+        1 + w.mtp_layers
+    )
     # Seconds per micro-batch on one rank; per token of the rank's share = / (tokens / t).
     gemm_s = (passes_gemm * layers_s + logits_s) * t / tokens_mb
 
@@ -234,7 +241,9 @@ def compute_s_per_token(
     # repeats the forward's share (1 of the 3 minimal passes).
     elementwise_passes = calibration.COMPUTE.elementwise_passes * (4.0 / 3.0 if full else 1.0)
     per_token = materialised_bytes_per_token_layer(w, attention_matrix=False)
-    elementwise_bytes = elementwise_passes * per_token * w.layers + _score_matrix_bytes_per_token(w)
+    elementwise_bytes = (
+        elementwise_passes * per_token * w.transformer_blocks + _score_matrix_bytes_per_token(w)
+    )
     if fp8:
         elementwise_bytes += FP8_CAST_BYTES_PER_ELEMENT * _fp8_cast_elements_per_token(w, full)
     if w.is_moe:
@@ -317,14 +326,14 @@ def sliding_window_note(w: Workload) -> str:
 
 
 def _flash_layers(w: Workload) -> float:
-    """The layers' flash-attention work in full causal layers: a windowed layer
+    """The blocks' flash-attention work in full causal layers: a windowed layer
     (``w.windowed_layers``) counts as the keys its kernel computes over those of a full
-    causal layer (flash_computed_keys)."""
+    causal layer (flash_computed_keys); an MTP block as a full one."""
     if not w.windowed_layers:
-        return float(w.layers)
+        return float(w.transformer_blocks)
     s = w.sequence_length
     share = flash_computed_keys(s, w.sliding_window_tokens) / flash_computed_keys(s, s)
-    return w.layers - w.windowed_layers + w.windowed_layers * share
+    return w.transformer_blocks - w.windowed_layers + w.windowed_layers * share
 
 
 def _attention_s_per_token(
@@ -351,7 +360,7 @@ def _attention_s_per_token(
         s, s, query_dim, peak_bf16, hbm, sms, heads
     ) + training_gemm_seconds(s, value_dim, s, peak_bf16, hbm, sms, heads)
     # Per micro-batch on one rank, all layers; per token of the rank's share = x t / tokens.
-    return passes / 3.0 * per_mb * w.layers * tensor / (micro_batch * s)
+    return passes / 3.0 * per_mb * w.transformer_blocks * tensor / (micro_batch * s)
 
 
 def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
@@ -371,15 +380,18 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     shared = ffn(w.shared_expert_ffn_hidden_size)
     dense = ffn(w.dense_ffn_hidden_size)
     k = w.experts_per_token
+    blocks, mtp = w.transformer_blocks, w.mtp_layers  # an MTP projection: 2h in, h out
     forward = (
-        sum(p.in_width for p in projections) * w.layers
+        sum(p.in_width for p in projections) * blocks
         + (k * routed[0] + shared[0]) * w.expert_layers
         + dense[0] * w.dense_layers
+        + 2 * h * mtp
     )
     backward = (
-        sum(p.out_width for p in projections) * w.layers
+        sum(p.out_width for p in projections) * blocks
         + (k * routed[1] + shared[1]) * w.expert_layers
         + dense[1] * w.dense_layers
+        + h * mtp
     )
     return (2 if full else 1) * forward + backward
 

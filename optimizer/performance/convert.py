@@ -120,7 +120,7 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
         raise InvalidInput(f"must be > 0, got {stated:g}", field="workload.parameters")
 
     def error(x: Workload) -> float:
-        return abs(x.parameters / stated - 1.0)
+        return abs(x.main_model_parameters / stated - 1.0)
 
     if error(w) <= PARAMETER_TOLERANCE:
         return w
@@ -131,12 +131,14 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
     best = min(variants, key=error)
     if error(best) > PARAMETER_TOLERANCE:
         tried = "; ".join(
-            f"{_flags(v)}: {parameter_count(v.parameters)}" for v in sorted(variants, key=error)
+            f"{_flags(v)}: {parameter_count(v.main_model_parameters)}"
+            for v in sorted(variants, key=error)
         )
         fixed = f" ({', '.join(explicit)} set by the request, not varied)" if explicit else ""
         raise InvalidInput(
             f"states {parameter_count(stated)} parameters but the architecture has "
-            f"{parameter_count(w.parameters)}, more than {PARAMETER_TOLERANCE:.0%} apart; tried "
+            f"{parameter_count(w.main_model_parameters)}{_without_mtp(w)}, more than "
+            f"{PARAMETER_TOLERANCE:.0%} apart; tried "
             f"{tried}{fixed}. Check layers, hidden_size, ffn_hidden_size, heads and vocab_size",
             field="workload.parameters",
         )
@@ -144,9 +146,15 @@ def match_parameters(w: Workload, stated: float, explicit: tuple[str, ...] = ())
     note = (
         f"inferred {', '.join(f'{n}={str(getattr(best, n)).lower()}' for n in changed)} from "
         f"workload.parameters {parameter_count(stated)}: the architecture has "
-        f"{parameter_count(best.parameters)} with it, {parameter_count(w.parameters)} without"
+        f"{parameter_count(best.main_model_parameters)} with it, "
+        f"{parameter_count(w.main_model_parameters)} without{_without_mtp(w)}"
     )
     return replace(best, inferred=(*w.inferred, note))
+
+
+def _without_mtp(w: Workload) -> str:
+    """What the stated count is compared with when the workload has MTP modules."""
+    return " (its MTP modules' aside, as model cards count)" if w.mtp_layers else ""
 
 
 def _flipped(w: Workload, flag: str) -> Workload:

@@ -607,7 +607,7 @@ def tensor_collective_share(w: Workload, folded: bool) -> float:
     attention = (w.attention_gather_width / w.hidden_size + 1.0) / 2.0
     # a dense layer's FFN is split over the tensor ranks, folded or not
     moe_ffn = 0.0 if w.is_moe and folded and not w.shared_expert_ffn_hidden_size else 1.0
-    ffn = moe_ffn * w.expert_layer_share + w.dense_layers / w.layers
+    ffn = moe_ffn * w.expert_layer_share + w.dense_layers / w.transformer_blocks
     return (attention + ffn) / 2.0
 
 
@@ -622,11 +622,13 @@ def layer_collectives_per_step(w: Workload, data: int, micro_batch: int, pipelin
 
     Megatron: 2 all-reduces forward (attention, MLP) + 2 backward per layer, +2 when the
     forward is recomputed (Narayanan et al. sec. 3.3). MoE: dispatch + combine, the same count
-    per MoE layer (Lepikhin et al., GShard, 2021).
+    per MoE layer (Lepikhin et al., GShard, 2021). An MTP module's block runs them too, on
+    the last stage; they are counted as a stage's mean, as the compute is (pipeline_layout
+    balances the stages' compute).
     """
     per_layer = 6 if w.activation_recompute == "full" else 4
     micro_batches = w.global_batch_size // (data * micro_batch)
-    return micro_batches * w.layers / pipeline * per_layer
+    return micro_batches * w.transformer_blocks / pipeline * per_layer
 
 
 def _layer_collectives_per_step(w: Workload, plan: ParallelPlan) -> float:
@@ -966,7 +968,7 @@ def _context_part(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Part |
     local_tokens = rank_tokens(w, plan)
     recompute = 1 if w.activation_recompute == "full" else 0
     m = w.global_batch_size // (plan.data * plan.micro_batch_size)
-    layers = m * w.layers / plan.pipeline  # layer passes per step
+    layers = m * w.transformer_blocks / plan.pipeline  # block passes per step
     if w.framework == "deepspeed":
         return _ulysses_part(w, local_tokens, layers * (2 + recompute), cp, t, gpn, dom)
     chunk = w.kv_ratio * (w.query_width + w.value_width) * local_tokens / t * ACTIVATION_BYTES

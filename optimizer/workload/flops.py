@@ -37,9 +37,9 @@ FORWARD_BACKWARD_FACTOR = 3  # backward = 2 x forward (weight and input gradient
 class TokenFlops:
     """Forward FLOPs per token, by part."""
 
-    layer_matmul: float  # all transformer layers' weight GEMMs (active experts only)
-    attention_scores: float  # QK^T and AV over all layers
-    logits: float  # output projection to the vocabulary
+    layer_matmul: float  # all transformer blocks' weight GEMMs (active experts only; MTP's)
+    attention_scores: float  # QK^T and AV over all blocks
+    logits: float  # output projection to the vocabulary, once more per MTP module
 
     @property
     def layers(self) -> float:
@@ -53,11 +53,12 @@ class TokenFlops:
 @lru_cache(maxsize=1024)
 def forward_flops_per_token(w: Workload) -> TokenFlops:
     """Forward FLOPs one token costs (Narayanan et al. SC'21 appendix, generalised to GQA,
-    gated FFNs, top-k and shared experts, dense layers beside MoE ones)."""
+    gated FFNs, top-k and shared experts, dense layers beside MoE ones, MTP modules: each a
+    block, its projection and the output head once more)."""
     return TokenFlops(
         layer_matmul=2.0 * (w.active_parameters - w.embedding_parameters),
         attention_scores=attention_score_flops_per_token(w),
-        logits=2.0 * w.hidden_size * w.vocab_size,
+        logits=2.0 * w.hidden_size * w.vocab_size * (1 + w.mtp_layers),
     )
 
 
@@ -72,16 +73,16 @@ def attention_score_flops_per_token_layer(w: Workload) -> float:
 
 
 def attention_score_flops_per_token(w: Workload) -> float:
-    """Forward FLOPs of QK^T and AV for one token over all layers: the windowed layers
+    """Forward FLOPs of QK^T and AV for one token over all blocks: the windowed layers
     (``w.windowed_layers``) at the keys their window leaves (causal_window_keys) when flash
-    attention skips the others."""
+    attention skips the others; an MTP block attends to the whole causal prefix."""
     per_layer = attention_score_flops_per_token_layer(w)
     windowed = w.windowed_layers if w.flash_attention else 0
     if not windowed:
-        return per_layer * w.layers
+        return per_layer * w.transformer_blocks
     s = w.sequence_length
     share = causal_window_keys(s, w.sliding_window_tokens) / (s / 2)
-    return per_layer * (w.layers - windowed + windowed * share)
+    return per_layer * (w.transformer_blocks - windowed + windowed * share)
 
 
 def causal_window_keys(sequence: int, window: int) -> float:
@@ -133,7 +134,7 @@ def recompute_flops_per_token(w: Workload) -> float:
     layers = f.layer_matmul if w.activation_recompute == "full" else 0.0
     if w.recomputes_up_projections:
         up = sum(p.out_width * p.in_width for p in w.attention_projections if p.up)
-        layers = 2.0 * up * w.layers
+        layers = 2.0 * up * w.transformer_blocks
     return layers + f.attention_scores * attention_recompute_passes(w)
 
 

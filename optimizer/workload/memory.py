@@ -105,9 +105,11 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     # x kv_ratio), the attention output and its dropout mask: (7 + 4r)h for the usual heads.
     attention = 2 * (h + w.attention_latent_width + w.qkv_width + w.value_width) + mask * h
     # k routed experts' (and a shared expert's, at its width, for every token), or a dense
-    # layer's: the layers' mean
+    # layer's: the blocks' mean (an MTP module's block is an expert block)
     moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
-    ffns = (w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)) / w.layers
+    ffns = (
+        w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)
+    ) / w.transformer_blocks
     per_token = attention + ffns + 4 * h
     if attention_matrix:
         per_token += (2.0 + 3.0 * mask) * w.attention_heads * w.sequence_length
@@ -211,15 +213,19 @@ class FamilyLoads:
         et = et or t
         self.expert_split = et * e
         embedding = w.vocab_size * w.hidden_size
-        layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / w.layers
-        layer_expert = w.expert_parameters / w.layers
+        blocks = w.transformer_blocks  # an MTP projection's weights spread over the blocks
+        layer_dense = (w.parameters - w.expert_parameters - w.embedding_parameters) / blocks
+        layer_expert = w.expert_parameters / blocks
         self.layer_dense, self.layer_expert = layer_dense, layer_expert
         # The embedding on the first stage, the output layer on the last: Megatron keeps a
         # copy of a tied output layer there.
         self.end_params = w.embedding_parameters if p == 1 else float(embedding)
         self.micro_batches = w.global_batch_size // (d * mb)
         self.act_layer = activation_bytes_per_layer(w, mb, t, cp)
-        self.logits = LOGIT_BYTES * mb * w.sequence_length * w.vocab_size / (t * cp)
+        # the output layer's logits, once more per MTP module
+        self.logits = (
+            LOGIT_BYTES * mb * w.sequence_length * w.vocab_size / (t * cp) * (1 + w.mtp_layers)
+        )
         # issue 14 (context): context ranks hold the same weights; ZeRO shards over data x
         # context (Megatron's distributed optimizer over the dp-cp group).
         self.shard, self.shard_expert = d * cp, t * d * cp // (et * e)
@@ -236,10 +242,10 @@ class FamilyLoads:
 
     def stage(self, rank: int, v: int) -> StageLoad:
         """The load of pipeline rank ``rank`` at depth ``v``."""
-        return self._load(rank, pipeline_layout(self.w, self.p, v).layers[rank], v)
+        return self._load(rank, held_blocks(self.w, self.p, v)[rank], v)
 
     def _load(self, rank: int, layers: int, v: int) -> StageLoad:
-        """The load of pipeline rank ``rank`` holding ``layers`` transformer layers."""
+        """The load of pipeline rank ``rank`` holding ``layers`` transformer blocks."""
         t, p = self.t, self.p
         chunks = in_flight_chunks(p, v, self.micro_batches, rank)
         activations = chunks * layers / v * self.act_layer
@@ -256,11 +262,18 @@ class FamilyLoads:
         )
 
 
+def held_blocks(w: Workload, p: int, v: int) -> tuple[int, ...]:
+    """The transformer blocks each pipeline rank holds at depth ``v``: its decoder layers
+    (pipeline_layout), and on the last the MTP modules' blocks."""
+    layers = pipeline_layout(w, p, v).layers
+    return (*layers[:-1], layers[-1] + w.mtp_layers)
+
+
 @lru_cache(maxsize=16384)
 def fullest_candidates(w: Workload, p: int, v: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The pipeline ranks one of which is the fullest at depth ``v`` (FamilyLoads.stages), in
-    order, and the layers each holds."""
-    layers = pipeline_layout(w, p, v).layers
+    order, and the blocks each holds."""
+    layers = held_blocks(w, p, v)
     ranks = {0, p - 1}
     ranks.update(layers.index(k, 1) for k in set(layers[1:-1]))
     ordered = tuple(sorted(ranks))

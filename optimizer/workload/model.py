@@ -44,13 +44,14 @@ ATTENTION_KERNELS = ("flash", "triton", "cudnn")
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
 ProjectionSplit = Literal["column", "row", "duplicated"]
 _MLA_FIELDS = ("q_lora_rank", "qk_rope_head_dim", "v_head_dim")
-# Widths and counts whose 0 means none (no shared expert, no MLA, no dense layers).
+# Widths and counts whose 0 means none (no shared expert, no MLA, no dense layers, no MTP).
 _NONE_AT_ZERO = (
     "shared_expert_ffn_hidden_size",
     "kv_lora_rank",
     *_MLA_FIELDS,
     "dense_layers",
     "dense_ffn_hidden_size",
+    "mtp_layers",
 )
 
 
@@ -165,6 +166,13 @@ class Workload:
     # 1). What differs by layer is timed and sized as the layers' mean (memory.py, compute.py).
     dense_layers: int = 0
     dense_ffn_hidden_size: int = 0
+    # issue 14 (MTP): multi-token prediction, ``mtp_layers`` sequential modules after the
+    # decoder, each predicting one token further (DeepSeek-V3 report, arXiv:2412.19437, sec.
+    # 2.2: depth 1; Megatron-Core's --mtp-num-layers). A module is one transformer block of the
+    # decoder's routed kind (an MoE layer in an MoE model), a projection of [h; embedding] (2h)
+    # to h, and the shared output head's logits and loss once more; it sits on the last
+    # pipeline stage with the output layer (Megatron-Core's MultiTokenPredictionBlock).
+    mtp_layers: int = 0
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -475,27 +483,46 @@ class Workload:
         return self._ffn_parameters(self.dense_ffn_hidden_size)
 
     @cached_property
+    def transformer_blocks(self) -> int:
+        """The blocks (attention and FFN) a token passes in a forward: the decoder's layers
+        and one per MTP module. The decoder's layers alone split over the pipeline stages;
+        the MTP blocks sit on the last (pipeline_layout)."""
+        return self.layers + self.mtp_layers
+
+    @cached_property
     def expert_layers(self) -> int:
-        """Layers whose FFN is the experts' (every layer of a dense model, its one expert)."""
-        return self.layers - self.dense_layers
+        """Blocks whose FFN is the experts' (every block of a dense model, its one expert): the
+        decoder's MoE layers and the MTP modules' blocks, of the same kind."""
+        return self.layers - self.dense_layers + self.mtp_layers
 
     @cached_property
     def expert_layer_share(self) -> float:
-        """The share of the layers that route to experts: what runs the expert all-to-all."""
-        return self.expert_layers / self.layers
+        """The share of the blocks that route to experts: what runs the expert all-to-all."""
+        return self.expert_layers / self.transformer_blocks
 
-    def _layer_parameters(self, experts: int) -> float:
-        """All layers' weights with ``experts`` of each MoE layer's (all of them, or the k a
-        token passes through)."""
-        moe_ffn = (
+    @cached_property
+    def mtp_projection_parameters(self) -> float:
+        """The MTP modules' projections of [h; embedding] to h: 2h x h each (0 without)."""
+        return self.mtp_layers * 2.0 * self.hidden_size * self.hidden_size
+
+    def _block_ffn_parameters(self, experts: int) -> float:
+        """The weights of an expert block's FFN with ``experts`` of its routed experts (all
+        of them, or the k a token passes through): with the router and the shared expert in
+        an MoE model, the one FFN of a dense model."""
+        return (
             self.router_parameters_per_layer
             + self.shared_expert_parameters_per_layer
             + experts * self.expert_parameters_per_layer
         )
+
+    def _layer_parameters(self, experts: int) -> float:
+        """All blocks' weights (the MTP modules' with their projections) with ``experts`` of
+        each MoE block's."""
         return (
-            self.layers * self.attention_parameters_per_layer
-            + self.expert_layers * moe_ffn
+            self.transformer_blocks * self.attention_parameters_per_layer
+            + self.expert_layers * self._block_ffn_parameters(experts)
             + self.dense_layers * self.dense_ffn_parameters_per_layer
+            + self.mtp_projection_parameters
         )
 
     @cached_property
@@ -516,12 +543,22 @@ class Workload:
 
     @cached_property
     def parameters(self) -> float:
-        """Total trainable parameters (layer norms and biases neglected: < 0.1%)."""
+        """Total trainable parameters, the MTP modules' included (layer norms and biases
+        neglected: < 0.1%)."""
         return self._layer_parameters(self.experts) + self.embedding_parameters
 
     @cached_property
+    def main_model_parameters(self) -> float:
+        """``parameters`` without the MTP modules' (their blocks and projections; they share
+        the embedding and the output head): what model cards state, DeepSeek-V3's 671B of
+        685B weights (its Hugging Face README: 671B main model, 14B MTP module)."""
+        block = self.attention_parameters_per_layer + self._block_ffn_parameters(self.experts)
+        return self.parameters - self.mtp_layers * block - self.mtp_projection_parameters
+
+    @cached_property
     def active_parameters(self) -> float:
-        """Parameters a token passes through (its top-k routed experts and the shared ones)."""
+        """Parameters a token passes through (its top-k routed experts and the shared ones;
+        the MTP modules' too)."""
         return self._layer_parameters(self.experts_per_token) + self.embedding_parameters
 
     @cached_property

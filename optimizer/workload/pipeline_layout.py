@@ -105,11 +105,14 @@ def interleaving_refusal(pipeline: int, micro_batches: int) -> str:
 
 
 def output_layer_equivalents(w: Workload) -> float:
-    """Hardware FLOPs of the output layer (logits forward and backward) in transformer layers."""
+    """Hardware FLOPs of the last stage's work beside its decoder layers in transformer
+    layers: the output layer (logits forward and backward) and the MTP modules (each a block,
+    counted as the mean block, its projection and the output layer once more: forward_flops_
+    per_token's logits include them; Megatron-Core places them on the last stage)."""
     f = forward_flops_per_token(w)
-    logits = 3.0 * f.logits
-    per_layer = (hardware_flops_per_step(w) / w.tokens_per_step - logits) / w.layers
-    return logits / per_layer
+    extra = 3.0 * (f.logits + 2.0 * w.mtp_projection_parameters)
+    per_block = (hardware_flops_per_step(w) / w.tokens_per_step - extra) / w.transformer_blocks
+    return extra / per_block + w.mtp_layers
 
 
 _Kind = tuple[int, float, int]  # (least layers, extra load, how many stages)

@@ -220,6 +220,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             shared_expert_ffn_hidden_size=2048,
             dense_layers=3,
             dense_ffn_hidden_size=18432,
+            mtp_layers=1,
             gated_ffn=True,
             dropout=False,  # HF config.json of DeepSeek-V3: attention_dropout 0.0
             global_batch_size=15360,
@@ -229,7 +230,9 @@ PRESETS: dict[str, dict[str, Any]] = {
             "2048, top-8, vocab 129K, 4K sequence, batch 15360, 14.8T tokens); MLA's widths "
             "from its config.json (kv_lora_rank 512, q_lora_rank 1536, qk_nope_head_dim 128, "
             "qk_rope_head_dim 64, v_head_dim 128; first_k_dense_replace 3, intermediate_size "
-            "18432): 671B total and 37.6B active here against 671B and 37B published",
+            "18432); multi-token prediction at depth 1 (sec. 2.2 and 4.2; num_nextn_predict_"
+            "layers 1): 671B total and 37.6B active here without the MTP module, against 671B "
+            "and 37B published (682.6B and 38.2B trained with it)",
         ),
         dict(
             name="kimi-k2",
