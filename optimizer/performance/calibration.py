@@ -39,16 +39,21 @@ class GpuGeneration:
     # Compute capability 9.0 or later (Hopper, Blackwell): where Transformer Engine runs
     # cuDNN's fused attention and CUDNN_ATTENTION_SPEEDUP holds.
     cudnn_attention: bool = False
+    # Fused attention's speed-up from faster exponentials (softmax's, on the special function
+    # units) over the generation it is written against: BLACKWELL_ULTRA_ATTENTION_SPEEDUP.
+    exponential_speedup: float = 1.0
 
     @property
     def attention(self) -> float:
         """Flash attention's speed relative to this generation's large GEMMs."""
-        return self.attention_efficiency or COMPUTE.attention_efficiency
+        fitted = self.attention_efficiency or COMPUTE.attention_efficiency
+        return fitted * self.exponential_speedup
 
     @property
     def best_attention_share(self) -> float:
         """The fastest published flash attention on this GPU, as a share of its peak."""
-        return self.attention_best_share or FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+        share = self.attention_best_share or FLASH_ATTENTION_BEST_SHARE_OF_PEAK
+        return share * self.exponential_speedup
 
     def efficiency(self, scenario: str) -> float:
         return {
@@ -175,6 +180,31 @@ def _like_h100(low: float, expected: float, high: float) -> tuple[float, float, 
     return low_share * expected * scale, expected * scale, high_share * expected * scale
 
 
+def attention_speedup_from_exponentials(
+    forward_speedup: float, exponential_speedup: float, forward_gemms: int, backward_gemms: int
+) -> float:
+    """A fused attention's forward and backward speed-up from exponentials ``exponential_
+    speedup`` x faster, given its forward's measured ``forward_speedup``: each pass runs its
+    GEMMs (of equal size) and then its exponentials (a kernel pipelines them, but the one
+    waits for the other: the softmax bottleneck), and the backward recomputes the forward's
+    exponentials (P = exp(S - LSE)) beside its own GEMMs. With G forward GEMMs the forward's
+    exponentials take x GEMMs' time, (G + x) / (G + x / e) = r, and the backward's B GEMMs
+    dilute them more."""
+    r, e, g, b = forward_speedup, exponential_speedup, forward_gemms, backward_gemms
+    x = g * (r - 1.0) / (1.0 - r / e)
+    return (g + b + 2.0 * x) / (g + b + 2.0 * x / e)
+
+
+# Blackwell Ultra (B300, GB300) doubles its special function units' exponential throughput
+# (MUFU.EX2) over Blackwell, and NVIDIA measures DeepSeek-V3's attention forward in FP8 ~35 %
+# faster on GB300 than on GB200 ("Making Softmax More Efficient with NVIDIA Blackwell Ultra",
+# NVIDIA technical blog, 2026). FlashAttention's forward runs 2 GEMMs (S = QK^T, PV) and its
+# backward 5 (S again, dV, dP, dQ, dK; Dao, "FlashAttention-2", arXiv:2307.08691, Algorithm
+# 2): the forward and backward together, 1.23x. Not fitted: the tables' B300 rows are
+# never-fitted checks (docs/performance-model.md, "New hardware").
+BLACKWELL_ULTRA_ATTENTION_SPEEDUP = attention_speedup_from_exponentials(1.35, 2.0, 2, 5)
+
+
 # FlashAttention-2 reaches 50-73 % of A100's peak (Dao, arXiv:2307.08691, abstract): the
 # lower end, as the forward and backward together run slower than the forward alone. Of
 # H100's peak it reaches a third (FLASH_ATTENTION_BEST_SHARE_OF_PEAK below): none of
@@ -222,6 +252,7 @@ GENERATIONS: dict[str, GpuGeneration] = {
             fitted=False,
             sm_count=160,
             cudnn_attention=True,
+            exponential_speedup=BLACKWELL_ULTRA_ATTENTION_SPEEDUP,
         ),
         # NVL72 racks: the same GPUs as HGX B200/B300 (gpus.csv; catalogs/gen-2026 sources).
         # Their gain is the 72-GPU NVLink domain, which the estimator models as bandwidth, not
@@ -243,6 +274,7 @@ GENERATIONS: dict[str, GpuGeneration] = {
             fitted=False,
             sm_count=160,
             cudnn_attention=True,
+            exponential_speedup=BLACKWELL_ULTRA_ATTENTION_SPEEDUP,
         ),
         GpuGeneration(
             "MI300X", *_like_h100(0.33, 0.45, 0.58), 5.3, _MI300X_SOURCE, fitted=False, sm_count=304
