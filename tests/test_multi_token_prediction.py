@@ -19,7 +19,7 @@ from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.flops import attention_score_flops_per_token_layer, forward_flops_per_token
 from optimizer.workload.memory import held_blocks, memory_per_gpu
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import output_layer_equivalents, pipeline_layout
+from optimizer.workload.pipeline_layout import mtp_note, output_layer_equivalents, pipeline_layout
 from optimizer.workload.presets import preset
 
 
@@ -153,6 +153,34 @@ def test_a_module_makes_a_fixed_plans_step_slower(mtp: int) -> None:
     base = estimate(_llama(0), cluster, plan).step_time_s
 
     assert estimate(_llama(mtp), cluster, plan).step_time_s > base
+
+
+def test_the_estimate_notes_the_modules_where_they_sit_and_what_they_cost() -> None:
+    plan = ParallelPlan(tensor=2, pipeline=4, data=8, micro_batch_size=1)
+    w = _llama(2)
+
+    notes = estimate(w, cluster_for(HGX_H100, 64), plan).notes
+    mtp = [n for n in notes if n.startswith("multi-token prediction")]
+
+    assert mtp == [mtp_note(w, pipeline_layout(w, 4))]
+    assert "2 modules" in mtp[0]
+    assert f"beside {pipeline_layout(w, 4).layers[-1]} of the 32 layers" in mtp[0]
+
+
+def test_the_notes_share_of_flops_is_the_modules_forward_flops() -> None:
+    """Mixtral's blocks are alike, so the module's block is the mean block."""
+    without, with_ = _mixtral(0), _mixtral(1)
+    share = 1.0 - forward_flops_per_token(without).total / forward_flops_per_token(with_).total
+
+    assert f"{share:.1%} of a token's FLOPs" in mtp_note(with_, pipeline_layout(with_, 1))
+
+
+def test_a_workload_without_modules_has_no_such_note() -> None:
+    plan = ParallelPlan(tensor=2, pipeline=4, data=8, micro_batch_size=1)
+
+    notes = estimate(_llama(0), cluster_for(HGX_H100, 64), plan).notes
+
+    assert not [n for n in notes if "multi-token" in n]
 
 
 def test_a_negative_count_is_refused_naming_the_field() -> None:

@@ -55,6 +55,7 @@ from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     deepest_interleaving,
     interleaving_refusal,
+    mtp_note,
     pipeline_layout,
 )
 
@@ -1940,6 +1941,8 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
+    if w.mtp_layers:
+        notes.append(mtp_note(w, step.layout))
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from optimizer.workload.flops import forward_flops_per_token, hardware_flops_per_step
-from optimizer.workload.model import Workload
+from optimizer.workload.model import Workload, parameter_count
 
 _EPS = 1e-9
 
@@ -113,6 +113,29 @@ def output_layer_equivalents(w: Workload) -> float:
     extra = 3.0 * (f.logits + 2.0 * w.mtp_projection_parameters)
     per_block = (hardware_flops_per_step(w) / w.tokens_per_step - extra) / w.transformer_blocks
     return extra / per_block + w.mtp_layers
+
+
+def mtp_note(w: Workload, layout: PipelineLayout) -> str:
+    """What a workload's MTP modules add (the estimate's notes): the parameters beside the
+    main model's, which a stated count is checked against, their share of a token's FLOPs
+    (each block as the mean block), and where they sit in the plan's pipeline."""
+    f = forward_flops_per_token(w)
+    projections = 2.0 * w.mtp_projection_parameters
+    block = (f.layers - projections) / w.transformer_blocks
+    share = (w.mtp_layers * (block + f.logits / (1 + w.mtp_layers)) + projections) / f.total
+    modules = f"{w.mtp_layers} module{'s' if w.mtp_layers > 1 else ''}"
+    where = (
+        f"on the last of {len(layout.layers)} pipeline stages, beside {layout.layers[-1]} of "
+        f"the {w.layers} layers (the other stages hold up to {max(layout.layers[:-1])})"
+        if len(layout.layers) > 1
+        else "beside the output layer"
+    )
+    return (
+        f"multi-token prediction: {modules} (each a block, its 2h x h projection and the "
+        f"output layer once more) {where}; "
+        f"{parameter_count(w.parameters - w.main_model_parameters)} parameters beside the main "
+        f"model's {parameter_count(w.main_model_parameters)}, {share:.1%} of a token's FLOPs"
+    )
 
 
 _Kind = tuple[int, float, int]  # (least layers, extra load, how many stages)
