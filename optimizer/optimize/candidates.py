@@ -404,6 +404,10 @@ class EstimateCache:
         # Why sizes refused the request's fixed parallel plan (a degree no plan of that size
         # takes), by message: when no design is left the diagnosis says so, not "memory".
         self.refusals: Counter[str] = Counter()
+        # Why a server refused the workload itself (a field of the workload it cannot run,
+        # such as fp8 on a GPU without an FP8 peak), by server SKU: the diagnosis names them
+        # rather than blaming memory or the filters alone.
+        self.server_refusals: dict[str, str] = {}
         # The clusters no plan fitted in memory on, by GPUs: when nothing fits anywhere, the
         # diagnosis says what the lightest plan needs on the most GPUs tried.
         self._too_heavy: dict[int, ClusterSpec] = {}
@@ -463,7 +467,7 @@ class EstimateCache:
                 in_network_reduction=key.in_network_reduction,
             )
         except InvalidInput as e:
-            self._refused(e)
+            self._refused(e, key.server_sku)
             result = None
         self._cache[memo] = (key, result)
         return result
@@ -485,7 +489,7 @@ class EstimateCache:
                 in_network_reduction=all_in_network(plan, self.in_network_skus),
             )
         except InvalidInput as e:
-            self._refused(e)
+            self._refused(e, design.server_sku)
             return None
 
     def _run(
@@ -603,7 +607,7 @@ class EstimateCache:
                 in_network_reduction=sharp,
             )
         except InvalidInput as e:
-            self._refused(e)
+            self._refused(e, server_sku)
             return math.inf
         return confident_hours(est, self.confidence)
 
@@ -617,11 +621,22 @@ class EstimateCache:
         self._cache, self._ideal = earlier._cache, earlier._ideal
         self.in_network_skus = earlier.in_network_skus  # issue 14 (sharp)
         self.refusals = earlier.refusals
+        self.server_refusals = earlier.server_refusals
         self._too_heavy = earlier._too_heavy
 
-    def _refused(self, e: InvalidInput) -> None:
-        if (e.field or "").startswith("parallelism"):
+    def _refused(self, e: InvalidInput, server_sku: str) -> None:
+        field = e.field or ""
+        if field.startswith("parallelism"):
             self.refusals[str(e)] += 1
+        elif field.startswith("workload"):
+            self.server_refusals.setdefault(server_sku, str(e))
+
+    def server_refusal(self) -> str | None:
+        """The servers that refuse the workload itself and why, if any did."""
+        if not self.server_refusals:
+            return None
+        refused = sorted(self.server_refusals.items())
+        return "; ".join(f"{sku} refuses it ({why})" for sku, why in refused)
 
     def refusal(self) -> str | None:
         """The commonest refusal of the fixed parallel plan, if a size refused it."""

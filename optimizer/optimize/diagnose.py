@@ -49,13 +49,15 @@ def diagnose(
     resolve: Resolver,
     refusal: Callable[[], str | None] = lambda: None,
     too_heavy: Callable[[], str | None] = lambda: None,
+    server_refusal: Callable[[], str | None] = lambda: None,
 ) -> str:
     """Say why nothing meets ``spec``: re-solve without the budget, power and rack caps and
     say which one the cheapest design misses; failing that, whether the parts the request's
     vendor filters or lead-time cap leave out, or fabrics and topologies the allowed parts
     cannot build, are what stops every design (with the cheapest design without them);
     failing that, name the fastest design the catalog can build and stock can supply, and
-    its time against the target."""
+    its time against the target. Servers that refuse the workload itself (``server_
+    refusal``: fp8 on a GPU without an FP8 peak) are named wherever nothing else can run it."""
     if clock_expired:
         return TIME_LIMIT_TEXT
     if status in (SolveStatus.TIME_LIMIT, SolveStatus.ERROR, SolveStatus.MODEL_INVALID):
@@ -91,10 +93,16 @@ def diagnose(
     if fastest is None or (not fastest.designs and fastest.status == SolveStatus.TIME_LIMIT):
         return f"no design meets the constraints; the fastest buildable design: {NOT_COMPUTED}"
     if not fastest.designs:
+        servers = server_refusal()  # read after the re-solves: they time sizes too
         if (filtered := _filters_together(catalog, spec, caps, resolve)) is not None:
-            return filtered
+            return filtered + ("" if servers is None else f"; of the servers allowed, {servers}")
         stock = "" if not stock_limits(catalog) else ", from the parts in stock"
-        refused = refusal()  # read after the re-solves: they time sizes too
+        if servers is not None:
+            return (
+                f"no design in the catalog can run this workload: no allowed server runs it; "
+                f"{servers}"
+            )
+        refused = refusal()
         if refused is not None:
             return (
                 "no design in the catalog can run this workload with the request's "

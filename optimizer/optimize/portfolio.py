@@ -184,6 +184,9 @@ class PortfolioCache(EstimateCache):
     def too_heavy(self) -> str | None:
         return next((text for part in self.parts if (text := part.too_heavy())), None)
 
+    def server_refusal(self) -> str | None:
+        return next((text for part in self.parts if (text := part.server_refusal())), None)
+
     def share(self, earlier: EstimateCache) -> None:
         assert isinstance(earlier, PortfolioCache), "different requests"
         assert earlier.portfolio == self.portfolio, "different portfolios"

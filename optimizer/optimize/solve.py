@@ -208,7 +208,14 @@ def optimize(
     text = ""
     if not ranked and explain:
         text = diagnose(
-            given, spec, status, clock.expired(), resolve, timer.refusal, timer.too_heavy
+            given,
+            spec,
+            status,
+            clock.expired(),
+            resolve,
+            timer.refusal,
+            timer.too_heavy,
+            timer.server_refusal,
         )
     if not ranked or not explain:
         sens = ""
