@@ -106,11 +106,16 @@ def test_sigkill_during_uploads_loses_no_acknowledged_catalog(tmp_path: Path) ->
             before = len(acked)
             uploader = threading.Thread(target=_upload_until_killed, args=(address, acked, stop))
             uploader.start()
-            time.sleep(1.0 + 0.37 * round_)
+            # The first upload of the round acknowledged (however slow the machine), then a
+            # little more: the kill lands among the uploads that follow it.
+            acked_by = time.monotonic() + 60.0
+            while len(acked) == before:
+                assert time.monotonic() < acked_by, "no upload acknowledged in 60 s"
+                time.sleep(0.01)
+            time.sleep(0.2 + 0.37 * round_)
             proc.kill()  # SIGKILL, mid-upload
             stop.set()
             uploader.join(15)
-            assert len(acked) > before
         finally:
             proc.kill()
             proc.wait()
