@@ -220,8 +220,7 @@ def compute_s_per_token(
     else:
         ffn_layer_s = seconds(ffn(w.ffn_hidden_size, m, t))
     dense_layer_s = seconds(ffn(w.dense_ffn_hidden_size, m, t))
-    # an MTP module's projection of [h; embedding] to h (column split)
-    mtp_s = seconds([_projection_gemm(Projection(h, 2 * h, "column"), m, t)])
+    mtp_s = seconds([_projection_gemm(w.mtp_projection, m, t)])
     layers_s = (
         attention_layer_s * w.transformer_blocks
         + ffn_layer_s * w.expert_layers
@@ -380,18 +379,18 @@ def _fp8_cast_elements_per_token(w: Workload, full: bool) -> float:
     shared = ffn(w.shared_expert_ffn_hidden_size)
     dense = ffn(w.dense_ffn_hidden_size)
     k = w.experts_per_token
-    blocks, mtp = w.transformer_blocks, w.mtp_layers  # an MTP projection: 2h in, h out
+    blocks, mtp = w.transformer_blocks, w.mtp_layers
     forward = (
         sum(p.in_width for p in projections) * blocks
         + (k * routed[0] + shared[0]) * w.expert_layers
         + dense[0] * w.dense_layers
-        + 2 * h * mtp
+        + w.mtp_projection.in_width * mtp
     )
     backward = (
         sum(p.out_width for p in projections) * blocks
         + (k * routed[1] + shared[1]) * w.expert_layers
         + dense[1] * w.dense_layers
-        + h * mtp
+        + w.mtp_projection.out_width * mtp
     )
     return (2 if full else 1) * forward + backward
 

@@ -501,9 +501,15 @@ class Workload:
         return self.expert_layers / self.transformer_blocks
 
     @cached_property
+    def mtp_projection(self) -> Projection:
+        """An MTP module's projection of [h; embedding] (2h) to h, column split."""
+        return Projection(self.hidden_size, 2 * self.hidden_size, "column")
+
+    @cached_property
     def mtp_projection_parameters(self) -> float:
-        """The MTP modules' projections of [h; embedding] to h: 2h x h each (0 without)."""
-        return self.mtp_layers * 2.0 * self.hidden_size * self.hidden_size
+        """The MTP modules' projections' weights (0 without)."""
+        p = self.mtp_projection
+        return float(self.mtp_layers * p.out_width * p.in_width)
 
     def _block_ffn_parameters(self, experts: int) -> float:
         """The weights of an expert block's FFN with ``experts`` of its routed experts (all
