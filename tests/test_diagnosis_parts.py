@@ -133,6 +133,64 @@ def test_filters_that_stop_every_design_only_together_are_named_not_memory() -> 
     assert "no design can be built from what excluded_vendors and allowed_fabrics allow" in text
 
 
+def _rank_one_usd(request: optimize_pb2.OptimizeRequest) -> str:
+    resp = api.optimize(request)
+    assert resp.status == "OPTIMAL", resp.diagnosis
+    return f"${resp.designs[0].capex_usd:,.0f}"
+
+
+def test_filters_stopping_every_design_together_name_what_the_request_gets_without_them() -> None:
+    """The design named is rank 1 of the request re-solved without the filters (the
+    cheapest meeting its target), not the fastest design there is: that was a $1.57B,
+    32,768-GPU cluster for a job a $766k one does (found reading the answer)."""
+    text = _diagnosis(
+        "infiniband-ndr",
+        {"target_training_hours": 2000},
+        excluded_vendors=["NVIDIA"],
+        allowed_fabrics=["roce"],
+    )
+    unfiltered = optimize_pb2.OptimizeRequest(
+        catalog="infiniband-ndr",
+        top_k=1,
+        workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
+        constraints=optimize_pb2.Constraints(target_training_hours=2000),
+    )
+    assert "without them the cheapest design that meets the target is" in text
+    assert f" at {_rank_one_usd(unfiltered)}" in text
+
+
+def test_filters_together_under_a_budget_name_the_fastest_design_within_it() -> None:
+    text = _diagnosis(
+        "infiniband-ndr",
+        {"budget_usd": 2e6},
+        objective="min_time",
+        excluded_vendors=["NVIDIA"],
+        allowed_fabrics=["roce"],
+    )
+    unfiltered = optimize_pb2.OptimizeRequest(
+        catalog="infiniband-ndr",
+        top_k=1,
+        objective="min_time",
+        workload=estimate_pb2.Workload(model="llama3-70b", training_tokens=2e11),
+        constraints=optimize_pb2.Constraints(budget_usd=2e6),
+    )
+    assert "without them the fastest design within the budget is" in text
+    assert f" at {_rank_one_usd(unfiltered)}" in text
+
+
+def test_filters_together_under_a_budget_too_small_say_what_meeting_the_target_costs() -> None:
+    """Without the filters the request still finds nothing within $1M: the design named is
+    the cheapest that meets the target, with the budget it breaks."""
+    text = _diagnosis(
+        "infiniband-ndr",
+        {"target_training_hours": 300, "budget_usd": 1e6},
+        excluded_vendors=["NVIDIA"],
+        allowed_fabrics=["roce"],
+    )
+    assert "without them the cheapest design that meets the 300 h target is" in text
+    assert "but even so it costs" in text and "over the $1,000,000 budget by" in text
+
+
 def _diagnosis_of(request: dict[str, Any]) -> str:
     resp = api.optimize(
         json_format.ParseDict({"top_k": 1, **request}, optimize_pb2.OptimizeRequest())

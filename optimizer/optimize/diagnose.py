@@ -132,9 +132,11 @@ def _filters_together(
 ) -> str | None:
     """When the request's part and network filters, none enough alone, stop every design
     together (a vendor filter with a fabric the remaining parts cannot build, a lead-time cap
-    with every server, require_fabric with no cable vendor): the fastest design without
-    them. None without filters, or when nothing is built without them either (then memory
-    is the reason)."""
+    with every server, require_fabric with no cable vendor): the design the request gets
+    without them (its own objective, target and caps: the cheapest that meets the target, the
+    fastest within the budget), else the cheapest that meets the target whatever the caps,
+    with the cap it breaks, else the fastest there is, over the target. None without
+    filters, or when nothing is built without them either (then memory is the reason)."""
     fields = [
         name
         for name, on in (
@@ -149,38 +151,45 @@ def _filters_together(
     ]
     if not fields:
         return None
-    free = resolve(
-        catalog,
-        replace(
-            spec,
-            objective=Objective.MIN_TIME,
-            constraints=replace(
-                caps,
-                target_training_hours=None,
-                budget_cents=UNLIMITED_BUDGET_CENTS,
-                max_lead_time_days=None,
-            ),
-            allowed_vendors=(),
-            excluded_vendors=(),
-            allowed_fabrics=(),
-            allowed_topologies=(),
-            require_fabric=False,
-        ),
+    unfiltered = replace(
+        spec,
+        constraints=replace(spec.constraints, max_lead_time_days=None),
+        allowed_vendors=(),
+        excluded_vendors=(),
+        allowed_fabrics=(),
+        allowed_topologies=(),
+        require_fabric=False,
     )
-    if free is None or not free.designs:
+    lifted = replace(caps, max_lead_time_days=None)
+    unlimited = replace(lifted, target_training_hours=None, budget_cents=UNLIMITED_BUDGET_CENTS)
+    for relaxed in (
+        unfiltered,
+        replace(unfiltered, objective=Objective.MIN_COST, constraints=lifted),
+        replace(unfiltered, objective=Objective.MIN_TIME, constraints=unlimited),
+    ):
+        found = resolve(catalog, relaxed)
+        if found is None:  # the clock ran out: nothing proved either way
+            return None
+        if found.designs:
+            break
+    else:
         return None
-    best = free.designs[0]
+    best = found.designs[0]
     allow, them = ("allow together", "them") if len(fields) > 1 else ("allows", "it")
     target = spec.constraints.target_training_hours
-    missed = (
-        f", over the {target:,.4g} h target even so"
-        if target is not None and best.time_hours > target
-        else ""
+    missed = target is not None and best.time_hours > target
+    what = (
+        f"the {spec.objective.kind.goal}"
+        if relaxed is unfiltered
+        else "the fastest design"
+        if missed
+        else f"the cheapest design{_goal(lifted)}"
     )
     return (
         f"no design can be built from what {_listed(fields)} {allow}: without {them} "
-        f"the fastest design is {describe(best)}, {best.time_hours:,.0f} h at "
-        f"{usd(best.bom.capex_cents)}{missed}"
+        f"{what} is {describe(best)}, {best.time_hours:,.0f} h at "
+        f"{usd(best.bom.capex_cents)}"
+        + (f", over the {target:,.4g} h target even so" if missed else _even_so(best, spec))
     )
 
 
