@@ -11,7 +11,7 @@ top-k experts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -84,7 +84,44 @@ def activation_bytes_per_layer(
     stored = materialised_bytes_per_token_layer(w, attention_matrix=keeps_scores)
     if w.recomputes_up_projections:  # every head's Q, K and V, recomputed from the latents
         stored -= 2 * w.qkv_width
+    stored += kept_beside_bytes_per_token_layer(w)
     return stored * tokens_per_rank
+
+
+def kept_beside_bytes_per_token_layer(w: Workload) -> float:
+    """What one token's layer keeps for the backward beyond one copy of each tensor it writes
+    at 2 bytes (materialised_bytes_per_token_layer), in bytes (negative: less).
+
+    An MoE layer's router keeps its BF16 input, the norm's output (2h: Megatron-Core's
+    TopKRouter, a linear whose weight gradient reads it), besides the k copies its experts
+    take. In FP8, each linear layer keeps the FP8 copy of its input it multiplied, 1 byte,
+    and not the 2-byte input (Transformer Engine's Linear, LayerNormLinear and GroupedLinear
+    save the quantised input for the weight-gradient GEMM, its row-wise copy discarded;
+    DeepSeek-V3 report, arXiv:2412.19437, sec. 3.3.3, caches FP8 activations likewise):
+    the QKV projection's input h and the output projection's (the attention output), each
+    FFN's input h and its second GEMM's input (the activation's output, its width). MLA's
+    latents and the attention's Q, K and V stay in BF16 (the normalisation and the attention
+    kernel read them), as do the FFN's first GEMM outputs (the activation's backward)."""
+    h = w.hidden_size
+    router = 2.0 * h * w.expert_layers / w.transformer_blocks if w.is_moe else 0.0
+    if w.precision != "fp8":
+        return router
+
+    def ffn(width: int) -> float:
+        """An FFN's two GEMM inputs, at 1 byte a value instead of 2; none at width 0."""
+        return float(h + width) if width else 0.0
+
+    return router - (h + w.value_width) - _blocks_ffns(w, ffn)
+
+
+def _blocks_ffns(w: Workload, ffn: Callable[[int], float]) -> float:
+    """``ffn`` (bytes of one FFN of a width) over a token's FFNs in a block: k routed
+    experts' (and a shared expert's, at its width, for every token), or a dense layer's, the
+    blocks' mean (an MTP module's block is an expert block)."""
+    moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
+    return (
+        w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)
+    ) / w.transformer_blocks
 
 
 @lru_cache(maxsize=1024)
@@ -104,13 +141,7 @@ def materialised_bytes_per_token_layer(w: Workload, attention_matrix: bool) -> f
     # The attention's input (2h), MLA's latents, Q, K and V (heads x their head widths, K and V
     # x kv_ratio), the attention output and its dropout mask: (7 + 4r)h for the usual heads.
     attention = 2 * (h + w.attention_latent_width + w.qkv_width + w.value_width) + mask * h
-    # k routed experts' (and a shared expert's, at its width, for every token), or a dense
-    # layer's: the blocks' mean (an MTP module's block is an expert block)
-    moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
-    ffns = (
-        w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)
-    ) / w.transformer_blocks
-    per_token = attention + ffns + 4 * h
+    per_token = attention + _blocks_ffns(w, ffn) + 4 * h
     if attention_matrix:
         per_token += (2.0 + 3.0 * mask) * w.attention_heads * w.sequence_length
     return per_token
