@@ -73,6 +73,7 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
         "framework",
         "expert_dispatch",
         "attention_kernel",
+        "optimizer_moments",
     ):
         if name in fields:  # choices: any case
             fields[name] = fields[name].strip().lower()

@@ -1953,8 +1953,17 @@ def estimate_from_step(
         productive_hours * SECONDS_PER_HOUR,
         options.reliability,
         step_s=step_s,
+        bytes_per_parameter=w.checkpoint_bytes_per_parameter,
     )
-    notes.append(describe_goodput(good, w.parameters, step.plan.gpus, options.reliability))
+    notes.append(
+        describe_goodput(
+            good,
+            w.parameters,
+            step.plan.gpus,
+            options.reliability,
+            w.checkpoint_bytes_per_parameter,
+        )
+    )
     wall = 1.0 / good.goodput
     if options.calibration is not None:  # issue 14 (calibrate): what is unused or stretched
         notes.extend(options.calibration.notes_for(generation(c.gpu_model), c.fabric, step_s))

@@ -70,7 +70,12 @@ from optimizer.performance.estimator import (
     torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
-from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
+from optimizer.performance.goodput import (
+    CHECKPOINT_BYTES_PER_PARAMETER,
+    Reliability,
+    checkpoint_write_s,
+    restart_s,
+)
 from optimizer.performance.plan import Degrees, ParallelPlan
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.model import Workload
@@ -673,12 +678,19 @@ def concatenated(parts: list[PlanArrays], lengths: Sequence[int] | None = None) 
 
 
 @lru_cache(maxsize=65536)
-def goodput_factor(parameters: float, gpus: int, r: Reliability) -> float:
+def goodput_factor(
+    parameters: float,
+    gpus: int,
+    r: Reliability,
+    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
+) -> float:
     """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
-    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart))."""
+    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart)); a checkpoint
+    holds ``bytes_per_parameter`` (Workload.checkpoint_bytes_per_parameter)."""
     rate = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
-    write = checkpoint_write_s(parameters, gpus, r)
-    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(parameters, gpus, r)
+    write = checkpoint_write_s(parameters, gpus, r, bytes_per_parameter)
+    reload = restart_s(parameters, gpus, r, bytes_per_parameter)
+    return 1.0 + math.sqrt(2.0 * write * rate) + rate * reload
 
 
 class _Tiers(NamedTuple):

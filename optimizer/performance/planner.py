@@ -996,7 +996,14 @@ def reprice(
     once per search, for the winner. Ranked on wall-clock time (issue 14, goodput): more
     GPUs fail more often."""
     step = StepModel(w, c, plan, fabric)
-    seconds = wall_step_s(w.parameters, plan.gpus, w.steps, step.step_time_s(expected), reliability)
+    seconds = wall_step_s(
+        w.parameters,
+        plan.gpus,
+        w.steps,
+        step.step_time_s(expected),
+        reliability,
+        w.checkpoint_bytes_per_parameter,
+    )
     return step, seconds
 
 
@@ -1081,7 +1088,9 @@ def plan_and_estimate(
                     root = roots[r]
                     known = sizes.sized[order] = (
                         _size_plans(w, _hardware(root, used), limit_gb, fixed, speed, root, used),
-                        goodput_factor(w.parameters, used, reliability),
+                        goodput_factor(
+                            w.parameters, used, reliability, w.checkpoint_bytes_per_parameter
+                        ),
                     )
                 sized, gp = known
                 bound = math.inf
@@ -1223,7 +1232,7 @@ def _sizes_by_bound(
     for r, (root, sizes) in enumerate(root_sizes(w, c, fixed)):
         work_s = _fastest_compute_s(w, _hardware(root, root.gpus), speed, fixed)
         for used in sizes:
-            gp = goodput_factor(w.parameters, used, reliability)
+            gp = goodput_factor(w.parameters, used, reliability, w.checkpoint_bytes_per_parameter)
             compute_s = work_s * root.gpus / used * _least_share(w, fixed, used)
             bound = (compute_s + step_overhead_s) * gp * keep
             out.append((bound, len(out), r, used))

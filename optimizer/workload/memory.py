@@ -24,7 +24,6 @@ from optimizer.workload.pipeline_layout import pipeline_layout
 
 WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 2.0
-OPTIMIZER_BYTES = 12.0
 # issue 14 (framework): DeepSpeed's ZeRO-3 gathers parameters module by module and releases
 # them once more than stage3_max_live_parameters are resident (DeepSpeed configuration docs,
 # "ZeRO optimizations": default 1e9), where FSDP gathers a whole unit (layer) at a time.
@@ -179,12 +178,14 @@ def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, r
 class StageLoad(NamedTuple):
     """What a pipeline rank holds whatever the ZeRO stage: its parameters (bytes per
     parameter aside) whole and sharded over the data-parallel ranks, one unsharded layer
-    (FSDP gathers one at a time), and its activation bytes."""
+    (FSDP gathers one at a time), its activation bytes and its optimizer states' bytes a
+    parameter."""
 
     params: float
     sharded_params: float
     layer_params: float
     activations: float
+    optimizer_bytes: float
 
     def states(self, zero_stage: int, reshard_after_forward: bool) -> tuple[float, float, float]:
         """Bytes of weights, gradients and optimizer states under ZeRO stage ``zero_stage``:
@@ -199,7 +200,7 @@ class StageLoad(NamedTuple):
             else:  # gathered once per step and kept: the whole (t, p) shard at the peak
                 weights = WEIGHT_BYTES * whole
         gradients = GRADIENT_BYTES * (sharded if zero_stage >= 2 else whole)
-        return weights, gradients, OPTIMIZER_BYTES * (sharded if zero_stage >= 1 else whole)
+        return weights, gradients, self.optimizer_bytes * (sharded if zero_stage >= 1 else whole)
 
     def memory(self, zero_stage: int, reshard_after_forward: bool) -> MemoryBreakdown:
         weights, gradients, optimizer = self.states(zero_stage, reshard_after_forward)
@@ -290,6 +291,7 @@ class FamilyLoads:
             sharded_params=dense_params / self.shard + expert_params / self.shard_expert,
             layer_params=self.layer_params,
             activations=activations,
+            optimizer_bytes=self.w.optimizer_state_bytes_per_parameter,
         )
 
 
@@ -346,13 +348,14 @@ def peaks_gb(
                 f.shard,
                 f.shard_expert,
                 f.layer_params,
+                f.w.optimizer_state_bytes_per_parameter,
             )
             for f, depth in rows
         ],
         dtype=np.float64,
     )
     (p, t, expert_split, v, m, act_layer, logits, end_params, layer_dense, layer_expert, shard,
-     shard_expert, layer_params) = np.repeat(table, counts, axis=0).T  # fmt: skip
+     shard_expert, layer_params, optimizer_bytes) = np.repeat(table, counts, axis=0).T  # fmt: skip
     rank, held = np.array(ranks, dtype=np.float64), np.array(layers, dtype=np.float64)
     last = rank == p - 1
     # in_flight_chunks
@@ -367,6 +370,7 @@ def peaks_gb(
         sharded_params=dense_params / shard + expert_params / shard_expert,
         layer_params=layer_params,
         activations=activations,
+        optimizer_bytes=optimizer_bytes,
     )
     totals = np.array([load.total_gb(z, reshard) for z, reshard in forms])
     peaks: npt.NDArray[np.float64] = np.maximum.reduceat(totals, starts, axis=1)

@@ -39,6 +39,12 @@ EXPERT_DISPATCHES = ("all_to_all", "node_deduplicated")
 # Engine (Megatron-Core, NeMo, Megatron-Bridge) prefers on Hopper and later GPUs.
 # calibration.attention_efficiency times each (docs/performance-model.md, "Attention kernels").
 ATTENTION_KERNELS = ("flash", "triton", "cudnn")
+# issue 14 (optimizer states): how Adam's first and second moments are stored, bytes a value:
+# fp32 (mixed-precision Adam, ZeRO's 12 B/parameter of optimizer states with the fp32 master
+# weights) or bf16 (Megatron-Core's --use-precision-aware-optimizer --exp-avg-dtype bf16
+# --exp-avg-sq-dtype bf16; DeepSeek-V3 report, arXiv:2412.19437, sec. 3.3.3). The master
+# weights stay fp32 either way.
+OPTIMIZER_MOMENTS = {"fp32": 4.0, "bf16": 2.0}
 # How a tensor-parallel rank holds an attention projection (Megatron-Core): "column", its
 # output split over the ranks; "row", its input split; "duplicated", whole on every rank, run on
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
@@ -173,6 +179,9 @@ class Workload:
     # to h, and the shared output head's logits and loss once more; it sits on the last
     # pipeline stage with the output layer (Megatron-Core's MultiTokenPredictionBlock).
     mtp_layers: int = 0
+    # issue 14 (optimizer states): OPTIMIZER_MOMENTS; memory.py, compute.optimizer_step_bytes
+    # and goodput's checkpoint read it through adam_moment_bytes.
+    optimizer_moments: str = "fp32"
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -246,6 +255,7 @@ class Workload:
             ("precision", PRECISIONS),
             ("framework", FRAMEWORKS),
             ("attention_kernel", ATTENTION_KERNELS),
+            ("optimizer_moments", tuple(OPTIMIZER_MOMENTS)),
         ):
             value = getattr(self, name)
             if value not in choices:
@@ -481,6 +491,24 @@ class Workload:
     def dense_ffn_parameters_per_layer(self) -> float:
         """Weights of a dense layer's FFN in an MoE model (gated like the experts); 0 without."""
         return self._ffn_parameters(self.dense_ffn_hidden_size)
+
+    @cached_property
+    def adam_moment_bytes(self) -> float:
+        """Bytes of each of Adam's two moments a parameter (OPTIMIZER_MOMENTS)."""
+        return OPTIMIZER_MOMENTS[self.optimizer_moments]
+
+    @cached_property
+    def optimizer_state_bytes_per_parameter(self) -> float:
+        """Adam's states a parameter: the fp32 master weights (4 B) and the two moments
+        (ZeRO's 12 B with fp32 moments; 8 with bf16 ones)."""
+        return 4.0 + 2.0 * self.adam_moment_bytes
+
+    @cached_property
+    def checkpoint_bytes_per_parameter(self) -> float:
+        """What a checkpoint that resumes training holds a parameter: the bf16 weights (2 B)
+        and the optimizer states (goodput.CHECKPOINT_BYTES_PER_PARAMETER, 14 B, with fp32
+        moments)."""
+        return 2.0 + self.optimizer_state_bytes_per_parameter
 
     @cached_property
     def transformer_blocks(self) -> int:

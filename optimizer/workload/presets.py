@@ -221,6 +221,7 @@ PRESETS: dict[str, dict[str, Any]] = {
             dense_layers=3,
             dense_ffn_hidden_size=18432,
             mtp_layers=1,
+            optimizer_moments="bf16",  # sec. 3.3.3: AdamW's moments in BF16, master weights FP32
             gated_ffn=True,
             dropout=False,  # HF config.json of DeepSeek-V3: attention_dropout 0.0
             global_batch_size=15360,
@@ -232,7 +233,8 @@ PRESETS: dict[str, dict[str, Any]] = {
             "qk_rope_head_dim 64, v_head_dim 128; first_k_dense_replace 3, intermediate_size "
             "18432); multi-token prediction at depth 1 (sec. 2.2 and 4.2; num_nextn_predict_"
             "layers 1): 671B total and 37.6B active here without the MTP module, against 671B "
-            "and 37B published (682.6B and 38.2B trained with it)",
+            "and 37B published (682.6B and 38.2B trained with it); AdamW's first and second "
+            "moments stored in BF16 (sec. 3.3.3)",
         ),
         dict(
             name="kimi-k2",
