@@ -30,7 +30,7 @@ from optimizer.performance.estimator import (
     usable_memory_gb,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS
-from optimizer.performance.goodput import wall_step_s
+from optimizer.performance.goodput import Reliability, wall_step_s
 from optimizer.performance.options import DEFAULT_OPTIONS, ModelOptions
 from optimizer.performance.plan import ParallelPlan, PartialPlan
 from optimizer.performance.plan_pricing import (
@@ -51,6 +51,22 @@ WORKLOADS = ("bert-large", "mpt-350m", "llama3-8b", "mpt-7b", "mixtral-8x7b")
 TOPOLOGIES = (("fat_tree", 1.0), ("fat_tree", 3.0), ("rail_optimized", 2.0), ("dragonfly", 1.0))
 
 
+def _wall_s(
+    w: Workload, gpus: int, step_s: float, reliability: Reliability = DEFAULT_OPTIONS.reliability
+) -> float:
+    """The wall-clock step of ``w`` on ``gpus`` GPUs, its checkpoint and failures paid."""
+    return wall_step_s(
+        w.parameters, gpus, w.steps, step_s, reliability, w.checkpoint_bytes_per_parameter
+    )
+
+
+def _goodput_factor(
+    w: Workload, gpus: int, reliability: Reliability = DEFAULT_OPTIONS.reliability
+) -> float:
+    """What the planner's bounds multiply a step by for ``w``'s checkpoints and failures."""
+    return goodput_factor(w.parameters, gpus, reliability, w.checkpoint_bytes_per_parameter)
+
+
 def exhaustive(
     w: Workload, c: ClusterSpec, options: ModelOptions = DEFAULT_OPTIONS
 ) -> tuple[float, ParallelPlan, int]:
@@ -65,14 +81,7 @@ def exhaustive(
             sub = root if used == root.gpus else replace(root, gpus=used)
             for plan in planner.candidate_plans(w, sub, PartialPlan()):
                 step_s = StepModel(w, sub, plan, fabric).step_time_s(expected)
-                seconds = wall_step_s(
-                    w.parameters,
-                    plan.gpus,
-                    w.steps,
-                    step_s,
-                    reliability,
-                    w.checkpoint_bytes_per_parameter,
-                )
+                seconds = _wall_s(w, plan.gpus, step_s, reliability)
                 if best is None or seconds < best[0]:
                     best = (seconds, plan, used)
     if best is None:
@@ -93,14 +102,7 @@ def assert_the_search_finds_the_exhaustive_loops_plan(
         return
     est = planner.plan_and_estimate(w, c, options=options)
     assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(
-        w.parameters,
-        used,
-        w.steps,
-        est.step_time_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
 
 
@@ -119,9 +121,7 @@ def _bounds(
     expected = scenario(c, fabric, "expected")
     degrees = tuple(astuple(plan) for plan in plans)  # what the planner's lists hold
     _, columns = network_free_terms(w, c, degrees, KernelSpeed.of(expected))
-    gp = goodput_factor(
-        w.parameters, c.gpus, DEFAULT_OPTIONS.reliability, w.checkpoint_bytes_per_parameter
-    )
+    gp = _goodput_factor(w, c.gpus)
     arrays = plan_arrays(w, c, degrees, columns)
     bounds = wall_step_lower_bounds_s(arrays, c, c.gpus, fabric, expected, gp, shared)
     return list(bounds.tolist())
@@ -137,14 +137,7 @@ def _assert_no_bound_exceeds_its_exact_step(w: Workload, c: ClusterSpec) -> None
     cheap, shared = _bounds(w, c, plans, shared=False), _bounds(w, c, plans)
     for plan, cheap_bound, bound in zip(plans, cheap, shared, strict=True):
         step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
-        exact = wall_step_s(
-            w.parameters,
-            c.gpus,
-            w.steps,
-            step_s,
-            DEFAULT_OPTIONS.reliability,
-            w.checkpoint_bytes_per_parameter,
-        )
+        exact = _wall_s(w, c.gpus, step_s)
         assert cheap_bound <= bound <= exact, plan
 
 
@@ -302,14 +295,7 @@ def test_a_search_on_a_torus_finds_the_exhaustive_loops_plan() -> None:
     seconds, plan, used = exhaustive(w, c)
     est = planner.plan_and_estimate(w, c)
     assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(
-        w.parameters,
-        used,
-        w.steps,
-        est.step_time_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
 
 
@@ -319,14 +305,7 @@ def test_a_search_on_a_tree_oversubscribed_above_its_pods_finds_the_exhaustive_l
     seconds, plan, used = exhaustive(w, c)
     est = planner.plan_and_estimate(w, c)
     assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(
-        w.parameters,
-        used,
-        w.steps,
-        est.step_time_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
 
 
@@ -342,14 +321,7 @@ def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
     seconds, plan, used = exhaustive(w, c)
     est = planner.plan_and_estimate(w, c)
     assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(
-        w.parameters,
-        used,
-        w.steps,
-        est.step_time_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
 
 
@@ -398,7 +370,7 @@ def _size_bounds(w: Workload, c: ClusterSpec) -> list[tuple[float, float, int]]:
         plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))
         if plans:
             free, _ = network_free_terms(w, sub, plans, speed)
-            gp = goodput_factor(w.parameters, used, reliability, w.checkpoint_bytes_per_parameter)
+            gp = _goodput_factor(w, used, reliability)
             out.append((bound, planner._free_bound_s(float(free.min()), overhead_s, gp), used))
     return out
 
@@ -475,9 +447,7 @@ def test_a_band_of_several_sizes_prices_only_the_candidates_their_counts_let_in(
         )
         built = sized.arrays(len(sized.plans))  # every candidate built
         assert len(built.plans) > n
-        gp = goodput_factor(
-            w.parameters, used, DEFAULT_OPTIONS.reliability, w.checkpoint_bytes_per_parameter
-        )
+        gp = _goodput_factor(w, used)
         sizes.append(planner._Size(order, sized, gp, 0, used))
         alone += wall_step_lower_bounds_s(built, sub, used, fabric, expected, gp)[:n].tolist()
 
@@ -500,9 +470,7 @@ def test_chunks_of_several_sizes_priced_in_one_pass_get_the_bounds_each_gets_alo
         plans = tuple(astuple(p) for p in planner.candidate_plans(w, sub, PartialPlan()))[:20]
         _, columns = network_free_terms(w, sub, plans, KernelSpeed.of(expected))
         arrays = plan_arrays(w, sub, plans, columns)
-        gp = goodput_factor(
-            w.parameters, used, DEFAULT_OPTIONS.reliability, w.checkpoint_bytes_per_parameter
-        )
+        gp = _goodput_factor(w, used)
         parts.append((arrays, used, gp))
         alone += wall_step_lower_bounds_s(arrays, c, used, fabric, expected, gp).tolist()
     lengths = [len(a.plans) for a, _, _ in parts]
@@ -537,9 +505,7 @@ def test_a_chunk_priced_on_network_after_network_gets_the_bounds_fresh_arrays_ge
         _, columns = network_free_terms(w, c, plans, KernelSpeed.of(expected))
         reused = reused or plan_arrays(w, c, plans, columns)
         fresh = plan_arrays(w, c, plans, columns)
-        gp = goodput_factor(
-            w.parameters, c.gpus, DEFAULT_OPTIONS.reliability, w.checkpoint_bytes_per_parameter
-        )
+        gp = _goodput_factor(w, c.gpus)
         for shared in (False, True):
             got = wall_step_lower_bounds_s(reused, c, c.gpus, fabric, expected, gp, shared)
             want = wall_step_lower_bounds_s(fresh, c, c.gpus, fabric, expected, gp, shared)
@@ -550,14 +516,7 @@ def _bound_share(w: Workload, c: ClusterSpec, plan: ParallelPlan, shared: bool =
     """The plan's bound as a share of its exact wall-clock step on all of ``c``."""
     fabric = DEFAULT_FABRICS[c.fabric]
     step_s = StepModel(w, c, plan, fabric).step_time_s(scenario(c, fabric, "expected"))
-    exact = wall_step_s(
-        w.parameters,
-        c.gpus,
-        w.steps,
-        step_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    exact = _wall_s(w, c.gpus, step_s)
     (bound,) = _bounds(w, c, (plan,), shared)
     return bound / exact
 
@@ -606,14 +565,7 @@ def test_the_bound_is_within_a_few_percent_of_the_step_on_a_compute_bound_plan()
     plan = planner.plan_and_estimate(w, c).plan
     (bound,) = _bounds(w, c, (plan,))
     step_s = StepModel(w, c, plan, fabric).step_time_s(expected)
-    exact = wall_step_s(
-        w.parameters,
-        c.gpus,
-        w.steps,
-        step_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    exact = _wall_s(w, c.gpus, step_s)
     assert 0.95 * exact <= bound <= exact
 
 
@@ -651,14 +603,7 @@ def test_a_search_the_clock_stops_part_way_leaves_nothing_half_searched(name: st
     assert stops > 3  # the search was stopped at several of its steps before one finished
     seconds, plan, used = exhaustive(w, c)
     assert (est.plan, est.gpus_used) == (plan, used)
-    wall_s = wall_step_s(
-        w.parameters,
-        used,
-        w.steps,
-        est.step_time_s,
-        DEFAULT_OPTIONS.reliability,
-        w.checkpoint_bytes_per_parameter,
-    )
+    wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
 
 
