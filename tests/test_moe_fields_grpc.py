@@ -49,6 +49,7 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("q_lora_rank", -1536),
         ("dense_layers", -3),
         ("mtp_layers", -1),
+        ("optimizer_moments", "fp16"),
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:
