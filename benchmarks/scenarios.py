@@ -69,7 +69,7 @@ def target_hours(workload: Workload, gpus: int) -> float:
     # Megatron's convention), so a causal model's target is not cut by the half square.
     full = replace(workload, causal=False)
     productive_s = OVERHEAD_ALLOWANCE * model_flops_per_step(full) * workload.steps / rate
-    good = run_goodput(workload.parameters, gpus, productive_s, Reliability()).goodput
+    good = run_goodput(workload.checkpoint_size_bytes, gpus, productive_s, Reliability()).goodput
     return productive_s / good / SECONDS_PER_HOUR
 
 

@@ -48,7 +48,7 @@ def test_a_checkpoint_holds_weights_and_adam_states_not_gradients() -> None:
 
 def test_llama3_405b_at_16k_gpus_keeps_over_90_percent_effective_training_time() -> None:
     # Llama 3 (sec. 3.3.4): ">90% effective training time" over the 54-day snapshot.
-    g = run_goodput(LLAMA3_405B_PARAMETERS, LLAMA3_GPUS, RUN_S, Reliability())
+    g = run_goodput(checkpoint_bytes(LLAMA3_405B_PARAMETERS), LLAMA3_GPUS, RUN_S, Reliability())
     assert 0.90 < g.goodput < 0.97
     # and the run sees about as many interruptions as Llama 3 reported (419 in 54 days)
     assert g.expected_interruptions / (RUN_S / g.goodput / 3600) * 54 * 24 == pytest.approx(
@@ -61,7 +61,10 @@ def test_llama3_405b_at_16k_gpus_keeps_over_90_percent_effective_training_time()
 def test_more_failures_lower_goodput(p: float, n: int, rate: float, factor: float) -> None:
     base = Reliability(failures_per_gpu_hour=rate)
     worse = replace(base, failures_per_gpu_hour=rate * factor)
-    assert run_goodput(p, n, RUN_S, worse).goodput < run_goodput(p, n, RUN_S, base).goodput
+    assert (
+        run_goodput(checkpoint_bytes(p), n, RUN_S, worse).goodput
+        < run_goodput(checkpoint_bytes(p), n, RUN_S, base).goodput
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -79,7 +82,10 @@ def test_faster_storage_higher_goodput(
         storage_write_gbytes_per_s_per_gpu=gbytes_per_s * factor,
         storage_read_gbytes_per_s_per_gpu=gbytes_per_s * factor,
     )
-    assert run_goodput(p, n, RUN_S, fast).goodput > run_goodput(p, n, RUN_S, slow).goodput
+    assert (
+        run_goodput(checkpoint_bytes(p), n, RUN_S, fast).goodput
+        > run_goodput(checkpoint_bytes(p), n, RUN_S, slow).goodput
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -87,11 +93,11 @@ def test_faster_storage_higher_goodput(
 def test_the_optimum_interval_beats_any_other(
     p: float, n: int, rate: float, other_interval_s: float
 ) -> None:
-    best = run_goodput(p, n, RUN_S, Reliability(failures_per_gpu_hour=rate))
+    best = run_goodput(checkpoint_bytes(p), n, RUN_S, Reliability(failures_per_gpu_hour=rate))
     fixed = Reliability(
         failures_per_gpu_hour=rate, checkpoint_interval_minutes=other_interval_s / 60
     )
-    assert run_goodput(p, n, RUN_S, fixed).goodput <= best.goodput * (1 + 1e-12)
+    assert run_goodput(checkpoint_bytes(p), n, RUN_S, fixed).goodput <= best.goodput * (1 + 1e-12)
 
 
 def test_youngs_interval_is_sqrt_two_write_times_mtbf() -> None:
@@ -110,20 +116,23 @@ def test_goodput_tends_to_one_as_failures_vanish() -> None:
     losses = [
         1
         / run_goodput(
-            LLAMA3_405B_PARAMETERS, LLAMA3_GPUS, RUN_S, replace(r, failures_per_gpu_hour=rate)
+            checkpoint_bytes(LLAMA3_405B_PARAMETERS),
+            LLAMA3_GPUS,
+            RUN_S,
+            replace(r, failures_per_gpu_hour=rate),
         ).goodput
         - 1
         for rate in (1e-5, 1e-7, 1e-9, 1e-11, 1e-13, 0.0)
     ]
     assert losses == sorted(losses, reverse=True) and len(set(losses)) == len(losses)
     # what is left without failures is the one checkpoint at the end of the run
-    final_write_s = checkpoint_write_s(LLAMA3_405B_PARAMETERS, LLAMA3_GPUS, r)
+    final_write_s = checkpoint_write_s(checkpoint_bytes(LLAMA3_405B_PARAMETERS), LLAMA3_GPUS, r)
     assert losses[-1] == pytest.approx(final_write_s / RUN_S)
     assert losses[-2] < 1e-5
 
 
 def test_without_failures_the_run_checkpoints_once() -> None:
-    g = run_goodput(70e9, 1024, RUN_S, Reliability(failures_per_gpu_hour=0.0))
+    g = run_goodput(checkpoint_bytes(70e9), 1024, RUN_S, Reliability(failures_per_gpu_hour=0.0))
     assert g.checkpoint_interval_s == RUN_S
     assert g.expected_interruptions == 0.0
 
@@ -131,12 +140,14 @@ def test_without_failures_the_run_checkpoints_once() -> None:
 def test_the_interval_is_never_shorter_than_a_step() -> None:
     # 1 GB/s/GPU of storage, 1,000 failures per GPU-hour: Young says < 1 s
     r = Reliability(failures_per_gpu_hour=1.0, storage_write_gbytes_per_s_per_gpu=1.0)
-    assert optimal_interval_s(checkpoint_write_s(1e9, 64, r), 64 / 3600) < 5.0
-    assert run_goodput(1e9, 64, RUN_S, r, step_s=5.0).checkpoint_interval_s == 5.0
+    assert optimal_interval_s(checkpoint_write_s(checkpoint_bytes(1e9), 64, r), 64 / 3600) < 5.0
+    assert run_goodput(checkpoint_bytes(1e9), 64, RUN_S, r, step_s=5.0).checkpoint_interval_s == 5.0
 
 
 def test_a_fixed_interval_is_used_as_given() -> None:
-    g = run_goodput(70e9, 1024, RUN_S, Reliability(checkpoint_interval_minutes=120.0))
+    g = run_goodput(
+        checkpoint_bytes(70e9), 1024, RUN_S, Reliability(checkpoint_interval_minutes=120.0)
+    )
     assert g.checkpoint_interval_s == 7200.0
     assert not g.optimal_interval
 
@@ -144,12 +155,14 @@ def test_a_fixed_interval_is_used_as_given() -> None:
 def test_more_gpus_write_a_checkpoint_faster() -> None:
     # every GPU writes its shard at its share of the storage bandwidth
     r = Reliability()
-    assert checkpoint_write_s(70e9, 2048, r) == pytest.approx(checkpoint_write_s(70e9, 1024, r) / 2)
+    assert checkpoint_write_s(checkpoint_bytes(70e9), 2048, r) == pytest.approx(
+        checkpoint_write_s(checkpoint_bytes(70e9), 1024, r) / 2
+    )
 
 
 def test_restart_includes_the_reload() -> None:
     r = Reliability(restart_minutes=0.0, storage_read_gbytes_per_s_per_gpu=1.0)
-    g = run_goodput(1e9, 14, RUN_S, r)
+    g = run_goodput(checkpoint_bytes(1e9), 14, RUN_S, r)
     assert g.restart_s == pytest.approx(1.0)  # 14 GB over 14 GPUs at 1 GB/s each
 
 
@@ -178,5 +191,7 @@ def test_the_planners_wall_step_time_is_the_step_over_goodput(
     p: float, n: int, rate: float, step_s: float, steps: float
 ) -> None:
     r = Reliability(failures_per_gpu_hour=rate)
-    g = run_goodput(p, n, steps * step_s, r, step_s)
-    assert wall_step_s(p, n, steps, step_s, r) == pytest.approx(step_s / g.goodput, rel=1e-12)
+    g = run_goodput(checkpoint_bytes(p), n, steps * step_s, r, step_s)
+    assert wall_step_s(checkpoint_bytes(p), n, steps, step_s, r) == pytest.approx(
+        step_s / g.goodput, rel=1e-12
+    )

@@ -55,16 +55,14 @@ def _wall_s(
     w: Workload, gpus: int, step_s: float, reliability: Reliability = DEFAULT_OPTIONS.reliability
 ) -> float:
     """The wall-clock step of ``w`` on ``gpus`` GPUs, its checkpoint and failures paid."""
-    return wall_step_s(
-        w.parameters, gpus, w.steps, step_s, reliability, w.checkpoint_bytes_per_parameter
-    )
+    return wall_step_s(w.checkpoint_size_bytes, gpus, w.steps, step_s, reliability)
 
 
 def _goodput_factor(
     w: Workload, gpus: int, reliability: Reliability = DEFAULT_OPTIONS.reliability
 ) -> float:
     """What the planner's bounds multiply a step by for ``w``'s checkpoints and failures."""
-    return goodput_factor(w.parameters, gpus, reliability, w.checkpoint_bytes_per_parameter)
+    return goodput_factor(w.checkpoint_size_bytes, gpus, reliability)
 
 
 def exhaustive(

@@ -1948,21 +1948,14 @@ def estimate_from_step(
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.
     productive_hours = steps * step_s / SECONDS_PER_HOUR
     good = run_goodput(
-        w.parameters,
+        w.checkpoint_size_bytes,
         step.plan.gpus,
         productive_hours * SECONDS_PER_HOUR,
         options.reliability,
         step_s=step_s,
-        bytes_per_parameter=w.checkpoint_bytes_per_parameter,
     )
     notes.append(
-        describe_goodput(
-            good,
-            w.parameters,
-            step.plan.gpus,
-            options.reliability,
-            w.checkpoint_bytes_per_parameter,
-        )
+        describe_goodput(good, w.checkpoint_size_bytes, step.plan.gpus, options.reliability)
     )
     wall = 1.0 / good.goodput
     if options.calibration is not None:  # issue 14 (calibrate): what is unused or stretched

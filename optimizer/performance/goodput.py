@@ -125,30 +125,18 @@ def checkpoint_bytes(
     parameters: float, bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER
 ) -> float:
     """Bytes one checkpoint writes: weights and optimizer states (14 B/parameter; 10 with
-    BF16 Adam moments: Workload.checkpoint_bytes_per_parameter)."""
+    BF16 Adam moments: Workload.checkpoint_size_bytes)."""
     return parameters * bytes_per_parameter
 
 
-def checkpoint_write_s(
-    parameters: float,
-    gpus: int,
-    r: Reliability,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
-) -> float:
+def checkpoint_write_s(checkpoint_size_bytes: float, gpus: int, r: Reliability) -> float:
     """δ: every GPU writes its shard at its share of the storage bandwidth."""
-    written = checkpoint_bytes(parameters, bytes_per_parameter)
-    return written / (gpus * r.storage_write_gbytes_per_s_per_gpu * 1e9)
+    return checkpoint_size_bytes / (gpus * r.storage_write_gbytes_per_s_per_gpu * 1e9)
 
 
-def restart_s(
-    parameters: float,
-    gpus: int,
-    r: Reliability,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
-) -> float:
+def restart_s(checkpoint_size_bytes: float, gpus: int, r: Reliability) -> float:
     """R: the fixed restart minutes plus reading the checkpoint back."""
-    read = checkpoint_bytes(parameters, bytes_per_parameter)
-    reload_s = read / (gpus * r.storage_read_gbytes_per_s_per_gpu * 1e9)
+    reload_s = checkpoint_size_bytes / (gpus * r.storage_read_gbytes_per_s_per_gpu * 1e9)
     return r.restart_minutes * SECONDS_PER_MINUTE + reload_s
 
 
@@ -168,10 +156,10 @@ def goodput_fraction(
 
 
 @lru_cache(maxsize=4096)
-def _job(parameters: float, gpus: int, r: Reliability, bytes_per_parameter: float) -> _Job:
+def _job(checkpoint_size_bytes: float, gpus: int, r: Reliability) -> _Job:
     rate_per_s = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
-    write = checkpoint_write_s(parameters, gpus, r, bytes_per_parameter)
-    restart = restart_s(parameters, gpus, r, bytes_per_parameter)
+    write = checkpoint_write_s(checkpoint_size_bytes, gpus, r)
+    restart = restart_s(checkpoint_size_bytes, gpus, r)
     fixed = r.checkpoint_interval_minutes
     if fixed is not None:
         interval, how = fixed * SECONDS_PER_MINUTE, "the request's"
@@ -186,20 +174,19 @@ def _job(parameters: float, gpus: int, r: Reliability, bytes_per_parameter: floa
 
 
 def run_goodput(
-    parameters: float,
+    checkpoint_size_bytes: float,
     gpus: int,
     productive_s: float,
     r: Reliability,
     step_s: float = 0.0,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
 ) -> Goodput:
     """Goodput of a run of ``productive_s`` seconds of steps on ``gpus`` GPUs.
 
     The interval is Young's optimum (or the request's), never shorter than one step (a
     checkpoint is taken between steps) and never longer than the run (the final checkpoint
-    is taken anyway), so without failures goodput is 1 / (1 + δ/run). ``bytes_per_parameter``:
-    what a checkpoint holds a parameter (Workload.checkpoint_bytes_per_parameter)."""
-    job = _job(parameters, gpus, r, bytes_per_parameter)
+    is taken anyway), so without failures goodput is 1 / (1 + δ/run). A checkpoint holds
+    ``checkpoint_size_bytes`` (Workload.checkpoint_size_bytes)."""
+    job = _job(checkpoint_size_bytes, gpus, r)
     interval = max(job.interval_s, step_s, 1e-9)
     if productive_s > 0:
         interval = min(interval, max(productive_s, step_s))
@@ -217,17 +204,12 @@ def run_goodput(
 
 
 def wall_step_s(
-    parameters: float,
-    gpus: int,
-    steps: float,
-    step_s: float,
-    r: Reliability,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
+    checkpoint_size_bytes: float, gpus: int, steps: float, step_s: float, r: Reliability
 ) -> float:
     """Wall-clock seconds per step once failures, checkpoints and restarts are paid: what the
     planner ranks plans on, so a plan on more GPUs (a higher failure rate) wins only when it
     is faster in wall-clock time. Never below ``step_s`` (goodput <= 1)."""
-    job = _job(parameters, gpus, r, bytes_per_parameter)
+    job = _job(checkpoint_size_bytes, gpus, r)
     productive_s = steps * step_s
     interval = max(job.interval_s, step_s, 1e-9)  # as run_goodput, without building a Goodput
     if productive_s > 0:
@@ -235,17 +217,11 @@ def wall_step_s(
     return step_s / goodput_fraction(job.write_s, interval, job.failures_per_s, job.restart_s)
 
 
-def describe(
-    g: Goodput,
-    parameters: float,
-    gpus: int,
-    r: Reliability,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
-) -> str:
+def describe(g: Goodput, checkpoint_size_bytes: float, gpus: int, r: Reliability) -> str:
     """The note an estimate carries: what goodput was made of (the job's part is cached, and
     no ``%`` or ``,`` format: this runs once per estimate)."""
     return (
         f"goodput {g.goodput * 100:.1f}%: {g.expected_interruptions:.1f} interruptions "
         f"expected, a checkpoint every {g.checkpoint_interval_s / SECONDS_PER_MINUTE:.1f} min "
-        + _job(parameters, gpus, r, bytes_per_parameter).note_tail
+        + _job(checkpoint_size_bytes, gpus, r).note_tail
     )

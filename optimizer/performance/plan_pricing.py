@@ -70,12 +70,7 @@ from optimizer.performance.estimator import (
     torus_distance,
 )
 from optimizer.performance.fabrics import FabricProfile
-from optimizer.performance.goodput import (
-    CHECKPOINT_BYTES_PER_PARAMETER,
-    Reliability,
-    checkpoint_write_s,
-    restart_s,
-)
+from optimizer.performance.goodput import Reliability, checkpoint_write_s, restart_s
 from optimizer.performance.plan import Degrees, ParallelPlan
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.model import Workload
@@ -678,19 +673,13 @@ def concatenated(parts: list[PlanArrays], lengths: Sequence[int] | None = None) 
 
 
 @lru_cache(maxsize=65536)
-def goodput_factor(
-    parameters: float,
-    gpus: int,
-    r: Reliability,
-    bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER,
-) -> float:
+def goodput_factor(checkpoint_size_bytes: float, gpus: int, r: Reliability) -> float:
     """What every wall-clock step is at least, per productive second, on ``gpus`` GPUs:
-    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart)); a checkpoint
-    holds ``bytes_per_parameter`` (Workload.checkpoint_bytes_per_parameter)."""
+    1 + min over intervals tau of (write / tau + rate (tau / 2 + restart)), a checkpoint of
+    ``checkpoint_size_bytes`` (Workload.checkpoint_size_bytes)."""
     rate = r.failures_per_gpu_hour * gpus / SECONDS_PER_HOUR
-    write = checkpoint_write_s(parameters, gpus, r, bytes_per_parameter)
-    reload = restart_s(parameters, gpus, r, bytes_per_parameter)
-    return 1.0 + math.sqrt(2.0 * write * rate) + rate * reload
+    write = checkpoint_write_s(checkpoint_size_bytes, gpus, r)
+    return 1.0 + math.sqrt(2.0 * write * rate) + rate * restart_s(checkpoint_size_bytes, gpus, r)
 
 
 class _Tiers(NamedTuple):

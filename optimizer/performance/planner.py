@@ -997,12 +997,7 @@ def reprice(
     GPUs fail more often."""
     step = StepModel(w, c, plan, fabric)
     seconds = wall_step_s(
-        w.parameters,
-        plan.gpus,
-        w.steps,
-        step.step_time_s(expected),
-        reliability,
-        w.checkpoint_bytes_per_parameter,
+        w.checkpoint_size_bytes, plan.gpus, w.steps, step.step_time_s(expected), reliability
     )
     return step, seconds
 
@@ -1088,9 +1083,7 @@ def plan_and_estimate(
                     root = roots[r]
                     known = sizes.sized[order] = (
                         _size_plans(w, _hardware(root, used), limit_gb, fixed, speed, root, used),
-                        goodput_factor(
-                            w.parameters, used, reliability, w.checkpoint_bytes_per_parameter
-                        ),
+                        goodput_factor(w.checkpoint_size_bytes, used, reliability),
                     )
                 sized, gp = known
                 bound = math.inf
@@ -1232,7 +1225,7 @@ def _sizes_by_bound(
     for r, (root, sizes) in enumerate(root_sizes(w, c, fixed)):
         work_s = _fastest_compute_s(w, _hardware(root, root.gpus), speed, fixed)
         for used in sizes:
-            gp = goodput_factor(w.parameters, used, reliability, w.checkpoint_bytes_per_parameter)
+            gp = goodput_factor(w.checkpoint_size_bytes, used, reliability)
             compute_s = work_s * root.gpus / used * _least_share(w, fixed, used)
             bound = (compute_s + step_overhead_s) * gp * keep
             out.append((bound, len(out), r, used))

@@ -511,6 +511,11 @@ class Workload:
         return 2.0 + self.optimizer_state_bytes_per_parameter
 
     @cached_property
+    def checkpoint_size_bytes(self) -> float:
+        """Bytes one checkpoint that resumes training writes (goodput.py times it)."""
+        return self.parameters * self.checkpoint_bytes_per_parameter
+
+    @cached_property
     def transformer_blocks(self) -> int:
         """The blocks (attention and FFN) a token passes in a forward: the decoder's layers
         and one per MTP module. The decoder's layers alone split over the pipeline stages;
