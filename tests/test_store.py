@@ -239,9 +239,11 @@ def _put_in_child(data_dir: str, n: int, start: multiprocessing.synchronize.Barr
 
 @pytest.mark.slow
 def test_twenty_concurrent_writer_processes_all_succeed(tmp_path: Path) -> None:
-    # fork: the children inherit the imported modules, so the test measures the store,
-    # not 20 interpreter start-ups; each child opens its own connection.
-    ctx = multiprocessing.get_context("fork")
+    # forkserver: the children fork from one fresh, single-threaded interpreter that has
+    # imported the store, so the test measures the store, not 20 interpreter start-ups, and no
+    # child inherits a lock held by a thread an earlier test left in this worker (B1).
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["optimizer.catalog.store", "catalog_samples"])
     start = ctx.Barrier(20)
     writers = [ctx.Process(target=_put_in_child, args=(str(tmp_path), n, start)) for n in range(20)]
     for w in writers:

@@ -1,7 +1,10 @@
 """Nothing acknowledged is lost and nothing partial is visible when a writer is SIGKILLed.
 
-A forked child process imports catalogs in a loop and writes each id to a pipe only after
-``put`` returned (after COMMIT). The parent kills it at a random moment, many times, and
+A child process imports catalogs in a loop and writes each id to a pipe only after ``put``
+returned (after COMMIT). The child is a fresh interpreter, never a bare fork of the pytest
+worker: that worker may still run threads from earlier tests (gRPC's among them), and a fork
+inherits whatever lock they held, which can hang the child before its first commit
+(reliability.md B1). The parent kills it at a random moment, many times, and
 after each kill checks the database (shared/reliability.md F1, F2). Power loss is not
 simulated: that needs a VM or dm-log-writes, so durability across an OS crash is untested here.
 """
@@ -12,6 +15,8 @@ import os
 import random
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -39,22 +44,16 @@ def _writer(data_dir: Path, base: int, acks: int) -> None:
 
 
 def _run_and_kill(data_dir: Path, base: int, rnd: random.Random) -> list[str]:
-    """Fork a writer, SIGKILL it at a random moment; the ids it acknowledged."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: never returns into pytest
-        try:
-            os.close(read_end)
-            _writer(data_dir, base, write_end)
-        finally:
-            os._exit(1)
-    os.close(write_end)
-    with os.fdopen(read_end, "r") as acks:
+    """Start a writer, SIGKILL it at a random moment; the ids it acknowledged."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, str(data_dir), str(base)], stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    with child.stdout as acks:
         assert acks.readline() == "ready\n"
         time.sleep(rnd.uniform(0.0, 0.3))
-        os.kill(pid, signal.SIGKILL)
-        _, status = os.waitpid(pid, 0)
-        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        child.kill()
+        assert child.wait(30) == -signal.SIGKILL
         return [line.split()[1] for line in acks.read().splitlines()]
 
 
@@ -98,3 +97,7 @@ def test_sigkilled_writer_never_loses_an_ack_or_leaves_a_partial_version(tmp_pat
             assert content_hash(store.get(cid, tenant=TENANT)) == cid
         assert store.put(sample_catalog("after"), tenant=TENANT).version == 1
     assert acknowledged, "the writer never committed anything: the test exercised nothing"
+
+
+if __name__ == "__main__":  # the writer child started by _run_and_kill
+    _writer(Path(sys.argv[1]), int(sys.argv[2]), sys.stdout.fileno())
