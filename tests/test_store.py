@@ -269,16 +269,30 @@ def test_threads_may_share_one_store(store: CatalogStore) -> None:
     assert len(store.list(TENANT)) == 32
 
 
-def test_a_store_carried_into_a_forked_child_opens_its_own_connection(store: CatalogStore) -> None:
-    store.put(sample_catalog(), tenant=TENANT)  # the parent's connection is open
-    ctx = multiprocessing.get_context("fork")
+def test_a_store_carried_into_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
+    # The fork happens in a fresh interpreter (spawn), not in this pytest worker: a fork
+    # inherits any lock a thread left by an earlier test holds (B1), which would hang the
+    # child for reasons that are not the store's.
+    ctx = multiprocessing.get_context("spawn")
     refs = ctx.Queue()
-    child = ctx.Process(target=_put_from_fork, args=(store, refs))
-    child.start()
-    child.join(30)
-    assert child.exitcode == 0
-    assert refs.get(timeout=5) == "child@1"
-    assert [i.ref for i in store.list(TENANT)] == ["child@1", "sample@1"]
+    scenario = ctx.Process(target=_fork_with_an_open_store, args=(str(tmp_path), refs))
+    scenario.start()
+    scenario.join(60)
+    assert scenario.exitcode == 0
+    assert refs.get(timeout=5) == ("child@1", ["child@1", "sample@1"])
+
+
+def _fork_with_an_open_store(data_dir: str, refs: multiprocessing.Queue) -> None:
+    """The parent's connection is open when it forks; the child's put must not use it."""
+    with CatalogStore(data_dir) as store:
+        store.put(sample_catalog(), tenant=TENANT)
+        ctx = multiprocessing.get_context("fork")
+        child_refs = ctx.Queue()
+        child = ctx.Process(target=_put_from_fork, args=(store, child_refs))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0
+        refs.put((child_refs.get(timeout=5), [i.ref for i in store.list(TENANT)]))
 
 
 def _put_from_fork(store: CatalogStore, refs: multiprocessing.Queue) -> None:
