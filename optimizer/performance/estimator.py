@@ -881,6 +881,28 @@ def expert_dispatch_note(w: Workload, plan: ParallelPlan, dom: int) -> str | Non
     )
 
 
+# An expert all-to-all this share of the step or more is worth a note that it is exposed.
+EXPOSED_ALL_TO_ALL_NOTE_SHARE = 0.05
+
+
+def exposed_all_to_all_note(all_to_all_s: float, step_s: float) -> str | None:
+    """What the estimate assumes of the expert all-to-all when it is a visible share of the
+    step: exposed whole, each dispatch and combine waiting for its layer's compute (Megatron-
+    Core's default). Stacks that run it beside another micro-batch's compute (DeepSeek's
+    DualPipe, arXiv:2412.19437 sec. 3.2.1; Megatron-Core's overlap_moe_expert_parallel_comm)
+    hide part of it, which the model does not time (docs/performance-model.md, "A mixture-of-
+    experts check"): for such a stack the overlap saves up to that share of the step."""
+    if step_s <= 0.0 or all_to_all_s < EXPOSED_ALL_TO_ALL_NOTE_SHARE * step_s:
+        return None
+    return (
+        f"the expert all-to-all ({all_to_all_s:.2f} s of the {step_s:.2f} s step, "
+        f"{all_to_all_s / step_s:.0%}) is timed exposed, as Megatron-Core and DeepSpeed run "
+        f"it by default; a stack that overlaps it with another micro-batch's compute "
+        f"(DeepSeek's DualPipe, Megatron-Core's overlap_moe_expert_parallel_comm) saves up "
+        f"to that share of the step, an overlap this estimate does not time"
+    )
+
+
 def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_DataParallel, ...]:
     """Data parallel: per-rank gradient bytes, reduced hierarchically (scale-up fabric inside
     the domain, one rail per rank across domains); experts over their own d cp / e replicas.
@@ -1941,6 +1963,9 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
+    exposed_a2a = exposed_all_to_all_note(expected.all_to_all_s, step_s)
+    if exposed_a2a is not None:
+        notes.append(exposed_a2a)
     if w.mtp_layers:
         notes.append(mtp_note(w, step.layout))
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
