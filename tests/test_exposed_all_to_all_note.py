@@ -1,7 +1,7 @@
 """An estimate whose step is visibly the expert all-to-all says that the model times it
-exposed. Stacks that overlap it with another micro-batch's compute (DeepSeek's DualPipe,
-Megatron-Core's overlap_moe_expert_parallel_comm) run faster, and the user must be told by how
-much at most (docs/performance-model.md, "A mixture-of-experts check")."""
+exposed. Stacks that overlap it with another micro-batch's compute run faster, and the user
+must be told by how much at most, and that DeepSeek's DualPipe is timed when the request states
+it (workload.pipeline_schedule; docs/performance-model.md, "A mixture-of-experts check")."""
 
 from __future__ import annotations
 
@@ -28,15 +28,22 @@ def _exposure_notes(response: estimate_pb2.EstimateResponse) -> list[str]:
     return [n for n in response.notes if "is timed exposed" in n]
 
 
-def test_deepseek_v3s_estimate_names_its_all_to_all_share_of_the_step() -> None:
-    response = _estimate("estimate-deepseek-v3-h800.json")
+def test_qwen3s_estimate_names_its_all_to_all_share_of_the_step() -> None:
+    response = _estimate("estimate-qwen3-235b-a22b.json")
     a2a_s = response.breakdown.all_to_all_s
 
     (note,) = _exposure_notes(response)
     share = re.search(r"s step, (\d+)%\)", note)
     assert share is not None
     assert int(share.group(1)) == round(100 * a2a_s / response.step_time_s)
-    assert "DualPipe" in note
+    assert "pipeline_schedule dualpipe" in note
+
+
+def test_under_dualpipe_the_note_says_what_runs_beside_the_compute_instead() -> None:
+    response = _estimate("estimate-deepseek-v3-h800.json")  # states DualPipe
+
+    assert _exposure_notes(response) == []
+    assert any(n.startswith("DualPipe over") for n in response.notes)
 
 
 @pytest.mark.parametrize(

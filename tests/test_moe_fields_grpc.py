@@ -50,6 +50,7 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("dense_layers", -3),
         ("mtp_layers", -1),
         ("optimizer_moments", "fp16"),
+        ("pipeline_schedule", "zero-bubble"),
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:
@@ -70,3 +71,4 @@ def test_the_cli_reads_the_fields_by_their_protobuf_names(
     assert done.value.code in (0, None)
     notes = json.loads(capsys.readouterr().out)["notes"]
     assert any("deduplicated per domain" in n for n in notes)
+    assert any(n.startswith("DualPipe over") for n in notes)  # workload.pipeline_schedule

@@ -189,6 +189,18 @@ def test_with_bf16_adam_moments_the_search_finds_the_exhaustive_loops_plan(
     _assert_no_bound_exceeds_its_exact_step(w, c)
 
 
+@settings(max_examples=10, deadline=None)
+@given(name=st.sampled_from(WORKLOADS), c=clusters)
+def test_under_dualpipe_the_search_finds_the_exhaustive_loops_plan(
+    name: str, c: ClusterSpec
+) -> None:
+    """DualPipe's bubble, two stages a rank and paired chunks' overlap (workload.
+    pipeline_schedule dualpipe): the bounds price them as the steps do."""
+    w = preset(name, global_batch_size=256, pipeline_schedule="dualpipe")
+    assert_the_search_finds_the_exhaustive_loops_plan(w, c)
+    _assert_no_bound_exceeds_its_exact_step(w, c)
+
+
 def test_the_search_bounds_its_sizes_at_the_profiles_elementwise_scale() -> None:
     """The sizes' bounds are priced at the speed the steps are timed at: a profile's
     element-wise scale below 1 priced at 1 would bound sizes above their steps."""
@@ -323,14 +335,18 @@ def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
     assert wall_s == seconds
 
 
-@pytest.mark.parametrize("model", ["mixtral-8x7b", "llama3-70b"])
+@pytest.mark.parametrize(
+    ("model", "schedule"),
+    [("mixtral-8x7b", "1f1b"), ("llama3-70b", "1f1b"), ("mixtral-8x7b", "dualpipe")],
+)
 def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_more(
-    model: str,
+    model: str, schedule: str
 ) -> None:
     """The network-free step a size orders and counts its candidates by holds the tensor and
-    expert collectives on the scale-up fabric (no network shortens them), stretched by the
-    bubble, and is never above the exact step on any network."""
-    w = preset(model)
+    expert collectives on the scale-up fabric (no network shortens them; under DualPipe the
+    all-to-all runs beside the compute, so the tensor ones only), stretched by the bubble,
+    and is never above the exact step on any network."""
+    w = preset(model, pipeline_schedule=schedule)
     for fabric_name in ("infiniband", "ethernet"):
         c = cluster_for(HGX_H100, 256, "fat_tree", fabric_name, 3.0)
         fabric = DEFAULT_FABRICS[c.fabric]
@@ -338,7 +354,7 @@ def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_mo
         candidates = planner.candidate_plans(w, c, PartialPlan())
         plans = tuple(astuple(p) for p in candidates)
         free, columns = network_free_terms(w, c, plans, KernelSpeed.of(expected))
-        core_s, elementwise_s, straggler, fixed_s, bubble, _ = columns
+        core_s, elementwise_s, straggler, fixed_s, bubble, _, _ = columns
         compute_s = (core_s / expected.kernel_efficiency + elementwise_s) * (1 + straggler)
         scale_up_s = free - (compute_s * (1 + bubble) + fixed_s)
         steps = [StepModel(w, c, p, fabric).step_time_s(expected) for p in candidates]

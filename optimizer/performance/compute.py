@@ -409,8 +409,9 @@ def optimizer_step_bytes(
     """The HBM bytes of Adam's update on one GPU (the same on every GPU model; at HBM speed
     it is the optimizer step): the local parameters (/ t p), the experts split over expert x
     ``expert_tensor`` ranks (0: the tensor degree), sharded over the data and context ranks
-    when ``sharded`` (ZeRO >= 1, as memory.FamilyLoads). Degrees, not a plan: the planner
-    prices candidate lists of degrees (plan.Degrees)."""
+    when ``sharded`` (ZeRO >= 1, as memory.FamilyLoads), for each stage a rank holds
+    (Workload.stages_per_rank). Degrees, not a plan: the planner prices candidate lists of
+    degrees (plan.Degrees)."""
     et = expert_tensor or tensor
     dense = (w.parameters - w.expert_parameters) / (tensor * pipeline)
     experts = w.expert_parameters / (et * pipeline * expert)
@@ -419,7 +420,8 @@ def optimizer_step_bytes(
         dense /= replicas
         experts /= max(1, tensor * replicas // (et * expert))
     narrower_moments = 2 * 2 * (OPTIMIZER_MOMENTS["fp32"] - w.adam_moment_bytes)
-    return (dense + experts) * (OPTIMIZER_STEP_BYTES_PER_PARAMETER - narrower_moments)
+    per_parameter = OPTIMIZER_STEP_BYTES_PER_PARAMETER - narrower_moments
+    return (dense + experts) * per_parameter * w.stages_per_rank  # DualPipe: both stages
 
 
 def straggler_fraction(data_parallel: int) -> float:

@@ -74,6 +74,7 @@ def workload_from_proto(msg: pb.Workload) -> Workload:
         "expert_dispatch",
         "attention_kernel",
         "optimizer_moments",
+        "pipeline_schedule",
     ):
         if name in fields:  # choices: any case
             fields[name] = fields[name].strip().lower()

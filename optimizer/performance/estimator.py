@@ -54,6 +54,8 @@ from optimizer.workload.pipeline_layout import (
     PipelineLayout,
     bubble_fraction,
     deepest_interleaving,
+    dualpipe_refusal,
+    dualpipe_unpaired_share,
     interleaving_refusal,
     mtp_note,
     pipeline_layout,
@@ -147,7 +149,14 @@ def zero_refusal(w: Workload, pipeline: int, zero_stage: int) -> str:
     Stage 3", deepspeed/runtime/engine.py, _configure_zero_optimizer) and its PipelineEngine
     ZeRO stage < 2 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
     deepspeed/runtime/pipe/engine.py); Megatron's schedules and PyTorch FSDP take every
-    stage."""
+    stage. DualPipe (Workload.pipeline_schedule) is modelled with the weights resident on
+    their ranks, as DeepSeek-V3 trained (ZeRO-1: report sec. 3.2.3), so ZeRO-3 is refused."""
+    if w.dualpipe and zero_stage == 3:
+        return (
+            "zero_stage 3 with workload.pipeline_schedule dualpipe: the model times DualPipe "
+            "with each rank's two stages resident (DeepSeek-V3 trained it under ZeRO-1); "
+            "expected at most 2"
+        )
     if w.framework != "deepspeed":
         return ""
     if w.is_moe and zero_stage == 3:
@@ -174,6 +183,12 @@ def check_pipeline_engine(
         raise InvalidInput(
             f"virtual_pipeline {virtual_pipeline} with workload.framework deepspeed: "
             "DeepSpeed's PipelineEngine runs one chunk per stage (1F1B); expected 1",
+            field="parallelism.virtual_pipeline",
+        )
+    if virtual_pipeline > 1 and w.dualpipe:
+        raise InvalidInput(
+            f"virtual_pipeline {virtual_pipeline} with workload.pipeline_schedule dualpipe: "
+            "DualPipe's chunks are a rank's two stages, not virtual stages; expected 1",
             field="parallelism.virtual_pipeline",
         )
     if why := zero_refusal(w, pipeline, zero_stage):
@@ -276,6 +291,16 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"global_batch_size {w.global_batch_size} is not a multiple of data x "
             f"micro_batch_size = {plan.data * plan.micro_batch_size}",
             field="parallelism.micro_batch_size",
+        )
+    if w.dualpipe and (
+        why := dualpipe_refusal(
+            plan.pipeline, w.global_batch_size // (plan.data * plan.micro_batch_size)
+        )
+    ):
+        odd = plan.pipeline < 2 or plan.pipeline % 2
+        raise InvalidInput(
+            f"workload.pipeline_schedule dualpipe: {why}",
+            field="parallelism.pipeline" if odd else "parallelism.micro_batch_size",
         )
     if plan.virtual_pipeline > 1:
         why = interleaving_refusal(
@@ -888,18 +913,35 @@ EXPOSED_ALL_TO_ALL_NOTE_SHARE = 0.05
 def exposed_all_to_all_note(all_to_all_s: float, step_s: float) -> str | None:
     """What the estimate assumes of the expert all-to-all when it is a visible share of the
     step: exposed whole, each dispatch and combine waiting for its layer's compute (Megatron-
-    Core's default). Stacks that run it beside another micro-batch's compute (DeepSeek's
-    DualPipe, arXiv:2412.19437 sec. 3.2.1; Megatron-Core's overlap_moe_expert_parallel_comm)
-    hide part of it, which the model does not time (docs/performance-model.md, "A mixture-of-
-    experts check"): for such a stack the overlap saves up to that share of the step."""
+    Core's default). Stacks that run it beside another micro-batch's compute hide part of it:
+    DeepSeek's DualPipe (arXiv:2412.19437 sec. 3.2.1), which a request states
+    (Workload.pipeline_schedule; dualpipe_note instead), and Megatron-Core's
+    overlap_moe_expert_parallel_comm, which the model does not time (docs/performance-
+    model.md, "A mixture-of-experts check"): for such a stack the overlap saves up to that
+    share of the step."""
     if step_s <= 0.0 or all_to_all_s < EXPOSED_ALL_TO_ALL_NOTE_SHARE * step_s:
         return None
     return (
         f"the expert all-to-all ({all_to_all_s:.2f} s of the {step_s:.2f} s step, "
         f"{all_to_all_s / step_s:.0%}) is timed exposed, as Megatron-Core and DeepSpeed run "
-        f"it by default; a stack that overlaps it with another micro-batch's compute "
-        f"(DeepSeek's DualPipe, Megatron-Core's overlap_moe_expert_parallel_comm) saves up "
-        f"to that share of the step, an overlap this estimate does not time"
+        f"it by default; a stack that overlaps it with another micro-batch's compute saves "
+        f"up to that share of the step: DeepSeek's DualPipe is timed with "
+        f"workload.pipeline_schedule dualpipe, Megatron-Core's "
+        f"overlap_moe_expert_parallel_comm is not"
+    )
+
+
+def dualpipe_note(pipeline: int, micro_batches: int, breakdown: StepBreakdown) -> str:
+    """What DualPipe does to the step (Workload.pipeline_schedule): the bubble it leaves and
+    how much of the all-to-all and the sends runs beside the paired chunk's compute."""
+    unpaired = dualpipe_unpaired_share(pipeline, micro_batches)
+    moved = breakdown.all_to_all_s + breakdown.pipeline_p2p_s
+    return (
+        f"DualPipe over {pipeline} ranks, {micro_batches} micro-batches a step: each rank "
+        f"holds two stages (their weights, gradients and optimizer states), the bubble is "
+        f"(p - 2) / (3 m) of the compute, and the expert all-to-all and pipeline sends "
+        f"({moved:.2f} s a step) run beside the paired chunk's compute but in the "
+        f"{unpaired:.0%} of the chunks the end ranks run unpaired"
     )
 
 
@@ -913,8 +955,10 @@ def data_traffic(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> tuple[_
     data_parallel_collectives (FSDP re-sharding gathers per micro-batch)."""
     t, p, d, e, cp = plan.tensor, plan.pipeline, plan.data, plan.expert, plan.context
     et = plan.expert_tensor_degree
-    dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES
-    expert_grad = w.expert_parameters / (et * p * e) * GRADIENT_BYTES
+    # a DualPipe rank reduces the gradients of both its stages (Workload.stages_per_rank)
+    held = w.stages_per_rank
+    dense_grad = (w.parameters - w.expert_parameters) / (t * p) * GRADIENT_BYTES * held
+    expert_grad = w.expert_parameters / (et * p * e) * GRADIENT_BYTES * held
     # issue 14 (context): gradients reduce over data x context ranks (Megatron's dp-cp group).
     dp_local = max(1, min(d * cp, dom // t))
     # (bytes, ranks, ranks in one domain, GPUs a rank's block spans)
@@ -1067,6 +1111,17 @@ def overlapped_s(compute_s: float, communication_s: float, slowdown: float | Non
     if slowdown is None:
         slowdown = fitted.COMPUTE.overlap_compute_slowdown
     return max(compute_s + slowdown * min(compute_s, communication_s), communication_s)
+
+
+def dualpipe_exposed_s(compute_s: float, communication_s: float, unpaired: float) -> float:
+    """What the expert all-to-all and the pipeline sends (``communication_s``) add to a
+    DualPipe step: the ``unpaired`` share of the chunks (dualpipe_unpaired_share) runs them
+    exposed; the paired chunks run them beside the other chunk's compute (DeepSeek-V3 report,
+    arXiv:2412.19437, sec. 3.2.1, Figure 4), the compute slowed while both run
+    (overlapped_s)."""
+    hidden_under = (1.0 - unpaired) * compute_s
+    paired = (1.0 - unpaired) * communication_s
+    return unpaired * communication_s + overlapped_s(hidden_under, paired) - hidden_under
 
 
 # --- end issue 14 accuracy
@@ -1658,6 +1713,11 @@ class StepModel:
             late = slow * min(compute, before) * (1.0 - window / compute) if compute > 0 else 0.0
             hidden = max(hidden, dp_exposed + late, slow * min(compute, beside), network - compute)
         tp_exposed = self._tensor_exposed_s(sc, tp)
+        if self.w.dualpipe:
+            paired = dualpipe_exposed_s(
+                compute, a2a + p2p, dualpipe_unpaired_share(self.plan.pipeline, self.micro_batches)
+            )
+            return tp, dp, p2p, a2a, tp_exposed, tp_exposed + paired + hidden
         exposed = tp_exposed + a2a + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, tp_exposed, exposed
 
@@ -1746,7 +1806,13 @@ class StepModel:
         cpu = sc.host_cpu_s_per_byte * self.node_gpus
         tp, dp, p2p, a2a, tp_exposed, exposed = self._communication(sc, compute, cpu)
         bubble = (
-            bubble_fraction(plan.pipeline, plan.virtual_pipeline, m, self.layout.chunk_imbalance)
+            bubble_fraction(
+                plan.pipeline,
+                plan.virtual_pipeline,
+                m,
+                self.layout.chunk_imbalance,
+                self.w.dualpipe,
+            )
             * (compute + tp_exposed + a2a)
             if plan.pipeline > 1
             else 0.0
@@ -1963,8 +2029,9 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
-    exposed_a2a = exposed_all_to_all_note(expected.all_to_all_s, step_s)
-    if exposed_a2a is not None:
+    if w.dualpipe:
+        notes.append(dualpipe_note(step.plan.pipeline, step.micro_batches, expected))
+    elif (exposed_a2a := exposed_all_to_all_note(expected.all_to_all_s, step_s)) is not None:
         notes.append(exposed_a2a)
     if w.mtp_layers:
         notes.append(mtp_note(w, step.layout))

@@ -74,7 +74,11 @@ from optimizer.performance.goodput import Reliability, checkpoint_write_s, resta
 from optimizer.performance.plan import Degrees, ParallelPlan
 from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_step
 from optimizer.workload.model import Workload
-from optimizer.workload.pipeline_layout import bubble_fraction, pipeline_layout
+from optimizer.workload.pipeline_layout import (
+    bubble_fraction,
+    dualpipe_unpaired_share,
+    pipeline_layout,
+)
 
 # Relative slack under the bound: the same operations in another order round differently by
 # a few ulps; a billionth is far above that and far below any difference between plans.
@@ -100,7 +104,15 @@ P2P_ROW, DP_ROW = 1, 2  # row 0: the tensor-parallel term
 
 
 # Network-free columns (network_free_terms), the first rows of PlanArrays.table.
-FREE_COLUMNS = ("tensor_core_s", "elementwise_s", "straggler", "fixed_s", "bubble", "micro_batches")
+FREE_COLUMNS = (
+    "tensor_core_s",
+    "elementwise_s",
+    "straggler",
+    "fixed_s",
+    "bubble",
+    "micro_batches",
+    "unpaired",
+)
 
 
 # plan_arrays' per-plan columns besides the network-free ones, in plan_arrays' order: what
@@ -198,6 +210,7 @@ class PlanArrays:
     fixed_s = _Row()  # optimizer step + per-micro-batch overheads
     bubble = _Row()  # bubble fraction (0 without a pipeline)
     micro_batches = _Row()
+    unpaired = _Row()  # DualPipe's unpaired share of the chunks (0: not DualPipe)
     fsdp = _Flag()
     reshard = _Flag()
     units = _Row()
@@ -272,6 +285,7 @@ class _FreeRows(NamedTuple):
     bubble: Floats
     chunk_s: Floats  # the per-micro-batch chunk overheads
     optimizer_bytes: Floats  # optimizer_step_bytes
+    unpaired: Floats  # DualPipe's unpaired share (dualpipe_unpaired_share; 0: not DualPipe)
 
 
 _FREE_ROWS_CACHE_SIZE = 4_096
@@ -328,13 +342,14 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
                     tokens,
                     straggler_fraction(d),
                     m,
-                    bubble_fraction(p, v, m, imbalance) if p > 1 else 0.0,
+                    bubble_fraction(p, v, m, imbalance, w.dualpipe) if p > 1 else 0.0,
                     2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S,
                     optimizer_step_bytes(w, t, p, d, e, cp, z >= 1, et),
+                    dualpipe_unpaired_share(p, m) if w.dualpipe else 0.0,
                 )
             )
         index.append(row)
-    table = np.array(rows, dtype=np.float64).reshape(len(rows), 9).T
+    table = np.array(rows, dtype=np.float64).reshape(len(rows), 10).T
     found = _FreeRows(
         np.array(index, dtype=np.intp),
         list(kernels),
@@ -399,6 +414,7 @@ def network_free_terms(
             fixed_s,
             rows.bubble,
             rows.micro_batches,
+            rows.unpaired,
         )
     )
     columns = table[:, rows.row_of]
@@ -533,6 +549,8 @@ def _collective_s(
     less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
     tensor, expert = _collective_rows(w, degrees, hw, parts)
     share = tensor_collective_share(w, degrees[-1] not in (0, degrees[0]))
+    if w.dualpipe:  # its all-to-all runs partly beside the compute: wall_step_lower_bounds_s
+        return share * (tensor[0] + tensor[1])
     return share * (tensor[0] + tensor[1]) + w.expert_layer_share * (expert[0] + expert[1])
 
 
@@ -758,6 +776,7 @@ class _Static(NamedTuple):
     any_a2a: bool
     any_fsdp: bool
     any_interleaved: bool
+    any_dualpipe: bool
     p2p_reach: Floats  # nodes a pipeline's sends span: stride x stages (0: none)
 
 
@@ -806,6 +825,7 @@ def _static(a: PlanArrays, speed: KernelSpeed, ce: float, overhead_s: float) -> 
         any_a2a=bool((a.plain.a2a > 0).any() or (a2a_nv > 0).any()),
         any_fsdp=any_fsdp,
         any_interleaved=any_interleaved,
+        any_dualpipe=bool((a.unpaired > 0).any()),
         p2p_reach=a.p2p_stride * a.pipeline,
     )
     a.static[key] = static
@@ -990,6 +1010,7 @@ def wall_step_lower_bounds_s(
     exposed = hidden[0]
     if st.any_fsdp:
         exposed = st.fsdp_units * (exposed + hidden[1]) + st.fsdp_ends * dp
+    dp_exposed = exposed
     if st.any_interleaved:  # sends and DP traffic under the compute, once (_communication)
         window = np.where(a.fsdp, st.compute, x[0])
         beside = p2p + np.minimum(window, dp)
@@ -1001,5 +1022,13 @@ def wall_step_lower_bounds_s(
     # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
     scale_up = tp + a2a if st.any_a2a else tp
     step = st.base + st.stretch * scale_up + exposed
+    if st.any_dualpipe:
+        # the all-to-all and the sends as estimator.dualpipe_exposed_s (non-decreasing in
+        # them), the all-to-all once more in the bubble
+        u = a.unpaired
+        x = a2a + p2p
+        under, paired = (1.0 - u) * st.compute, (1.0 - u) * x
+        dual = u * x + np.maximum(slow * np.minimum(under, paired), paired - under)
+        step = np.where(u > 0, st.base + st.stretch * tp + a.bubble * a2a + dp_exposed + dual, step)
     result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
     return result

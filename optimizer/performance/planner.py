@@ -80,6 +80,7 @@ from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     deepest_depth,
+    dualpipe_refusal,
     least_slowest_stage_share,
     pipeline_layout,
 )
@@ -457,6 +458,8 @@ def _families(
         if gpus % t or context_refusal(w, t, context)[0]:
             continue
         pipelines = [p for p in _divisors(gpus // t) if p <= w.layers]
+        if w.dualpipe:  # an even pipeline (dualpipe_refusal's first rule: no m passes it)
+            pipelines = [p for p in pipelines if p >= 2 and p % 2 == 0]
         for p in _options(fixed.pipeline, pipelines):
             if gpus % (t * p) or p > w.layers:
                 continue
@@ -483,6 +486,8 @@ def _families(
                     if w.global_batch_size % (d * mb):  # a fixed micro-batch this d cannot take
                         continue
                     m = w.global_batch_size // (d * mb)
+                    if w.dualpipe and dualpipe_refusal(p, m):
+                        continue
                     ds = depths.get((p, m))
                     if ds is None:
                         ds = depths[p, m] = _depths(w, p, m, work_s, fixed.virtual_pipeline)

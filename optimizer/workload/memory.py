@@ -279,11 +279,14 @@ class FamilyLoads:
     def _load(self, rank: int, layers: int, v: int) -> StageLoad:
         """The load of pipeline rank ``rank`` holding ``layers`` transformer blocks."""
         t, p = self.t, self.p
-        chunks = in_flight_chunks(p, v, self.micro_batches, rank)
+        dual = self.w.dualpipe
+        # DualPipe: p + 1 chunks of one of its two stages (DeepSeek-V3 report Table 2), and
+        # the end ranks hold both ends (stage 0 and stage p - 1)
+        chunks = (p + 1) / 2 if dual else in_flight_chunks(p, v, self.micro_batches, rank)
         activations = chunks * layers / v * self.act_layer
-        if rank == p - 1:
+        if rank == p - 1 or (dual and rank == 0):
             activations += self.logits
-        ends = self.end_params if rank in (0, p - 1) else 0.0
+        ends = (2 if dual else 1) * self.end_params if rank in (0, p - 1) else 0.0
         dense_params = (self.layer_dense * layers + ends) / t
         expert_params = self.layer_expert * layers / self.expert_split
         return StageLoad(
@@ -297,9 +300,13 @@ class FamilyLoads:
 
 def held_blocks(w: Workload, p: int, v: int) -> tuple[int, ...]:
     """The transformer blocks each pipeline rank holds at depth ``v``: its decoder layers
-    (pipeline_layout), and on the last the MTP modules' blocks."""
+    (pipeline_layout), and on the last the MTP modules' blocks; under DualPipe, rank r holds
+    stages r and p - 1 - r."""
     layers = pipeline_layout(w, p, v).layers
-    return (*layers[:-1], layers[-1] + w.mtp_layers)
+    stages = (*layers[:-1], layers[-1] + w.mtp_layers)
+    if w.dualpipe:
+        return tuple(k + stages[p - 1 - r] for r, k in enumerate(stages))
+    return stages
 
 
 @lru_cache(maxsize=16384)
@@ -309,6 +316,8 @@ def fullest_candidates(w: Workload, p: int, v: int) -> tuple[tuple[int, ...], tu
     layers = held_blocks(w, p, v)
     ranks = {0, p - 1}
     ranks.update(layers.index(k, 1) for k in set(layers[1:-1]))
+    if w.dualpipe:  # rank p - 1 - r holds what rank r holds
+        ranks = {min(r, p - 1 - r) for r in ranks}
     ordered = tuple(sorted(ranks))
     return ordered, tuple(layers[rank] for rank in ordered)
 
@@ -349,20 +358,23 @@ def peaks_gb(
                 f.shard_expert,
                 f.layer_params,
                 f.w.optimizer_state_bytes_per_parameter,
+                f.w.dualpipe,
             )
             for f, depth in rows
         ],
         dtype=np.float64,
     )
     (p, t, expert_split, v, m, act_layer, logits, end_params, layer_dense, layer_expert, shard,
-     shard_expert, layer_params, optimizer_bytes) = np.repeat(table, counts, axis=0).T  # fmt: skip
+     shard_expert, layer_params, optimizer_bytes,
+     dual) = np.repeat(table, counts, axis=0).T  # fmt: skip
     rank, held = np.array(ranks, dtype=np.float64), np.array(layers, dtype=np.float64)
     last = rank == p - 1
-    # in_flight_chunks
+    dual_end = (dual == 1) & (rank == 0)
+    # in_flight_chunks (DualPipe: p + 1 of a stage, FamilyLoads._load)
     warmup = np.where(v == 1, p - rank - 1, 2 * (p - rank - 1) + (v - 1) * p)
-    chunks = np.minimum(m * v, warmup + 1)
-    activations = chunks * held / v * act_layer + np.where(last, logits, 0.0)
-    ends = np.where((rank == 0) | last, end_params, 0.0)
+    chunks = np.where(dual == 1, (p + 1) / 2, np.minimum(m * v, warmup + 1))
+    activations = chunks * held / v * act_layer + np.where(last | dual_end, logits, 0.0)
+    ends = np.where((rank == 0) | last, (dual + 1) * end_params, 0.0)
     dense_params = (layer_dense * held + ends) / t
     expert_params = layer_expert * held / expert_split
     load = StageLoad(

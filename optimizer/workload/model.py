@@ -45,6 +45,14 @@ ATTENTION_KERNELS = ("flash", "triton", "cudnn")
 # --exp-avg-sq-dtype bf16; DeepSeek-V3 report, arXiv:2412.19437, sec. 3.3.3). The master
 # weights stay fp32 either way.
 OPTIMIZER_MOMENTS = {"fp32": 4.0, "bf16": 2.0}
+# issue 14 (pipeline schedule): how the pipeline runs its micro-batches. "1f1b": the
+# framework's one-forward-one-backward schedule, interleaved at virtual_pipeline > 1
+# (Megatron-LM; DeepSpeed's PipelineEngine). "dualpipe": DeepSeek's bidirectional DualPipe
+# (DeepSeek-V3 report, arXiv:2412.19437, sec. 3.2.1, Table 2; github.com/deepseek-ai/
+# DualPipe): each rank holds two stages, micro-batches enter from both ends, and each paired
+# forward and backward chunk runs its all-to-all and pipeline sends beside the other's
+# compute. pipeline_layout.bubble_fraction, memory.FamilyLoads, estimator.StepModel.
+PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
 # How a tensor-parallel rank holds an attention projection (Megatron-Core): "column", its
 # output split over the ranks; "row", its input split; "duplicated", whole on every rank, run on
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
@@ -182,6 +190,8 @@ class Workload:
     # issue 14 (optimizer states): OPTIMIZER_MOMENTS; memory.py, compute.optimizer_step_bytes
     # and goodput's checkpoint read it through adam_moment_bytes.
     optimizer_moments: str = "fp32"
+    # issue 14 (pipeline schedule): PIPELINE_SCHEDULES.
+    pipeline_schedule: str = "1f1b"
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -256,6 +266,7 @@ class Workload:
             ("framework", FRAMEWORKS),
             ("attention_kernel", ATTENTION_KERNELS),
             ("optimizer_moments", tuple(OPTIMIZER_MOMENTS)),
+            ("pipeline_schedule", PIPELINE_SCHEDULES),
         ):
             value = getattr(self, name)
             if value not in choices:
@@ -269,6 +280,12 @@ class Workload:
                 field="workload.attention_kernel",
             )
         self._check_sliding_window()
+        if self.dualpipe and self.framework == "deepspeed":
+            raise InvalidInput(
+                "DualPipe is DeepSeek's schedule; DeepSpeed's PipelineEngine runs its own 1F1B: "
+                "expected 1f1b with framework deepspeed",
+                field="workload.pipeline_schedule",
+            )
         if self.expert_node_limit < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
@@ -491,6 +508,16 @@ class Workload:
     def dense_ffn_parameters_per_layer(self) -> float:
         """Weights of a dense layer's FFN in an MoE model (gated like the experts); 0 without."""
         return self._ffn_parameters(self.dense_ffn_hidden_size)
+
+    @property
+    def dualpipe(self) -> bool:
+        return self.pipeline_schedule == "dualpipe"
+
+    @property
+    def stages_per_rank(self) -> int:
+        """Pipeline stages a pipeline rank holds: two under DualPipe (stage r and stage
+        p - 1 - r: its Table 2's 2x parameters), else one."""
+        return 2 if self.dualpipe else 1
 
     @cached_property
     def adam_moment_bytes(self) -> float:

@@ -57,14 +57,52 @@ class PipelineLayout:
 
 
 def bubble_fraction(
-    pipeline: int, virtual_pipeline: int, micro_batches: int, chunk_imbalance: float = 1.0
+    pipeline: int,
+    virtual_pipeline: int,
+    micro_batches: int,
+    chunk_imbalance: float = 1.0,
+    dualpipe: bool = False,
 ) -> float:
     """Idle time of a stage over its busy time m v chunk passes: the fill and drain's p - 1
     slots of the largest chunk, (p - 1) / (v m) x imbalance (Narayanan et al. SC'21 sec.
     2.2); (p - 1) / m stages' time with fewer micro-batches than stages, which only a
-    one-chunk pipeline runs (``deepest_depth``)."""
+    one-chunk pipeline runs (``deepest_depth``).
+
+    DualPipe (``dualpipe``, one chunk a stage): (p/2 - 1)(F&B + B - 3W) against m (F + B)
+    busy (DeepSeek-V3 report, arXiv:2412.19437, Table 2), with a backward twice the forward
+    (B = 2F), its weight half W = F, and a paired forward and backward taking their sum
+    (F&B = F + B: the pairing hides communication, not compute): (p - 2) / (3 m)."""
     p, v, m = pipeline, virtual_pipeline, micro_batches
+    if dualpipe:
+        return (p - 2) * chunk_imbalance / (3 * m)
     return (p - 1) * chunk_imbalance / (v * m)
+
+
+def dualpipe_refusal(pipeline: int, micro_batches: int) -> str:
+    """Why DualPipe will not run ``pipeline`` ranks over ``micro_batches`` a step ("" when it
+    will): its step asserts an even rank count and an even number of micro-batches of at
+    least twice the ranks (github.com/deepseek-ai/DualPipe, dualpipe/dualpipe.py, DualPipe.
+    step: ``num_ranks % 2 == 0``, ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``)."""
+    if pipeline < 2 or pipeline % 2:
+        return (
+            f"DualPipe runs an even number of pipeline ranks, at least 2 (a rank holds stage r "
+            f"and stage p - 1 - r); got pipeline {pipeline}"
+        )
+    if micro_batches % 2 or micro_batches < 2 * pipeline:
+        return (
+            f"DualPipe feeds half the micro-batches from each end and needs an even number of "
+            f"them, at least 2 x pipeline = {2 * pipeline}; got {micro_batches} "
+            "(global_batch_size / (data x micro_batch_size))"
+        )
+    return ""
+
+
+def dualpipe_unpaired_share(pipeline: int, micro_batches: int) -> float:
+    """Share of a DualPipe rank's chunks that run unpaired (their all-to-all and sends
+    exposed): the end ranks, which have the most, pair 2 (m/2 - p + 1) of their m forward
+    chunks in the main step (DualPipe.step's step 4, ``half_num_chunks - num_ranks +
+    half_rank + 1`` iterations of two pairs, half_rank 0), so 2 (p - 1) run alone."""
+    return min(1.0, 2 * (pipeline - 1) / micro_batches)
 
 
 def deepest_interleaving(layers: int, pipeline: int) -> int:
@@ -79,9 +117,15 @@ def deepest_depth(w: Workload, pipeline: int, micro_batches: int) -> int:
     """The largest virtual_pipeline the planner may give ``w`` with ``micro_batches`` per
     step: deepest_interleaving, or 1 where nothing interleaves: one stage (chunks interleave
     across stages; estimator.check_plan refuses more), DeepSpeed's PipelineEngine (its 1F1B
-    has no virtual stages), and Megatron-LM's interleaved schedule unless the micro-batches
-    are a multiple of the stages (``interleaving_refusal``)."""
-    if pipeline == 1 or w.framework == "deepspeed" or interleaving_refusal(pipeline, micro_batches):
+    has no virtual stages), DualPipe (its two stages a rank are its chunks), and
+    Megatron-LM's interleaved schedule unless the micro-batches are a multiple of the stages
+    (``interleaving_refusal``)."""
+    if (
+        pipeline == 1
+        or w.framework == "deepspeed"
+        or w.dualpipe
+        or interleaving_refusal(pipeline, micro_batches)
+    ):
         return 1
     return deepest_interleaving(w.layers, pipeline)
 
