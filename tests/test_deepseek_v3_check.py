@@ -49,14 +49,6 @@ def test_its_training_time_is_within_the_unseen_runs_bar_of_the_published_gpu_ho
     assert abs(response.training_time_hours / published_hours - 1.0) <= UNSEEN_WORST
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="under DualPipe (2026-12-07) the range's low end, 1,310.6 h, is 0.8 % above the "
-    "published 1,300.8 h: the low end times the optimistic kernel and fabric constants, not "
-    "DeepSeek's own techniques the model lacks (FP8 dispatch, its own communication kernels on "
-    "20 of 132 SMs where the model slows the compute by the fitted overlap share) "
-    "(docs/performance-model.md, 'A mixture-of-experts check')",
-)
 def test_the_published_time_lies_in_the_estimated_range(
     response: estimate_pb2.EstimateResponse,
 ) -> None:

@@ -29,6 +29,7 @@ from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     dualpipe_refusal,
     dualpipe_unpaired_share,
+    pipeline_layout,
 )
 from optimizer.workload.presets import preset
 
@@ -103,6 +104,19 @@ def test_the_planner_offers_only_plans_dualpipe_runs() -> None:
         assert plan.pipeline % 2 == 0 and plan.virtual_pipeline == 1
 
 
+def test_a_ranks_work_is_its_two_stages_mean() -> None:
+    """Rank r runs half the micro-batches through stage r and half through stage p - 1 - r:
+    the output layer's stage pairs with the first stage, the lightest."""
+    one, dual = pipeline_layout(DEEPSEEK, 16, 1), pipeline_layout(DUAL, 16, 1)
+    loads = [*one.layers[:-1], one.layers[-1] + one.output_layer_equivalents]
+
+    assert dual.layers == one.layers
+    assert dual.slowest_stage_load == pytest.approx(
+        max((loads[r] + loads[15 - r]) / 2 for r in range(16))
+    )
+    assert dual.slowest_stage_load < one.slowest_stage_load
+
+
 @pytest.mark.parametrize("rank", [0, 3, 7])
 def test_a_rank_holds_stage_r_and_stage_p_minus_1_minus_r(rank: int) -> None:
     one = FamilyLoads(DEEPSEEK, *OWN.family)
@@ -154,9 +168,10 @@ def test_unpaired_chunks_expose_their_communication_whole() -> None:
 
 
 def test_deepseeks_own_layout_is_faster_under_dualpipe_by_at_most_what_it_hides() -> None:
-    """The paired chunks hide the all-to-all and the sends, and the bubble shrinks; nothing
-    else changes but the weight update and the gradients of the second stage, so the step
-    falls by less than the communication and bubble it saves."""
+    """The paired chunks hide the all-to-all and the sends, the bubble shrinks, and the
+    slowest rank's compute is its two stages' mean; the weight update and the gradients of
+    the second stage only add, so the step falls by less than the communication, bubble and
+    compute it saves."""
     c = cluster_for(HGX_H100, OWN.gpus, "fat_tree", "infiniband", 1.0)
     fabric = DEFAULT_FABRICS[c.fabric]
     sc = scenario(c, fabric, "expected", precision="fp8")
@@ -164,7 +179,9 @@ def test_deepseeks_own_layout_is_faster_under_dualpipe_by_at_most_what_it_hides(
     dual, _ = StepModel(DUAL, c, OWN, fabric).breakdown_and_step_s(sc)
     hidden_at_most = one.all_to_all_s + one.pipeline_p2p_s
     bubble_saved = one.pipeline_bubble_s - dual.pipeline_bubble_s
+    compute_saved = one.compute_s - dual.compute_s
 
     assert dual.step_time_s < one.step_time_s
-    assert one.step_time_s - dual.step_time_s <= hidden_at_most + bubble_saved
+    assert compute_saved >= 0.0
+    assert one.step_time_s - dual.step_time_s <= hidden_at_most + bubble_saved + compute_saved
     assert dual.exposed_communication_s < one.exposed_communication_s

@@ -938,7 +938,8 @@ def dualpipe_note(pipeline: int, micro_batches: int, breakdown: StepBreakdown) -
     moved = breakdown.all_to_all_s + breakdown.pipeline_p2p_s
     return (
         f"DualPipe over {pipeline} ranks, {micro_batches} micro-batches a step: each rank "
-        f"holds two stages (their weights, gradients and optimizer states), the bubble is "
+        f"holds two stages (their weights, gradients and optimizer states) and runs half the "
+        f"micro-batches through each, the bubble is "
         f"(p - 2) / (3 m) of the compute, and the expert all-to-all and pipeline sends "
         f"({moved:.2f} s a step) run beside the paired chunk's compute but in the "
         f"{unpaired:.0%} of the chunks the end ranks run unpaired"

@@ -33,7 +33,7 @@ class PipelineLayout:
     layers: tuple[int, ...]
     virtual_pipeline: int
     output_layer_equivalents: float
-    slowest_stage_load: float
+    slowest_stage_load: float  # under DualPipe, the slowest rank's: its two stages' mean
 
     @cached_property
     def average_stage_load(self) -> float:
@@ -231,7 +231,9 @@ def least_slowest_stage_share(w: Workload, pipeline: int) -> float:
     """The least PipelineLayout.slowest_stage_share of ``pipeline`` stages at any depth, one
     chunk a stage's (a deeper layout only raises the layers each stage must hold), in time
     independent of the stages: the planner bounds every size by it before building its
-    candidates."""
+    candidates. Under DualPipe 1, the mean: a rank's two stages average out."""
+    if w.dualpipe:  # a rank's two stages average out below any one stage: bound at even
+        return 1.0
     n, x_out = w.layers, output_layer_equivalents(w)
     slowest = _smallest_largest_load(n, pipeline, _stage_kinds(n, pipeline, 1, x_out))
     return slowest / ((n + x_out) / pipeline)
@@ -268,4 +270,15 @@ def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> Pi
     loads = [k + x for k, (_, x, _) in zip(ends, kinds, strict=False)]
     if middle:
         loads.append(float(max(middle)))
+    if w.dualpipe and p > 1:
+        return PipelineLayout(tuple(layers), v, x_out, _paired_slowest_load(layers, x_out))
     return PipelineLayout(tuple(layers), v, x_out, max(loads))
+
+
+def _paired_slowest_load(layers: list[int], x_out: float) -> float:
+    """The slowest DualPipe rank's load: rank r runs half the micro-batches through stage r
+    and half through stage p - 1 - r, so its work is the two stages' mean (the output layer
+    on the last stage pairs with the first stage's layers)."""
+    p = len(layers)
+    loads = [*layers[:-1], layers[-1] + x_out]
+    return max((loads[r] + loads[p - 1 - r]) / 2 for r in range(p // 2))
