@@ -25,11 +25,12 @@ from optimizer.workload.presets import preset
     fabric=st.sampled_from(["infiniband", "roce", "ethernet"]),
     small_nodes=st.integers(1, 12),
     more_nodes=st.integers(1, 12),
+    schedule=st.sampled_from(["1f1b", "dualpipe"]),
 )
 def test_more_gpus_on_the_same_network_are_never_slower(
-    layers: int, batch: int, fabric: str, small_nodes: int, more_nodes: int
+    layers: int, batch: int, fabric: str, small_nodes: int, more_nodes: int, schedule: str
 ) -> None:
-    w = preset("mpt-350m", layers=layers, global_batch_size=batch)
+    w = preset("mpt-350m", layers=layers, global_batch_size=batch, pipeline_schedule=schedule)
     large = cluster_for(HGX_H100, 8 * (small_nodes + more_nodes), fabric=fabric)
     small = replace(large, gpus=8 * small_nodes)
     try:
