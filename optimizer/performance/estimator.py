@@ -54,6 +54,7 @@ from optimizer.workload.pipeline_layout import (
     PipelineLayout,
     bubble_fraction,
     deepest_interleaving,
+    dualpipe_pipeline_refusal,
     dualpipe_refusal,
     dualpipe_unpaired_share,
     interleaving_refusal,
@@ -297,10 +298,11 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             plan.pipeline, w.global_batch_size // (plan.data * plan.micro_batch_size)
         )
     ):
-        odd = plan.pipeline < 2 or plan.pipeline % 2
         raise InvalidInput(
             f"workload.pipeline_schedule dualpipe: {why}",
-            field="parallelism.pipeline" if odd else "parallelism.micro_batch_size",
+            field="parallelism.pipeline"
+            if dualpipe_pipeline_refusal(plan.pipeline)
+            else "parallelism.micro_batch_size",
         )
     if plan.virtual_pipeline > 1:
         why = interleaving_refusal(

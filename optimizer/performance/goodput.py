@@ -121,12 +121,10 @@ class _Job(NamedTuple):
     note_tail: str
 
 
-def checkpoint_bytes(
-    parameters: float, bytes_per_parameter: float = CHECKPOINT_BYTES_PER_PARAMETER
-) -> float:
-    """Bytes one checkpoint writes: weights and optimizer states (14 B/parameter; 10 with
-    BF16 Adam moments: Workload.checkpoint_size_bytes)."""
-    return parameters * bytes_per_parameter
+def checkpoint_bytes(parameters: float) -> float:
+    """Bytes one checkpoint writes: weights and optimizer states (14 B/parameter; a
+    workload's own, with BF16 Adam moments 10: Workload.checkpoint_size_bytes)."""
+    return parameters * CHECKPOINT_BYTES_PER_PARAMETER
 
 
 def checkpoint_write_s(checkpoint_size_bytes: float, gpus: int, r: Reliability) -> float:

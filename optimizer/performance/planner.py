@@ -80,6 +80,7 @@ from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
     deepest_depth,
+    dualpipe_pipeline_refusal,
     dualpipe_refusal,
     least_slowest_stage_share,
     pipeline_layout,
@@ -458,8 +459,8 @@ def _families(
         if gpus % t or context_refusal(w, t, context)[0]:
             continue
         pipelines = [p for p in _divisors(gpus // t) if p <= w.layers]
-        if w.dualpipe:  # an even pipeline (dualpipe_refusal's first rule: no m passes it)
-            pipelines = [p for p in pipelines if p >= 2 and p % 2 == 0]
+        if w.dualpipe:  # no micro-batch count makes up for an odd pipeline
+            pipelines = [p for p in pipelines if not dualpipe_pipeline_refusal(p)]
         for p in _options(fixed.pipeline, pipelines):
             if gpus % (t * p) or p > w.layers:
                 continue

@@ -509,11 +509,11 @@ class Workload:
         """Weights of a dense layer's FFN in an MoE model (gated like the experts); 0 without."""
         return self._ffn_parameters(self.dense_ffn_hidden_size)
 
-    @property
+    @cached_property
     def dualpipe(self) -> bool:
         return self.pipeline_schedule == "dualpipe"
 
-    @property
+    @cached_property
     def stages_per_rank(self) -> int:
         """Pipeline stages a pipeline rank holds: two under DualPipe (stage r and stage
         p - 1 - r: its Table 2's 2x parameters), else one."""

@@ -78,16 +78,24 @@ def bubble_fraction(
     return (p - 1) * chunk_imbalance / (v * m)
 
 
-def dualpipe_refusal(pipeline: int, micro_batches: int) -> str:
-    """Why DualPipe will not run ``pipeline`` ranks over ``micro_batches`` a step ("" when it
-    will): its step asserts an even rank count and an even number of micro-batches of at
-    least twice the ranks (github.com/deepseek-ai/DualPipe, dualpipe/dualpipe.py, DualPipe.
-    step: ``num_ranks % 2 == 0``, ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``)."""
+def dualpipe_pipeline_refusal(pipeline: int) -> str:
+    """Why DualPipe will not run ``pipeline`` ranks, whatever the micro-batches ("" when it
+    may): its step asserts an even rank count (dualpipe_refusal)."""
     if pipeline < 2 or pipeline % 2:
         return (
             f"DualPipe runs an even number of pipeline ranks, at least 2 (a rank holds stage r "
             f"and stage p - 1 - r); got pipeline {pipeline}"
         )
+    return ""
+
+
+def dualpipe_refusal(pipeline: int, micro_batches: int) -> str:
+    """Why DualPipe will not run ``pipeline`` ranks over ``micro_batches`` a step ("" when it
+    will): its step asserts an even rank count and an even number of micro-batches of at
+    least twice the ranks (github.com/deepseek-ai/DualPipe, dualpipe/dualpipe.py, DualPipe.
+    step: ``num_ranks % 2 == 0``, ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``)."""
+    if why := dualpipe_pipeline_refusal(pipeline):
+        return why
     if micro_batches % 2 or micro_batches < 2 * pipeline:
         return (
             f"DualPipe feeds half the micro-batches from each end and needs an even number of "
