@@ -25,7 +25,7 @@ from optimizer.workload.model import Workload
 BY_HAND = {
     estimate_pb2.EstimateResponse: ((Estimate,), {"parallelism", "breakdown"}),
     estimate_pb2.StepBreakdown: ((StepBreakdown,), set()),
-    estimate_pb2.Parallelism: ((ParallelPlan,), set()),
+    estimate_pb2.Parallelism: ((ParallelPlan,), {"stage_layers"}),  # issue 14 (layout)
     optimize_pb2.BomLine: ((BomLine,), set()),
     optimize_pb2.CostBreakdown: ((CostSplit,), {"network_share"}),
     optimize_pb2.ParetoPoint: ((ParetoEntry, Design), {"fabric_kind", "topology_family"}),

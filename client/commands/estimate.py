@@ -32,6 +32,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
     from rich.table import Table
 
     from optimizer.workload.model import parameter_count
+    from optimizer.workload.pipeline_layout import layers_text
 
     table = Table(title="training-time estimate", show_header=False)
     table.add_column("quantity")
@@ -76,6 +77,7 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
             "virtual pipeline / ZeRO stage / micro-batch",
             f"{p.virtual_pipeline} / {p.zero_stage} / {p.micro_batch_size}",
         ),
+        *([("layers per pipeline stage", layers_text(p.stage_layers))] if p.pipeline > 1 else []),
         ("compute (s/step)", f"{b.compute_s:.3f}"),
         ("pipeline bubble (s/step)", f"{b.pipeline_bubble_s:.3f}"),
         ("tensor parallel (s/step)", f"{b.tensor_parallel_s:.3f}"),

@@ -211,6 +211,13 @@ def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | No
     """The parallel degrees the request fixes (the planner chooses the rest), if any."""
     if not req.HasField("parallelism"):
         return None
+    if req.parallelism.stage_layers:
+        raise InvalidInput(
+            "an optimize request sizes the pipeline of every design it weighs, so no one "
+            "layout fits them all; state the layout in an estimate request (procure estimate) "
+            "of the design you choose",
+            field="parallelism.stage_layers",
+        )
     return plan_from_proto(req.parallelism, req.workload)
 
 

@@ -556,12 +556,26 @@ def request_from_proto(
     note = gpu_model_note(req.cluster, cluster, catalog)  # issue 14 (inputs): said in the notes
     if note is not None:
         workload = replace(workload, inferred=(*workload.inferred, note))
-    return (
-        workload,
-        cluster,
-        plan_from_proto(req.parallelism, req.workload),
-        fabrics_from_proto(req.fabric_profiles),
+    workload, fixed = with_stage_layers(
+        workload, plan_from_proto(req.parallelism, req.workload), req.parallelism
     )
+    return workload, cluster, fixed, fabrics_from_proto(req.fabric_profiles)
+
+
+def with_stage_layers(
+    w: Workload, fixed: PartialPlan, msg: pb.Parallelism
+) -> tuple[Workload, PartialPlan]:
+    """The request's pipeline layout (``parallelism.stage_layers``) on the workload, which
+    every stage's time and memory read, and the pipeline degree it fixes."""
+    if not msg.stage_layers:
+        return w, fixed
+    stages = len(msg.stage_layers)
+    if fixed.pipeline is not None and fixed.pipeline != stages:
+        raise InvalidInput(
+            f"lays the layers on {stages} stages, but parallelism.pipeline is {fixed.pipeline}",
+            field="parallelism.stage_layers",
+        )
+    return replace(w, stage_layers=tuple(msg.stage_layers)), replace(fixed, pipeline=stages)
 
 
 def response_to_proto(est: Estimate) -> pb.EstimateResponse:
@@ -570,6 +584,7 @@ def response_to_proto(est: Estimate) -> pb.EstimateResponse:
         parallelism=pb.Parallelism(
             **message_values(est.plan, pb.Parallelism, exclude=("expert_tensor",)),
             expert_tensor=est.plan.expert_tensor_degree,
+            stage_layers=est.stage_layers,
         ),
         breakdown=pb.StepBreakdown(**message_values(est.breakdown, pb.StepBreakdown)),
         **message_values(est, pb.EstimateResponse),

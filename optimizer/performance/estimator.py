@@ -53,11 +53,13 @@ from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     PipelineLayout,
     bubble_fraction,
-    deepest_interleaving,
+    deepest_layout_interleaving,
     dualpipe_pipeline_refusal,
     dualpipe_refusal,
     dualpipe_unpaired_share,
     interleaving_refusal,
+    layers_text,
+    layout_note,
     mtp_note,
     pipeline_layout,
 )
@@ -142,6 +144,9 @@ class Estimate:
     productive_training_time_hours: float = 0.0
     checkpoint_interval_minutes: float = 0.0  # productive minutes between checkpoints
     expected_interruptions: float = 0.0  # failures expected over the wall-clock run
+    # issue 14 (pipeline layout): the layers of each stage the estimate timed, first to last
+    # (the response's parallelism.stage_layers)
+    stage_layers: tuple[int, ...] = ()
 
 
 def zero_refusal(w: Workload, pipeline: int, zero_stage: int) -> str:
@@ -249,13 +254,23 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             f"pipeline {plan.pipeline} exceeds the {w.layers} layers (each stage needs one)",
             field="parallelism.pipeline",
         )
-    deepest = deepest_interleaving(w.layers, plan.pipeline)
-    if plan.virtual_pipeline > deepest:
+    if w.stage_layers and len(w.stage_layers) != plan.pipeline:
         raise InvalidInput(
-            f"virtual_pipeline {plan.virtual_pipeline} exceeds (layers + 2) / pipeline = "
-            f"({w.layers} + 2) / {plan.pipeline} (each chunk needs a layer but the first "
-            f"stage's embedding chunk and the last stage's output chunk); expected at most "
-            f"{deepest}",
+            f"pipeline {plan.pipeline}, but parallelism.stage_layers lays the layers on "
+            f"{len(w.stage_layers)} stages",
+            field="parallelism.pipeline",
+        )
+    deepest = deepest_layout_interleaving(w, plan.pipeline)
+    if plan.virtual_pipeline > deepest:
+        fills = (
+            f"the chunks parallelism.stage_layers {layers_text(w.stage_layers)} fills"
+            if w.stage_layers
+            else f"(layers + 2) / pipeline = ({w.layers} + 2) / {plan.pipeline}"
+        )
+        raise InvalidInput(
+            f"virtual_pipeline {plan.virtual_pipeline} exceeds {fills} (each chunk needs a "
+            "layer but the first stage's embedding chunk and the last stage's output chunk); "
+            f"expected at most {deepest}",
             field="parallelism.virtual_pipeline",
         )
     if plan.virtual_pipeline > 1 and plan.pipeline == 1:
@@ -2038,6 +2053,8 @@ def estimate_from_step(
         notes.append(exposed_a2a)
     if w.mtp_layers:
         notes.append(mtp_note(w, step.layout))
+    if (layout := layout_note(w, step.layout)) is not None:
+        notes.append(layout)
     # issue 14 (goodput) -- owned by the goodput work: failures, checkpoints and restarts
     # stretch the productive time into wall-clock time (optimizer/performance/goodput.py).
     # The failure rate counts the GPUs the plan uses; the same factor applies to the range.
@@ -2088,4 +2105,5 @@ def estimate_from_step(
         notes=tuple(notes),
         gpus_used=step.plan.gpus,
         scale_up_gpus=root.scale_up_domain_gpus,
+        stage_layers=step.layout.layers,
     )

@@ -192,6 +192,12 @@ class Workload:
     optimizer_moments: str = "fp32"
     # issue 14 (pipeline schedule): PIPELINE_SCHEDULES.
     pipeline_schedule: str = "1f1b"
+    # issue 14 (pipeline layout): the layers of each pipeline stage, first to last, as the
+    # request states them (EstimateRequest parallelism.stage_layers: Megatron-Core's
+    # num_layers_in_first/last_pipeline_stage or pipeline_model_parallel_layout, or its even
+    # default); () lets pipeline_layout balance the stages. Carried here, not on the plan,
+    # because it fixes the pipeline degree and everything cached per workload reads it.
+    stage_layers: tuple[int, ...] = ()
     # issue 14 (inputs): what the request conversion inferred rather than read (e.g. gated_ffn
     # from workload.parameters), said in the estimate's notes; never silent.
     inferred: tuple[str, ...] = ()
@@ -280,6 +286,7 @@ class Workload:
                 field="workload.attention_kernel",
             )
         self._check_sliding_window()
+        self._check_stage_layers()
         if self.dualpipe and self.framework == "deepspeed":
             raise InvalidInput(
                 "DualPipe is DeepSeek's schedule; DeepSpeed's PipelineEngine runs its own 1F1B: "
@@ -296,6 +303,21 @@ class Workload:
                 "node-limited routing saves network bytes only when each node is sent a token "
                 "once: set expert_dispatch to node_deduplicated",
                 field="workload.expert_node_limit",
+            )
+
+    def _check_stage_layers(self) -> None:
+        if not self.stage_layers:
+            return
+        if min(self.stage_layers) < 1:
+            raise InvalidInput(
+                f"every stage holds a layer: expected each >= 1, got {list(self.stage_layers)}",
+                field="parallelism.stage_layers",
+            )
+        if sum(self.stage_layers) != self.layers:
+            raise InvalidInput(
+                f"the stages' layers must add up to workload.layers = {self.layers}; "
+                f"{' + '.join(map(str, self.stage_layers))} = {sum(self.stage_layers)}",
+                field="parallelism.stage_layers",
             )
 
     def _check_dense_layers(self) -> None:

@@ -17,6 +17,7 @@ one layer per chunk: p v <= layers + 2 (``deepest_interleaving``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -24,6 +25,9 @@ from optimizer.workload.flops import forward_flops_per_token, hardware_flops_per
 from optimizer.workload.model import Workload, parameter_count
 
 _EPS = 1e-9
+# The layout note (layout_note) is left out where Megatron-Core's default even split is at
+# most this much slower on the slowest stage: the balanced layout is then a detail.
+LAYOUT_NOTE_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,16 @@ def deepest_interleaving(layers: int, pipeline: int) -> int:
     return (layers + 2) // pipeline
 
 
+def deepest_layout_interleaving(w: Workload, pipeline: int) -> int:
+    """deepest_interleaving of ``w``'s own layout: the stated one's (Workload.stage_layers)
+    fills as many chunks as its smallest middle stage holds layers, an end stage one more
+    (its embedding-only or output-only chunk)."""
+    stated = w.stage_layers
+    if not stated or len(stated) != pipeline or pipeline == 1:
+        return deepest_interleaving(w.layers, pipeline)
+    return min(stated[0] + 1, stated[-1] + 1, *stated[1:-1])
+
+
 def deepest_depth(w: Workload, pipeline: int, micro_batches: int) -> int:
     """The largest virtual_pipeline the planner may give ``w`` with ``micro_batches`` per
     step: deepest_interleaving, or 1 where nothing interleaves: one stage (chunks interleave
@@ -135,7 +149,7 @@ def deepest_depth(w: Workload, pipeline: int, micro_batches: int) -> int:
         or interleaving_refusal(pipeline, micro_batches)
     ):
         return 1
-    return deepest_interleaving(w.layers, pipeline)
+    return deepest_layout_interleaving(w, pipeline)
 
 
 def interleaving_refusal(pipeline: int, micro_batches: int) -> str:
@@ -242,6 +256,8 @@ def least_slowest_stage_share(w: Workload, pipeline: int) -> float:
     candidates. Under DualPipe 1, the mean: a rank's two stages average out."""
     if w.dualpipe:  # a rank's two stages average out below any one stage: bound at even
         return 1.0
+    if len(w.stage_layers) == pipeline:  # the stated layout's, at every depth
+        return pipeline_layout(w, pipeline).slowest_stage_share
     n, x_out = w.layers, output_layer_equivalents(w)
     slowest = _smallest_largest_load(n, pipeline, _stage_kinds(n, pipeline, 1, x_out))
     return slowest / ((n + x_out) / pipeline)
@@ -251,12 +267,19 @@ def least_slowest_stage_share(w: Workload, pipeline: int) -> float:
 def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> PipelineLayout:
     """The layout of ``w`` over ``pipeline`` stages of ``virtual_pipeline`` chunks each
     (every chunk holds at least one layer but the embedding's and the output layer's:
-    virtual_pipeline <= deepest_interleaving)."""
+    virtual_pipeline <= deepest_layout_interleaving): the stated one (Workload.stage_layers),
+    else the balanced one."""
     p, v, n = pipeline, virtual_pipeline, w.layers
-    if p < 1 or v < 1 or v > deepest_interleaving(n, p):
+    if w.stage_layers and len(w.stage_layers) != p:
+        msg = f"the stated layout has {len(w.stage_layers)} stages, not pipeline {p}"
+        raise ValueError(msg)
+    if p < 1 or v < 1 or v > deepest_layout_interleaving(w, p):
         msg = f"{n} layers cannot fill pipeline x virtual_pipeline = {p} x {v} chunks"
         raise ValueError(msg)
     x_out = output_layer_equivalents(w)
+    if w.stage_layers:
+        stated = w.stage_layers
+        return PipelineLayout(stated, v, x_out, _slowest_load(stated, x_out, w.dualpipe))
     kinds = _stage_kinds(n, p, v, x_out)
     target = _smallest_largest_load(n, p, kinds)
     held = [math.floor(target - x + _EPS) for _, x, _ in kinds]
@@ -279,14 +302,59 @@ def pipeline_layout(w: Workload, pipeline: int, virtual_pipeline: int = 1) -> Pi
     if middle:
         loads.append(float(max(middle)))
     if w.dualpipe and p > 1:
-        return PipelineLayout(tuple(layers), v, x_out, _paired_slowest_load(layers, x_out))
+        return PipelineLayout(tuple(layers), v, x_out, _slowest_load(layers, x_out, True))
     return PipelineLayout(tuple(layers), v, x_out, max(loads))
 
 
-def _paired_slowest_load(layers: list[int], x_out: float) -> float:
-    """The slowest DualPipe rank's load: rank r runs half the micro-batches through stage r
-    and half through stage p - 1 - r, so its work is the two stages' mean (the output layer
-    on the last stage pairs with the first stage's layers)."""
+def _slowest_load(layers: Sequence[int], x_out: float, dualpipe: bool) -> float:
+    """The slowest stage's load, the output layer's on the last; the slowest DualPipe
+    rank's when ``dualpipe``: rank r runs half the micro-batches through stage r and half
+    through stage p - 1 - r, so its work is the two stages' mean (the output layer on the
+    last stage pairs with the first stage's layers)."""
     p = len(layers)
     loads = [*layers[:-1], layers[-1] + x_out]
+    if not dualpipe or p == 1:
+        return max(loads)
     return max((loads[r] + loads[p - 1 - r]) / 2 for r in range(p // 2))
+
+
+def layers_text(layers: Sequence[int]) -> str:
+    """A layout as a person reads it: runs of more than three equal stages counted
+    ("15, 6 x 16, 15"; "13, 13, 13, 9")."""
+    runs: list[list[int]] = []
+    for k in layers:
+        if runs and runs[-1][0] == k:
+            runs[-1][1] += 1
+        else:
+            runs.append([k, 1])
+    return ", ".join(
+        f"{count} x {k}" if count > 3 else ", ".join([str(k)] * count) for k, count in runs
+    )
+
+
+def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
+    """Where the estimate puts the layers when the request leaves it to the model (no
+    Workload.stage_layers) and its balanced layout is not Megatron-Core's default even split
+    (layers / pipeline a stage, the output layer beside the last stage's) by more than
+    LAYOUT_NOTE_SHARE: a run gets that time only with the layout configured, and the even
+    split's slowest stage is named."""
+    p, n, x_out = len(layout.layers), w.layers, layout.output_layer_equivalents
+    if w.stage_layers or p == 1:
+        return None
+    even = _slowest_load((n // p,) * p, x_out, w.dualpipe)
+    if n % p == 0 and even < layout.slowest_stage_load * (1 + LAYOUT_NOTE_SHARE):
+        return None
+    text = (
+        f"pipeline layout: {layers_text(layout.layers)} layers on the {p} stages, the slowest "
+        f"{'rank' if w.dualpipe else 'stage'} {layout.slowest_stage_load:.1f} layer-equivalents "
+        f"(the output layer is {x_out:.1f}, on the last stage), as parallelism.stage_layers "
+        "says; Megatron-Core runs it with pipeline_model_parallel_layout (or "
+        "num_layers_in_first/last_pipeline_stage where the middle stages are alike)"
+    )
+    if n % p:
+        return f"{text}; its default even split cannot place {n} layers on {p} stages"
+    return (
+        f"{text}; its default even split, {n // p} a stage, is {even:.1f} on the slowest "
+        f"({even / layout.slowest_stage_load - 1:+.0%} compute on the step's critical path): "
+        "state parallelism.stage_layers to time the layout you run"
+    )

@@ -120,7 +120,7 @@ class Workload(_message.Message):
     def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ..., dropout: _Optional[bool] = ..., causal: _Optional[bool] = ..., framework: _Optional[str] = ..., head_dim: _Optional[int] = ..., attention_kernel: _Optional[str] = ..., tp_comm_overlap: _Optional[bool] = ..., sliding_window_tokens: _Optional[int] = ..., sliding_window_layers: _Optional[int] = ..., kv_lora_rank: _Optional[int] = ..., q_lora_rank: _Optional[int] = ..., qk_rope_head_dim: _Optional[int] = ..., v_head_dim: _Optional[int] = ..., mtp_layers: _Optional[int] = ..., optimizer_moments: _Optional[str] = ..., pipeline_schedule: _Optional[str] = ..., expert_load_imbalance: _Optional[float] = ..., expert_dispatch: _Optional[str] = ..., expert_node_limit: _Optional[int] = ..., shared_expert_ffn_hidden_size: _Optional[int] = ..., dense_layers: _Optional[int] = ..., dense_ffn_hidden_size: _Optional[int] = ...) -> None: ...
 
 class Parallelism(_message.Message):
-    __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size", "context", "reshard_after_forward", "expert_tensor")
+    __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size", "context", "reshard_after_forward", "expert_tensor", "stage_layers")
     TENSOR_FIELD_NUMBER: _ClassVar[int]
     PIPELINE_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +131,7 @@ class Parallelism(_message.Message):
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     RESHARD_AFTER_FORWARD_FIELD_NUMBER: _ClassVar[int]
     EXPERT_TENSOR_FIELD_NUMBER: _ClassVar[int]
+    STAGE_LAYERS_FIELD_NUMBER: _ClassVar[int]
     tensor: int
     pipeline: int
     data: int
@@ -141,7 +142,8 @@ class Parallelism(_message.Message):
     context: int
     reshard_after_forward: bool
     expert_tensor: int
-    def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., context: _Optional[int] = ..., reshard_after_forward: _Optional[bool] = ..., expert_tensor: _Optional[int] = ...) -> None: ...
+    stage_layers: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, tensor: _Optional[int] = ..., pipeline: _Optional[int] = ..., data: _Optional[int] = ..., expert: _Optional[int] = ..., virtual_pipeline: _Optional[int] = ..., zero_stage: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., context: _Optional[int] = ..., reshard_after_forward: _Optional[bool] = ..., expert_tensor: _Optional[int] = ..., stage_layers: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Cluster(_message.Message):
     __slots__ = ("gpus", "gpus_per_node", "gpu_peak_tflops", "gpu_memory_gb", "intra_node_gbytes_per_s", "fabric", "nic_gbps_per_node", "topology", "oversubscription", "server_sku", "gpu_model", "gpu_peak_fp8_tflops", "nics_per_node", "switch_radix", "oversubscribed_tier", "fabric_kind", "topology_family", "scale_up_gpus", "in_network_reduction", "nvls", "switch_port_lanes")
