@@ -23,6 +23,7 @@ from optimizer.performance.validation import unseen_runs
 from optimizer.workload.memory import held_blocks
 from optimizer.workload.pipeline_layout import (
     least_slowest_stage_share,
+    megatron_splits,
     pipeline_layout,
 )
 from optimizer.workload.presets import preset
@@ -82,7 +83,19 @@ def test_the_balanced_layout_says_how_megatron_runs_it_and_what_the_even_split_c
 
     assert "10, 10, 10, 6 layers on the 4 stages" in note
     assert "pipeline_model_parallel_layout" in note
-    assert "even split, 9 a stage, is 13.2 on the slowest (+29%" in note
+    assert "the even split, 4 x 9, 13.2 (+29%)" in note
+
+
+def test_where_the_layers_do_not_divide_megatrons_embedding_and_loss_split_is_named() -> None:
+    """94 layers (Qwen3-235B-A22B's) on 4 stages: no even split, and (94 + 2) / 4 = 24 a stage
+    with the embedding and the loss in a layer's place; on 5 stages neither."""
+    w = replace(preset("llama3-8b"), layers=94)
+
+    assert megatron_splits(w, 4) == [
+        ("account_for_embedding/loss_in_pipeline_split", (23, 24, 24, 23))
+    ]
+    assert megatron_splits(w, 5) == []
+    assert megatron_splits(preset("llama3-70b"), 8) == [("the even split", (10,) * 8)]
 
 
 def test_a_stated_layout_fixes_the_pipeline_the_planner_may_choose() -> None:

@@ -332,29 +332,59 @@ def layers_text(layers: Sequence[int]) -> str:
     )
 
 
+def megatron_splits(w: Workload, pipeline: int) -> list[tuple[str, tuple[int, ...]]]:
+    """The layouts Megatron-Core makes of ``w`` on ``pipeline`` stages without a layout of the
+    user's: its default even split where the layers divide, and the split of
+    account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split (the
+    embedding and the loss each in a layer's place: (L + 2) / p a stage, one fewer on each
+    end) where L + 2 divides (megatron/core/transformer/transformer_config.py)."""
+    n, p = w.layers, pipeline
+    splits: list[tuple[str, tuple[int, ...]]] = []
+    if n % p == 0:
+        splits.append(("the even split", (n // p,) * p))
+    k = (n + 2) // p
+    if w.framework == "megatron" and p > 1 and (n + 2) % p == 0 and k > 1:
+        splits.append(
+            ("account_for_embedding/loss_in_pipeline_split", (k - 1, *(k,) * (p - 2), k - 1))
+        )
+    return splits
+
+
 def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
     """Where the estimate puts the layers when the request leaves it to the model (no
-    Workload.stage_layers) and its balanced layout is not Megatron-Core's default even split
-    (layers / pipeline a stage, the output layer beside the last stage's) by more than
-    LAYOUT_NOTE_SHARE: a run gets that time only with the layout configured, and the even
-    split's slowest stage is named."""
-    p, n, x_out = len(layout.layers), w.layers, layout.output_layer_equivalents
+    Workload.stage_layers) and its balanced layout is more than LAYOUT_NOTE_SHARE lighter on
+    the slowest stage than what the stack lays out by itself (megatron_splits): a run gets
+    that time only with the layout configured, and those splits' slowest stages are named."""
+    p, x_out = len(layout.layers), layout.output_layer_equivalents
     if w.stage_layers or p == 1:
         return None
-    even = _slowest_load((n // p,) * p, x_out, w.dualpipe)
-    if n % p == 0 and even < layout.slowest_stage_load * (1 + LAYOUT_NOTE_SHARE):
+    slowest = layout.slowest_stage_load
+    splits = [
+        (name, split, _slowest_load(split, x_out, w.dualpipe))
+        for name, split in megatron_splits(w, p)
+    ]
+    if splits and min(load for _, _, load in splits) < slowest * (1 + LAYOUT_NOTE_SHARE):
         return None
-    text = (
-        f"pipeline layout: {layers_text(layout.layers)} layers on the {p} stages, the slowest "
-        f"{'rank' if w.dualpipe else 'stage'} {layout.slowest_stage_load:.1f} layer-equivalents "
-        f"(the output layer is {x_out:.1f}, on the last stage), as parallelism.stage_layers "
-        "says; Megatron-Core runs it with pipeline_model_parallel_layout (or "
-        "num_layers_in_first/last_pipeline_stage where the middle stages are alike)"
+    how = (
+        "Megatron-Core runs it with pipeline_model_parallel_layout (or num_layers_in_first/"
+        "last_pipeline_stage where the middle stages are alike)"
+        if w.framework == "megatron" and not w.dualpipe
+        else "the stack must be told to lay the layers out so"
     )
-    if n % p:
-        return f"{text}; its default even split cannot place {n} layers on {p} stages"
+    text = (
+        f"pipeline layout: {layers_text(layout.layers)} layers on the {p} stages (the "
+        f"response's parallelism.stage_layers), balanced beside the output layer's {x_out:.1f} "
+        f"layer-equivalents on the last: the slowest {'rank' if w.dualpipe else 'stage'} "
+        f"{slowest:.1f}; {how}"
+    )
+    if not splits:
+        return f"{text}. No even split places {w.layers} layers on {p} stages"
+    others = "; ".join(
+        f"{name}, {layers_text(split)}, {load:.1f} ({load / slowest - 1:+.0%})"
+        for name, split, load in splits
+    )
     return (
-        f"{text}; its default even split, {n // p} a stage, is {even:.1f} on the slowest "
-        f"({even / layout.slowest_stage_load - 1:+.0%} compute on the step's critical path): "
-        "state parallelism.stage_layers to time the layout you run"
+        f"{text}. What the stack lays out by itself loads its slowest stage more (layer-"
+        f"equivalents, and the compute on the step's critical path): {others}; state "
+        "parallelism.stage_layers to time the layout you run"
     )
