@@ -212,6 +212,15 @@ RECORDED = (
         "tree, 138a427, shared experts, MLA and dense layers: 530 and 541 cold, 25,895 and "
         "26,162, warm 2,606-2,665/s, re-priced 74,968-75,203/s)",
     ),
+    (
+        "52ff282 (2026-12-07, later)",
+        599,
+        21_600,
+        "--pairs 2000, this script, taskset -c 1, back to back with the next tree twice "
+        "(another run: 583 and 22,413; warm 2,743-2,813/s, re-priced 71,523-74,249/s; the next "
+        "tree, 5337907, stated pipeline layouts: 581 and 604 cold, 20,286 and 18,605, warm "
+        "2,632-2,727/s, re-priced 65,149-74,592/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
