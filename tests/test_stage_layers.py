@@ -125,6 +125,18 @@ def test_a_layout_that_cannot_be_laid_out_is_refused_naming_the_field(
     assert says in str(error)
 
 
+def test_dualpipe_refuses_an_odd_stated_layout_naming_it() -> None:
+    """DualPipe pairs stage r with stage p - 1 - r: three stated stages cannot pair."""
+    request = _request([12, 12, 12])
+    request["parallelism"] = {"stage_layers": [12, 12, 12]}
+    request["workload"] = {**request["workload"], "pipeline_schedule": "dualpipe"}
+
+    error = _refusal(request)
+
+    assert error.field == "parallelism.stage_layers"
+    assert "even number of pipeline ranks" in str(error)
+
+
 def test_more_chunks_than_the_stated_layout_fills_is_refused() -> None:
     """A middle stage of 2 layers fills 2 chunks, an end stage of 1 layer 2 (its embedding's
     or its output layer's chunk beside its layer)."""

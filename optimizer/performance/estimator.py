@@ -313,9 +313,10 @@ def check_degrees(w: Workload, c: ClusterSpec, plan: ParallelPlan) -> None:
             plan.pipeline, w.global_batch_size // (plan.data * plan.micro_batch_size)
         )
     ):
+        stages = "parallelism.stage_layers" if w.stage_layers else "parallelism.pipeline"
         raise InvalidInput(
             f"workload.pipeline_schedule dualpipe: {why}",
-            field="parallelism.pipeline"
+            field=stages
             if dualpipe_pipeline_refusal(plan.pipeline)
             else "parallelism.micro_batch_size",
         )
