@@ -248,3 +248,16 @@ def test_an_fp8_estimate_says_which_peak_its_mfu_is_of(
         f"MFU {resp['mfu']:.1%} is of the dense BF16 peak (989 TFLOP/s); of the dense FP8 peak "
         f"(1,979) it is {resp['model_tflops_per_gpu'] / fp8:.1%}"
     ) in resp["notes"]
+
+
+def test_the_table_gives_the_layers_of_each_pipeline_stage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The layout the estimate timed, stated (parallelism.stage_layers) or the model's own,
+    so that a run can be configured to it."""
+    spec = _spec(tmp_path, parallelism__stage_layers=[19, 21, 21, 19])
+    _, out, _ = _run(capsys, str(spec), "--format", "json")
+    assert json.loads(out)["parallelism"]["stage_layers"] == [19, 21, 21, 19]
+    _, table, _ = _run(capsys, str(spec))
+    row = next(line for line in table.splitlines() if "layers per pipeline stage" in line)
+    assert "19, 21, 21, 19" in row
