@@ -347,3 +347,21 @@ def test_a_profile_of_bf16_runs_says_nothing_of_fp8() -> None:
     profile = fit_profile([_synthetic(case, truth, "step_time_s")])
 
     assert not any("FP8" in n for n in profile.notes)
+
+
+def test_a_dense_runs_plan_without_an_expert_degree_leaves_nothing_to_the_planner(
+    tmp_path: Path,
+) -> None:
+    """A dense model's expert degree is 1 whatever the request says: leaving it out is no
+    choice left open, and no note says the planner's choice was assumed. Leaving out the
+    data degree is one."""
+    good = json.loads((DATA / "measurements.json").read_text())[0]
+    plan = {k: v for k, v in good["request"]["parallelism"].items() if k != "expert"}
+    open_plan = {k: v for k, v in plan.items() if k != "data"}
+    path = tmp_path / "m.json"
+    for parallelism, noted in ((plan, False), (open_plan, True)):
+        path.write_text(
+            json.dumps([{**good, "request": {**good["request"], "parallelism": parallelism}}])
+        )
+        notes = load_measurements(path).notes
+        assert any("leaves part of the plan open" in n for n in notes) is noted

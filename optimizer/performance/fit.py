@@ -735,7 +735,7 @@ def load_measurements(
             continue
         metric, value = _measured(entry, where)
         _plausible(metric, value, w, c, f"{where}.measured.{metric}")
-        if fixed.complete() is None:
+        if fixed.settled(w.is_moe).complete() is None:
             notes.append(
                 f"{label}: the request leaves part of the plan open; the planner's "
                 "choice is assumed to be what ran"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from optimizer.hashed import hashed_once
@@ -93,6 +93,18 @@ class PartialPlan:
     context: int | None = None
     reshard_after_forward: bool | None = None
     expert_tensor: int | None = None
+
+    def settled(self, is_moe: bool) -> PartialPlan:
+        """These degrees with those that can take one value only filled in: a dense model's
+        expert degree and a one-stage pipeline's depth are 1 whatever the request says, so
+        leaving them out leaves the planner nothing to choose."""
+        return replace(
+            self,
+            expert=1 if self.expert is None and not is_moe else self.expert,
+            virtual_pipeline=(
+                1 if self.virtual_pipeline is None and self.pipeline == 1 else self.virtual_pipeline
+            ),
+        )
 
     def complete(self) -> ParallelPlan | None:
         """The plan, when the request fixes every degree (nothing left to choose)."""
