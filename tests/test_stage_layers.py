@@ -83,7 +83,7 @@ def test_the_balanced_layout_says_how_megatron_runs_it_and_what_the_even_split_c
 
     assert "10, 10, 10, 6 layers on the 4 stages" in note
     assert "pipeline_model_parallel_layout" in note
-    assert "the even split, 4 x 9, 13.2 (+29%)" in note
+    assert "the even split (9, 9, 9, 9): 13.2 (+29%)" in note
 
 
 def test_where_the_layers_do_not_divide_megatrons_embedding_and_loss_split_is_named() -> None:

@@ -319,8 +319,8 @@ def _slowest_load(layers: Sequence[int], x_out: float, dualpipe: bool) -> float:
 
 
 def layers_text(layers: Sequence[int]) -> str:
-    """A layout as a person reads it: runs of more than three equal stages counted
-    ("15, 6 x 16, 15"; "13, 13, 13, 9")."""
+    """A layout as a person reads it: runs of more than four equal stages counted
+    ("15, 6 x 16, 15"; "9, 9, 9, 9")."""
     runs: list[list[int]] = []
     for k in layers:
         if runs and runs[-1][0] == k:
@@ -328,7 +328,7 @@ def layers_text(layers: Sequence[int]) -> str:
         else:
             runs.append([k, 1])
     return ", ".join(
-        f"{count} x {k}" if count > 3 else ", ".join([str(k)] * count) for k, count in runs
+        f"{count} x {k}" if count > 4 else ", ".join([str(k)] * count) for k, count in runs
     )
 
 
@@ -380,7 +380,7 @@ def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
     if not splits:
         return f"{text}. No even split places {w.layers} layers on {p} stages"
     others = "; ".join(
-        f"{name}, {layers_text(split)}, {load:.1f} ({load / slowest - 1:+.0%})"
+        f"{name} ({layers_text(split)}): {load:.1f} ({load / slowest - 1:+.0%})"
         for name, split, load in splits
     )
     return (
