@@ -66,18 +66,22 @@ def _goodput_factor(
 
 
 def exhaustive(
-    w: Workload, c: ClusterSpec, options: ModelOptions = DEFAULT_OPTIONS
+    w: Workload,
+    c: ClusterSpec,
+    options: ModelOptions = DEFAULT_OPTIONS,
+    fixed: PartialPlan = PartialPlan(),  # noqa: B008 (frozen: never mutated)
 ) -> tuple[float, ParallelPlan, int]:
     """(wall-clock step, plan, GPUs used) of the fastest candidate, timing every candidate of
-    every size the planner may use, first one wins a tie."""
+    every size the planner may use (``fixed``: within what the request fixes), first one wins
+    a tie."""
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected", options)
     reliability = options.reliability
     best: tuple[float, ParallelPlan, int] | None = None
-    for root, sizes in planner.root_sizes(w, c, PartialPlan()):
+    for root, sizes in planner.root_sizes(w, c, fixed):
         for used in sizes:
             sub = root if used == root.gpus else replace(root, gpus=used)
-            for plan in planner.candidate_plans(w, sub, PartialPlan()):
+            for plan in planner.candidate_plans(w, sub, fixed):
                 step_s = StepModel(w, sub, plan, fabric).step_time_s(expected)
                 seconds = _wall_s(w, plan.gpus, step_s, reliability)
                 if best is None or seconds < best[0]:
@@ -88,17 +92,20 @@ def exhaustive(
 
 
 def assert_the_search_finds_the_exhaustive_loops_plan(
-    w: Workload, c: ClusterSpec, options: ModelOptions = DEFAULT_OPTIONS
+    w: Workload,
+    c: ClusterSpec,
+    options: ModelOptions = DEFAULT_OPTIONS,
+    fixed: PartialPlan = PartialPlan(),  # noqa: B008 (frozen: never mutated)
 ) -> None:
     """The planner's plan, GPUs and wall-clock step are the exhaustive loop's (or both find
     no plan)."""
     try:
-        seconds, plan, used = exhaustive(w, c, options)
+        seconds, plan, used = exhaustive(w, c, options, fixed)
     except PlanInfeasible:
         with pytest.raises(PlanInfeasible):
-            planner.plan_and_estimate(w, c, options=options)
+            planner.plan_and_estimate(w, c, fixed, options=options)
         return
-    est = planner.plan_and_estimate(w, c, options=options)
+    est = planner.plan_and_estimate(w, c, fixed, options=options)
     assert (est.plan, est.gpus_used) == (plan, used)
     wall_s = _wall_s(w, used, est.step_time_s)
     assert wall_s == seconds
@@ -125,11 +132,15 @@ def _bounds(
     return list(bounds.tolist())
 
 
-def _assert_no_bound_exceeds_its_exact_step(w: Workload, c: ClusterSpec) -> None:
+def _assert_no_bound_exceeds_its_exact_step(
+    w: Workload,
+    c: ClusterSpec,
+    fixed: PartialPlan = PartialPlan(),  # noqa: B008 (frozen: never mutated)
+) -> None:
     """Every candidate's bound on all of ``c`` is at most its exact wall-clock step."""
     fabric = DEFAULT_FABRICS[c.fabric]
     expected = scenario(c, fabric, "expected")
-    plans = tuple(planner.candidate_plans(w, c, PartialPlan()))
+    plans = tuple(planner.candidate_plans(w, c, fixed))
     if not plans:
         return
     cheap, shared = _bounds(w, c, plans, shared=False), _bounds(w, c, plans)
@@ -199,6 +210,30 @@ def test_under_dualpipe_the_search_finds_the_exhaustive_loops_plan(
     w = preset(name, global_batch_size=256, pipeline_schedule="dualpipe")
     assert_the_search_finds_the_exhaustive_loops_plan(w, c)
     _assert_no_bound_exceeds_its_exact_step(w, c)
+
+
+@st.composite
+def _stated_layouts(draw: st.DrawFn) -> tuple[Workload, PartialPlan]:
+    """A workload of WORKLOADS on 2 to 4 stages of any layout (parallelism.stage_layers)."""
+    w = preset(draw(st.sampled_from(WORKLOADS)), global_batch_size=256)
+    p = draw(st.integers(2, 4))
+    cuts = draw(st.lists(st.integers(1, w.layers - 1), min_size=p - 1, max_size=p - 1, unique=True))
+    bounds = [0, *sorted(cuts), w.layers]
+    layout = tuple(b - a for a, b in itertools.pairwise(bounds))
+    return replace(w, stage_layers=layout), PartialPlan(pipeline=p)
+
+
+@settings(max_examples=15, deadline=None)
+@given(stated=_stated_layouts(), c=clusters)
+def test_with_a_stated_layout_the_search_finds_the_exhaustive_loops_plan(
+    stated: tuple[Workload, PartialPlan], c: ClusterSpec
+) -> None:
+    """A stated pipeline layout (parallelism.stage_layers; the request fixes the pipeline to
+    its length): its slowest stage, its chunk depths and its stages' memory bound the
+    candidates as the steps time them."""
+    w, fixed = stated
+    assert_the_search_finds_the_exhaustive_loops_plan(w, c, fixed=fixed)
+    _assert_no_bound_exceeds_its_exact_step(w, c, fixed)
 
 
 def test_the_search_bounds_its_sizes_at_the_profiles_elementwise_scale() -> None:
