@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from service_support import TOKEN_A, Stubs, bearer, invalid_argument_fields, token_stubs
 
 from optimizer._pb.procurement.v1 import estimate_pb2, optimize_pb2
-from optimizer.api import estimate
+from optimizer.api import estimate, optimize
 from optimizer.errors import InvalidInput
-from optimizer.optimize.convert import fixed_plan_from_proto
-from optimizer.performance.validation import unseen_runs
+from optimizer.performance.planner import plan_and_estimate
+from optimizer.performance.validation import HGX_H100, cluster_for, unseen_runs
 from optimizer.workload.memory import held_blocks
 from optimizer.workload.pipeline_layout import (
     least_slowest_stage_share,
@@ -146,13 +146,43 @@ def test_more_chunks_than_the_stated_layout_fills_is_refused() -> None:
     assert "expected at most 2" in str(error)
 
 
-def test_an_optimize_request_refuses_a_layout_it_cannot_apply_to_every_design() -> None:
-    request = optimize_pb2.OptimizeRequest(
-        parallelism=estimate_pb2.Parallelism(stage_layers=[40, 40])
+def _optimize(stage_layers: list[int]) -> optimize_pb2.OptimizeResponse:
+    return optimize(
+        optimize_pb2.OptimizeRequest(
+            catalog="infiniband-ndr",
+            workload=estimate_pb2.Workload(model="llama3-8b", training_tokens=2e11),
+            constraints=optimize_pb2.Constraints(target_training_hours=200),
+            parallelism=estimate_pb2.Parallelism(stage_layers=stage_layers),
+        )
     )
+
+
+def test_an_optimize_request_times_every_design_at_the_stated_layout() -> None:
+    """As a fixed degree is every design's, so is a stated layout: each design's plan has
+    its stages, and its estimate says so."""
+    response = _optimize([10, 8, 8, 6])
+
+    assert response.designs
+    for design in response.designs:
+        assert design.estimate.parallelism.pipeline == 4
+        assert list(design.estimate.parallelism.stage_layers) == [10, 8, 8, 6]
+
+
+def test_an_optimize_request_refuses_a_layout_of_other_layers_naming_the_field() -> None:
     with pytest.raises(InvalidInput) as e:
-        fixed_plan_from_proto(request)
+        _optimize([16, 8])
     assert e.value.field == "parallelism.stage_layers"
+
+
+def test_whoever_searches_a_workload_with_a_stated_layout_gets_its_stage_count() -> None:
+    """The planner takes the pipeline degree from the layout itself when the caller fixes
+    none (a portfolio's other workloads, the rented run beside a design)."""
+    w = replace(preset("llama3-8b"), stage_layers=(10, 8, 8, 6))
+    c = cluster_for(HGX_H100, 64, "fat_tree", "infiniband", 1.0)
+
+    plan = plan_and_estimate(w, c, why=False).plan
+
+    assert plan.pipeline == 4
 
 
 def test_the_memory_of_the_fullest_stage_reads_the_stated_layout() -> None:

@@ -18,7 +18,12 @@ from optimizer.optimize.portfolio import (  # issue 17 (portfolio)
 )
 from optimizer.optimize.request import Confidence, Constraints, Objective, OptimizeSpec
 from optimizer.optimize.result import OptimizeResult, RankedDesign
-from optimizer.performance.convert import options_from_proto, plan_from_proto, response_to_proto
+from optimizer.performance.convert import (
+    options_from_proto,
+    plan_from_proto,
+    response_to_proto,
+    with_stage_layers,
+)
 from optimizer.performance.plan import PartialPlan
 from optimizer.registry.fabrics import FABRICS
 from optimizer.registry.objectives import MIN_COST, OBJECTIVES
@@ -71,6 +76,13 @@ def spec_from_proto(req: optimize_pb2.OptimizeRequest) -> OptimizeSpec:
     cost_model = cost_model_from_proto(req.cost_model)  # issue 17 (tco)
     primary, target, portfolio = portfolio_from_proto(
         req, target, usable_hours_per_year(cost_model)
+    )
+    # issue 14 (pipeline layout): a stated layout is every workload's, as the fixed degrees are
+    if primary is not None:
+        primary = with_stage_layers(primary, req.parallelism)
+    portfolio = tuple(
+        dataclasses.replace(t, workload=with_stage_layers(t.workload, req.parallelism))
+        for t in portfolio
     )
     kind = (
         OBJECTIVES.resolve(req.objective, req.objective_kind, "objective", "objective_kind")
@@ -211,13 +223,6 @@ def fixed_plan_from_proto(req: optimize_pb2.OptimizeRequest) -> PartialPlan | No
     """The parallel degrees the request fixes (the planner chooses the rest), if any."""
     if not req.HasField("parallelism"):
         return None
-    if req.parallelism.stage_layers:
-        raise InvalidInput(
-            "an optimize request sizes the pipeline of every design it weighs, so no one "
-            "layout fits them all; state the layout in an estimate request (procure estimate) "
-            "of the design you choose",
-            field="parallelism.stage_layers",
-        )
     return plan_from_proto(req.parallelism, req.workload)
 
 

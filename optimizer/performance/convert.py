@@ -216,10 +216,19 @@ def gpu_model_note(msg: pb.Cluster, c: ClusterSpec, catalog: Catalog | None = No
 
 
 def plan_from_proto(msg: pb.Parallelism, workload_msg: pb.Workload) -> PartialPlan:
-    """The degrees the request fixes; the workload's micro_batch_size is a fallback."""
+    """The degrees the request fixes; the workload's micro_batch_size is a fallback, and a
+    stated layout (``stage_layers``) fixes the pipeline to its stage count."""
     fixed = record_values(msg, PartialPlan)
     if "micro_batch_size" not in fixed and workload_msg.HasField("micro_batch_size"):
         fixed["micro_batch_size"] = workload_msg.micro_batch_size
+    if msg.stage_layers:
+        stages = len(msg.stage_layers)
+        if fixed.setdefault("pipeline", stages) != stages:
+            raise InvalidInput(
+                f"lays the layers on {stages} stages, but parallelism.pipeline is "
+                f"{fixed['pipeline']}",
+                field="parallelism.stage_layers",
+            )
     for name, value in fixed.items():
         if isinstance(value, bool):  # reshard_after_forward: either value is a choice
             continue
@@ -556,26 +565,20 @@ def request_from_proto(
     note = gpu_model_note(req.cluster, cluster, catalog)  # issue 14 (inputs): said in the notes
     if note is not None:
         workload = replace(workload, inferred=(*workload.inferred, note))
-    workload, fixed = with_stage_layers(
-        workload, plan_from_proto(req.parallelism, req.workload), req.parallelism
+    return (
+        with_stage_layers(workload, req.parallelism),
+        cluster,
+        plan_from_proto(req.parallelism, req.workload),
+        fabrics_from_proto(req.fabric_profiles),
     )
-    return workload, cluster, fixed, fabrics_from_proto(req.fabric_profiles)
 
 
-def with_stage_layers(
-    w: Workload, fixed: PartialPlan, msg: pb.Parallelism
-) -> tuple[Workload, PartialPlan]:
+def with_stage_layers(w: Workload, msg: pb.Parallelism) -> Workload:
     """The request's pipeline layout (``parallelism.stage_layers``) on the workload, which
-    every stage's time and memory read, and the pipeline degree it fixes."""
+    every stage's time and memory read (plan_from_proto fixes the pipeline degree to it)."""
     if not msg.stage_layers:
-        return w, fixed
-    stages = len(msg.stage_layers)
-    if fixed.pipeline is not None and fixed.pipeline != stages:
-        raise InvalidInput(
-            f"lays the layers on {stages} stages, but parallelism.pipeline is {fixed.pipeline}",
-            field="parallelism.stage_layers",
-        )
-    return replace(w, stage_layers=tuple(msg.stage_layers)), replace(fixed, pipeline=stages)
+        return w
+    return replace(w, stage_layers=tuple(msg.stage_layers))
 
 
 def response_to_proto(est: Estimate) -> pb.EstimateResponse:

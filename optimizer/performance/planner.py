@@ -105,6 +105,15 @@ def _options(fixed: int | None, candidates: tuple[int, ...] | list[int]) -> tupl
     return (fixed,) if fixed is not None else tuple(candidates)
 
 
+def _pipelines(
+    w: Workload, fixed: PartialPlan, candidates: tuple[int, ...] | list[int]
+) -> tuple[int, ...]:
+    """The pipeline degrees a plan may take: the request's, or its stated layout's stage
+    count (Workload.stage_layers, whoever calls the search), else ``candidates``."""
+    stated = len(w.stage_layers) if w.stage_layers else None
+    return _options(fixed.pipeline if fixed.pipeline is not None else stated, candidates)
+
+
 def candidate_plans(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> list[ParallelPlan]:
     """Plans worth timing on all of ``c``'s GPUs that fit in memory, each ZeRO stage that
     fits (cheapest communication first)."""
@@ -461,7 +470,7 @@ def _families(
         pipelines = [p for p in _divisors(gpus // t) if p <= w.layers]
         if w.dualpipe:  # no micro-batch count makes up for an odd pipeline
             pipelines = [p for p in pipelines if not dualpipe_pipeline_refusal(p)]
-        for p in _options(fixed.pipeline, pipelines):
+        for p in _pipelines(w, fixed, pipelines):
             if gpus % (t * p) or p > w.layers:
                 continue
             d = gpus // (t * p)
@@ -1324,7 +1333,7 @@ def _fillable_sizes(w: Workload, fixed: PartialPlan) -> frozenset[int]:
     at least a layer each, data degrees divide the global batch), so skipping the others
     loses no plan and spares the search building empty candidate lists (about 7 in 8
     whole-node sizes of a 2,048-node cluster for Llama 3 70B)."""
-    pipelines = _options(fixed.pipeline, tuple(range(1, w.layers + 1)))
+    pipelines = _pipelines(w, fixed, tuple(range(1, w.layers + 1)))
     others = _other_products(w, fixed)
     return frozenset(p * other for p in pipelines for other in others)
 
@@ -1349,7 +1358,7 @@ def _least_share(w: Workload, fixed: PartialPlan, used: int) -> float:
     others = _other_products(w, fixed)
     pipelines = [
         p
-        for p in _options(fixed.pipeline, _divisors(used))
+        for p in _pipelines(w, fixed, _divisors(used))
         if p <= w.layers and used % p == 0 and used // p in others
     ]
     return min((least_slowest_stage_share(w, p) for p in pipelines), default=1.0)
