@@ -6,8 +6,10 @@ is not what Megatron-Core runs by default."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from google.protobuf.json_format import ParseDict
@@ -30,6 +32,7 @@ from optimizer.workload.presets import preset
 
 # NVIDIA's GPT-OSS 120B row (data/unseen-runs.json): PP 4 at its recipe's even split, 9 layers a
 # stage, the 201,088-token output layer (4.2 layer-equivalents) beside the last stage's nine.
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 GPT_OSS = next(r for r in unseen_runs() if r.id == "gpt-oss-120b-64xh100-dropless")
 
 
@@ -84,6 +87,19 @@ def test_the_balanced_layout_says_how_megatron_runs_it_and_what_the_even_split_c
     assert "10, 10, 10, 6 layers on the 4 stages" in note
     assert "pipeline_model_parallel_layout" in note
     assert "the even split (9, 9, 9, 9): 13.2 (+29%)" in note
+
+
+def test_outside_megatron_core_the_note_names_no_split_the_stack_does_not_make() -> None:
+    """DeepSpeed's PipelineEngine partitions as its user builds the stages (by parameters,
+    by default), not by Megatron-Core's even split: the note says what to build, no more."""
+    request = json.loads((EXAMPLES / "estimate-bert-large-ethernet.json").read_text())
+    request["workload"]["framework"] = "deepspeed"
+    request["parallelism"] = {"pipeline": 4}
+
+    note = next(n for n in _estimate(request).notes if n.startswith("pipeline layout"))
+
+    assert note.endswith("the stages must be built with these layers")
+    assert "even split" not in note
 
 
 def test_where_the_layers_do_not_divide_megatrons_embedding_and_loss_split_is_named() -> None:

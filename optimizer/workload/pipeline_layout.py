@@ -343,7 +343,7 @@ def megatron_splits(w: Workload, pipeline: int) -> list[tuple[str, tuple[int, ..
     if n % p == 0:
         splits.append(("the even split", (n // p,) * p))
     k = (n + 2) // p
-    if w.framework == "megatron" and p > 1 and (n + 2) % p == 0 and k > 1:
+    if p > 1 and (n + 2) % p == 0 and k > 1:
         splits.append(
             ("account_for_embedding/loss_in_pipeline_split", (k - 1, *(k,) * (p - 2), k - 1))
         )
@@ -352,24 +352,27 @@ def megatron_splits(w: Workload, pipeline: int) -> list[tuple[str, tuple[int, ..
 
 def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
     """Where the estimate puts the layers when the request leaves it to the model (no
-    Workload.stage_layers) and its balanced layout is more than LAYOUT_NOTE_SHARE lighter on
-    the slowest stage than what the stack lays out by itself (megatron_splits): a run gets
-    that time only with the layout configured, and those splits' slowest stages are named."""
+    Workload.stage_layers): a run gets that time only with the layout configured. Under
+    Megatron-Core's 1F1B the note is left out where a split it makes by itself
+    (megatron_splits) loads the slowest stage at most LAYOUT_NOTE_SHARE more, and otherwise
+    names those splits' slowest stages; DeepSpeed's PipelineEngine and DualPipe lay the
+    layers out as their user builds the stages, so the note says only what to build."""
     p, x_out = len(layout.layers), layout.output_layer_equivalents
     if w.stage_layers or p == 1:
         return None
     slowest = layout.slowest_stage_load
+    megatron = w.framework == "megatron" and not w.dualpipe
     splits = [
         (name, split, _slowest_load(split, x_out, w.dualpipe))
-        for name, split in megatron_splits(w, p)
+        for name, split in (megatron_splits(w, p) if megatron else [])
     ]
     if splits and min(load for _, _, load in splits) < slowest * (1 + LAYOUT_NOTE_SHARE):
         return None
     how = (
         "Megatron-Core runs it with pipeline_model_parallel_layout (or num_layers_in_first/"
         "last_pipeline_stage where the middle stages are alike)"
-        if w.framework == "megatron" and not w.dualpipe
-        else "the stack must be told to lay the layers out so"
+        if megatron
+        else "the stages must be built with these layers"
     )
     text = (
         f"pipeline layout: {layers_text(layout.layers)} layers on the {p} stages (the "
@@ -377,8 +380,13 @@ def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
         f"layer-equivalents on the last: the slowest {'rank' if w.dualpipe else 'stage'} "
         f"{slowest:.1f}; {how}"
     )
+    if not megatron:
+        return text
     if not splits:
-        return f"{text}. No even split places {w.layers} layers on {p} stages"
+        return (
+            f"{text}. Megatron-Core makes neither an even split nor an account-for-embedding-"
+            f"and-loss split of {w.layers} layers on {p} stages by itself"
+        )
     others = "; ".join(
         f"{name} ({layers_text(split)}): {load:.1f} ({load / slowest - 1:+.0%})"
         for name, split, load in splits
