@@ -20,12 +20,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import groupby
 
 from optimizer.workload.flops import forward_flops_per_token, hardware_flops_per_step
 from optimizer.workload.model import Workload, parameter_count
 
 _EPS = 1e-9
-# The layout note (layout_note) is left out where Megatron-Core's default even split is at
+# The layout note (layout_note) is left out where a split Megatron-Core makes by itself is at
 # most this much slower on the slowest stage: the balanced layout is then a detail.
 LAYOUT_NOTE_SHARE = 0.01
 
@@ -321,12 +322,7 @@ def _slowest_load(layers: Sequence[int], x_out: float, dualpipe: bool) -> float:
 def layers_text(layers: Sequence[int]) -> str:
     """A layout as a person reads it: runs of more than four equal stages counted
     ("15, 6 x 16, 15"; "9, 9, 9, 9")."""
-    runs: list[list[int]] = []
-    for k in layers:
-        if runs and runs[-1][0] == k:
-            runs[-1][1] += 1
-        else:
-            runs.append([k, 1])
+    runs = [(k, len(list(run))) for k, run in groupby(layers)]
     return ", ".join(
         f"{count} x {k}" if count > 4 else ", ".join([str(k)] * count) for k, count in runs
     )
@@ -363,7 +359,7 @@ def layout_note(w: Workload, layout: PipelineLayout) -> str | None:
     slowest = layout.slowest_stage_load
     megatron = w.framework == "megatron" and not w.dualpipe
     splits = [
-        (name, split, _slowest_load(split, x_out, w.dualpipe))
+        (name, split, _slowest_load(split, x_out, dualpipe=False))
         for name, split in (megatron_splits(w, p) if megatron else [])
     ]
     if splits and min(load for _, _, load in splits) < slowest * (1 + LAYOUT_NOTE_SHARE):
