@@ -7,7 +7,7 @@ Megatron-Bridge's (NeMo 25.09-26.02.01; H100, and dense Llama 3 on B200, GB200 a
 and, whole, NeMo 24.07's FP8 pre-training table (GPT-3, Llama 2, Nemotron and Llama 3 on 8 to
 512 H100s). Every row runs Transformer Engine, whose cuDNN attention the rows state
 (``attention_kernel: cudnn``). Rows that miss the bar say why in ``known_gap`` and are strict
-xfails: NVIDIA's token-dropless runs of small fine-grained MoE models (the model is 29-132 %
+xfails: NVIDIA's token-dropless runs of small fine-grained MoE models (the model is 27-132 %
 fast); docs/performance-model.md, "NVIDIA's recipes", "Fine-grained MoE" and "New hardware".
 Every row with a pipeline states the layers of each stage as its recipe lays them out
 (``parallelism.stage_layers``; "Stated pipeline layouts"), and every row the ZeRO stage its

@@ -12,6 +12,8 @@ every run it was fitted on.
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -322,6 +324,52 @@ def kernel_speedup(gen: GpuGeneration, kernel: str) -> float:
     published gain where Transformer Engine runs it (``gen.cudnn_attention``); elsewhere no
     source times it, and it is the FlashAttention-2 class's (the estimate's notes say so)."""
     return CUDNN_ATTENTION_SPEEDUP if kernel == "cudnn" and gen.cudnn_attention else 1.0
+
+
+# Fused attention's speed at head dims below 128, over its speed at 128 (the head dim of every
+# fitted and published speed above): (head dim, forward, backward) for the FlashAttention-2
+# class and for cuDNN, each the geometric mean of the published ratios at 2K-16K tokens on
+# H100 SXM5 (Shah et al., "FlashAttention-3", arXiv:2407.08608: fig. 5's causal forward panels
+# and fig. 6's backward panels of head dims 64 and 128; the figures in
+# data/attention-kernel-speeds.csv, checked by tests/test_attention_kernel.py). A narrow head
+# does less work per score element the kernel loads and exponentiates: at 64, cuDNN's forward
+# runs at 71 % of its speed at 128, and every kernel of the figures is slower there. Above 128
+# they disagree (FlashAttention-2 and cuDNN slower at 256, FlashAttention-3 faster: 642
+# against 616 TFLOP/s causal forward at 16K; no backward is published at 256): a wider head
+# keeps 128's speed. Measured on H100; no source times the head dims on other GPUs, so every
+# generation takes these ratios.
+HEAD_DIM_SPEEDS: dict[str, tuple[tuple[int, float, float], ...]] = {
+    "flash": ((64, 0.887, 0.9034), (128, 1.0, 1.0)),
+    "cudnn": ((64, 0.7067, 0.8395), (128, 1.0, 1.0)),
+}
+
+
+@lru_cache(maxsize=256)
+def head_dim_time_factor(kernel_class: str, head_dim: float, forward_share: float) -> float:
+    """Fused attention's time at ``head_dim`` over its time at 128 under ``kernel_class``
+    (HEAD_DIM_SPEEDS: "cudnn" or the FlashAttention-2 class, "flash"), when ``forward_share``
+    of its FLOPs are forward passes: the speeds interpolated in log2 of the head dim between
+    the published ones; below them the narrowest one's, above them 128's."""
+    table = HEAD_DIM_SPEEDS[kernel_class]
+    x = math.log2(min(max(head_dim, table[0][0]), table[-1][0]))
+    for (h0, f0, b0), (h1, f1, b1) in itertools.pairwise(table):
+        if x <= math.log2(h1):
+            a = (x - math.log2(h0)) / (math.log2(h1) - math.log2(h0))
+            forward, backward = f0 + a * (f1 - f0), b0 + a * (b1 - b0)
+            break
+    return forward_share / forward + (1.0 - forward_share) / backward
+
+
+def head_dim_class(gen: GpuGeneration, kernel: str) -> str | None:
+    """Whose head-dim speeds ``kernel`` takes on ``gen`` (HEAD_DIM_SPEEDS): cuDNN's where its
+    gain applies (kernel_speedup), else the FlashAttention-2 class's; None for the Triton
+    kernel, timed alike at every head dim. Fig. 5's Triton kernel runs the causal forward at
+    head dim 64 as fast as at 128 (342-376 against 323-378 TFLOP/s at 2K-16K tokens), and the
+    llm-foundry A100 sweeps of MPT-125M and -350M (head dim 64, Triton) come out 7-8 points
+    slower at long sequences under the FlashAttention-2 class's ratios."""
+    if kernel == "triton":
+        return None
+    return "cudnn" if kernel_speedup(gen, kernel) > 1.0 else "flash"
 
 
 def attention_efficiency(gen: GpuGeneration, kernel: str) -> float:

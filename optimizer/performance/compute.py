@@ -27,6 +27,7 @@ from functools import lru_cache
 from optimizer.performance import calibration
 from optimizer.performance.calibration import GpuGeneration, generation
 from optimizer.workload.flops import (
+    FLASH_BACKWARD_RECOMPUTE,
     FORWARD_BACKWARD_FACTOR,
     attention_recompute_passes,
     attention_score_flops_per_token_layer,
@@ -336,6 +337,31 @@ def _flash_layers(w: Workload) -> float:
     return w.transformer_blocks - w.windowed_layers + w.windowed_layers * share
 
 
+# A fused kernel's backward, in forward passes: its two gradients' GEMMs and the scores it
+# recomputes (attention_recompute_passes), the FlashAttention-3 figures' 2.5 x the forward.
+_FLASH_BACKWARD_PASSES = FORWARD_BACKWARD_FACTOR - 1 + FLASH_BACKWARD_RECOMPUTE
+
+
+def kernel_head_dim(w: Workload) -> float:
+    """The head dim a fused kernel's speed is read at: the mean of the query/key and the value
+    head widths, whose sum sets its work per score element (the published panels' heads are
+    as wide in both; MLA's 192 and 128 in DeepSeek-V3: 160)."""
+    return (w.query_width + w.value_width) / (2 * w.attention_heads)
+
+
+def head_dim_time_factor(w: Workload, gen: GpuGeneration) -> float:
+    """Fused attention's time at ``w``'s head dim (kernel_head_dim) over its time at 128, the
+    head dim its fitted speed is of (calibration.HEAD_DIM_SPEEDS): its forward passes (a full
+    recomputation's too) at the forward's published ratio, its backward at the backward's."""
+    kernel_class = calibration.head_dim_class(gen, w.attention_kernel)
+    if kernel_class is None:
+        return 1.0
+    passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
+    return calibration.head_dim_time_factor(
+        kernel_class, kernel_head_dim(w), (passes - _FLASH_BACKWARD_PASSES) / passes
+    )
+
+
 def _attention_s_per_token(
     w: Workload, micro_batch: int, tensor: int, peak_bf16: float, gen: GpuGeneration
 ) -> float:
@@ -350,7 +376,8 @@ def _attention_s_per_token(
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     if w.flash_attention:
         flops = passes * attention_score_flops_per_token_layer(w) * _flash_layers(w)
-        return flops / (peak_bf16 * calibration.attention_efficiency(gen, w.attention_kernel))
+        speed = peak_bf16 * calibration.attention_efficiency(gen, w.attention_kernel)
+        return flops * head_dim_time_factor(w, gen) / speed
     s = w.sequence_length
     hbm, sms = gen.hbm_tbytes_per_s * 1e12, gen.sm_count
     query_dim = w.query_width / w.attention_heads

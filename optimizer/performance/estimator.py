@@ -27,6 +27,8 @@ from optimizer.performance.calibration import (
 from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.compute import (
     attention_share,
+    head_dim_time_factor,
+    kernel_head_dim,
     optimizer_step_bytes,
     sliding_window_note,
     straggler_fraction,
@@ -1973,12 +1975,15 @@ def _attention_bound_note(
     gen: GpuGeneration,
     case: EstimateCase,
     calibrated: bool,
-    kernel: str,
+    w: Workload,
 ) -> str:
     """Why an attention-bound step's range is wide, and what would pin its expected time
-    (``calibrated``: a profile's kernel efficiency times this GPU already)."""
+    (``calibrated``: a profile's kernel efficiency times this GPU already). The speeds are
+    at ``w``'s head dim (head_dim_time_factor)."""
+    kernel, slower = w.attention_kernel, head_dim_time_factor(w, gen)
     tflops = peak_tflops * case.kernel_efficiency * fitted.attention_efficiency(gen, kernel)
-    best_tflops = peak_tflops * fitted.published_best_share(gen, kernel)
+    tflops /= slower
+    best_tflops = peak_tflops * fitted.published_best_share(gen, kernel) / slower
     best_kernel = "cuDNN" if fitted.kernel_speedup(gen, kernel) > 1.0 else "FlashAttention-2"
     whose, advice = (
         ("at the calibration profile's kernel efficiency", "")
@@ -1988,10 +1993,16 @@ def _attention_bound_note(
             "; procure calibrate on a run of your own at this sequence length times your kernel",
         )
     )
+    at_head = (
+        ""
+        if slower == 1.0
+        else f" at head dim {kernel_head_dim(w):g} ({slower:.2f} x the time at 128, as the "
+        "kernels publish it)"
+    )
     return (
         f"attention-bound: flash attention is {share:.0%} of the tensor-core time, timed at "
-        f"{tflops:.0f} TFLOP/s per GPU, {whose}; the low end assumes the fastest published "
-        f"kernel's {best_tflops:.0f} ({best_kernel}){advice}"
+        f"{tflops:.0f} TFLOP/s per GPU{at_head}, {whose}; the low end assumes the fastest "
+        f"published kernel's {best_tflops:.0f} ({best_kernel}){advice}"
     )
 
 
@@ -2037,7 +2048,7 @@ def estimate_from_step(
                 generation(c.gpu_model),
                 case,
                 calibrated,
-                w.attention_kernel,
+                w,
             )
         )
     cudnn = cudnn_attention_note(w, generation(c.gpu_model))
