@@ -221,6 +221,16 @@ RECORDED = (
         "tree, 5337907, stated pipeline layouts: 581 and 604 cold, 20,286 and 18,605, warm "
         "2,632-2,727/s, re-priced 65,149-74,592/s)",
     ),
+    (
+        "eba4009 (2026-12-07, later still)",
+        315,
+        10_490,
+        "--pairs 2000, this script, taskset -c 1, load 0.9, a slow phase of the machine, about "
+        "half its speed all session (warm 1,490/s, re-priced 38,244/s; back to back with the "
+        "next tree twice: 147 and 242 cold, 7,155 and 9,779, warm 769-1,157/s, re-priced "
+        "23,905-38,049/s; the next tree, bb20694, attention by head dim: 168 and 256 cold, "
+        "7,551 and 10,956, warm 832-1,194/s, re-priced 26,453-39,119/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
