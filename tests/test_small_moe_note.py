@@ -9,9 +9,13 @@ estimate of one says so and points to calibration, with the published figures it
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
+from cli_support import SMALL_SCENARIO
+from cli_support import run as cli
 from google.protobuf.json_format import ParseDict
 
 from optimizer._pb.procurement.v1 import estimate_pb2
@@ -89,3 +93,22 @@ def test_an_estimate_of_a_small_moe_says_so_and_points_to_calibration() -> None:
 @pytest.mark.parametrize("model", ["deepseek-v3", "llama3-70b", "mixtral-8x7b"])
 def test_no_note_for_dense_models_or_many_active_parameters(model: str) -> None:
     assert small_moe_note(preset(model)) is None
+
+
+def test_optimize_warns_once_naming_the_ranks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The designs' table shows no estimate's notes: the optimizer says it once, as it says
+    what a calibration profile leaves out."""
+    run = next(r for r in unseen_runs() if r.id == "qwen3-30b-a3b-16xh100-tokendrop")
+    workload = {**run.request["workload"], "training_tokens": 2e9}
+    request = tmp_path / "small-moe.json"
+    request.write_text(
+        json.dumps({"workload": workload, "constraints": {"target_training_hours": 48}, "top_k": 2})
+    )
+    result = cli(capsys, "optimize", str(request), "--catalog", SMALL_SCENARIO[1])
+
+    assert result.code == 0, result.err
+    text = " ".join(result.out.split())
+    assert text.count("a mixture of experts with 3.4B active parameters a token") == 1
+    assert "warning: ranks 1, 2: a mixture of experts with 3.4B active" in text

@@ -47,7 +47,7 @@ from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import Clock, search
 from optimizer.optimize.tco import pareto_with_tco, tco_comparison, with_tco_sentences
-from optimizer.performance.estimator import SECONDS_PER_HOUR
+from optimizer.performance.estimator import SECONDS_PER_HOUR, SMALL_MOE_NOTE_PREFIX
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.profile import NOTE_PREFIX
 from optimizer.registry.objectives import Measure
@@ -243,7 +243,7 @@ def optimize(
         warnings = (*warnings, _cut_short_warning(len(ranked), proven, spec.top_k))
     if (missed := _target_missed(ranked, spec)) is not None:
         warnings = (*warnings, missed)
-    warnings = (*warnings, *_calibration_caveats(ranked))
+    warnings = (*warnings, *_estimate_caveats(ranked))
     # issue 17 (tco): the lifetime-cost sentence, and why min-tco's rank 1 is not the cheapest
     comparison = ""
     if ranked and explain and spec.objective is Objective.MIN_TCO:
@@ -308,14 +308,16 @@ def _target_missed(ranked: list[RankedDesign], spec: OptimizeSpec) -> str | None
     )
 
 
-def _calibration_caveats(ranked: list[RankedDesign]) -> list[str]:
-    """What of the request's calibration profile the designs' estimates do not use or stretch
-    (a profile fitted on H100 times a B200 design at the built-in kernel efficiency), once per
-    note with the ranks it concerns: the table shows no estimate's notes."""
+def _estimate_caveats(ranked: list[RankedDesign]) -> list[str]:
+    """What the designs' times rest on that their table does not show, once per note with the
+    ranks it concerns (the table shows no estimate's notes): what of the request's calibration
+    profile they do not use or stretch (a profile fitted on H100 times a B200 design at the
+    built-in kernel efficiency), and how published runs of a small mixture of experts compare
+    with the model's time (estimator.small_moe_note)."""
     ranks: dict[str, list[int]] = defaultdict(list)
     for d in ranked:
         for note in d.estimate.notes:
-            if note.startswith(NOTE_PREFIX):
+            if note.startswith((NOTE_PREFIX, SMALL_MOE_NOTE_PREFIX)):
                 ranks[note].append(d.rank)
     return [
         f"rank{'s' if len(r) > 1 else ''} {', '.join(map(str, r))}: {note}"

@@ -959,6 +959,7 @@ def exposed_all_to_all_note(all_to_all_s: float, step_s: float) -> str | None:
 # 18 % either way. The threshold lies between them; tests/test_small_moe_note.py re-derives
 # both figures from the rows.
 SMALL_MOE_ACTIVE_PARAMETERS = 10e9
+SMALL_MOE_NOTE_PREFIX = "a mixture of experts with "  # the optimizer warns once of it
 SMALL_MOE_PUBLISHED_SPEED_RATIOS = (1.16, 2.31)  # the model's tokens/s over NVIDIA's
 LARGE_MOE_PUBLISHED_ERROR = 0.18
 
@@ -971,7 +972,7 @@ def small_moe_note(w: Workload) -> str | None:
         return None
     low, high = SMALL_MOE_PUBLISHED_SPEED_RATIOS
     return (
-        f"a mixture of experts with {w.active_parameters / 1e9:.1f}B active parameters a "
+        f"{SMALL_MOE_NOTE_PREFIX}{w.active_parameters / 1e9:.1f}B active parameters a "
         f"token: NVIDIA's published H100 runs of such models (Qwen3-30B-A3B, GPT-OSS 120B) "
         f"train {low:.2f}-{high:.2f} x slower than this model times their stated plans, while "
         f"those of {SMALL_MOE_ACTIVE_PARAMETERS / 1e9:.0f}B active parameters and more are "
