@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from hypothesis import given
+from hypothesis import strategies as st
 
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.api import estimate
@@ -164,3 +166,21 @@ def test_an_attention_bound_note_gives_the_speed_at_the_head_dim() -> None:
     notes = estimate(json_format.ParseDict(spec, estimate_pb2.EstimateRequest())).notes
 
     assert any("at head dim 64 (1.26 x the time at 128" in n for n in notes)
+
+
+@given(
+    narrow=st.floats(min_value=16, max_value=512),
+    wider=st.floats(min_value=16, max_value=512),
+    forward_share=st.floats(min_value=0.0, max_value=1.0),
+    kernel_class=st.sampled_from(["flash", "cudnn"]),
+)
+def test_a_narrower_head_is_never_timed_faster_at_the_same_flops(
+    narrow: float, wider: float, forward_share: float, kernel_class: str
+) -> None:
+    """Every published kernel of the figures is slower at 64 than at 128, forward and
+    backward; between them and beyond, no head dim is timed faster than a wider one."""
+    narrow, wider = min(narrow, wider), max(narrow, wider)
+    slow = calibration.head_dim_time_factor(kernel_class, narrow, forward_share)
+    fast = calibration.head_dim_time_factor(kernel_class, wider, forward_share)
+
+    assert slow >= fast >= 1.0
