@@ -34,6 +34,7 @@ FAST = {
 }
 # Tens of seconds of search per scenario on one core (tests.service_support.long_optimize);
 # the 175B scenario used before now solves in about a second.
+REPLY_JITTER_S = 1.0  # what a loaded machine may add to a reply's wall-clock time
 SLOW = {
     "top_k": 20,
     "workload": {"model": "llama3-405b"},
@@ -92,7 +93,11 @@ def test_a_scenario_gets_only_the_time_its_calls_deadline_leaves(pool: WorkerPoo
     started = time.monotonic()
     engine = ServiceEngine(pool, "default", deadline=started + 4.0)
     [result] = engine.run(plan.catalog_data, plan.scenarios)
-    assert time.monotonic() - started < 4.0  # stopped by its timeout, not killed by the pool
+    # Its 120 s solve was cut to what the deadline left: it answers at the deadline, not after
+    # 120 s. The reply may land a little after it on a loaded machine (CI once: 4.02 s, with
+    # the README's first command running beside it), which is scheduling, not this behaviour.
+    assert time.monotonic() - started < 4.0 + REPLY_JITTER_S
+    # stopped by its own timeout, with its best result, not killed by the pool at the deadline
     assert result.row["error_code"] == "DEADLINE_EXCEEDED"
     assert "best result found" in result.row["error"]
     assert pool.stats().restarts == 0
