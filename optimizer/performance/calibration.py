@@ -12,7 +12,6 @@ every run it was fitted on.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -338,7 +337,7 @@ def kernel_speedup(gen: GpuGeneration, kernel: str) -> float:
 # against 616 TFLOP/s causal forward at 16K; no backward is published at 256): a wider head
 # keeps 128's speed. Measured on H100; no source times the head dims on other GPUs, so every
 # generation takes these ratios.
-HEAD_DIM_SPEEDS: dict[str, tuple[tuple[int, float, float], ...]] = {
+HEAD_DIM_SPEEDS: dict[str, tuple[tuple[int, float, float], tuple[int, float, float]]] = {
     "flash": ((64, 0.887, 0.9034), (128, 1.0, 1.0)),
     "cudnn": ((64, 0.7067, 0.8395), (128, 1.0, 1.0)),
 }
@@ -350,13 +349,9 @@ def head_dim_time_factor(kernel_class: str, head_dim: float, forward_share: floa
     (HEAD_DIM_SPEEDS: "cudnn" or the FlashAttention-2 class, "flash"), when ``forward_share``
     of its FLOPs are forward passes: the speeds interpolated in log2 of the head dim between
     the published ones; below them the narrowest one's, above them 128's."""
-    table = HEAD_DIM_SPEEDS[kernel_class]
-    x = math.log2(min(max(head_dim, table[0][0]), table[-1][0]))
-    for (h0, f0, b0), (h1, f1, b1) in itertools.pairwise(table):
-        if x <= math.log2(h1):
-            a = (x - math.log2(h0)) / (math.log2(h1) - math.log2(h0))
-            forward, backward = f0 + a * (f1 - f0), b0 + a * (b1 - b0)
-            break
+    (h0, f0, b0), (h1, f1, b1) = HEAD_DIM_SPEEDS[kernel_class]
+    a = math.log2(min(max(head_dim, h0), h1) / h0) / math.log2(h1 / h0)
+    forward, backward = f0 + a * (f1 - f0), b0 + a * (b1 - b0)
     return forward_share / forward + (1.0 - forward_share) / backward
 
 
