@@ -326,30 +326,39 @@ def kernel_speedup(gen: GpuGeneration, kernel: str) -> float:
 
 
 # Fused attention's speed at head dims below 128, over its speed at 128 (the head dim of every
-# fitted and published speed above): (head dim, forward, backward) for the FlashAttention-2
-# class and for cuDNN, each the geometric mean of the published ratios at 2K-16K tokens on
-# H100 SXM5 (Shah et al., "FlashAttention-3", arXiv:2407.08608: fig. 5's causal forward panels
-# and fig. 6's backward panels of head dims 64 and 128; the figures in
-# data/attention-kernel-speeds.csv, checked by tests/test_attention_kernel.py). A narrow head
-# does less work per score element the kernel loads and exponentiates: at 64, cuDNN's forward
-# runs at 71 % of its speed at 128, and every kernel of the figures is slower there. Above 128
-# they disagree (FlashAttention-2 and cuDNN slower at 256, FlashAttention-3 faster: 642
-# against 616 TFLOP/s causal forward at 16K; no backward is published at 256): a wider head
-# keeps 128's speed. Measured on H100; no source times the head dims on other GPUs, so every
-# generation takes these ratios.
-HEAD_DIM_SPEEDS: dict[str, tuple[tuple[int, float, float], tuple[int, float, float]]] = {
-    "flash": ((64, 0.887, 0.9034), (128, 1.0, 1.0)),
-    "cudnn": ((64, 0.7067, 0.8395), (128, 1.0, 1.0)),
+# fitted and published speed above): (head dim, causal forward, bidirectional forward,
+# backward) for the FlashAttention-2 class and for cuDNN, each the geometric mean of the
+# published ratios at 2K-16K tokens on H100 SXM5 (Shah et al., "FlashAttention-3",
+# arXiv:2407.08608: fig. 5's causal and non-causal forward panels and fig. 6's backward panels
+# of head dims 64 and 128; the figures in data/attention-kernel-speeds.csv, checked by
+# tests/test_attention_head_dim.py). A narrow head does less work per score element the kernel
+# loads and exponentiates: at 64, cuDNN's forward runs at 71 % of its speed at 128 under a
+# causal mask and at 67 % without one (an encoder's), and every kernel of the figures is
+# slower there. The backward is published without a mask only; a causal one takes its ratio.
+# Above 128 they disagree (FlashAttention-2 and cuDNN slower at 256, FlashAttention-3 faster:
+# 642 against 616 TFLOP/s causal forward at 16K; no backward is published at 256): a wider
+# head keeps 128's speed. Measured on H100; no source times the head dims on other GPUs, so
+# every generation takes these ratios.
+HEAD_DIM_SPEEDS: dict[
+    str, tuple[tuple[int, float, float, float], tuple[int, float, float, float]]
+] = {
+    "flash": ((64, 0.887, 0.8742, 0.9034), (128, 1.0, 1.0, 1.0)),
+    "cudnn": ((64, 0.7067, 0.6724, 0.8395), (128, 1.0, 1.0, 1.0)),
 }
 
 
 @lru_cache(maxsize=256)
-def head_dim_time_factor(kernel_class: str, head_dim: float, forward_share: float) -> float:
+def head_dim_time_factor(
+    kernel_class: str, head_dim: float, forward_share: float, causal: bool
+) -> float:
     """Fused attention's time at ``head_dim`` over its time at 128 under ``kernel_class``
     (HEAD_DIM_SPEEDS: "cudnn" or the FlashAttention-2 class, "flash"), when ``forward_share``
-    of its FLOPs are forward passes: the speeds interpolated in log2 of the head dim between
-    the published ones; below them the narrowest one's, above them 128's."""
-    (h0, f0, b0), (h1, f1, b1) = HEAD_DIM_SPEEDS[kernel_class]
+    of its FLOPs are forward passes, under a ``causal`` mask or none: the speeds interpolated
+    in log2 of the head dim between the published ones; below them the narrowest one's, above
+    them 128's."""
+    low, high = HEAD_DIM_SPEEDS[kernel_class]
+    forward_at = 1 if causal else 2
+    (h0, f0, b0), (h1, f1, b1) = ((row[0], row[forward_at], row[3]) for row in (low, high))
     a = math.log2(min(max(head_dim, h0), h1) / h0) / math.log2(h1 / h0)
     forward, backward = f0 + a * (f1 - f0), b0 + a * (b1 - b0)
     return forward_share / forward + (1.0 - forward_share) / backward

@@ -352,13 +352,14 @@ def kernel_head_dim(w: Workload) -> float:
 def head_dim_time_factor(w: Workload, gen: GpuGeneration) -> float:
     """Fused attention's time at ``w``'s head dim (kernel_head_dim) over its time at 128, the
     head dim its fitted speed is of (calibration.HEAD_DIM_SPEEDS): its forward passes (a full
-    recomputation's too) at the forward's published ratio, its backward at the backward's."""
+    recomputation's too) at the forward's published ratio under its mask (causal or an
+    encoder's none), its backward at the backward's."""
     kernel_class = calibration.head_dim_class(gen, w.attention_kernel)
     if kernel_class is None:
         return 1.0
     passes = FORWARD_BACKWARD_FACTOR + attention_recompute_passes(w)
     return calibration.head_dim_time_factor(
-        kernel_class, kernel_head_dim(w), (passes - _FLASH_BACKWARD_PASSES) / passes
+        kernel_class, kernel_head_dim(w), (passes - _FLASH_BACKWARD_PASSES) / passes, w.causal
     )
 
 
