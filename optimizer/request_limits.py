@@ -53,6 +53,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "procurement.v1.Workload.micro_batch_size": (1, 1_000_000),
     "procurement.v1.Workload.experts": (1, 100_000),
     "procurement.v1.Workload.experts_per_token": (1, 100_000),
+    "procurement.v1.Workload.expert_capacity_factor": (0.0, 100_000),
     "procurement.v1.Workload.sliding_window_tokens": (0, 10_000_000),
     "procurement.v1.Workload.sliding_window_layers": (0, 100_000),
     "procurement.v1.Workload.shared_expert_ffn_hidden_size": (0, 10_000_000),

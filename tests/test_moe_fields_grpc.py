@@ -51,6 +51,9 @@ def test_a_deduplicated_dispatch_request_is_answered_with_its_note(stubs: Stubs)
         ("mtp_layers", -1),
         ("optimizer_moments", "fp16"),
         ("pipeline_schedule", "zero-bubble"),
+        ("expert_capacity_factor", -1.0),
+        ("expert_capacity_factor", 64.0),  # past experts / experts_per_token = 32
+        ("pad_expert_input_to_capacity", True),  # without a capacity
     ],
 )
 def test_a_bad_field_is_invalid_argument_naming_it(stubs: Stubs, field: str, value: object) -> None:

@@ -212,6 +212,24 @@ def test_under_dualpipe_the_search_finds_the_exhaustive_loops_plan(
     _assert_no_bound_exceeds_its_exact_step(w, c)
 
 
+@settings(max_examples=10, deadline=None)
+@given(c=clusters, capacity=st.sampled_from([0.5, 1.0, 1.5]), pad=st.booleans())
+def test_under_token_dropping_the_search_finds_the_exhaustive_loops_plan(
+    c: ClusterSpec, capacity: float, pad: bool
+) -> None:
+    """A capacity factor, padded or not (workload.expert_capacity_factor): the candidates'
+    expert time, all-to-all bytes and buffers are priced as the steps price them."""
+    w = preset(
+        "mixtral-8x7b",
+        global_batch_size=256,
+        expert_load_imbalance=1.3,
+        expert_capacity_factor=capacity,
+        pad_expert_input_to_capacity=pad,
+    )
+    assert_the_search_finds_the_exhaustive_loops_plan(w, c)
+    _assert_no_bound_exceeds_its_exact_step(w, c)
+
+
 @st.composite
 def _stated_layouts(draw: st.DrawFn) -> tuple[Workload, PartialPlan]:
     """A workload of WORKLOADS on 2 to 4 stages of any layout (parallelism.stage_layers)."""

@@ -148,9 +148,16 @@ def _score_matrix_bytes_per_token(w: Workload) -> float:
 
 
 def moe_imbalance(w: Workload, expert: int) -> float:
-    """Busiest expert-parallel rank's load over the mean: ``w.expert_load_imbalance`` in
-    proportion to 1 - 1/e (no rank to wait for without expert parallelism)."""
-    return 1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert)
+    """Busiest expert-parallel rank's load over a dropless balanced layer's mean:
+    ``w.expert_load_imbalance`` in proportion to 1 - 1/e (no rank to wait for without expert
+    parallelism). Under token dropping no expert takes more than the capacity factor c
+    times its share (Megatron-Core's moe_expert_capacity_factor), so the busiest rank's load
+    is at most c; padded to capacity every rank's is c, however balanced the routing."""
+    dropless = 1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert)
+    c = w.expert_capacity_factor
+    if not c:
+        return dropless
+    return c if w.pad_expert_input_to_capacity else min(dropless, c)
 
 
 @lru_cache(maxsize=8192)
@@ -249,7 +256,13 @@ def compute_s_per_token(
         elementwise_bytes += FP8_CAST_BYTES_PER_ELEMENT * _fp8_cast_elements_per_token(w, full)
     if w.is_moe:
         elementwise_bytes += (
-            MOE_PERMUTE_PASSES * 2 * GEMM_BYTES * w.experts_per_token * h * w.expert_layers
+            MOE_PERMUTE_PASSES
+            * 2
+            * GEMM_BYTES
+            * w.experts_per_token
+            * w.expert_token_share
+            * h
+            * w.expert_layers
         )
     return gemm_s + attention_s, elementwise_bytes / hbm
 

@@ -51,7 +51,13 @@ DEFAULT_SWITCH_RADIX = 64
 DEFAULT_GPUS_PER_NODE = 8
 OVERSUBSCRIBED_TIERS = ("leaf", "aggregation")
 
-_MOE_FIELDS = ("expert_load_imbalance", "expert_dispatch", "expert_node_limit")
+_MOE_FIELDS = (
+    "expert_load_imbalance",
+    "expert_dispatch",
+    "expert_node_limit",
+    "expert_capacity_factor",
+    "pad_expert_input_to_capacity",
+)
 _REQUIRED_WITHOUT_PRESET = (
     "layers",
     "hidden_size",

@@ -29,6 +29,7 @@ from optimizer.performance.compute import (
     attention_share,
     head_dim_time_factor,
     kernel_head_dim,
+    moe_imbalance,
     optimizer_step_bytes,
     sliding_window_note,
     straggler_fraction,
@@ -877,7 +878,8 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
     if not w.is_moe or e == 1:
         return None
     k = w.experts_per_token
-    routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k / t  # k copies each
+    # k copies each; under token dropping the buffers the capacity leaves (expert_token_share)
+    routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k * w.expert_token_share / t
     ep_local, domains = _expert_domains(plan, dom)
     hosts = domains * _hosts_per_block(ep_local * plan.expert_tensor_degree, gpn)
     if w.expert_dispatch == "all_to_all" or domains == 1:
@@ -924,6 +926,27 @@ def expert_dispatch_note(w: Workload, plan: ParallelPlan, dom: int) -> str | Non
         f"{where}, deduplicated per domain{limit}: {once:.1f} network sends a token instead "
         f"of {copies:.1f} routed copies"
     )
+
+
+def capacity_note(w: Workload, expert: int) -> str:
+    """What token dropping (Workload.expert_capacity_factor) does to the expert layers' time:
+    never a capacity silently ignored."""
+    c = w.expert_capacity_factor
+    where = f"token dropping: each expert takes at most {c:g} x its even share of the routed tokens"
+    busiest = moe_imbalance(w, expert)
+    if w.pad_expert_input_to_capacity:
+        return (
+            f"{where}, its input padded to that capacity: every expert rank computes, sends and "
+            f"holds {c:g} x the tokens of a dropless balanced layer, however balanced the routing"
+        )
+    dropped = f"; at least {1.0 - c:.0%} of the routed copies are dropped" if c < 1.0 else ""
+    who = (
+        f" (workload.expert_load_imbalance {w.expert_load_imbalance:g}): the busiest of "
+        f"{expert} expert ranks is"
+        if expert > 1
+        else ": the experts are"
+    )
+    return f"{where}{who} timed at {busiest:.2f} x a balanced layer's load{dropped}"
 
 
 # An expert all-to-all this share of the step or more is worth a note that it is exposed.
@@ -2090,6 +2113,8 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
+    if w.expert_capacity_factor:
+        notes.append(capacity_note(w, step.plan.expert))
     if w.dualpipe:
         notes.append(dualpipe_note(step.plan.pipeline, step.micro_batches, expected))
     elif (exposed_a2a := exposed_all_to_all_note(expected.all_to_all_s, step_s)) is not None:

@@ -117,7 +117,8 @@ def _blocks_ffns(w: Workload, ffn: Callable[[int], float]) -> float:
     """``ffn`` (bytes of one FFN of a width) over a token's FFNs in a block: k routed
     experts' (and a shared expert's, at its width, for every token), or a dense layer's, the
     blocks' mean (an MTP module's block is an expert block)."""
-    moe = w.experts_per_token * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
+    routed = w.experts_per_token * w.expert_token_share  # the copies the capacity leaves
+    moe = routed * ffn(w.ffn_hidden_size) + ffn(w.shared_expert_ffn_hidden_size)
     return (
         w.expert_layers * moe + w.dense_layers * ffn(w.dense_ffn_hidden_size)
     ) / w.transformer_blocks

@@ -142,6 +142,12 @@ class Workload:
     expert_load_imbalance: float = DEFAULT_EXPERT_LOAD_IMBALANCE
     expert_dispatch: str = "all_to_all"
     expert_node_limit: int = 0
+    # issue 14 (MoE): token dropping (Megatron-Core's moe_expert_capacity_factor; 0: dropless):
+    # each expert takes at most this many times its even share of the routed tokens, and with
+    # pad_expert_input_to_capacity exactly that many (compute.moe_imbalance,
+    # expert_token_share).
+    expert_capacity_factor: float = 0.0
+    pad_expert_input_to_capacity: bool = False
     # issue 14 (inputs): the width of one attention head where heads x head_dim is not the
     # hidden size (Qwen3: 64 heads of 128 on h 4096; GPT-OSS: 64 of 64 on 2880); 0: h / heads.
     # Under MLA, each head's query and key width without the RoPE part (qk_nope_head_dim).
@@ -298,12 +304,45 @@ class Workload:
                 f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
                 field="workload.expert_node_limit",
             )
+        self._check_capacity()
         if self.expert_node_limit and self.expert_dispatch != "node_deduplicated":
             raise InvalidInput(
                 "node-limited routing saves network bytes only when each node is sent a token "
                 "once: set expert_dispatch to node_deduplicated",
                 field="workload.expert_node_limit",
             )
+
+    def _check_capacity(self) -> None:
+        c = self.expert_capacity_factor
+        if c and not self.is_moe:
+            raise InvalidInput(
+                "a capacity factor drops tokens past an expert's share: this workload is dense "
+                "(experts 1)",
+                field="workload.expert_capacity_factor",
+            )
+        most = self.experts / self.experts_per_token
+        if not 0.0 <= c <= most:  # NaN fails both
+            raise InvalidInput(
+                f"must be > 0 and at most experts / experts_per_token = {most:g} (an expert "
+                f"then takes every token), or 0: dropless; got {c:g}",
+                field="workload.expert_capacity_factor",
+            )
+        if self.pad_expert_input_to_capacity and not c:
+            raise InvalidInput(
+                "pads each expert's input to the capacity workload.expert_capacity_factor sets: "
+                "state it (> 0); a dropless layer has no capacity",
+                field="workload.pad_expert_input_to_capacity",
+            )
+
+    @property
+    def expert_token_share(self) -> float:
+        """The routed tokens each expert's GEMMs, dispatch and buffers carry over a dropless,
+        balanced layer's: the capacity factor when padded to it (Megatron-Core's
+        moe_pad_expert_input_to_capacity), at most 1 when dropping past it, 1 dropless."""
+        c = self.expert_capacity_factor
+        if not c:
+            return 1.0
+        return c if self.pad_expert_input_to_capacity else min(1.0, c)
 
     def _check_stage_layers(self) -> None:
         if not self.stage_layers:

@@ -36,7 +36,7 @@ TOPOLOGY_FAMILY_TORUS: TopologyFamily
 TOPOLOGY_FAMILY_SINGLE_NODE: TopologyFamily
 
 class Workload(_message.Message):
-    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention", "dropout", "causal", "framework", "head_dim", "attention_kernel", "tp_comm_overlap", "sliding_window_tokens", "sliding_window_layers", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "optimizer_moments", "pipeline_schedule", "expert_load_imbalance", "expert_dispatch", "expert_node_limit", "shared_expert_ffn_hidden_size", "dense_layers", "dense_ffn_hidden_size")
+    __slots__ = ("model", "parameters", "layers", "hidden_size", "ffn_hidden_size", "attention_heads", "kv_heads", "sequence_length", "vocab_size", "training_tokens", "global_batch_size", "micro_batch_size", "activation_recompute", "precision", "experts", "experts_per_token", "gated_ffn", "tied_embeddings", "flash_attention", "dropout", "causal", "framework", "head_dim", "attention_kernel", "tp_comm_overlap", "sliding_window_tokens", "sliding_window_layers", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "optimizer_moments", "pipeline_schedule", "expert_load_imbalance", "expert_dispatch", "expert_node_limit", "expert_capacity_factor", "pad_expert_input_to_capacity", "shared_expert_ffn_hidden_size", "dense_layers", "dense_ffn_hidden_size")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +74,8 @@ class Workload(_message.Message):
     EXPERT_LOAD_IMBALANCE_FIELD_NUMBER: _ClassVar[int]
     EXPERT_DISPATCH_FIELD_NUMBER: _ClassVar[int]
     EXPERT_NODE_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    EXPERT_CAPACITY_FACTOR_FIELD_NUMBER: _ClassVar[int]
+    PAD_EXPERT_INPUT_TO_CAPACITY_FIELD_NUMBER: _ClassVar[int]
     SHARED_EXPERT_FFN_HIDDEN_SIZE_FIELD_NUMBER: _ClassVar[int]
     DENSE_LAYERS_FIELD_NUMBER: _ClassVar[int]
     DENSE_FFN_HIDDEN_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -114,10 +116,12 @@ class Workload(_message.Message):
     expert_load_imbalance: float
     expert_dispatch: str
     expert_node_limit: int
+    expert_capacity_factor: float
+    pad_expert_input_to_capacity: bool
     shared_expert_ffn_hidden_size: int
     dense_layers: int
     dense_ffn_hidden_size: int
-    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ..., dropout: _Optional[bool] = ..., causal: _Optional[bool] = ..., framework: _Optional[str] = ..., head_dim: _Optional[int] = ..., attention_kernel: _Optional[str] = ..., tp_comm_overlap: _Optional[bool] = ..., sliding_window_tokens: _Optional[int] = ..., sliding_window_layers: _Optional[int] = ..., kv_lora_rank: _Optional[int] = ..., q_lora_rank: _Optional[int] = ..., qk_rope_head_dim: _Optional[int] = ..., v_head_dim: _Optional[int] = ..., mtp_layers: _Optional[int] = ..., optimizer_moments: _Optional[str] = ..., pipeline_schedule: _Optional[str] = ..., expert_load_imbalance: _Optional[float] = ..., expert_dispatch: _Optional[str] = ..., expert_node_limit: _Optional[int] = ..., shared_expert_ffn_hidden_size: _Optional[int] = ..., dense_layers: _Optional[int] = ..., dense_ffn_hidden_size: _Optional[int] = ...) -> None: ...
+    def __init__(self, model: _Optional[str] = ..., parameters: _Optional[float] = ..., layers: _Optional[int] = ..., hidden_size: _Optional[int] = ..., ffn_hidden_size: _Optional[int] = ..., attention_heads: _Optional[int] = ..., kv_heads: _Optional[int] = ..., sequence_length: _Optional[int] = ..., vocab_size: _Optional[int] = ..., training_tokens: _Optional[float] = ..., global_batch_size: _Optional[int] = ..., micro_batch_size: _Optional[int] = ..., activation_recompute: _Optional[str] = ..., precision: _Optional[str] = ..., experts: _Optional[int] = ..., experts_per_token: _Optional[int] = ..., gated_ffn: _Optional[bool] = ..., tied_embeddings: _Optional[bool] = ..., flash_attention: _Optional[bool] = ..., dropout: _Optional[bool] = ..., causal: _Optional[bool] = ..., framework: _Optional[str] = ..., head_dim: _Optional[int] = ..., attention_kernel: _Optional[str] = ..., tp_comm_overlap: _Optional[bool] = ..., sliding_window_tokens: _Optional[int] = ..., sliding_window_layers: _Optional[int] = ..., kv_lora_rank: _Optional[int] = ..., q_lora_rank: _Optional[int] = ..., qk_rope_head_dim: _Optional[int] = ..., v_head_dim: _Optional[int] = ..., mtp_layers: _Optional[int] = ..., optimizer_moments: _Optional[str] = ..., pipeline_schedule: _Optional[str] = ..., expert_load_imbalance: _Optional[float] = ..., expert_dispatch: _Optional[str] = ..., expert_node_limit: _Optional[int] = ..., expert_capacity_factor: _Optional[float] = ..., pad_expert_input_to_capacity: _Optional[bool] = ..., shared_expert_ffn_hidden_size: _Optional[int] = ..., dense_layers: _Optional[int] = ..., dense_ffn_hidden_size: _Optional[int] = ...) -> None: ...
 
 class Parallelism(_message.Message):
     __slots__ = ("tensor", "pipeline", "data", "expert", "virtual_pipeline", "zero_stage", "micro_batch_size", "context", "reshard_after_forward", "expert_tensor", "stage_layers")
