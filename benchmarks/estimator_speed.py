@@ -231,6 +231,16 @@ RECORDED = (
         "23,905-38,049/s; the next tree, bb20694, attention by head dim: 168 and 256 cold, "
         "7,551 and 10,956, warm 832-1,194/s, re-priced 26,453-39,119/s)",
     ),
+    (
+        "fdb2625 (2026-12-07, latest)",
+        472,
+        16_165,
+        "--pairs 2000, this script, taskset -c 1, load 0.6-1.1 (other runs: 491 and 15,446; "
+        "453 and 477 cold; 396 and 448 in a slower phase; warm 1,782-2,174/s, re-priced "
+        "49,040-59,518/s; back to back with the next tree, 4226eb4, token dropping and the "
+        "encoders' head-dim panel, in that slower phase: 414 and 432 cold, 13,932 and 13,401, "
+        "warm 1,864-1,927/s, re-priced 47,280-53,157/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)
