@@ -153,11 +153,7 @@ def moe_imbalance(w: Workload, expert: int) -> float:
     parallelism). Under token dropping no expert takes more than the capacity factor c
     times its share (Megatron-Core's moe_expert_capacity_factor), so the busiest rank's load
     is at most c; padded to capacity every rank's is c, however balanced the routing."""
-    dropless = 1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert)
-    c = w.expert_capacity_factor
-    if not c:
-        return dropless
-    return c if w.pad_expert_input_to_capacity else min(dropless, c)
+    return w.capped_expert_load(1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert))
 
 
 @lru_cache(maxsize=8192)

@@ -334,15 +334,20 @@ class Workload:
                 field="workload.pad_expert_input_to_capacity",
             )
 
-    @property
-    def expert_token_share(self) -> float:
-        """The routed tokens each expert's GEMMs, dispatch and buffers carry over a dropless,
-        balanced layer's: the capacity factor when padded to it (Megatron-Core's
-        moe_pad_expert_input_to_capacity), at most 1 when dropping past it, 1 dropless."""
+    def capped_expert_load(self, dropless: float) -> float:
+        """An expert's load, over a dropless balanced layer's, whose dropless load is
+        ``dropless``: under token dropping at most the capacity factor c, and exactly c when
+        padded to it (Megatron-Core's moe_pad_expert_input_to_capacity)."""
         c = self.expert_capacity_factor
         if not c:
-            return 1.0
-        return c if self.pad_expert_input_to_capacity else min(1.0, c)
+            return dropless
+        return c if self.pad_expert_input_to_capacity else min(dropless, c)
+
+    @property
+    def expert_token_share(self) -> float:
+        """The routed tokens the experts' dispatch and buffers carry over a dropless, balanced
+        layer's: an even share capped (capped_expert_load)."""
+        return self.capped_expert_load(1.0)
 
     def _check_stage_layers(self) -> None:
         if not self.stage_layers:
