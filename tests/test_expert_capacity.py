@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from optimizer.errors import InvalidInput
-from optimizer.performance import compute
 from optimizer.performance.estimator import estimate, expert_collective
 from optimizer.performance.plan import ParallelPlan
 from optimizer.performance.validation import HGX_H100, cluster_for
@@ -39,25 +38,24 @@ def test_dropless_is_the_default_and_unchanged() -> None:
 
     assert (w.expert_capacity_factor, w.pad_expert_input_to_capacity) == (0.0, False)
     assert w.expert_token_share == 1.0
-    assert compute.moe_imbalance(w, 8) == pytest.approx(1.0 + 0.5 * (1 - 1 / 8))
+    assert w.busiest_expert_load(8) == pytest.approx(1.0 + 0.5 * (1 - 1 / 8))
 
 
 def test_a_capacity_caps_the_busiest_ranks_load() -> None:
     """Routing 1.5 x the mean to the busiest of 8 ranks: 1.44 x dropless, at most 1.25 x."""
     assert (
-        compute.moe_imbalance(_mixtral(expert_load_imbalance=1.5, expert_capacity_factor=1.25), 8)
+        _mixtral(expert_load_imbalance=1.5, expert_capacity_factor=1.25).busiest_expert_load(8)
         == 1.25
     )
     roomy = _mixtral(expert_load_imbalance=1.5, expert_capacity_factor=2.0)
-    assert compute.moe_imbalance(roomy, 8) == compute.moe_imbalance(
-        _mixtral(expert_load_imbalance=1.5), 8
-    )
+    dropless = _mixtral(expert_load_imbalance=1.5)
+    assert roomy.busiest_expert_load(8) == dropless.busiest_expert_load(8)
 
 
 def test_a_capacity_below_one_drops_tokens_even_when_balanced() -> None:
     w = _mixtral(expert_load_imbalance=1.0, expert_capacity_factor=0.5)
 
-    assert compute.moe_imbalance(w, 8) == 0.5
+    assert w.busiest_expert_load(8) == 0.5
     assert w.expert_token_share == 0.5
     assert _step_s(w) < _step_s(_mixtral(expert_load_imbalance=1.0))
 
@@ -69,7 +67,7 @@ def test_padding_to_capacity_times_every_rank_at_the_capacity() -> None:
         expert_load_imbalance=1.0, expert_capacity_factor=1.25, pad_expert_input_to_capacity=True
     )
 
-    assert compute.moe_imbalance(padded, 8) == 1.25
+    assert padded.busiest_expert_load(8) == 1.25
     assert _step_s(padded) > _step_s(balanced)
     sent = expert_collective(padded, PLAN, 8, 8)
     dropless = expert_collective(balanced, PLAN, 8, 8)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.errors import InvalidInput
 from optimizer.performance.collectives import expected_remote_domains
-from optimizer.performance.compute import compute_s_per_token, moe_imbalance
+from optimizer.performance.compute import compute_s_per_token
 from optimizer.performance.convert import workload_from_proto
 from optimizer.performance.estimator import estimate, expert_collective
 from optimizer.performance.plan import ParallelPlan
@@ -125,8 +125,8 @@ def test_force_balanced_routing_waits_for_no_busier_rank() -> None:
     skewed = _deepseek()
     args = (1, 1, "H100", 989.4, None, 64)
 
-    assert moe_imbalance(balanced, 64) == 1.0
-    assert moe_imbalance(skewed, 64) == pytest.approx(1.0 + 0.2 * (1 - 1 / 64))
+    assert balanced.busiest_expert_load(64) == 1.0
+    assert skewed.busiest_expert_load(64) == pytest.approx(1.0 + 0.2 * (1 - 1 / 64))
     assert compute_s_per_token(balanced, *args)[0] < compute_s_per_token(skewed, *args)[0]
 
 

@@ -126,7 +126,7 @@ def test_a_fixed_zero_stage_is_never_replaced_to_keep_the_weights_gathered() -> 
 
 
 def test_moe_plans_use_expert_parallelism() -> None:
-    # Issue 14: expert parallelism now pays the busiest expert (compute.moe_imbalance), so
+    # Issue 14: expert parallelism now pays the busiest expert (Workload.busiest_expert_load), so
     # with no per-micro-batch cost yet a 16-stage pipeline without it times faster; fixed at
     # one stage (NeMo's Mixtral 8x7B recipe on 64 H100: TP 1, PP 1, EP 8) the planner must
     # still reach for expert parallelism or ZeRO-3 to fit.

@@ -147,15 +147,6 @@ def _score_matrix_bytes_per_token(w: Workload) -> float:
     return (forwards * forward + backward) * w.attention_heads * w.sequence_length * blocks
 
 
-def moe_imbalance(w: Workload, expert: int) -> float:
-    """Busiest expert-parallel rank's load over a dropless balanced layer's mean:
-    ``w.expert_load_imbalance`` in proportion to 1 - 1/e (no rank to wait for without expert
-    parallelism). Under token dropping no expert takes more than the capacity factor c
-    times its share (Megatron-Core's moe_expert_capacity_factor), so the busiest rank's load
-    is at most c; padded to capacity every rank's is c, however balanced the routing."""
-    return w.capped_expert_load(1.0 + (w.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert))
-
-
 @lru_cache(maxsize=8192)
 def compute_s_per_token(
     w: Workload,
@@ -221,7 +212,7 @@ def compute_s_per_token(
         m_expert = m * w.experts_per_token * expert * et / (t * w.experts)
         experts_per_rank = w.experts / expert
         expert_s = experts_per_rank * seconds(ffn(w.ffn_hidden_size, m_expert, et))
-        ffn_layer_s = expert_s * moe_imbalance(w, expert) + seconds(dense)
+        ffn_layer_s = expert_s * w.busiest_expert_load(expert) + seconds(dense)
     else:
         ffn_layer_s = seconds(ffn(w.ffn_hidden_size, m, t))
     dense_layer_s = seconds(ffn(w.dense_ffn_hidden_size, m, t))

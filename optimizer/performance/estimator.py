@@ -29,7 +29,6 @@ from optimizer.performance.compute import (
     attention_share,
     head_dim_time_factor,
     kernel_head_dim,
-    moe_imbalance,
     optimizer_step_bytes,
     sliding_window_note,
     straggler_fraction,
@@ -495,19 +494,31 @@ def oversubscribed_block_nodes(c: ClusterSpec) -> int:
     return c.uplink_tiers[-1].nodes if c.uplink_tiers else c.nodes_per_leaf
 
 
-def _all_to_all_multiplier(c: ClusterSpec, nodes: int) -> float:
+def _all_to_all_multiplier(c: ClusterSpec, nodes: int, busiest: float = 1.0) -> float:
     """Slow-down of uniform all-to-all traffic spanning ``nodes`` packed nodes.
 
     A share 1 - 1/L of the traffic leaves its block (L blocks spanned: leaves, or the pods of
     a tree oversubscribed at its aggregation tier) and crosses a tier with bisection_ratio of
     the non-blocking bandwidth (1/oversubscription in a fat-tree; the global links of a
     dragonfly; the cut of a torus): time x ((1 - x) + x / bisection_ratio).
+    ``busiest``: the timed rank's bytes over the mean rank's (Part.busiest), which the tier
+    carries: crossing_slowdown.
     """
     leaves = -(-nodes // oversubscribed_block_nodes(c))
     if leaves <= 1:
         return 1.0
     crossing = 1.0 - 1.0 / leaves
-    return (1.0 - crossing) + crossing / c.topology.bisection_ratio
+    return (1.0 - crossing) + crossing * crossing_slowdown(c.topology.bisection_ratio, busiest)
+
+
+def crossing_slowdown(ratio: float, busiest: float) -> float:
+    """The slow-down of the bytes the busiest rank of an all-to-all sends across a tier of
+    ``ratio`` x the non-blocking bandwidth, ``busiest`` x the mean rank's bytes: the tier
+    carries every rank's, the mean, in 1 / ratio of the time they take at line rate, the
+    busiest rank's NIC its own in ``busiest`` x that; the later ends the transfer, so its
+    bytes are slowed max(1, 1 / (busiest x ratio)): an imbalance the tier has room for
+    costs the busiest rank's NIC only (1 / ratio when balanced, as before)."""
+    return 1.0 / min(1.0, busiest * ratio)
 
 
 def group_shape(shape: tuple[int, ...], nodes: int) -> tuple[int, ...]:
@@ -550,11 +561,14 @@ def _torus_collective(cost: coll.Cost, nodes: int, shape: tuple[int, ...]) -> co
     return coll.Cost(cost.bytes, cost.steps * torus_ring_steps(shape, nodes) / (nodes - 1))
 
 
-def _torus_all_to_all_multiplier(c: ClusterSpec, shape: tuple[int, ...], nodes: int) -> float:
+def _torus_all_to_all_multiplier(
+    c: ClusterSpec, shape: tuple[int, ...], nodes: int, busiest: float = 1.0
+) -> float:
     """Slow-down of uniform all-to-all over ``nodes`` consecutive torus nodes: half of it
     crosses the block's bisection, 2 n / max(d_i) links (n / 2 for a largest side of 2; the
     parallel links of each neighbour pair counted), against n x NIC ports / 2 non-blocking
-    (Dally & Towles, "Principles and Practices of Interconnection Networks", 2004, ch. 3)."""
+    (Dally & Towles, "Principles and Practices of Interconnection Networks", 2004, ch. 3);
+    ``busiest`` as _all_to_all_multiplier's."""
     sides = group_shape(shape, nodes)
     largest = max(sides)
     if largest <= 1:
@@ -564,7 +578,7 @@ def _torus_all_to_all_multiplier(c: ClusterSpec, shape: tuple[int, ...], nodes: 
     cut_links = (2 * nodes / largest if largest >= 3 else nodes / 2) * parallel
     ratio = min(1.0, cut_links / (nodes * c.nics_per_node / 2))
     crossing = 1.0 - 1.0 / nodes
-    return (1.0 - crossing) + crossing / ratio
+    return (1.0 - crossing) + crossing * crossing_slowdown(ratio, busiest)
 
 
 def _hops(c: ClusterSpec, nodes: int, neighbour: bool) -> int:
@@ -736,7 +750,9 @@ class Part(NamedTuple):
     """One collective of a plan, per step: its cost, the share that leaves the node, the
     nodes its group spans, its traffic pattern ("ring" or "all_to_all") and how many nodes
     apart two partners sit (1: neighbours; pipeline stages sit a whole stage apart).
-    ``in_network`` is the same all-reduces reduced by the switches (None: not an all-reduce)."""
+    ``in_network`` is the same all-reduces reduced by the switches (None: not an all-reduce).
+    ``busiest``: an all-to-all's timed rank's bytes (``cost``) over the mean rank's, which
+    the network's tiers carry (_all_to_all_multiplier)."""
 
     cost: coll.Cost
     remote_share: float
@@ -744,12 +760,19 @@ class Part(NamedTuple):
     pattern: str
     stride: int = 1
     in_network: coll.Cost | None = None
+    busiest: float = 1.0
 
     def times(self, k: float) -> Part:
         """This collective ``k`` times in a row."""
         reduced = None if self.in_network is None else self.in_network.times(k)
         return Part(
-            self.cost.times(k), self.remote_share, self.nodes, self.pattern, self.stride, reduced
+            self.cost.times(k),
+            self.remote_share,
+            self.nodes,
+            self.pattern,
+            self.stride,
+            reduced,
+            self.busiest,
         )
 
 
@@ -872,27 +895,37 @@ def expert_collective(w: Workload, plan: ParallelPlan, gpn: int, dom: int) -> Pa
     1/t of the tokens, k copies each. Ranks of the group in the same domain use the scale-up
     fabric. With ``node_deduplicated`` dispatch a token crosses the network once per other
     domain its experts are in (collectives.expected_remote_domains) and is forwarded over the
-    scale-up fabric to the experts' ranks there, both at once (DeepEP's internode kernels).
+    scale-up fabric to the experts' ranks there, both at once (DeepEP's internode kernels),
+    timed at the mean rank's load: a domain's NICs carry all its ranks' tokens, whose skew
+    no field states, and its busiest rank's forwarded share rides the faster scale-up fabric
+    (a lower estimate under imbalance).
     Reads the tensor, expert, micro-batch and context degrees."""
     t, e = plan.tensor, plan.expert
     if not w.is_moe or e == 1:
         return None
     k = w.experts_per_token
-    # k copies each; under token dropping the buffers the capacity leaves (expert_token_share)
-    routed = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * k * w.expert_token_share / t
+    # k copies each; the NCCL all-to-all at the busiest rank's load (Workload.
+    # busiest_expert_load): it receives them in the dispatch and sends them back in the
+    # combine, and the group waits for it; the network's tiers carry the mean rank's
+    # (Part.busiest)
+    mean = rank_tokens(w, plan) * w.hidden_size * ACTIVATION_BYTES * w.expert_token_share / t
+    busiest = w.busiest_expert_load(e) / w.expert_token_share  # over the mean rank's load
     ep_local, domains = _expert_domains(plan, dom)
     hosts = domains * _hosts_per_block(ep_local * plan.expert_tensor_degree, gpn)
     if w.expert_dispatch == "all_to_all" or domains == 1:
-        return Part(coll.all_to_all(routed, e), 1.0 - ep_local / e, hosts, "all_to_all")
+        return Part(
+            coll.all_to_all(mean * k * busiest, e),
+            1.0 - ep_local / e,
+            hosts,
+            "all_to_all",
+            busiest=busiest,
+        )
     network = coll.expected_remote_domains(w.experts, k, domains, w.expert_node_limit)
     # copies to the other ranks of the own domain, and remote copies forwarded on landing
     forwarded = k * (ep_local - 1) / e + k * (e - ep_local) / e * (ep_local - 1) / ep_local
     total = network + forwarded
     return Part(
-        coll.Cost(routed / k * total, domains - 1 + ep_local - 1),
-        network / total,
-        hosts,
-        "all_to_all",
+        coll.Cost(mean * total, domains - 1 + ep_local - 1), network / total, hosts, "all_to_all"
     )
 
 
@@ -933,7 +966,7 @@ def capacity_note(w: Workload, expert: int) -> str:
     never a capacity silently ignored."""
     c = w.expert_capacity_factor
     where = f"token dropping: each expert takes at most {c:g} x its even share of the routed tokens"
-    busiest = moe_imbalance(w, expert)
+    busiest = w.busiest_expert_load(expert)
     if w.pad_expert_input_to_capacity:
         return (
             f"{where}, its input padded to that capacity: every expert rank computes, sends and "
@@ -1636,7 +1669,7 @@ class StepModel:
             return _NetTerm(remote, slowdown, _hops(c, share.span, neighbour=True))
         return _NetTerm(
             remote,
-            _all_to_all_multiplier(c, part.nodes),
+            _all_to_all_multiplier(c, part.nodes, part.busiest),
             _hops(c, part.nodes, neighbour=False),
         )
 
@@ -1651,7 +1684,7 @@ class StepModel:
             sides = group_shape(shape, part.nodes)
             return _NetTerm(
                 remote,
-                _torus_all_to_all_multiplier(self.c, shape, part.nodes),
+                _torus_all_to_all_multiplier(self.c, shape, part.nodes, part.busiest),
                 max(1, sum(k // 2 for k in sides)),
             )
         if part.stride > 1:

@@ -132,6 +132,7 @@ _DEPTH_FREE_COLUMNS = (
     "a2a_bytes",
     "a2a_sharp_bytes",
     "a2a_nodes",
+    "a2a_busiest",
     "dp_nv_s",
     "dp_nv_lat_s",
     "dp_bytes",
@@ -221,6 +222,7 @@ class PlanArrays:
     a2a_nv_s = _Row()
     a2a_nv_lat_s = _Row()
     a2a_nodes = _Row()  # nodes the expert all-to-all spans (0: none on the network)
+    a2a_busiest = _Row()  # its timed rank's bytes over the mean rank's (Part.busiest)
     dp_nv_s = _Row()
     dp_nv_lat_s = _Row()
     dp_span = _Row()  # hosts the widest network data-parallel ring spans (0: none)
@@ -484,7 +486,7 @@ class RowParts:
 
 def _expert_row(a2a: Part | None, hw: RowHardware) -> tuple[float, ...]:
     nodes = a2a.nodes if a2a is not None and a2a.remote_share > 0 else 0.0
-    return (*_part_row(a2a, hw), nodes)
+    return (*_part_row(a2a, hw), nodes, 1.0 if a2a is None else a2a.busiest)
 
 
 def _data_row(w: Workload, plan: ParallelPlan, hw: RowHardware) -> tuple[float, ...]:
@@ -564,7 +566,7 @@ def _depth_free_row(
     (nv_s, lat_s, tp_bytes, tp_sharp_bytes), expert = _collective_rows(
         w, (t, p, d, e, mb, cp, et), hw, parts, plan
     )
-    a2a_nv_s, a2a_lat_s, a2a_bytes, a2a_sharp_bytes, a2a_nodes = expert
+    a2a_nv_s, a2a_lat_s, a2a_bytes, a2a_sharp_bytes, a2a_nodes, a2a_busiest = expert
     n = layer_collectives_per_step(w, d, mb, p)  # what a step runs of each
     n_tp = n * tensor_collective_share(w, plan.folded)
     n_a2a = n * w.expert_layer_share  # the MoE layers' only
@@ -590,6 +592,7 @@ def _depth_free_row(
         n_a2a * a2a_bytes,
         n_a2a * a2a_sharp_bytes,
         a2a_nodes,
+        a2a_busiest,
         *dp_columns,
     )
 
@@ -979,7 +982,10 @@ def wall_step_lower_bounds_s(
         else:
             leaves = np.ceil(a.a2a_nodes / oversubscribed_block_nodes(c))
             crossing = np.where(leaves > 1, 1.0 - 1.0 / np.maximum(leaves, 1.0), 0.0)
-            a2a_mult = (1.0 - crossing) + crossing / topo.bisection_ratio
+            # estimator.crossing_slowdown, per plan
+            a2a_mult = (1.0 - crossing) + crossing / np.minimum(
+                1.0, a.a2a_busiest * topo.bisection_ratio
+            )
             a2a_per_byte = np.maximum(a2a_mult / wire, cpu)
         a2a = np.maximum(st.a2a_nv, net.a2a * a2a_per_byte)
     terms = st.scale_up  # the tensor, pipeline and data-parallel terms, NetRows rows

@@ -136,7 +136,7 @@ class Workload:
     # "Frameworks").
     framework: str = "megatron"
     # issue 14 (MoE): the busiest expert rank's load over the mean at wide expert parallelism
-    # (compute.moe_imbalance), how the all-to-all dispatches (EXPERT_DISPATCHES) and, with
+    # (busiest_expert_load), how the all-to-all dispatches (EXPERT_DISPATCHES) and, with
     # node_deduplicated, node-limited routing: at most this many nodes a token (0: no limit;
     # DeepSeek-V3 routes to at most 4, sec. 2.1.2). estimator.expert_collective times them.
     expert_load_imbalance: float = DEFAULT_EXPERT_LOAD_IMBALANCE
@@ -144,7 +144,7 @@ class Workload:
     expert_node_limit: int = 0
     # issue 14 (MoE): token dropping (Megatron-Core's moe_expert_capacity_factor; 0: dropless):
     # each expert takes at most this many times its even share of the routed tokens, and with
-    # pad_expert_input_to_capacity exactly that many (compute.moe_imbalance,
+    # pad_expert_input_to_capacity exactly that many (busiest_expert_load,
     # expert_token_share).
     expert_capacity_factor: float = 0.0
     pad_expert_input_to_capacity: bool = False
@@ -345,9 +345,25 @@ class Workload:
 
     @property
     def expert_token_share(self) -> float:
-        """The routed tokens the experts' dispatch and buffers carry over a dropless, balanced
-        layer's: an even share capped (capped_expert_load)."""
+        """The routed tokens an expert rank's dispatch and buffers carry over a dropless,
+        balanced layer's, on the mean rank: an even share capped (capped_expert_load)."""
         return self.capped_expert_load(1.0)
+
+    def busiest_expert_load(self, expert: int) -> float:
+        """The busiest of ``expert`` expert-parallel ranks' load over a dropless balanced
+        layer's mean: ``expert_load_imbalance`` in proportion to 1 - 1/e (no rank to wait for
+        without expert parallelism). Under token dropping no expert takes more than the
+        capacity factor c times its share (Megatron-Core's moe_expert_capacity_factor), so the
+        busiest rank's load is at most c; padded to capacity every rank's is c, however
+        balanced the routing (capped_expert_load). That rank computes its experts' GEMMs on
+        it (compute.compute_s_per_token) and receives and sends it in the all-to-all
+        (estimator.expert_collective): the others wait for it at the next all-to-all. Its
+        memory is the mean rank's (memory._blocks_ffns, at expert_token_share): the busiest
+        rank of one layer and micro-batch is seldom that of the next, and a rank holds the
+        activations of many."""
+        return self.capped_expert_load(
+            1.0 + (self.expert_load_imbalance - 1.0) * (1.0 - 1.0 / expert)
+        )
 
     def _check_stage_layers(self) -> None:
         if not self.stage_layers:
