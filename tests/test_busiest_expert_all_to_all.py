@@ -101,3 +101,42 @@ def test_more_skew_never_gives_a_faster_step(
     assert estimate(_deepseek(low, dispatch), c, PLAN).step_time_s <= estimate(
         _deepseek(high, dispatch), c, PLAN
     ).step_time_s * (1 + 1e-12)
+
+
+def _skew_notes(w: Workload, plan: ParallelPlan) -> list[str]:
+    c = cluster_for(HGX_H100, 1024, "fat_tree", "infiniband", 1.0)
+    return [n for n in estimate(w, c, plan).notes if n.startswith("expert load skew")]
+
+
+def test_the_estimate_says_what_the_skew_costs_re_timed_balanced() -> None:
+    c = cluster_for(HGX_H100, 1024, "fat_tree", "infiniband", 1.0)
+    skewed = estimate(_deepseek(1.2), c, PLAN)
+    balanced = estimate(_deepseek(1.0), c, PLAN)
+
+    (note,) = _skew_notes(_deepseek(1.2), PLAN)
+    cost_s = skewed.step_time_s - balanced.step_time_s
+    assert "the busiest of 64 expert ranks is timed at 1.20 x" in note
+    assert f"{cost_s:.2f} s of the {skewed.step_time_s:.2f} s step" in note
+    assert "expert GEMMs and the all-to-all" in note
+
+
+def test_a_deduplicated_dispatch_says_its_all_to_all_is_at_the_mean_load() -> None:
+    (note,) = _skew_notes(_deepseek(1.2, "node_deduplicated"), PLAN)
+
+    assert "the deduplicated all-to-all is timed at the mean rank's load" in note
+
+
+@pytest.mark.parametrize(
+    ("w", "plan"),
+    [
+        (_deepseek(1.0), PLAN),  # balanced
+        (preset("mixtral-8x7b", expert_load_imbalance=1.5), ParallelPlan(8, 1, 128, 1)),
+        (  # a capacity: capacity_note says what the skew costs
+            preset("mixtral-8x7b", expert_load_imbalance=1.5, expert_capacity_factor=1.25),
+            ParallelPlan(2, 1, 512, 8, micro_batch_size=1, expert_tensor=1),
+        ),
+    ],
+    ids=["balanced", "no expert parallelism", "token dropping"],
+)
+def test_no_skew_note_where_no_rank_waits_for_a_busier_one(w: Workload, plan: ParallelPlan) -> None:
+    assert _skew_notes(w, plan) == []

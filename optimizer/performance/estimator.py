@@ -982,6 +982,26 @@ def capacity_note(w: Workload, expert: int) -> str:
     return f"{where}{who} timed at {busiest:.2f} x a balanced layer's load{dropped}"
 
 
+def skew_note(w: Workload, expert: int, skew_s: float, step_s: float) -> str:
+    """What skewed routing (Workload.expert_load_imbalance above 1, dropless: under a
+    capacity capacity_note says it) costs the step at ``expert`` expert ranks: ``skew_s``,
+    the step over the same plan's with balanced routing, re-timed. Never an assumption the
+    answer hides: benchmarks that force-balance their routing state 1."""
+    busiest = w.busiest_expert_load(expert)
+    waits = (
+        "its expert GEMMs (the deduplicated all-to-all is timed at the mean rank's load)"
+        if w.expert_dispatch == "node_deduplicated"
+        else "its expert GEMMs and the all-to-all, which wait for it"
+    )
+    return (
+        f"expert load skew: the busiest of {expert} expert ranks is timed at {busiest:.2f} x "
+        f"the mean rank's load (workload.expert_load_imbalance {w.expert_load_imbalance:g}) "
+        f"in {waits}: {skew_s:.2f} s of the {step_s:.2f} s step ({skew_s / step_s:.1%}) over "
+        "balanced routing; a run whose routing is balanced (or force-balanced, as NVIDIA's "
+        "benchmarks are) states 1"
+    )
+
+
 # An expert all-to-all this share of the step or more is worth a note that it is exposed.
 EXPOSED_ALL_TO_ALL_NOTE_SHARE = 0.05
 
@@ -2148,6 +2168,10 @@ def estimate_from_step(
         notes.append(dispatch)
     if w.expert_capacity_factor:
         notes.append(capacity_note(w, step.plan.expert))
+    elif w.expert_load_imbalance > 1.0 and step.plan.expert > 1:
+        balanced = StepModel(replace(w, expert_load_imbalance=1.0), c, step.plan, fabric)
+        skew_s = max(0.0, step_s - balanced.step_time_s(case))
+        notes.append(skew_note(w, step.plan.expert, skew_s, step_s))
     if w.dualpipe:
         notes.append(dualpipe_note(step.plan.pipeline, step.micro_batches, expected))
     elif (exposed_a2a := exposed_all_to_all_note(expected.all_to_all_s, step_s)) is not None:
