@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from optimizer.performance.estimator import crossing_slowdown, estimate, expert_collective
 from optimizer.performance.plan import ParallelPlan
+from optimizer.performance.planner import plan_and_estimate
 from optimizer.performance.validation import HGX_H100, cluster_for
 from optimizer.workload.model import Workload
 from optimizer.workload.presets import preset
@@ -140,3 +141,23 @@ def test_a_deduplicated_dispatch_says_its_all_to_all_is_at_the_mean_load() -> No
 )
 def test_no_skew_note_where_no_rank_waits_for_a_busier_one(w: Workload, plan: ParallelPlan) -> None:
     assert _skew_notes(w, plan) == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    low=st.floats(1.0, 3.0),
+    high=st.floats(1.0, 3.0),
+    oversubscription=st.sampled_from([1.0, 3.0]),
+)
+def test_more_skew_never_gives_a_faster_best_plan(
+    low: float, high: float, oversubscription: float
+) -> None:
+    """Every plan's step grows with the skew, so the best of them does: the planner's too."""
+    low, high = min(low, high), max(low, high)
+    c = cluster_for(HGX_H100, 128, "fat_tree", "infiniband", oversubscription)
+
+    def best_hours(imbalance: float) -> float:
+        w = preset("mixtral-8x22b", expert_load_imbalance=imbalance)
+        return plan_and_estimate(w, c, why=False).training_time_hours
+
+    assert best_hours(low) <= best_hours(high) * (1 + 1e-12)
