@@ -232,7 +232,7 @@ RECORDED = (
         "7,551 and 10,956, warm 832-1,194/s, re-priced 26,453-39,119/s)",
     ),
     (
-        "fdb2625 (2026-12-07, latest)",
+        "fdb2625 (2026-12-07, later still)",
         472,
         16_165,
         "--pairs 2000, this script, taskset -c 1, load 0.6-1.1 (other runs: 491 and 15,446; "
@@ -240,6 +240,16 @@ RECORDED = (
         "49,040-59,518/s; back to back with the next tree, 4226eb4, token dropping and the "
         "encoders' head-dim panel, in that slower phase: 414 and 432 cold, 13,932 and 13,401, "
         "warm 1,864-1,927/s, re-priced 47,280-53,157/s)",
+    ),
+    (
+        "9c9707c (2026-12-07, token dropping)",
+        443,
+        14_480,
+        "--pairs 2000, this script, taskset -c 1, load 0.6-1.0 (another run: 489 and 17,983; "
+        "back to back with the next trees twice: 413-464 cold, 13,758-16,693, warm "
+        "1,830-2,052/s, re-priced 47,101-62,689/s; 8461685, the all-to-all at the busiest "
+        "rank's load and the skew note: 402-473 cold, 14,273-16,038, warm 1,832-2,041/s, "
+        "re-priced 55,377-59,474/s)",
     ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
