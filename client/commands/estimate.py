@@ -84,6 +84,11 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
         ("data parallel, before overlap (s/step)", f"{b.data_parallel_s:.3f}"),
         ("pipeline p2p (s/step)", f"{b.pipeline_p2p_s:.3f}"),
         ("MoE all-to-all (s/step)", f"{b.all_to_all_s:.3f}"),
+        *(
+            [("expert load skew, over balanced routing (s/step)", f"{resp.expert_skew_s:.3f}")]
+            if resp.expert_skew_s
+            else []
+        ),
         ("context parallel, before overlap (s/step)", f"{b.context_parallel_s:.3f}"),
         ("exposed communication (s/step)", f"{b.exposed_communication_s:.3f}"),
         ("host CPU, TCP (s/step)", f"{b.host_cpu_overhead_s:.3f}"),

@@ -312,17 +312,40 @@ def _estimate_caveats(ranked: list[RankedDesign]) -> list[str]:
     """What the designs' times rest on that their table does not show, once per note with the
     ranks it concerns (the table shows no estimate's notes): what of the request's calibration
     profile they do not use or stretch (a profile fitted on H100 times a B200 design at the
-    built-in kernel efficiency), and how published runs of a small mixture of experts compare
-    with the model's time (estimator.small_moe_note)."""
+    built-in kernel efficiency), how published runs of a small mixture of experts compare
+    with the model's time (estimator.small_moe_note), and what expert load skew costs their
+    steps (_skew_caveat)."""
     ranks: dict[str, list[int]] = defaultdict(list)
     for d in ranked:
         for note in d.estimate.notes:
             if note.startswith((NOTE_PREFIX, SMALL_MOE_NOTE_PREFIX)):
                 ranks[note].append(d.rank)
-    return [
-        f"rank{'s' if len(r) > 1 else ''} {', '.join(map(str, r))}: {note}"
-        for note, r in ranks.items()
-    ]
+    caveats = [f"{_ranks_text(r)}: {note}" for note, r in ranks.items()]
+    skew = _skew_caveat(ranked)
+    return caveats if skew is None else [*caveats, skew]
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}"
+
+
+def _skew_caveat(ranked: list[RankedDesign]) -> str | None:
+    """Once for all ranks whose plans' expert ranks wait for a busier one, the share of their
+    steps the skew costs (Estimate.expert_skew_s, the same plan re-timed with balanced
+    routing; estimator.skew_note says it per design): an assumption that can decide which
+    design ranks first, so never left to the per-design notes alone."""
+    skewed = [d for d in ranked if d.estimate.expert_skew_s > 0.0]
+    if not skewed:
+        return None
+    shares = [d.estimate.expert_skew_s / d.estimate.step_time_s for d in skewed]
+    low, high = min(shares), max(shares)
+    share = f"{low:.1%}" if f"{low:.1%}" == f"{high:.1%}" else f"{low:.1%}-{high:.1%}"
+    return (
+        f"{_ranks_text([d.rank for d in skewed])}: the busiest expert rank, at the "
+        f"request's workload.expert_load_imbalance, costs {share} of the step over balanced "
+        "routing; a run whose routing is balanced (or force-balanced, as NVIDIA's benchmarks "
+        "are) states 1"
+    )
 
 
 def _cut_short_warning(found: int, proven: int, top_k: int) -> str:

@@ -149,6 +149,9 @@ class Estimate:
     # issue 14 (pipeline layout): the layers of each stage the estimate timed, first to last
     # (the response's parallelism.stage_layers)
     stage_layers: tuple[int, ...] = ()
+    # issue 14 (MoE): seconds a step the busiest expert rank adds over balanced routing, the
+    # same plan re-timed (skew_note; 0: no rank waits for a busier one)
+    expert_skew_s: float = 0.0
 
 
 def zero_refusal(w: Workload, pipeline: int, zero_stage: int) -> str:
@@ -2166,6 +2169,7 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
     if dispatch is not None:
         notes.append(dispatch)
+    skew_s = 0.0
     if w.expert_capacity_factor:
         notes.append(capacity_note(w, step.plan.expert))
     elif w.expert_load_imbalance > 1.0 and step.plan.expert > 1:
@@ -2233,4 +2237,5 @@ def estimate_from_step(
         gpus_used=step.plan.gpus,
         scale_up_gpus=root.scale_up_domain_gpus,
         stage_layers=step.layout.layers,
+        expert_skew_s=skew_s,
     )
