@@ -127,6 +127,17 @@ def test_a_deduplicated_dispatch_says_its_all_to_all_is_at_the_mean_load() -> No
     assert "the deduplicated all-to-all is timed at the mean rank's load" in note
 
 
+def test_a_deduplicated_dispatch_inside_one_node_says_its_all_to_all_waits() -> None:
+    """Inside one scale-up domain there is nothing to deduplicate: the all-to-all is the
+    NCCL one, at the busiest rank's load (expert_collective), and the note says so."""
+    w = preset("mixtral-8x7b", expert_load_imbalance=1.5, expert_dispatch="node_deduplicated")
+    c = cluster_for(HGX_H100, 64, "fat_tree", "infiniband", 1.0)
+    notes = estimate(w, c, ParallelPlan(1, 1, 64, 8, micro_batch_size=1)).notes
+
+    (note,) = [n for n in notes if n.startswith("expert load skew")]
+    assert "expert GEMMs and the all-to-all, which wait for it" in note
+
+
 @pytest.mark.parametrize(
     ("w", "plan"),
     [

@@ -985,15 +985,19 @@ def capacity_note(w: Workload, expert: int) -> str:
     return f"{where}{who} timed at {busiest:.2f} x a balanced layer's load{dropped}"
 
 
-def skew_note(w: Workload, expert: int, skew_s: float, step_s: float) -> str:
+def skew_note(w: Workload, plan: ParallelPlan, dom: int, skew_s: float, step_s: float) -> str:
     """What skewed routing (Workload.expert_load_imbalance above 1, dropless: under a
-    capacity capacity_note says it) costs the step at ``expert`` expert ranks: ``skew_s``,
-    the step over the same plan's with balanced routing, re-timed. Never an assumption the
-    answer hides: benchmarks that force-balance their routing state 1."""
+    capacity capacity_note says it) costs the step of ``plan``, whose expert group tiles
+    scale-up domains of ``dom`` GPUs: ``skew_s``, the step over the same plan's with balanced
+    routing, re-timed. Never an assumption the answer hides: benchmarks that force-balance
+    their routing state 1."""
+    expert = plan.expert
     busiest = w.busiest_expert_load(expert)
+    # as expert_collective: a deduplicated dispatch across domains at the mean rank's load
+    deduplicated = w.expert_dispatch == "node_deduplicated" and _expert_domains(plan, dom)[1] > 1
     waits = (
         "its expert GEMMs (the deduplicated all-to-all is timed at the mean rank's load)"
-        if w.expert_dispatch == "node_deduplicated"
+        if deduplicated
         else "its expert GEMMs and the all-to-all, which wait for it"
     )
     return (
@@ -2166,7 +2170,8 @@ def estimate_from_step(
         notes.append(cudnn)
     if w.windowed_layers:
         notes.append(sliding_window_note(w))
-    dispatch = expert_dispatch_note(w, step.plan, min(c.gpus, c.scale_up_domain_gpus))
+    dom = min(c.gpus, c.scale_up_domain_gpus)
+    dispatch = expert_dispatch_note(w, step.plan, dom)
     if dispatch is not None:
         notes.append(dispatch)
     skew_s = 0.0
@@ -2175,7 +2180,7 @@ def estimate_from_step(
     elif w.expert_load_imbalance > 1.0 and step.plan.expert > 1:
         balanced = StepModel(replace(w, expert_load_imbalance=1.0), c, step.plan, fabric)
         skew_s = max(0.0, step_s - balanced.step_time_s(case))
-        notes.append(skew_note(w, step.plan.expert, skew_s, step_s))
+        notes.append(skew_note(w, step.plan, dom, skew_s, step_s))
     if w.dualpipe:
         notes.append(dualpipe_note(step.plan.pipeline, step.micro_batches, expected))
     elif (exposed_a2a := exposed_all_to_all_note(expected.all_to_all_s, step_s)) is not None:
