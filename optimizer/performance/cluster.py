@@ -96,6 +96,18 @@ class ClusterSpec:
         return self.scale_up_gpus or self.gpus_per_node
 
     @cached_property
+    def domain_tile_gpus(self) -> int | None:
+        """The largest power-of-two number of whole hosts in a scale-up domain that is larger
+        than a host and not a power of two itself (64 of an NVL72's 72 GPUs), else None:
+        groups of power-of-two ranks tile such a part of each domain, the rest idle, instead
+        of straddling two domains (docs/performance-model.md, "Scale-up domain")."""
+        dom, gpn = self.scale_up_domain_gpus, self.gpus_per_node
+        if dom <= gpn or dom & (dom - 1) == 0:
+            return None
+        tile = 1 << (dom.bit_length() - 1)
+        return None if tile % gpn or tile <= gpn else tile
+
+    @cached_property
     def hardware(self) -> tuple[int, int, int, str, float, float | None, float]:
         """Everything of the cluster but its network that a plan's time depends on: GPUs,
         host, scale-up domain and the GPU's figures. The estimator's per-plan terms are cached

@@ -1276,15 +1276,11 @@ def _expert_tensors(w: Workload, t: int) -> tuple[int, ...]:
 
 
 def _domain_tilings(c: ClusterSpec) -> list[ClusterSpec]:
-    """The cluster with each scale-up domain cut to its largest power-of-two number of whole
-    hosts (64 of an NVL72's 72 GPUs), the rest idle: power-of-two expert and tensor groups then
-    tile the domain instead of straddling two (docs/performance-model.md, "Scale-up domain").
-    Nothing when the domain is the host or already a power of two."""
-    dom, gpn = c.scale_up_domain_gpus, c.gpus_per_node
-    if dom <= gpn or c.gpus < dom or dom & (dom - 1) == 0:
-        return []
-    tile = 1 << (dom.bit_length() - 1)
-    if tile % gpn or tile <= gpn:
+    """The cluster with each scale-up domain cut to ClusterSpec.domain_tile_gpus (64 of an
+    NVL72's 72 GPUs), the rest idle. Nothing when the domain is the host or already a power of
+    two, or the cluster fills no domain."""
+    dom, tile = c.scale_up_domain_gpus, c.domain_tile_gpus
+    if tile is None or c.gpus < dom:
         return []
     return [replace(c, gpus=c.gpus // dom * tile, scale_up_gpus=tile)]
 
