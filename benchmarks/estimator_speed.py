@@ -251,6 +251,14 @@ RECORDED = (
         "rank's load and the skew note: 402-473 cold, 14,273-16,038, warm 1,832-2,041/s, "
         "re-priced 55,377-59,474/s)",
     ),
+    (
+        "259acba (2026-12-07, busiest rank)",
+        502,
+        15_193,
+        "--pairs 2000, this script, taskset -c 1, load 0.8 (another run: 468 and 14,271; warm "
+        "2,155-2,214/s, re-priced 52,310-61,163/s; the next tree, 8d1e7e7, a note no pair "
+        "reaches, in a faster phase: 578 and 19,769, warm 2,585/s, re-priced 81,940/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

@@ -974,11 +974,12 @@ def domain_tiling_note(
 ) -> str | None:
     """What a stated plan on scale-up domains of no power-of-two size (an NVL72's 72 GPUs)
     would save placed ClusterSpec.domain_tile_gpus GPUs to a domain, as a scheduler's
-    segments of whole hosts place a job (the planner weighs that placement itself: its domain
-    tilings). The estimate times the GPUs filling each domain in turn, where a group of
-    power-of-two ranks straddles two domains wherever it starts (_ranks_in_domain) and
-    what crosses rides the network; the same plan is re-timed on the tiled domains. None
-    when that saves less than DOMAIN_TILING_NOTE_SHARE of the step or nothing straddles."""
+    segments of whole hosts place a job (Slurm's topology/block plugin, ``--segment``; the
+    planner weighs that placement itself: its domain tilings). The estimate times the GPUs
+    filling each domain in turn, where a group of power-of-two ranks straddles two domains
+    wherever it starts (_ranks_in_domain) and what crosses rides the network; the same plan
+    is re-timed on the tiled domains. None when that saves less than
+    DOMAIN_TILING_NOTE_SHARE of the step or nothing straddles."""
     c, plan = step.c, step.plan
     tile = c.domain_tile_gpus
     dom = c.scale_up_domain_gpus
