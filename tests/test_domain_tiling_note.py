@@ -1,6 +1,7 @@
 """A stated plan on scale-up domains of no power-of-two size is told what placing its groups
 inside them would save (issue 14, topology in the time; docs/performance-model.md, "Scale-up
-domain").
+domain"): in a note, in the response's ``domain_tiled_step_time_s`` (over the real gRPC
+service too) and in a row of ``procure estimate``'s table.
 
 The estimate fills an NVL72 rack's 72 GPUs in turn, so a power-of-two expert group of 32
 straddles two racks wherever it starts and its all-to-all crosses the network. NVIDIA runs
@@ -12,14 +13,19 @@ is within issue 14's bar of NVIDIA's."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from google.protobuf.json_format import ParseDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
+from client.cli import main
 from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.api import estimate
 from optimizer.performance.validation import unseen_runs
+from tests.service_support import TOKEN_A, Stubs, bearer, token_stubs
 
 PUBLISHED_TOKENS_PER_S_PER_GPU = 4_916  # Megatron-Bridge 25.11, DGX-GB200, Qwen3_235B_a22B
 UNSEEN_WORST = 0.20  # issue 14 acceptance: runs the project has not seen, worst error
@@ -51,15 +57,21 @@ PLAN = {
 }
 
 
-def _estimate(
+def _request(
     scale_up_gpus: int, plan: dict[str, int] | None = None
-) -> estimate_pb2.EstimateResponse:
+) -> estimate_pb2.EstimateRequest:
     request = {
         "workload": QWEN,
         "cluster": {**GB200, "gpus": 256, "scale_up_gpus": scale_up_gpus},
         "parallelism": PLAN if plan is None else plan,
     }
-    return estimate(ParseDict(request, estimate_pb2.EstimateRequest()))
+    return ParseDict(request, estimate_pb2.EstimateRequest())
+
+
+def _estimate(
+    scale_up_gpus: int, plan: dict[str, int] | None = None
+) -> estimate_pb2.EstimateResponse:
+    return estimate(_request(scale_up_gpus, plan))
 
 
 def _tiling_notes(response: estimate_pb2.EstimateResponse) -> list[str]:
@@ -110,3 +122,43 @@ def test_a_searched_plan_gets_no_note_the_planner_weighed_the_tiling() -> None:
     partial = {"tensor": 1, "expert": 32, "micro_batch_size": 1, "context": 1}
 
     assert _tiling_notes(_estimate(72, partial)) == []
+
+
+def test_the_response_carries_the_tiled_step(straddled: estimate_pb2.EstimateResponse) -> None:
+    assert straddled.domain_tiled_step_time_s == pytest.approx(_estimate(64).step_time_s)
+
+
+def test_without_a_saving_the_field_is_zero() -> None:
+    assert _estimate(64).domain_tiled_step_time_s == 0.0
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stubs]:
+    yield from token_stubs(tmp_path_factory.mktemp("tiling"))
+
+
+def test_the_field_crosses_the_service(
+    stubs: Stubs, straddled: estimate_pb2.EstimateResponse
+) -> None:
+    reply = stubs.optimizer.Estimate(_request(72), metadata=bearer(TOKEN_A), timeout=60)
+
+    assert reply.domain_tiled_step_time_s == pytest.approx(straddled.domain_tiled_step_time_s)
+
+
+def test_procure_estimate_prints_the_tiled_step_only_where_it_saves(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, straddled: estimate_pb2.EstimateResponse
+) -> None:
+    def table(scale_up_gpus: int) -> str:
+        path = tmp_path / f"spec-{scale_up_gpus}.json"
+        path.write_text(json.dumps(MessageToDict(_request(scale_up_gpus))))
+        with pytest.raises(SystemExit) as done:
+            main(["estimate", str(path)])
+        assert done.value.code in (0, None)
+        return capsys.readouterr().out
+
+    row = "step, groups inside power-of-two parts of domains (s)"
+    straddled_table = table(72)
+
+    assert row in straddled_table
+    assert f"{straddled.domain_tiled_step_time_s:.3f}" in straddled_table
+    assert row not in table(64)

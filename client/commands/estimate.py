@@ -89,6 +89,16 @@ def _render_table(resp: estimate_pb2.EstimateResponse) -> Table:
             if resp.expert_skew_s
             else []
         ),
+        *(
+            [
+                (
+                    "step, groups inside power-of-two parts of domains (s)",
+                    f"{resp.domain_tiled_step_time_s:.3f}",
+                )
+            ]
+            if resp.domain_tiled_step_time_s
+            else []
+        ),
         ("context parallel, before overlap (s/step)", f"{b.context_parallel_s:.3f}"),
         ("exposed communication (s/step)", f"{b.exposed_communication_s:.3f}"),
         ("host CPU, TCP (s/step)", f"{b.host_cpu_overhead_s:.3f}"),

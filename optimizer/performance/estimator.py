@@ -152,6 +152,9 @@ class Estimate:
     # issue 14 (MoE): seconds a step the busiest expert rank adds over balanced routing, the
     # same plan re-timed (skew_note; 0: no rank waits for a busier one)
     expert_skew_s: float = 0.0
+    # issue 14 (topology): a stated plan's step with its groups inside power-of-two parts of
+    # its scale-up domains (domain_tiled_step_s; 0: no saving, or no such domain)
+    domain_tiled_step_time_s: float = 0.0
 
 
 def zero_refusal(w: Workload, pipeline: int, zero_stage: int) -> str:
@@ -969,25 +972,30 @@ def expert_dispatch_note(w: Workload, plan: ParallelPlan, dom: int) -> str | Non
 DOMAIN_TILING_NOTE_SHARE = 0.01
 
 
-def domain_tiling_note(
+def domain_tiled_step_s(
     step: StepModel, fabric: FabricProfile, case: EstimateCase, step_s: float
-) -> str | None:
-    """What a stated plan on scale-up domains of no power-of-two size (an NVL72's 72 GPUs)
-    would save placed ClusterSpec.domain_tile_gpus GPUs to a domain, as a scheduler's
-    segments of whole hosts place a job (Slurm's topology/block plugin, ``--segment``; the
-    planner weighs that placement itself: its domain tilings). The estimate times the GPUs
-    filling each domain in turn, where a group of power-of-two ranks straddles two domains
-    wherever it starts (_ranks_in_domain) and what crosses rides the network; the same plan
-    is re-timed on the tiled domains. None when that saves less than
-    DOMAIN_TILING_NOTE_SHARE of the step or nothing straddles."""
-    c, plan = step.c, step.plan
+) -> float | None:
+    """A stated plan's step on scale-up domains of no power-of-two size (an NVL72's 72 GPUs)
+    placed ClusterSpec.domain_tile_gpus GPUs to a domain, as a scheduler's segments of whole
+    hosts place a job (Slurm's topology/block plugin, ``--segment``; the planner weighs that
+    placement itself: its domain tilings). The estimate times the GPUs filling each domain in
+    turn, where a group of power-of-two ranks straddles two domains wherever it starts
+    (_ranks_in_domain) and what crosses rides the network; the same plan is re-timed on the
+    tiled domains. None when that saves less than DOMAIN_TILING_NOTE_SHARE of ``step_s``."""
+    c = step.c
     tile = c.domain_tile_gpus
-    dom = c.scale_up_domain_gpus
-    if tile is None or c.gpus <= dom:
+    if tile is None or c.gpus <= c.scale_up_domain_gpus:
         return None
-    tiled_s = StepModel(step.w, replace(c, scale_up_gpus=tile), plan, fabric).step_time_s(case)
-    if tiled_s > step_s * (1.0 - DOMAIN_TILING_NOTE_SHARE):
-        return None
+    tiled = StepModel(step.w, replace(c, scale_up_gpus=tile), step.plan, fabric)
+    tiled_s = tiled.step_time_s(case)
+    return tiled_s if tiled_s <= step_s * (1.0 - DOMAIN_TILING_NOTE_SHARE) else None
+
+
+def domain_tiling_note(c: ClusterSpec, plan: ParallelPlan, tiled_s: float, step_s: float) -> str:
+    """What placing ``plan``'s groups inside power-of-two parts of ``c``'s scale-up domains
+    saves: ``tiled_s`` (domain_tiled_step_s) against ``step_s``, with the domains and idle
+    GPUs it takes."""
+    dom, tile = c.scale_up_domain_gpus, c.domain_tile_gpus or c.scale_up_domain_gpus
     domains = -(-plan.gpus // tile)
     ep_local, spans = _expert_domains(plan, dom)
     which = (
@@ -2215,8 +2223,9 @@ def estimate_from_step(
     dispatch = expert_dispatch_note(w, step.plan, dom)
     if dispatch is not None:
         notes.append(dispatch)
-    if planned_on is None and (tiling := domain_tiling_note(step, fabric, case, step_s)):
-        notes.append(tiling)
+    tiled_s = None if planned_on is not None else domain_tiled_step_s(step, fabric, case, step_s)
+    if tiled_s is not None:
+        notes.append(domain_tiling_note(c, step.plan, tiled_s, step_s))
     skew_s = 0.0
     if w.expert_capacity_factor:
         notes.append(capacity_note(w, step.plan.expert))
@@ -2286,4 +2295,5 @@ def estimate_from_step(
         scale_up_gpus=root.scale_up_domain_gpus,
         stage_layers=step.layout.layers,
         expert_skew_s=skew_s,
+        domain_tiled_step_time_s=tiled_s or 0.0,
     )

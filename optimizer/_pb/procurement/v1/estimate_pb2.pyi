@@ -342,7 +342,7 @@ class StepBreakdown(_message.Message):
     def __init__(self, compute_s: _Optional[float] = ..., pipeline_bubble_s: _Optional[float] = ..., tensor_parallel_s: _Optional[float] = ..., data_parallel_s: _Optional[float] = ..., pipeline_p2p_s: _Optional[float] = ..., all_to_all_s: _Optional[float] = ..., exposed_communication_s: _Optional[float] = ..., host_cpu_overhead_s: _Optional[float] = ..., optimizer_step_s: _Optional[float] = ..., step_overhead_s: _Optional[float] = ..., micro_batch_overhead_s: _Optional[float] = ..., context_parallel_s: _Optional[float] = ...) -> None: ...
 
 class EstimateResponse(_message.Message):
-    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours", "checkpoint_interval_minutes", "expected_interruptions", "expert_skew_s")
+    __slots__ = ("step_time_s", "training_time_hours", "training_time_hours_low", "training_time_hours_high", "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "memory_per_gpu_gb", "parallelism", "breakdown", "steps", "parameters", "tokens_per_s", "notes", "gpus_used", "goodput", "productive_training_time_hours", "checkpoint_interval_minutes", "expected_interruptions", "expert_skew_s", "domain_tiled_step_time_s")
     STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_FIELD_NUMBER: _ClassVar[int]
     TRAINING_TIME_HOURS_LOW_FIELD_NUMBER: _ClassVar[int]
@@ -363,6 +363,7 @@ class EstimateResponse(_message.Message):
     CHECKPOINT_INTERVAL_MINUTES_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_INTERRUPTIONS_FIELD_NUMBER: _ClassVar[int]
     EXPERT_SKEW_S_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_TILED_STEP_TIME_S_FIELD_NUMBER: _ClassVar[int]
     step_time_s: float
     training_time_hours: float
     training_time_hours_low: float
@@ -383,4 +384,5 @@ class EstimateResponse(_message.Message):
     checkpoint_interval_minutes: float
     expected_interruptions: float
     expert_skew_s: float
-    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ..., goodput: _Optional[float] = ..., productive_training_time_hours: _Optional[float] = ..., checkpoint_interval_minutes: _Optional[float] = ..., expected_interruptions: _Optional[float] = ..., expert_skew_s: _Optional[float] = ...) -> None: ...
+    domain_tiled_step_time_s: float
+    def __init__(self, step_time_s: _Optional[float] = ..., training_time_hours: _Optional[float] = ..., training_time_hours_low: _Optional[float] = ..., training_time_hours_high: _Optional[float] = ..., model_tflops_per_gpu: _Optional[float] = ..., hardware_tflops_per_gpu: _Optional[float] = ..., mfu: _Optional[float] = ..., memory_per_gpu_gb: _Optional[float] = ..., parallelism: _Optional[_Union[Parallelism, _Mapping]] = ..., breakdown: _Optional[_Union[StepBreakdown, _Mapping]] = ..., steps: _Optional[float] = ..., parameters: _Optional[float] = ..., tokens_per_s: _Optional[float] = ..., notes: _Optional[_Iterable[str]] = ..., gpus_used: _Optional[int] = ..., goodput: _Optional[float] = ..., productive_training_time_hours: _Optional[float] = ..., checkpoint_interval_minutes: _Optional[float] = ..., expected_interruptions: _Optional[float] = ..., expert_skew_s: _Optional[float] = ..., domain_tiled_step_time_s: _Optional[float] = ...) -> None: ...
