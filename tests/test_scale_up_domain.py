@@ -201,6 +201,24 @@ def test_a_rack_scale_server_stands_in_as_hosts_of_one_domain() -> None:
     assert (c.gpus_per_node, c.nics_per_node, c.scale_up_domain_gpus) == (4, 4, 72)
 
 
+def test_a_rows_built_in_nics_set_the_line_rate_a_request_leaves_out() -> None:
+    """The rack ships 72 400G NICs (the catalog's builtin_nic_sku): 4 a host, 1,600 Gb/s."""
+    catalog = load_catalog(RACK_SCALE)
+    stated = estimate_pb2.Cluster(
+        gpus=144, server_sku="RACK-GB200-NVL72", fabric="infiniband", nic_gbps_per_node=1600
+    )
+    left_out = estimate_pb2.Cluster(gpus=144, server_sku="RACK-GB200-NVL72", fabric="infiniband")
+    assert cluster_from_proto(left_out, catalog) == cluster_from_proto(stated, catalog)
+
+
+def test_a_request_states_fewer_built_in_nics_and_their_rate_follows() -> None:
+    msg = estimate_pb2.Cluster(
+        gpus=144, server_sku="RACK-GB200-NVL72", fabric="infiniband", nics_per_node=2
+    )
+    c = cluster_from_proto(msg, load_catalog(RACK_SCALE))
+    assert (c.nics_per_node, c.nic_gbps_per_node) == (2, 800)
+
+
 def test_one_more_rack_never_slows_a_plan_that_tiles_the_domains() -> None:
     """Llama 3 405B on 672 NVL72 racks runs TP16 groups in 64 of each rack's 72 GPUs; on 673
     racks the same plan leaves whole racks idle, which the planner may do (it took 764 h on

@@ -281,6 +281,11 @@ def _server_fields(msg: pb.Cluster, catalog: Catalog | None) -> dict[str, Any]:
         fields["nics_per_node"] = max(
             1, server.builtin_nics * server.host_gpus // server.gpus_per_node
         )
+        # and their line rate: what the row ships with needs no restating (as server_cluster
+        # times the optimizer's designs: each NIC at what the server's slots carry)
+        nic = next(n for n in catalog.nics if n.sku == server.builtin_nic_sku)
+        nics = msg.nics_per_node if msg.HasField("nics_per_node") else fields["nics_per_node"]
+        fields["nic_gbps_per_node"] = server.nic_rate_gbps(nic.line_gbps) * nics
     return fields
 
 
