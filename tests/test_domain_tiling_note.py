@@ -94,6 +94,7 @@ def test_a_plan_whose_expert_groups_straddle_nvl72_racks_is_told_the_tiled_step(
     assert "placed 64 GPUs to a domain (4 domains, 32 of their GPUs idle" in note
     steps = f"{tiled.step_time_s:.2f} s instead of {straddled.step_time_s:.2f} s"
     assert f"the step takes {steps}" in note
+    assert "cluster.scale_up_gpus 64 times it so" in note
     assert tiled.step_time_s < straddled.step_time_s
 
 

@@ -1008,8 +1008,9 @@ def domain_tiling_note(c: ClusterSpec, plan: ParallelPlan, tiled_s: float, step_
         f"on the network; placed {tile} GPUs to a domain ({domains} domains, "
         f"{domains * dom - plan.gpus} of their GPUs idle: a scheduler's segments of "
         f"{tile // c.gpus_per_node} hosts), every group stays inside one and the step takes "
-        f"{tiled_s:.2f} s instead of {step_s:.2f} s ({1.0 - tiled_s / step_s:.0%} less); "
-        "a search that chooses the plan (a degree left out) weighs that placement itself"
+        f"{tiled_s:.2f} s instead of {step_s:.2f} s ({1.0 - tiled_s / step_s:.0%} less; "
+        f"cluster.scale_up_gpus {tile} times it so); a search that chooses the plan (a degree "
+        "left out) weighs that placement itself"
     )
 
 
