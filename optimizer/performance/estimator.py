@@ -995,7 +995,8 @@ def domain_tiling_note(c: ClusterSpec, plan: ParallelPlan, tiled_s: float, step_
     """What placing ``plan``'s groups inside power-of-two parts of ``c``'s scale-up domains
     saves: ``tiled_s`` (domain_tiled_step_s) against ``step_s``, with the domains and idle
     GPUs it takes."""
-    dom, tile = c.scale_up_domain_gpus, c.domain_tile_gpus or c.scale_up_domain_gpus
+    dom, tile = c.scale_up_domain_gpus, c.domain_tile_gpus
+    assert tile is not None, "domain_tiled_step_s times only domains with a tile"
     domains = -(-plan.gpus // tile)
     ep_local, spans = _expert_domains(plan, dom)
     which = (
