@@ -259,6 +259,15 @@ RECORDED = (
         "2,155-2,214/s, re-priced 52,310-61,163/s; the next tree, 8d1e7e7, a note no pair "
         "reaches, in a faster phase: 578 and 19,769, warm 2,585/s, re-priced 81,940/s)",
     ),
+    (
+        "c4dca33 (2026-12-07, domain tiling)",
+        451,
+        14_158,
+        "--pairs 2000, this script, taskset -c 1, load 0.9-1.6, back to back with the next "
+        "tree four times (other runs: 445-470 and 13,713-14,444; warm 2,000/s, re-priced "
+        "53,109-58,292/s; the next tree, Combined 1F1B, a schedule no pair states: 433-490 "
+        "cold, 13,213-15,016, warm 1,937/s, re-priced 48,383-58,266/s)",
+    ),
 )
 INFEASIBLE = re.compile(r"\((\d+) infeasible")
 WARM = re.compile(r"^with planner, warm .*: ([\d,]+)/s", re.MULTILINE)

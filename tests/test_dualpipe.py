@@ -18,7 +18,7 @@ from optimizer.performance.estimator import (
     StepModel,
     check_plan,
     data_traffic,
-    dualpipe_exposed_s,
+    paired_exposed_s,
     scenario,
 )
 from optimizer.performance.fabrics import DEFAULT_FABRICS
@@ -158,13 +158,13 @@ def test_both_stages_gradients_and_optimizer_updates_are_a_ranks() -> None:
 def test_pairing_never_adds_more_than_the_communication_itself(
     compute: float, communication: float, unpaired: float
 ) -> None:
-    exposed = dualpipe_exposed_s(compute, communication, unpaired)
+    exposed = paired_exposed_s(compute, communication, unpaired)
 
     assert 0.0 <= exposed <= communication * (1 + 1e-12)
 
 
 def test_unpaired_chunks_expose_their_communication_whole() -> None:
-    assert dualpipe_exposed_s(10.0, 4.0, 1.0) == 4.0
+    assert paired_exposed_s(10.0, 4.0, 1.0) == 4.0
 
 
 def test_deepseeks_own_layout_is_faster_under_dualpipe_by_at_most_what_it_hides() -> None:

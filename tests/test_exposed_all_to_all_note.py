@@ -1,7 +1,8 @@
 """An estimate whose step is visibly the expert all-to-all says that the model times it
 exposed. Stacks that overlap it with another micro-batch's compute run faster, and the user
-must be told by how much at most, and that DeepSeek's DualPipe is timed when the request states
-it (workload.pipeline_schedule; docs/performance-model.md, "A mixture-of-experts check")."""
+must be told by how much at most, and that DeepSeek's DualPipe and Megatron-Core's Combined
+1F1B are timed when the request states them (workload.pipeline_schedule; docs/performance-
+model.md, "A mixture-of-experts check", "Combined 1F1B")."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def test_qwen3s_estimate_names_its_all_to_all_share_of_the_step() -> None:
     assert share is not None
     assert int(share.group(1)) == round(100 * a2a_s / response.step_time_s)
     assert "pipeline_schedule dualpipe" in note
+    assert "combined_1f1b" in note
 
 
 def test_under_dualpipe_the_note_says_what_runs_beside_the_compute_instead() -> None:

@@ -20,9 +20,21 @@ from tests.estimator_fixtures import cluster
 # (model, GPUs, plan): data, tensor, pipeline, expert and FSDP traffic on 1-16 nodes; and
 # under DualPipe (workload.pipeline_schedule), whose paired chunks overlap the all-to-all
 # and the sends with compute.
-DUALPIPE_CASES = [
-    ("mixtral-8x7b", 64, ParallelPlan(1, 4, 16, expert=8, zero_stage=1, micro_batch_size=1)),
-    ("llama3-8b", 128, ParallelPlan(2, 4, 16, zero_stage=1, micro_batch_size=1)),
+# (schedule, model, GPUs, plan): workload.pipeline_schedule's pairing schedules
+SCHEDULED_CASES = [
+    (
+        "dualpipe",
+        "mixtral-8x7b",
+        64,
+        ParallelPlan(1, 4, 16, expert=8, zero_stage=1, micro_batch_size=1),
+    ),
+    ("dualpipe", "llama3-8b", 128, ParallelPlan(2, 4, 16, zero_stage=1, micro_batch_size=1)),
+    (
+        "combined_1f1b",
+        "mixtral-8x7b",
+        64,
+        ParallelPlan(1, 4, 16, expert=8, virtual_pipeline=2, zero_stage=1, micro_batch_size=1),
+    ),
 ]
 CASES = [
     ("llama3-8b", 64, ParallelPlan(1, 1, 64, zero_stage=3, micro_batch_size=1)),
@@ -45,8 +57,8 @@ REL = 1 + 1e-12  # rounding when a term is bound by something the change does no
 
 def _case(i: int) -> tuple[Workload, int, ParallelPlan]:
     if i >= len(CASES):
-        name, gpus, plan = DUALPIPE_CASES[i - len(CASES)]
-        return preset(name, pipeline_schedule="dualpipe"), gpus, plan
+        schedule, name, gpus, plan = SCHEDULED_CASES[i - len(CASES)]
+        return preset(name, pipeline_schedule=schedule), gpus, plan
     name, gpus, plan = CASES[i]
     return preset(name), gpus, plan
 
@@ -66,7 +78,7 @@ def _step_s(
 
 
 common = {
-    "case": st.integers(0, len(CASES) + len(DUALPIPE_CASES) - 1),
+    "case": st.integers(0, len(CASES) + len(SCHEDULED_CASES) - 1),
     "fabric": st.sampled_from(FABRICS),
     "topology": st.sampled_from(TOPOLOGIES),
     "ratio": st.sampled_from([1.0, 2.0, 3.0, 4.0, 8.0]),

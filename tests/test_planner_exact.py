@@ -213,6 +213,16 @@ def test_under_dualpipe_the_search_finds_the_exhaustive_loops_plan(
 
 
 @settings(max_examples=10, deadline=None)
+@given(c=clusters)
+def test_under_combined_1f1b_the_search_finds_the_exhaustive_loops_plan(c: ClusterSpec) -> None:
+    """Combined 1F1B's paired all-to-all, its extra chunk in flight and its rules (workload.
+    pipeline_schedule combined_1f1b): the bounds price them as the steps do."""
+    w = preset("mixtral-8x7b", global_batch_size=256, pipeline_schedule="combined_1f1b")
+    assert_the_search_finds_the_exhaustive_loops_plan(w, c)
+    _assert_no_bound_exceeds_its_exact_step(w, c)
+
+
+@settings(max_examples=10, deadline=None)
 @given(c=clusters, capacity=st.sampled_from([0.5, 1.0, 1.5]), pad=st.booleans())
 def test_under_token_dropping_the_search_finds_the_exhaustive_loops_plan(
     c: ClusterSpec, capacity: float, pad: bool
@@ -390,14 +400,20 @@ def test_a_network_bound_search_over_many_sizes_finds_the_exhaustive_loops_plan(
 
 @pytest.mark.parametrize(
     ("model", "schedule"),
-    [("mixtral-8x7b", "1f1b"), ("llama3-70b", "1f1b"), ("mixtral-8x7b", "dualpipe")],
+    [
+        ("mixtral-8x7b", "1f1b"),
+        ("llama3-70b", "1f1b"),
+        ("mixtral-8x7b", "dualpipe"),
+        ("mixtral-8x7b", "combined_1f1b"),
+    ],
 )
 def test_a_candidates_network_free_step_holds_its_scale_up_collectives_and_no_more(
     model: str, schedule: str
 ) -> None:
     """The network-free step a size orders and counts its candidates by holds the tensor and
     expert collectives on the scale-up fabric (no network shortens them; under DualPipe the
-    all-to-all runs beside the compute, so the tensor ones only), stretched by the bubble,
+    all-to-all runs beside the compute, as under Combined 1F1B, so the tensor ones only),
+    stretched by the bubble,
     and is never above the exact step on any network."""
     w = preset(model, pipeline_schedule=schedule)
     for fabric_name in ("infiniband", "ethernet"):

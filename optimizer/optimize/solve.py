@@ -47,7 +47,11 @@ from optimizer.optimize.request import Objective, OptimizeSpec
 from optimizer.optimize.result import CostSplit, OptimizeResult, RankedDesign
 from optimizer.optimize.search import Clock, search
 from optimizer.optimize.tco import pareto_with_tco, tco_comparison, with_tco_sentences
-from optimizer.performance.estimator import SECONDS_PER_HOUR, SMALL_MOE_NOTE_PREFIX
+from optimizer.performance.estimator import (
+    COMBINED_1F1B_CAUTION,
+    SECONDS_PER_HOUR,
+    SMALL_MOE_NOTE_PREFIX,
+)
 from optimizer.performance.plan import PartialPlan
 from optimizer.performance.profile import NOTE_PREFIX
 from optimizer.registry.objectives import Measure
@@ -313,12 +317,13 @@ def _estimate_caveats(ranked: list[RankedDesign]) -> list[str]:
     ranks it concerns (the table shows no estimate's notes): what of the request's calibration
     profile they do not use or stretch (a profile fitted on H100 times a B200 design at the
     built-in kernel efficiency), how published runs of a small mixture of experts compare
-    with the model's time (estimator.small_moe_note), and what expert load skew costs their
-    steps (_skew_caveat)."""
+    with the model's time (estimator.small_moe_note), that a Combined 1F1B saving is
+    unconfirmed (estimator.COMBINED_1F1B_CAUTION), and what expert load skew costs their steps
+    (_skew_caveat)."""
     ranks: dict[str, list[int]] = defaultdict(list)
     for d in ranked:
         for note in d.estimate.notes:
-            if note.startswith((NOTE_PREFIX, SMALL_MOE_NOTE_PREFIX)):
+            if note.startswith((NOTE_PREFIX, SMALL_MOE_NOTE_PREFIX, COMBINED_1F1B_CAUTION)):
                 ranks[note].append(d.rank)
     caveats = [f"{_ranks_text(r)}: {note}" for note, r in ranks.items()]
     skew = _skew_caveat(ranked)

@@ -76,6 +76,7 @@ from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_st
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
+    combined_1f1b_unpaired_share,
     dualpipe_unpaired_share,
     pipeline_layout,
 )
@@ -192,6 +193,9 @@ class PlanArrays:
     plans: tuple[Degrees, ...]
     forward_share: float
     table: Floats
+    # the schedule pairs the pipeline sends with the all-to-all (DualPipe), or the all-to-all
+    # alone (Combined 1F1B; estimator.paired_exposed_s)
+    pairs_sends: bool = False
     # per (kernel speed, collective efficiency, per-step overhead): _static's terms
     static: dict[tuple[KernelSpeed, float, float], _Static] = field(
         default_factory=dict, init=False, compare=False, repr=False
@@ -211,7 +215,7 @@ class PlanArrays:
     fixed_s = _Row()  # optimizer step + per-micro-batch overheads
     bubble = _Row()  # bubble fraction (0 without a pipeline)
     micro_batches = _Row()
-    unpaired = _Row()  # DualPipe's unpaired share of the chunks (0: not DualPipe)
+    unpaired = _Row()  # the schedule's unpaired share of the chunks (0: it pairs nothing)
     fsdp = _Flag()
     reshard = _Flag()
     units = _Row()
@@ -287,7 +291,7 @@ class _FreeRows(NamedTuple):
     bubble: Floats
     chunk_s: Floats  # the per-micro-batch chunk overheads
     optimizer_bytes: Floats  # optimizer_step_bytes
-    unpaired: Floats  # DualPipe's unpaired share (dualpipe_unpaired_share; 0: not DualPipe)
+    unpaired: Floats  # the schedule's unpaired share (unpaired_share; 0: it pairs nothing)
 
 
 _FREE_ROWS_CACHE_SIZE = 4_096
@@ -296,6 +300,16 @@ _FREE_ROWS_CACHE_SIZE = 4_096
 # under: the planner's lists are cached (planner._candidate_plans) and priced again on
 # every hardware type of their size.
 _free_rows_cache: dict[int, tuple[tuple[Degrees, ...], Workload, int, object, _FreeRows]] = {}
+
+
+def unpaired_share(w: Workload, p: int, v: int, m: int) -> float:
+    """The unpaired share of the chunks of a schedule that pairs them (estimator.
+    paired_exposed_s); 0 for one that pairs none."""
+    if w.dualpipe:
+        return dualpipe_unpaired_share(p, m)
+    if w.combined_1f1b:
+        return combined_1f1b_unpaired_share(p, v, m)
+    return 0.0
 
 
 def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
@@ -347,7 +361,7 @@ def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:
                     bubble_fraction(p, v, m, imbalance, w.dualpipe) if p > 1 else 0.0,
                     2 * (m * v + p - 1) * CHUNK_PASS_OVERHEAD_S,
                     optimizer_step_bytes(w, t, p, d, e, cp, z >= 1, et),
-                    dualpipe_unpaired_share(p, m) if w.dualpipe else 0.0,
+                    unpaired_share(w, p, v, m),
                 )
             )
         index.append(row)
@@ -551,7 +565,9 @@ def _collective_s(
     less (wall_step_lower_bounds_s adds them as StepModel does, with the network's)."""
     tensor, expert = _collective_rows(w, degrees, hw, parts)
     share = tensor_collective_share(w, degrees[-1] not in (0, degrees[0]))
-    if w.dualpipe:  # its all-to-all runs partly beside the compute: wall_step_lower_bounds_s
+    # DualPipe and Combined 1F1B run the all-to-all partly beside the compute:
+    # wall_step_lower_bounds_s adds it as they pair it
+    if w.dualpipe or w.combined_1f1b:
         return share * (tensor[0] + tensor[1])
     return share * (tensor[0] + tensor[1]) + w.expert_layer_share * (expert[0] + expert[1])
 
@@ -674,6 +690,7 @@ def plan_arrays(
         plans=plans,
         forward_share=model_flops_per_step(w) / (3.0 * hardware_flops_per_step(w)),
         table=table,
+        pairs_sends=w.dualpipe,
     )
 
 
@@ -690,6 +707,7 @@ def concatenated(parts: list[PlanArrays], lengths: Sequence[int] | None = None) 
         plans=tuple(itertools.chain.from_iterable(p.plans[:n] for p, n in pairs)),
         forward_share=parts[0].forward_share,
         table=np.concatenate([p.table[:, :n] for p, n in pairs], axis=1),
+        pairs_sends=parts[0].pairs_sends,
     )
 
 
@@ -779,7 +797,7 @@ class _Static(NamedTuple):
     any_a2a: bool
     any_fsdp: bool
     any_interleaved: bool
-    any_dualpipe: bool
+    any_paired: bool
     p2p_reach: Floats  # nodes a pipeline's sends span: stride x stages (0: none)
 
 
@@ -828,7 +846,7 @@ def _static(a: PlanArrays, speed: KernelSpeed, ce: float, overhead_s: float) -> 
         any_a2a=bool((a.plain.a2a > 0).any() or (a2a_nv > 0).any()),
         any_fsdp=any_fsdp,
         any_interleaved=any_interleaved,
-        any_dualpipe=bool((a.unpaired > 0).any()),
+        any_paired=bool((a.unpaired > 0).any()),
         p2p_reach=a.p2p_stride * a.pipeline,
     )
     a.static[key] = static
@@ -1028,13 +1046,15 @@ def wall_step_lower_bounds_s(
     # the bubble idles the compute, tensor-parallel and expert terms (StepModel.step_time_s)
     scale_up = tp + a2a if st.any_a2a else tp
     step = st.base + st.stretch * scale_up + exposed
-    if st.any_dualpipe:
-        # the all-to-all and the sends as estimator.dualpipe_exposed_s (non-decreasing in
-        # them), the all-to-all once more in the bubble
+    if st.any_paired:
+        # what the schedule pairs (DualPipe: the all-to-all and the sends; Combined 1F1B: the
+        # all-to-all) as estimator.paired_exposed_s (non-decreasing in it), the all-to-all
+        # once more in the bubble; what it leaves as above
         u = a.unpaired
-        x = a2a + p2p
+        x = a2a + p2p if a.pairs_sends else a2a
         under, paired = (1.0 - u) * st.compute, (1.0 - u) * x
         dual = u * x + np.maximum(slow * np.minimum(under, paired), paired - under)
-        step = np.where(u > 0, st.base + st.stretch * tp + a.bubble * a2a + dp_exposed + dual, step)
+        rest = dp_exposed if a.pairs_sends else exposed
+        step = np.where(u > 0, st.base + st.stretch * tp + a.bubble * a2a + rest + dual, step)
     result: Floats = step * (goodput * (1.0 - BOUND_SLACK))
     return result

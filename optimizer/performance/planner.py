@@ -37,6 +37,7 @@ from optimizer.performance.estimator import (
     EstimateCase,
     KernelSpeed,
     StepModel,
+    check_combined_1f1b,
     check_degrees,
     check_pipeline_engine,
     check_plan,
@@ -430,7 +431,7 @@ def _candidate_plans_at(
         if fixed.virtual_pipeline is not None:
             plans.extend(found.get(deep, []))
             continue
-        if deep > 1 and not found[deep] and found[1]:
+        if deep > 1 and not found[deep] and found[min(found)]:  # the lightest depth fits
             loads = FamilyLoads(w, *degrees)
             at = partial(_fitting_depth, loads, degrees, zeros, limit_gb)
             deeper = _deeper_fitting_depth(w, loads.p, loads.micro_batches, work_s, deep, at)
@@ -477,6 +478,8 @@ def _families(
             if fixed.data is not None and fixed.data != d:
                 continue
             experts = _expert_layouts(w, t, d, fixed)
+            if w.combined_1f1b:  # it overlaps the expert all-to-all: check_combined_1f1b
+                experts = [(e, et) for e, et in experts if e > 1]
             micro = micro_lists.get(d)
             if micro is None:
                 micro = micro_lists[d] = [
@@ -507,6 +510,10 @@ def _families(
                         checked = ds.ladder
                         if ds.full is not None and ds.full not in checked:
                             checked = (*checked, ds.full)
+                    if w.combined_1f1b and p > 1:  # interleaved only: combined_1f1b_refusal
+                        checked = tuple(v for v in checked if v > 1)
+                        if not checked:
+                            continue
                     degrees = (t, p, d, e, mb, context, et)
                     families.append((degrees, zeros, ds.deep, checked))
                     loads = FamilyLoads(w, *degrees)
@@ -1366,6 +1373,7 @@ def _explain_infeasible(w: Workload, c: ClusterSpec, fixed: PartialPlan, why: bo
     check_pipeline_engine(
         w, fixed.pipeline or 1, fixed.virtual_pipeline or 1, fixed.zero_stage or 0
     )
+    check_combined_1f1b(w, fixed.pipeline or 1, fixed.virtual_pipeline, fixed.expert)
     # Degrees no size can take, whatever the others: not a memory problem.
     if fixed.zero_stage is not None and fixed.reshard_after_forward is not None:
         refused = reshard_refusal(fixed.zero_stage, fixed.reshard_after_forward)
@@ -1444,8 +1452,12 @@ def _lightest(w: Workload, c: ClusterSpec, fixed: PartialPlan) -> str | None:
         if not families:
             continue
         forms = list(dict.fromkeys(z for _, zeros, _, _ in families for z in zeros))
-        # v = 1 holds the fewest layers' activations in flight (in_flight_chunks)
-        depths = [deep if fixed.virtual_pipeline is not None else 1 for _, _, deep, _ in families]
+        # the shallowest depth (1 but under Combined 1F1B) holds the fewest layers'
+        # activations in flight (in_flight_chunks)
+        depths = [
+            deep if fixed.virtual_pipeline is not None else min(checked)
+            for _, _, deep, checked in families
+        ]
         peaks = peaks_gb(
             [(FamilyLoads(w, *f[0]), v) for f, v in zip(families, depths, strict=True)], forms
         )

@@ -51,8 +51,13 @@ OPTIMIZER_MOMENTS = {"fp32": 4.0, "bf16": 2.0}
 # (DeepSeek-V3 report, arXiv:2412.19437, sec. 3.2.1, Table 2; github.com/deepseek-ai/
 # DualPipe): each rank holds two stages, micro-batches enter from both ends, and each paired
 # forward and backward chunk runs its all-to-all and pipeline sends beside the other's
-# compute. pipeline_layout.bubble_fraction, memory.FamilyLoads, estimator.StepModel.
-PIPELINE_SCHEDULES = ("1f1b", "dualpipe")
+# compute. "combined_1f1b": Megatron-Core's Combined 1F1B (overlap_moe_expert_parallel_comm,
+# Megatron-Bridge's moe_a2a_overlap; Megatron-LM megatron/core/pipeline_parallel/
+# combined_1f1b.py): the interleaved 1F1B schedule whose steady state runs each forward chunk
+# beside another micro-batch's backward chunk, so the expert all-to-all of each runs beside
+# the other's compute. pipeline_layout.bubble_fraction, memory.FamilyLoads,
+# estimator.StepModel.
+PIPELINE_SCHEDULES = ("1f1b", "dualpipe", "combined_1f1b")
 # How a tensor-parallel rank holds an attention projection (Megatron-Core): "column", its
 # output split over the ranks; "row", its input split; "duplicated", whole on every rank, run on
 # the rank's sequence shard (MLA's down-projections, TELinear parallel_mode "duplicated").
@@ -299,6 +304,7 @@ class Workload:
                 "expected 1f1b with framework deepspeed",
                 field="workload.pipeline_schedule",
             )
+        self._check_combined_1f1b()
         if self.expert_node_limit < 0:
             raise InvalidInput(
                 f"must be >= 1 (or 0: no limit), got {self.expert_node_limit}",
@@ -594,6 +600,30 @@ class Workload:
     @cached_property
     def dualpipe(self) -> bool:
         return self.pipeline_schedule == "dualpipe"
+
+    @cached_property
+    def combined_1f1b(self) -> bool:
+        return self.pipeline_schedule == "combined_1f1b"
+
+    def _check_combined_1f1b(self) -> None:
+        """What Megatron-Core's Combined 1F1B asserts of the model (transformer_config.py,
+        overlap_moe_expert_parallel_comm): a mixture of experts, whose all-to-all it
+        overlaps, and no full recomputation (a layer checkpointed whole has no separate
+        dispatch and combine to schedule). Megatron's schedule, not DeepSpeed's."""
+        if not self.combined_1f1b:
+            return
+        why = ""
+        if not self.is_moe:
+            why = f"{self.name} is dense: Combined 1F1B overlaps the expert all-to-all"
+        elif self.activation_recompute == "full":
+            why = (
+                "activation_recompute full: Megatron-Core asserts no full recomputation with "
+                "overlap_moe_expert_parallel_comm"
+            )
+        elif self.framework != "megatron":
+            why = f"Combined 1F1B is Megatron-Core's schedule, not {self.framework}'s"
+        if why:
+            raise InvalidInput(f"{why}; expected 1f1b", field="workload.pipeline_schedule")
 
     @cached_property
     def stages_per_rank(self) -> int:

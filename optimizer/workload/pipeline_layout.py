@@ -118,6 +118,31 @@ def dualpipe_unpaired_share(pipeline: int, micro_batches: int) -> float:
     return min(1.0, 2 * (pipeline - 1) / micro_batches)
 
 
+def combined_1f1b_refusal(pipeline: int, virtual_pipeline: int) -> str:
+    """Why Megatron-Core's Combined 1F1B will not run ``pipeline`` stages of
+    ``virtual_pipeline`` chunks ("" when it will): across stages only in the interleaved
+    schedule (transformer_config.py asserts virtual_pipeline_model_parallel_size is set when
+    pipeline_model_parallel_size > 1; arguments.py unsets a size of 1)."""
+    if pipeline > 1 and virtual_pipeline < 2:
+        return (
+            f"Megatron-Core runs Combined 1F1B over {pipeline} pipeline stages only in its "
+            "interleaved schedule: expected virtual_pipeline >= 2"
+        )
+    return ""
+
+
+def combined_1f1b_unpaired_share(pipeline: int, virtual_pipeline: int, micro_batches: int) -> float:
+    """Share of a Combined 1F1B rank's chunks that run unpaired (their all-to-all exposed):
+    the warm-up forwards and the cool-down backwards. The first rank, which has the most,
+    warms up with 2 (p - 1) + (v - 1) p chunks plus the one more that keeps each pair's
+    forward and backward independent (Megatron-LM pipeline_parallel/schedules.py,
+    get_pp_rank_microbatches, overlap_moe_expert_parallel_comm); without a pipeline, the first
+    forward and the last backward run alone (combined_1f1b_schedule_for_no_pipelining)."""
+    p, v, m = pipeline, virtual_pipeline, micro_batches
+    warmup = 1 if p == 1 else 2 * (p - 1) + (v - 1) * p + 1
+    return min(1.0, warmup / (m * v))
+
+
 def deepest_interleaving(layers: int, pipeline: int) -> int:
     """The largest virtual_pipeline ``layers`` fill on ``pipeline`` stages: a layer per chunk,
     but for the first stage's embedding-only and the last stage's output-only chunks."""
