@@ -161,9 +161,7 @@ def memory_per_gpu(w: Workload, plan: ParallelPlan) -> MemoryBreakdown:
     )
 
 
-def in_flight_chunks(
-    pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int, combined: bool = False
-) -> int:
+def in_flight_chunks(pipeline: int, virtual_pipeline: int, micro_batches: int, rank: int) -> int:
     """Micro-batch chunks whose activations pipeline rank ``rank`` holds at its peak.
 
     The warm-up forwards plus the one running (Megatron-LM core, pipeline_parallel/
@@ -171,13 +169,12 @@ def in_flight_chunks(
     2 (p - rank - 1) + (v - 1) p chunks, so rank 0 holds (v + 1) p - 1 chunks of L / (p v)
     layers, L (1 + (p - 1) / (p v)) layers (Korthikanti et al. 2022 sec. 4.2.3). Neither
     exceeds the chunks of the step (m v). At v = 1 both schedules agree only on the last
-    rank; Megatron runs 1F1B there, and so does this count. Combined 1F1B (``combined``)
-    warms up with one chunk more, and its steady state holds a backward chunk's activations
-    beside the forward it pairs with (get_pp_rank_microbatches; combined_1f1b.py).
+    rank; Megatron runs 1F1B there, and so does this count. Combined 1F1B holds as many
+    (FamilyLoads._load: one layer more).
     """
     p, v, r = pipeline, virtual_pipeline, rank
     warmup = p - r - 1 if v == 1 else 2 * (p - r - 1) + (v - 1) * p
-    return min(micro_batches * v, warmup + 1 + combined)
+    return min(micro_batches * v, warmup + 1)
 
 
 class StageLoad(NamedTuple):
@@ -287,12 +284,11 @@ class FamilyLoads:
         dual = self.w.dualpipe
         # DualPipe: p + 1 chunks of one of its two stages (DeepSeek-V3 report Table 2), and
         # the end ranks hold both ends (stage 0 and stage p - 1)
-        chunks = (
-            (p + 1) / 2
-            if dual
-            else in_flight_chunks(p, v, self.micro_batches, rank, self.w.combined_1f1b)
-        )
-        activations = chunks * layers / v * self.act_layer
+        chunks = (p + 1) / 2 if dual else in_flight_chunks(p, v, self.micro_batches, rank)
+        # Combined 1F1B warms up one chunk more and then runs each forward chunk beside a
+        # backward chunk layer by layer (combined_1f1b.py; Megatron's schedule plan), one
+        # layer's activations stored before the other's are freed: 1F1B's chunks and a layer
+        activations = (chunks * layers / v + self.w.combined_1f1b) * self.act_layer
         if rank == p - 1 or (dual and rank == 0):
             activations += self.logits
         ends = (2 if dual else 1) * self.end_params if rank in (0, p - 1) else 0.0
@@ -380,10 +376,13 @@ def peaks_gb(
     rank, held = np.array(ranks, dtype=np.float64), np.array(layers, dtype=np.float64)
     last = rank == p - 1
     dual_end = (dual == 1) & (rank == 0)
-    # in_flight_chunks (DualPipe: p + 1 of a stage, FamilyLoads._load)
+    # in_flight_chunks (DualPipe: p + 1 of a stage; Combined 1F1B: a layer more;
+    # FamilyLoads._load)
     warmup = np.where(v == 1, p - rank - 1, 2 * (p - rank - 1) + (v - 1) * p)
-    chunks = np.where(dual == 1, (p + 1) / 2, np.minimum(m * v, warmup + 1 + combined))
-    activations = chunks * held / v * act_layer + np.where(last | dual_end, logits, 0.0)
+    chunks = np.where(dual == 1, (p + 1) / 2, np.minimum(m * v, warmup + 1))
+    activations = (chunks * held / v + combined) * act_layer + np.where(
+        last | dual_end, logits, 0.0
+    )
     ends = np.where((rank == 0) | last, (dual + 1) * end_params, 0.0)
     dense_params = (layer_dense * held + ends) / t
     expert_params = layer_expert * held / expert_split
