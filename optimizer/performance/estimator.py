@@ -66,6 +66,7 @@ from optimizer.workload.pipeline_layout import (
     layout_note,
     mtp_note,
     pipeline_layout,
+    unpaired_share,
 )
 
 if TYPE_CHECKING:
@@ -1176,9 +1177,9 @@ def combined_1f1b_note(plan: ParallelPlan, micro_batches: int, breakdown: StepBr
     return (
         f"Combined 1F1B (Megatron-Core's overlap_moe_expert_parallel_comm): the expert "
         f"all-to-all ({breakdown.all_to_all_s:.2f} s a step) runs beside another "
-        f"micro-batch's compute, slowing it while both run, but in {where}, "
-        f"{unpaired:.0%} of the chunks, which run it exposed, beside "
-        f"{breakdown.compute_s:.2f} s of compute; the tensor-parallel collectives stay exposed"
+        f"micro-batch's compute ({breakdown.compute_s:.2f} s a step), slowing it while both "
+        f"run, but in {where}, {unpaired:.0%} of the chunks, which run it exposed; the "
+        f"tensor-parallel collectives stay exposed"
     )
 
 
@@ -1952,18 +1953,13 @@ class StepModel:
             late = slow * min(compute, before) * (1.0 - window / compute) if compute > 0 else 0.0
             hidden = max(hidden, dp_exposed + late, slow * min(compute, beside), network - compute)
         tp_exposed = self._tensor_exposed_s(sc, tp)
+        unpaired = unpaired_share(
+            self.w, self.plan.pipeline, self.plan.virtual_pipeline, self.micro_batches
+        )
         if self.w.dualpipe:
-            paired = paired_exposed_s(
-                compute, a2a + p2p, dualpipe_unpaired_share(self.plan.pipeline, self.micro_batches)
-            )
+            paired = paired_exposed_s(compute, a2a + p2p, unpaired)
             return tp, dp, p2p, a2a, tp_exposed, tp_exposed + paired + hidden
-        if self.w.combined_1f1b:
-            unpaired = combined_1f1b_unpaired_share(
-                self.plan.pipeline, self.plan.virtual_pipeline, self.micro_batches
-            )
-            a2a_exposed = paired_exposed_s(compute, a2a, unpaired)
-        else:
-            a2a_exposed = a2a
+        a2a_exposed = paired_exposed_s(compute, a2a, unpaired) if self.w.combined_1f1b else a2a
         exposed = tp_exposed + a2a_exposed + hidden + (0.0 if interleaved else p2p)
         return tp, dp, p2p, a2a, tp_exposed, exposed
 

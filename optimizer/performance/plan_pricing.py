@@ -76,9 +76,8 @@ from optimizer.workload.flops import hardware_flops_per_step, model_flops_per_st
 from optimizer.workload.model import Workload
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
-    combined_1f1b_unpaired_share,
-    dualpipe_unpaired_share,
     pipeline_layout,
+    unpaired_share,
 )
 
 # Relative slack under the bound: the same operations in another order round differently by
@@ -300,16 +299,6 @@ _FREE_ROWS_CACHE_SIZE = 4_096
 # under: the planner's lists are cached (planner._candidate_plans) and priced again on
 # every hardware type of their size.
 _free_rows_cache: dict[int, tuple[tuple[Degrees, ...], Workload, int, object, _FreeRows]] = {}
-
-
-def unpaired_share(w: Workload, p: int, v: int, m: int) -> float:
-    """The unpaired share of the chunks of a schedule that pairs them (estimator.
-    paired_exposed_s); 0 for one that pairs none."""
-    if w.dualpipe:
-        return dualpipe_unpaired_share(p, m)
-    if w.combined_1f1b:
-        return combined_1f1b_unpaired_share(p, v, m)
-    return 0.0
 
 
 def _free_rows(w: Workload, gpus: int, plans: tuple[Degrees, ...]) -> _FreeRows:

@@ -143,6 +143,16 @@ def combined_1f1b_unpaired_share(pipeline: int, virtual_pipeline: int, micro_bat
     return min(1.0, warmup / (m * v))
 
 
+def unpaired_share(w: Workload, pipeline: int, virtual_pipeline: int, micro_batches: int) -> float:
+    """The unpaired share of the chunks of ``w``'s schedule where it pairs them (DualPipe,
+    Combined 1F1B: estimator.paired_exposed_s); 0 for one that pairs none."""
+    if w.dualpipe:
+        return dualpipe_unpaired_share(pipeline, micro_batches)
+    if w.combined_1f1b:
+        return combined_1f1b_unpaired_share(pipeline, virtual_pipeline, micro_batches)
+    return 0.0
+
+
 def deepest_interleaving(layers: int, pipeline: int) -> int:
     """The largest virtual_pipeline ``layers`` fill on ``pipeline`` stages: a layer per chunk,
     but for the first stage's embedding-only and the last stage's output-only chunks."""
