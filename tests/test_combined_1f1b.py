@@ -22,6 +22,7 @@ from optimizer._pb.procurement.v1 import estimate_pb2
 from optimizer.api import estimate
 from optimizer.errors import InvalidInput
 from optimizer.performance import planner
+from optimizer.performance.cluster import ClusterSpec
 from optimizer.performance.errors import PlanInfeasible
 from optimizer.performance.estimator import (
     COMBINED_1F1B_CAUTION,
@@ -51,14 +52,8 @@ SMOKE_STEP_S = {"1f1b": 41.25, "combined_1f1b": 31.31}
 SMOKE_SPEEDUP_TOLERANCE = 0.10
 
 
-def _cluster(gpus: int = PLAN.gpus):  # type: ignore[no-untyped-def]
+def _cluster(gpus: int = PLAN.gpus) -> ClusterSpec:
     return cluster_for(HGX_H100, gpus, "fat_tree", "infiniband", 1.0)
-
-
-def _step_s(w, plan: ParallelPlan, c=None) -> float:  # type: ignore[no-untyped-def]
-    c = c or _cluster(plan.gpus)
-    fabric = DEFAULT_FABRICS[c.fabric]
-    return StepModel(w, c, plan, fabric).step_time_s(scenario(c, fabric, "expected"))
 
 
 def test_without_a_pipeline_only_the_first_forward_and_last_backward_run_alone() -> None:
