@@ -80,6 +80,7 @@ from optimizer.workload.memory import FamilyLoads, memory_per_gpu, memory_text, 
 from optimizer.workload.model import Workload, parameter_count
 from optimizer.workload.pipeline_layout import (
     bubble_fraction,
+    combined_1f1b_refusal,
     deepest_depth,
     dualpipe_pipeline_refusal,
     dualpipe_refusal,
@@ -510,8 +511,8 @@ def _families(
                         checked = ds.ladder
                         if ds.full is not None and ds.full not in checked:
                             checked = (*checked, ds.full)
-                    if w.combined_1f1b and p > 1:  # interleaved only: combined_1f1b_refusal
-                        checked = tuple(v for v in checked if v > 1)
+                    if w.combined_1f1b:  # the depths it runs across stages
+                        checked = tuple(v for v in checked if not combined_1f1b_refusal(p, v))
                         if not checked:
                             continue
                     degrees = (t, p, d, e, mb, context, et)
